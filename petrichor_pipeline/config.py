@@ -1,0 +1,117 @@
+"""All configuration in one place: paths and knobs come from the environment, constants from the spec.
+
+Every other module reads settings from here, so a deployment changes behaviour by environment variables
+only, and tests point a build at a temporary folder by passing a `Settings` with other paths.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BUILD_VERSION = 4
+"""Bumped when the build's outputs change shape or meaning; an article built by an older version is stale."""
+
+BUCKET_COUNT = 16
+BUCKETS: tuple[str, ...] = tuple(f"{i:02x}" for i in range(BUCKET_COUNT))
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    return int(raw) if raw else default
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    return float(raw) if raw else default
+
+
+@dataclass(frozen=True)
+class ModelEndpoint:
+    """An OpenAI-compatible endpoint; `base_url` empty means the offline default is used."""
+
+    base_url: str = ""
+    model: str = ""
+    api_key: str = ""
+    timeout_s: float = 60.0
+    max_retries: int = 3
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url)
+
+
+@dataclass(frozen=True)
+class BuildLimits:
+    """The spec's `[knowledge_build]` settings plus the source limits."""
+
+    article_concurrency: int = 8
+    queue_size: int = 128
+    article_timeout_s: float = 15 * 60
+    question_batch_concurrency: int = 8
+    page_batch_concurrency: int = 8
+    model_concurrency: int = 64
+    max_file_bytes: int = 5 * 1024 * 1024
+    embed_batch_size: int = 64
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    corpus_dir: Path
+    api_keys_file: Path | None = None
+    chat: ModelEndpoint = field(default_factory=ModelEndpoint)
+    embed: ModelEndpoint = field(default_factory=ModelEndpoint)
+    vision: ModelEndpoint = field(default_factory=ModelEndpoint)
+    limits: BuildLimits = field(default_factory=BuildLimits)
+    keep_snapshots: int = 5
+    reload_interval_s: float = 2.0
+    ann_index_threshold: int = 50_000
+
+    @property
+    def warehouse_dir(self) -> Path:
+        return self.data_dir / "warehouse"
+
+    @property
+    def lance_dir(self) -> Path:
+        return self.data_dir / "lance"
+
+    @property
+    def snapshots_dir(self) -> Path:
+        return self.data_dir / "snapshots"
+
+    def with_paths(self, data_dir: Path | str, corpus_dir: Path | str | None = None) -> "Settings":
+        from dataclasses import replace
+
+        return replace(self, data_dir=Path(data_dir), corpus_dir=Path(corpus_dir) if corpus_dir else self.corpus_dir)
+
+
+def _endpoint(prefix: str) -> ModelEndpoint:
+    return ModelEndpoint(
+        base_url=os.environ.get(f"{prefix}_BASE_URL", "").strip(),
+        model=os.environ.get(f"{prefix}_MODEL", "").strip(),
+        api_key=os.environ.get(f"{prefix}_API_KEY", "").strip() or "unused",
+        timeout_s=_env_float(f"{prefix}_TIMEOUT", 60.0),
+        max_retries=_env_int(f"{prefix}_MAX_RETRIES", 3),
+    )
+
+
+def load_settings() -> Settings:
+    """Settings from the environment (`PETRICHOR_*`), with the bundled corpus as the default."""
+    keys = os.environ.get("PETRICHOR_API_KEYS", "").strip()
+    return Settings(
+        data_dir=Path(os.environ.get("PETRICHOR_DATA", "./data")),
+        corpus_dir=Path(os.environ.get("PETRICHOR_CORPUS", "./data/corpus")),
+        api_keys_file=Path(keys) if keys else None,
+        chat=_endpoint("PETRICHOR_LLM"),
+        embed=_endpoint("PETRICHOR_EMBED"),
+        vision=_endpoint("PETRICHOR_VISION"),
+        limits=BuildLimits(
+            article_concurrency=_env_int("PETRICHOR_ARTICLE_CONCURRENCY", 8),
+            model_concurrency=_env_int("PETRICHOR_MODEL_CONCURRENCY", 64),
+            max_file_bytes=_env_int("PETRICHOR_MAX_FILE_BYTES", 5 * 1024 * 1024),
+        ),
+        keep_snapshots=_env_int("PETRICHOR_KEEP_SNAPSHOTS", 5),
+        reload_interval_s=_env_float("PETRICHOR_RELOAD_INTERVAL", 2.0),
+    )

@@ -1,0 +1,302 @@
+"""The snapshot contract shared by the pipeline (writer) and serving (reader).
+
+A snapshot is a folder `snapshots/<version>/` holding one Parquet file per table and `manifest.json`;
+vector tables live in LanceDB and the manifest records their table versions. `snapshots/CURRENT` names
+the version serving should load. This module is pure apart from file helpers and imports no Dagster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+SCHEMA_VERSION = 1
+CURRENT_FILE = "CURRENT"
+MANIFEST_FILE = "manifest.json"
+
+_str = pa.string()
+_strs = pa.list_(pa.string())
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "articles": pa.schema(
+        [
+            ("article_id", _str),
+            ("kb_id", _str),
+            ("path", _str),
+            ("title", _str),
+            ("tenant", _str),
+            ("visibility", _str),
+            ("share_expires_at", _str),
+            ("password_protected", pa.bool_()),
+            ("article_version", _str),
+            ("source_sha256", _str),
+            ("content", _str),
+            ("chunk_algorithm_version", pa.int32()),
+            ("build_version", pa.int32()),
+            ("chat_fingerprint", _str),
+            ("bucket", _str),
+            ("chunk_count", pa.int32()),
+            ("warnings", _strs),
+        ]
+    ),
+    "chunks": pa.schema(
+        [
+            ("chunk_id", _str),
+            ("article_id", _str),
+            ("kb_id", _str),
+            ("tenant", _str),
+            ("key", _str),
+            ("position", pa.int32()),
+            ("heading", _str),
+            ("heading_path", _strs),
+            ("content", _str),
+            ("start", pa.int64()),
+            ("end", pa.int64()),
+            ("index_text", _str),
+            ("content_hash", _str),
+        ]
+    ),
+    "questions": pa.schema(
+        [
+            ("question_id", _str),
+            ("chunk_id", _str),
+            ("article_id", _str),
+            ("kb_id", _str),
+            ("tenant", _str),
+            ("position", pa.int32()),
+            ("question", _str),
+            ("index_text", _str),
+            ("content_hash", _str),
+        ]
+    ),
+    "wiki_pages": pa.schema(
+        [
+            ("page_key", _str),
+            ("kb_id", _str),
+            ("tenant", _str),
+            ("kind", _str),
+            ("title", _str),
+            ("summary", _str),
+            ("content_md", _str),
+            ("aliases", _strs),
+            ("category_path", _strs),
+            ("article_ids", _strs),
+        ]
+    ),
+    "wiki_links": pa.schema(
+        [
+            ("kb_id", _str),
+            ("tenant", _str),
+            ("from_page_key", _str),
+            ("to_page_key", _str),
+            ("link_type", _str),
+            ("description", _str),
+        ]
+    ),
+    "wiki_sources": pa.schema(
+        [
+            ("kb_id", _str),
+            ("tenant", _str),
+            ("page_key", _str),
+            ("article_id", _str),
+            ("article_version", _str),
+            ("chunk_id", _str),
+            ("note", _str),
+        ]
+    ),
+    "tree_nodes": pa.schema(
+        [
+            ("node_key", _str),
+            ("parent_key", _str),
+            ("article_id", _str),
+            ("kb_id", _str),
+            ("tenant", _str),
+            ("depth", pa.int32()),
+            ("position", pa.int32()),
+            ("title", _str),
+            ("summary", _str),
+            ("content", _str),
+            ("start_line", pa.int32()),
+            ("end_line", pa.int32()),
+            ("token_estimate", pa.int32()),
+            ("content_hash", _str),
+        ]
+    ),
+}
+"""Snapshot Parquet tables. Every row carries `kb_id` and `tenant` so access filters apply before ranking."""
+
+VECTOR_TABLES = ("chunk_vectors", "question_vectors")
+
+
+def vector_schema(dim: int) -> pa.Schema:
+    """LanceDB vector rows: `id` is a chunk_id or question_id; filters use kb_id/tenant/article_id."""
+    return pa.schema(
+        [
+            ("id", _str),
+            ("article_id", _str),
+            ("kb_id", _str),
+            ("tenant", _str),
+            ("content_hash", _str),
+            ("fingerprint", _str),
+            ("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+def empty_table(name: str) -> pa.Table:
+    return SCHEMAS[name].empty_table()
+
+
+def to_table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows to an Arrow table with the contract schema (missing optional columns become null)."""
+    schema = SCHEMAS[name]
+    return pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in rows], schema=schema)
+
+
+def conform(name: str, table: pa.Table) -> pa.Table:
+    """Cast a table to its contract schema, column order included; raises on a missing column."""
+    schema = SCHEMAS[name]
+    return table.select([f.name for f in schema]).cast(schema)
+
+
+@dataclass(frozen=True)
+class EmbedFingerprint:
+    model: str
+    dim: int
+    version: int = 1
+
+    @property
+    def key(self) -> str:
+        return f"{self.model}:{self.dim}:v{self.version}"
+
+
+@dataclass
+class Manifest:
+    version: str
+    created_at: str
+    parent_version: str | None
+    schema_version: int
+    chunk_algorithm_version: int
+    build_version: int
+    chat_fingerprint: str
+    embed_fingerprint: dict[str, Any] | None
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """name -> {"file": "<name>.parquet", "rows": n}"""
+    vector_tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """name -> {"uri": lance dir relative to the data dir, "table": name, "version": n, "rows": n}"""
+    lexical: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Manifest":
+        raw = json.loads(text)
+        if raw.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError(f"unsupported snapshot schema_version {raw.get('schema_version')!r}")
+        return cls(**raw)
+
+    @property
+    def row_counts(self) -> dict[str, int]:
+        return {n: int(t["rows"]) for n, t in self.tables.items()}
+
+
+def new_version(now: datetime | None = None, salt: str = "") -> str:
+    """Sortable, unique snapshot version: UTC timestamp with microseconds plus a short hash."""
+    import hashlib
+
+    now = now or datetime.now(timezone.utc)
+    stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
+    return f"{stamp}-{hashlib.sha256((stamp + salt).encode()).hexdigest()[:6]}"
+
+
+def utc_now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+# ---------------------------------------------------------------------------------------------- files
+
+
+def write_parquet_atomic(table: pa.Table, path: Path) -> None:
+    """Write to a temporary name in the same folder, fsync, then rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_current(snapshots_dir: Path) -> str | None:
+    try:
+        value = (snapshots_dir / CURRENT_FILE).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    return value or None
+
+
+def read_manifest(snapshots_dir: Path, version: str) -> Manifest:
+    return Manifest.from_json((snapshots_dir / version / MANIFEST_FILE).read_text(encoding="utf-8"))
+
+
+def read_table(snapshots_dir: Path, manifest: Manifest, name: str) -> pa.Table:
+    """A snapshot table conformed to its schema; a table the manifest lacks reads as empty."""
+    info = manifest.tables.get(name)
+    if info is None:
+        return empty_table(name)
+    return conform(name, pq.read_table(snapshots_dir / manifest.version / info["file"]))
+
+
+def publish(snapshots_dir: Path, manifest: Manifest) -> None:
+    """Write the manifest last, then point CURRENT at it with one atomic rename."""
+    write_text_atomic(snapshots_dir / manifest.version / MANIFEST_FILE, manifest.to_json())
+    write_text_atomic(snapshots_dir / CURRENT_FILE, manifest.version + "\n")
+
+
+def collect_garbage(snapshots_dir: Path, keep: int) -> list[str]:
+    """Delete all but the newest `keep` complete snapshots and abandoned partial folders; never CURRENT's."""
+    current = read_current(snapshots_dir)
+    if not snapshots_dir.exists():
+        return []
+    folders = sorted((p for p in snapshots_dir.iterdir() if p.is_dir()), key=lambda p: p.name)
+    complete = [p for p in folders if (p / MANIFEST_FILE).exists()]
+    keep_names = {p.name for p in complete[-keep:]} | ({current} if current else set())
+    newest = complete[-1].name if complete else ""
+    removed = []
+    for p in folders:
+        # a folder without a manifest that is newer than the newest complete one may be a build in flight
+        partial_in_flight = not (p / MANIFEST_FILE).exists() and p.name > newest
+        if p.name in keep_names or partial_in_flight:
+            continue
+        shutil.rmtree(p, ignore_errors=True)
+        removed.append(p.name)
+    return removed
