@@ -1,0 +1,7 @@
+"""Hybrid recall over a loaded snapshot: `RecallIndex.build(...)` once, then `search(index, query, scope=...)`."""
+
+from petrichor_serving.recall.access import Scope
+from petrichor_serving.recall.index import RecallIndex
+from petrichor_serving.recall.pipeline import Candidate, SearchResult, search
+
+__all__ = ["Candidate", "RecallIndex", "Scope", "SearchResult", "search"]

@@ -1,0 +1,203 @@
+"""`petrichor`: build, search, ask, serve, eval. `--json` prints one JSON document on stdout; logs go to stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+err = Console(stderr=True)
+out = Console(highlight=False)
+
+
+def _dagster_home() -> None:
+    """Point Dagster at the project's embedded instance unless the caller chose one."""
+    if os.environ.get("DAGSTER_HOME"):
+        Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
+        return
+    home = Path("dagster_home")
+    if not (home / "dagster.yaml").exists():
+        from petrichor_pipeline.config import load_settings
+
+        home = load_settings().data_dir / "dagster_home"
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    os.environ["DAGSTER_HOME"] = str(home.resolve())
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    _dagster_home()
+    logging.getLogger("dagster").setLevel(logging.ERROR)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from petrichor_pipeline.build.runner import run_build
+    from petrichor_pipeline.resources import build_context
+
+    ctx = build_context(full_rebuild=args.full)
+    show = sys.stderr.isatty() and not args.json
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=err, disable=not show)
+    tasks: dict[str, Any] = {}
+
+    def on_progress(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = progress.add_task(stage, total=max(total, 1))
+        progress.update(tasks[stage], completed=done, total=max(total, 1))
+
+    with progress:
+        summary = run_build(ctx, on_progress=on_progress)
+    doc = summary.to_json()
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+    else:
+        table = Table(title="petrichor build")
+        for col in ("stage", "rows", "articles built", "articles skipped", "seconds"):
+            table.add_column(col, justify="right" if col != "stage" else "left")
+        for stage, s in summary.stages.items():
+            table.add_row(stage, str(s["rows"]), str(s["articles_built"]), str(s["articles_skipped"]), f"{s['seconds']:.2f}")
+        out.print(table)
+        a = summary.articles
+        out.print(f"articles: {a['total']} total, {a['built']} built, {a['skipped']} skipped, {a['failed']} failed")
+        out.print(f"partitions: {len(summary.materialized)} materialized, {len(summary.skipped)} skipped")
+        out.print(f"model calls: {summary.model_calls}, embedded texts: {summary.embedded_texts}")
+        for e in summary.errors:
+            out.print(f"[red]error[/red] {e['path']}: {e['reason']}")
+        for w in summary.warnings[:20]:
+            out.print(f"[yellow]warning[/yellow] {w}")
+        state = "published" if summary.published else "unchanged"
+        out.print(f"snapshot: {summary.snapshot_version} ({state}) in {summary.seconds:.1f}s")
+        if summary.failed_run:
+            out.print(f"[red]build failed[/red]: {summary.failed_run}; the previous snapshot keeps serving")
+    return 0 if summary.ok else 1
+
+
+def _open_snapshot():
+    from petrichor_pipeline.config import load_settings
+    from petrichor_pipeline.models.embedding import make_chat_model, make_embedder
+    from petrichor_serving.snapshot import SnapshotStore
+
+    settings = load_settings()
+    embedder = make_embedder(settings)
+    store = SnapshotStore(settings.data_dir, embed_fingerprint=embedder.fingerprint)
+    store.refresh()
+    if store.current is None:
+        status = store.status()
+        reason = status["refused"]["error"] if status["refused"] else "no snapshot published yet"
+        raise SystemExit(f"petrichor: cannot open a snapshot in {settings.data_dir}: {reason}; run `petrichor build`")
+    return settings, store.current, embedder, make_chat_model(settings)
+
+
+def _scope(args: argparse.Namespace):
+    from petrichor_serving.auth import LOCAL
+
+    return LOCAL.scope(kb_ids=args.kb or None)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from petrichor_serving.agent import tools
+
+    _, snap, embedder, _ = _open_snapshot()
+    doc = tools.search(snap, _scope(args), args.query, embedder=embedder, limit=args.limit)
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        return 0
+    table = Table(title=f"{args.query}  (snapshot {snap.version})")
+    for col in ("#", "score", "title", "heading path", "routes", "locator"):
+        table.add_column(col)
+    for i, c in enumerate(doc["candidates"], 1):
+        loc = c.get("chunk_id") or c.get("page_key") or c.get("node_key") or ""
+        table.add_row(str(i), f"{c['score']:.4f}", c["title"], " > ".join(c["heading_path"]), ",".join(c["routes"]), loc)
+    out.print(table)
+    return 0
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from petrichor_serving.agent import loop
+
+    _, snap, embedder, chat = _open_snapshot()
+    doc = loop.answer(snap, args.question, _scope(args), chat=chat, embedder=embedder)
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        return 0
+    out.print(f"[bold]Q:[/bold] {args.question}\n")
+    out.print(doc["answer"] + "\n")
+    for c in doc["citations"]:
+        path = " > ".join(c["heading_path"]) or c["title"]
+        out.print(f"[{c['marker']}] {c['title']} › {path}  ({c['chunk_id']}, chars {c['quote_start']}–{c['quote_end']}, version {c['article_version'][:12]})")
+        out.print(f"    “{c['quote']}”")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from petrichor_pipeline.config import load_settings
+    from petrichor_serving.app import build_services, create_app
+
+    settings = load_settings()
+    host = args.host
+    if settings.api_keys_file is None:
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            err.print(f"no API key file configured (PETRICHOR_API_KEYS): refusing to listen on {host}; using 127.0.0.1")
+            host = "127.0.0.1"
+        err.print("single-user local mode: no API key file, every tenant is readable, listening on 127.0.0.1 only")
+    services = build_services(settings)
+    uvicorn.run(create_app(services), host=host, port=args.port, log_level="info")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from petrichor_pipeline.evaluation.cli import run_eval_command
+
+    return run_eval_command(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="petrichor", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("build", help="materialize what is stale and publish a snapshot")
+    p.add_argument("--full", action="store_true", help="rebuild every bucket, ignoring the skip logic")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_build)
+
+    p = sub.add_parser("search", help="hybrid search over the current snapshot")
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--kb", action="append", help="limit to a knowledge base (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_search)
+
+    p = sub.add_parser("ask", help="answer a question with citations")
+    p.add_argument("question")
+    p.add_argument("--kb", action="append", help="limit to a knowledge base (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_ask)
+
+    p = sub.add_parser("serve", help="serve the HTTP API (uvicorn + Starlette)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.set_defaults(fn=cmd_serve)
+
+    p = sub.add_parser("eval", help="evaluate retrieval and answers on a dataset (docs.jsonl + qa.jsonl)")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--answers", action="store_true", help="also run the agent and score answers")
+    p.add_argument("--plot", metavar="DIR", help="write Recall@K charts as PNG into DIR")
+    p.add_argument("--limit", type=int, default=0, help="evaluate only the first N questions")
+    p.add_argument("--no-ablation", action="store_true")
+    p.set_defaults(fn=cmd_eval)
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    return int(args.fn(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

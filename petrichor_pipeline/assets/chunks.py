@@ -1,0 +1,20 @@
+from dagster import AssetExecutionContext, MaterializeResult, asset
+
+from petrichor_pipeline.assets._metadata import bucket_metadata
+from petrichor_pipeline.build.steps import chunks_step
+from petrichor_pipeline.partitions import buckets
+from petrichor_pipeline.resources import PetrichorResource
+from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+
+
+@asset(
+    partitions_def=buckets,
+    deps=["articles"],
+    group_name="chunks",
+    code_version=f"chunker-v{ALGORITHM_VERSION}",
+    description="Deterministic heading-aware chunks (algorithm v2): heading path, content, offsets into the "
+    "article, and the index text. Unchanged articles reuse their previous rows.",
+)
+def chunks(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
+    result = chunks_step(petrichor.context(), context.partition_key)
+    return MaterializeResult(metadata=bucket_metadata(result, ("chunk_id", "heading", "start", "end")))

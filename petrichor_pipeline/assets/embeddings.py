@@ -1,0 +1,32 @@
+from dagster import AssetExecutionContext, MaterializeResult, asset
+
+from petrichor_pipeline.assets._metadata import bucket_metadata
+from petrichor_pipeline.build.vectors import vectors_step
+from petrichor_pipeline.partitions import buckets
+from petrichor_pipeline.resources import PetrichorResource
+
+
+@asset(
+    partitions_def=buckets,
+    deps=["chunks"],
+    group_name="embeddings",
+    code_version="1",
+    description="Passage vectors of the chunks' index texts, cached by content hash and embedding fingerprint; "
+    "a failed call leaves vectors pending for the next run.",
+)
+def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
+    result = vectors_step(petrichor.context(), context.partition_key, "chunk")
+    return MaterializeResult(metadata=bucket_metadata(result, ("id", "content_hash")))
+
+
+@asset(
+    partitions_def=buckets,
+    deps=["questions", "chunk_vectors"],
+    group_name="embeddings",
+    code_version="1",
+    description="Vectors of the generated questions; embedded only once every chunk vector of the bucket is "
+    "ready (the spec's two-phase rule).",
+)
+def question_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
+    result = vectors_step(petrichor.context(), context.partition_key, "question")
+    return MaterializeResult(metadata=bucket_metadata(result, ("id", "content_hash")))

@@ -1,0 +1,158 @@
+"""Assemble the warehouse into a snapshot and publish it: whole or not at all.
+
+Order matters for atomicity: Parquet tables into a fresh `snapshots/<version>/` folder, LanceDB
+tables updated (each write is a new table version, so snapshots already published keep reading theirs),
+then the manifest, then `CURRENT` via `os.replace`. A crash anywhere before the last rename leaves the
+previous snapshot serving; the abandoned folder is collected later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from petrichor_pipeline.build.context import BuildContext
+from petrichor_pipeline.build.steps import SOURCE_SCHEMA
+from petrichor_pipeline.config import BUCKETS, BUILD_VERSION
+from petrichor_pipeline.contract import (
+    SCHEMA_VERSION,
+    SCHEMAS,
+    VECTOR_TABLES,
+    Manifest,
+    collect_garbage,
+    conform,
+    new_version,
+    publish,
+    read_current,
+    utc_now_iso,
+    write_parquet_atomic,
+)
+from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+
+log = logging.getLogger(__name__)
+
+WIKI_TABLES = ("wiki_pages", "wiki_links", "wiki_sources")
+
+
+@dataclass
+class PublishResult:
+    manifest: Manifest
+    removed_snapshots: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
+    """The snapshot's Parquet tables from every bucket, restricted to the articles that exist now."""
+    wh = ctx.warehouse
+    sources = wh.read_all_buckets("articles", BUCKETS, SOURCE_SCHEMA)
+    live = pa.array(sources.column("article_id").to_pylist(), pa.string())
+
+    def only_live(t: pa.Table) -> pa.Table:
+        return t.filter(pc.is_in(t.column("article_id"), value_set=live)) if t.num_rows else t
+
+    chunks = only_live(wh.read_all_buckets("chunks", BUCKETS, SCHEMAS["chunks"]))
+    questions = only_live(wh.read_all_buckets("questions", BUCKETS, SCHEMAS["questions"]))
+    questions = questions.filter(pc.is_in(questions.column("chunk_id"), value_set=chunks.column("chunk_id"))) if questions.num_rows else questions
+    tree = only_live(wh.read_all_buckets("page_index", BUCKETS, SCHEMAS["tree_nodes"]))
+
+    counts: dict[str, int] = {}
+    for aid in chunks.column("article_id").to_pylist():
+        counts[aid] = counts.get(aid, 0) + 1
+    chat_fp = ctx.chat().fingerprint
+    articles = sources.append_column("chat_fingerprint", pa.array([chat_fp] * sources.num_rows, pa.string()))
+    articles = articles.append_column("chunk_count", pa.array([counts.get(a, 0) for a in sources.column("article_id").to_pylist()], pa.int32()))
+    tables = {"articles": conform("articles", articles), "chunks": chunks, "questions": questions, "tree_nodes": tree}
+    for name in WIKI_TABLES:
+        t = wh.read(name, None, SCHEMAS[name])
+        tables[name] = t if t is not None else SCHEMAS[name].empty_table()
+    return tables
+
+
+def _desired_vectors(ctx: BuildContext, kind: str, source: pa.Table, id_col: str) -> pa.Table | None:
+    """Vectors of the current rows whose content hash still matches (stale vectors are never published)."""
+    parts = [t for b in BUCKETS if (t := ctx.warehouse.read(f"{kind}_vectors", b)) is not None and t.num_rows]
+    if not parts:
+        return None
+    fps = {p.column("fingerprint")[0].as_py() for p in parts}
+    fp = ctx.embedder().fingerprint
+    parts = [p for p in parts if p.column("fingerprint")[0].as_py() == fp]
+    if not parts or fps - {fp}:
+        log.info("ignoring vectors with other fingerprints: %s", sorted(fps - {fp}))
+    if not parts:
+        return None
+    vecs = pa.concat_tables(parts)
+    wanted = {(i, h) for i, h in zip(source.column(id_col).to_pylist(), source.column("content_hash").to_pylist())}
+    mask = [(i, h) in wanted for i, h in zip(vecs.column("id").to_pylist(), vecs.column("content_hash").to_pylist())]
+    return vecs.filter(pa.array(mask, pa.bool_()))
+
+
+def sync_lance(ctx: BuildContext, name: str, table: pa.Table) -> dict[str, Any]:
+    """Bring the LanceDB table to exactly `table` in one write; one table per fingerprint and dimension."""
+    import lancedb
+
+    fp = table.column("fingerprint")[0].as_py() if table.num_rows else ctx.embedder().fingerprint
+    lance_name = f"{name}_{hashlib.sha256(fp.encode()).hexdigest()[:8]}"
+    db = lancedb.connect(str(ctx.settings.lance_dir))
+    if lance_name in db.list_tables().tables:
+        tbl = db.open_table(lance_name)
+        (
+            tbl.merge_insert("id")
+            .when_matched_update_all(where="target.content_hash != source.content_hash")
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete()
+            .execute(table)
+        )
+    else:
+        tbl = db.create_table(lance_name, table)
+    rows = tbl.count_rows()
+    if rows >= ctx.settings.ann_index_threshold and not tbl.list_indices():
+        tbl.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_PQ")
+    return {"uri": "lance", "table": lance_name, "version": tbl.version, "rows": rows, "fingerprint": fp}
+
+
+def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stats: dict[str, Any] | None = None) -> PublishResult:
+    started = time.perf_counter()
+    snaps = ctx.settings.snapshots_dir
+    parent = read_current(snaps)
+    version = new_version(salt=str(sorted(bucket_versions.items())))
+    folder = snaps / version
+    tables = assemble_tables(ctx)
+    manifest_tables: dict[str, dict[str, Any]] = {}
+    for name, table in tables.items():
+        write_parquet_atomic(table, folder / f"{name}.parquet")
+        manifest_tables[name] = {"file": f"{name}.parquet", "rows": table.num_rows}
+
+    vector_tables: dict[str, dict[str, Any]] = {}
+    for name, (src, id_col) in zip(VECTOR_TABLES, (("chunks", "chunk_id"), ("questions", "question_id"))):
+        desired = _desired_vectors(ctx, name.split("_")[0], tables[src], id_col)
+        if desired is not None:
+            vector_tables[name] = sync_lance(ctx, name, desired)
+
+    embed_fp = None
+    if vector_tables:
+        fp = next(iter(vector_tables.values()))["fingerprint"]
+        model, dim, ver = fp.rsplit(":", 2)
+        embed_fp = {"key": fp, "model": model, "dim": int(dim), "version": ver}
+    manifest = Manifest(
+        version=version,
+        created_at=utc_now_iso(),
+        parent_version=parent,
+        schema_version=SCHEMA_VERSION,
+        chunk_algorithm_version=ALGORITHM_VERSION,
+        build_version=BUILD_VERSION,
+        chat_fingerprint=ctx.chat().fingerprint,
+        embed_fingerprint=embed_fp,
+        tables=manifest_tables,
+        vector_tables=vector_tables,
+        lexical={"tokenizer": "bigram", "fields": {"title": 3, "summary": 2, "content": 1}, "k1": 1.5, "b": 0.75},
+        stats={"bucket_versions": bucket_versions, **(stats or {})},
+    )
+    publish(snaps, manifest)
+    removed = collect_garbage(snaps, ctx.settings.keep_snapshots)
+    return PublishResult(manifest, removed, time.perf_counter() - started)

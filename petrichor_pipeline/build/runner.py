@@ -1,0 +1,190 @@
+"""`petrichor build`: materialize the stale buckets and publish, through Dagster's own APIs.
+
+Each stale bucket is one Dagster run of the partitioned assets on the embedded instance (so the CLI's
+builds appear in the UI's run history), then one run of the unpartitioned assets publishes. A bucket is
+stale when its data version or the build key (versions, fingerprints, code versions) differs from the
+state recorded after its last successful run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from petrichor_pipeline.build.context import BuildContext
+from petrichor_pipeline.build.steps import bucket_data_version, scan_buckets
+from petrichor_pipeline.config import BUCKETS
+from petrichor_pipeline.contract import read_current, read_manifest
+
+log = logging.getLogger(__name__)
+
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+
+
+@dataclass
+class BuildSummary:
+    snapshot_version: str | None = None
+    published: bool = False
+    articles: dict[str, int] = field(default_factory=lambda: {"total": 0, "built": 0, "skipped": 0, "failed": 0})
+    materialized: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    model_calls: int = 0
+    embedded_texts: int = 0
+    warnings: list[str] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seconds: float = 0.0
+    failed_run: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failed_run is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "snapshot_version": self.snapshot_version,
+            "published": self.published,
+            "articles": self.articles,
+            "partitions": {"materialized": self.materialized, "skipped": self.skipped},
+            "model_calls": self.model_calls,
+            "embedded_texts": self.embedded_texts,
+            "warnings": self.warnings,
+            "errors": self.errors,
+            "stages": self.stages,
+            "seconds": round(self.seconds, 3),
+            "failed_run": self.failed_run,
+        }
+
+
+def current_bucket_versions(ctx: BuildContext) -> dict[str, str]:
+    return {b: bucket_data_version(rows, errs) for b, (rows, errs) in scan_buckets(ctx).items()}
+
+
+def build_key(ctx: BuildContext) -> str:
+    """Everything besides the articles themselves that decides a bucket's outputs."""
+    from petrichor_pipeline.definitions import PARTITIONED_ASSETS
+
+    codes = ",".join(f"{a.key.to_user_string()}={a.code_versions_by_key.get(a.key)}" for a in PARTITIONED_ASSETS)
+    parts = [ctx.chunk_key, ctx.chat().fingerprint, ctx.embedder().fingerprint, codes]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def plan(ctx: BuildContext, versions: dict[str, str]) -> tuple[list[str], list[str]]:
+    state = ctx.warehouse.read_state().get("buckets", {})
+    key = build_key(ctx)
+    stale = [b for b in BUCKETS if ctx.full_rebuild or state.get(b) != {"data_version": versions[b], "build_key": key}]
+    return stale, [b for b in BUCKETS if b not in stale]
+
+
+def _collect(result: Any, summary: BuildSummary, built: set[str]) -> None:
+    for ev in result.get_asset_materialization_events():
+        mat = ev.event_specific_data.materialization
+        asset = mat.asset_key.to_user_string()
+        meta = {k: getattr(v, "value", v) for k, v in mat.metadata.items()}
+        stage = summary.stages.setdefault(asset, {"rows": 0, "articles_built": 0, "articles_skipped": 0, "seconds": 0.0})
+        for k in ("rows", "articles_built", "articles_skipped", "seconds"):
+            if isinstance(meta.get(k), (int, float)):
+                stage[k] = round(stage[k] + meta[k], 3)
+        summary.model_calls += int(meta.get("model_calls", 0) or 0)
+        summary.embedded_texts += int(meta.get("embedded_texts", 0) or 0)
+        if asset != "articles":
+            built.update(meta.get("built_article_ids") or [])
+            summary.warnings.extend(meta.get("warning_list") or [])
+            for f in meta.get("failures") or []:
+                summary.errors.append(f)
+
+
+def run_build(
+    ctx: BuildContext,
+    *,
+    instance: Any = None,
+    on_progress: Callable[[str, int, int], None] | None = None,
+) -> BuildSummary:
+    from dagster import DagsterInstance, materialize
+
+    from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets
+    from petrichor_pipeline.resources import PetrichorResource
+
+    started = time.perf_counter()
+    instance = instance or DagsterInstance.get()
+    resource = PetrichorResource(
+        data_dir=str(ctx.settings.data_dir), corpus_dir=str(ctx.settings.corpus_dir), full_rebuild=ctx.full_rebuild
+    )
+    summary = BuildSummary()
+    buckets = scan_buckets(ctx)
+    versions = {b: bucket_data_version(rows, errs) for b, (rows, errs) in buckets.items()}
+    stale, fresh = plan(ctx, versions)
+    summary.skipped = fresh
+    key = build_key(ctx)
+    built: set[str] = set()
+    state = ctx.warehouse.read_state()
+    state.setdefault("buckets", {})
+    for i, bucket in enumerate(stale):
+        if on_progress:
+            on_progress("buckets", i, len(stale))
+        res = materialize(
+            all_assets(),
+            instance=instance,
+            partition_key=bucket,
+            resources={"petrichor": resource},
+            selection=PARTITIONED_ASSETS,
+            raise_on_error=False,
+            run_config=QUIET_RUN_CONFIG,
+            tags={"petrichor/trigger": "cli", "petrichor/full_rebuild": str(ctx.full_rebuild).lower()},
+        )
+        _collect(res, summary, built)
+        if not res.success:
+            summary.failed_run = f"bucket {bucket}: run {res.run_id} failed"
+            break
+        summary.materialized.append(bucket)
+        state["buckets"][bucket] = {"data_version": versions[bucket], "build_key": key}
+        ctx.warehouse.write_state(state)
+    if on_progress:
+        on_progress("buckets", len(stale), len(stale))
+
+    all_articles = [a for rows, _ in buckets.values() for a in rows]
+    summary.errors = [e for _, errs in buckets.values() for e in errs] + summary.errors
+    failed_ids = {e.get("path") for e in summary.errors}
+    summary.articles = {
+        "total": len(all_articles),
+        "built": len(built),
+        "skipped": len(all_articles) - len(built),
+        "failed": len(failed_ids),
+    }
+    if summary.failed_run:
+        summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    current = read_current(ctx.settings.snapshots_dir)
+    published_versions = None
+    if current:
+        try:
+            published_versions = read_manifest(ctx.settings.snapshots_dir, current).stats.get("bucket_versions")
+        except (OSError, ValueError):
+            published_versions = None
+    if stale or published_versions != versions or ctx.full_rebuild:
+        if on_progress:
+            on_progress("publish", 0, 1)
+        res = materialize(
+            all_assets(),
+            instance=instance,
+            resources={"petrichor": resource},
+            selection=PUBLISH_ASSETS,
+            raise_on_error=False,
+            run_config=QUIET_RUN_CONFIG,
+            tags={"petrichor/trigger": "cli"},
+        )
+        _collect(res, summary, built)
+        if not res.success:
+            summary.failed_run = f"publish: run {res.run_id} failed"
+        else:
+            summary.published = True
+        if on_progress:
+            on_progress("publish", 1, 1)
+    summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
+    summary.seconds = time.perf_counter() - started
+    return summary

@@ -1,0 +1,159 @@
+"""Embedding steps: chunk vectors, then question vectors, never embedding the same text twice.
+
+Vectors are keyed by (embedding fingerprint, content hash of the index text). A text already embedded
+under the current fingerprint — in this bucket's previous output or anywhere in the process-wide
+cache — is reused; a vector with another fingerprint is ignored, so switching models re-embeds.
+A failed embedding call leaves the affected rows pending (absent) and the next run retries them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from petrichor_pipeline.build.context import BuildContext
+from petrichor_pipeline.build.incremental import BucketResult
+from petrichor_pipeline.contract import SCHEMAS, vector_schema, write_parquet_atomic
+
+SOURCES = {"chunk": ("chunks", "chunk_id"), "question": ("questions", "question_id")}
+
+
+class EmbeddingCache:
+    """Append-only Parquet segments of (content_hash, vector) per fingerprint, shared by every bucket."""
+
+    _lock = threading.Lock()
+
+    def __init__(self, root: Path, fingerprint: str):
+        safe = hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
+        self.dir = root / safe
+        self._vectors: dict[str, np.ndarray] | None = None
+
+    def _load(self) -> dict[str, np.ndarray]:
+        if self._vectors is None:
+            vectors: dict[str, np.ndarray] = {}
+            for seg in sorted(self.dir.glob("*.parquet")):
+                try:
+                    t = pq.read_table(seg)
+                except OSError:
+                    continue
+                mat = np.asarray(t.column("vector").to_pylist(), dtype=np.float32)
+                for h, v in zip(t.column("content_hash").to_pylist(), mat):
+                    vectors[h] = v
+            self._vectors = vectors
+        return self._vectors
+
+    def get(self, content_hash: str) -> np.ndarray | None:
+        return self._load().get(content_hash)
+
+    def add(self, items: dict[str, np.ndarray]) -> None:
+        if not items:
+            return
+        with self._lock:
+            self._load().update(items)
+            hashes = list(items)
+            table = pa.table(
+                {"content_hash": hashes, "vector": pa.array([items[h].tolist() for h in hashes], pa.list_(pa.float32()))}
+            )
+            write_parquet_atomic(table, self.dir / f"{time.time_ns()}-{uuid.uuid4().hex[:8]}.parquet")
+
+
+def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
+    started = time.perf_counter()
+    source_asset, id_col = SOURCES[kind]
+    asset = f"{kind}_vectors"
+    wh = ctx.warehouse
+    source = wh.read(source_asset, bucket, SCHEMAS[source_asset])
+    rows: list[dict[str, Any]] = [] if source is None else source.to_pylist()
+    embedder = ctx.embedder()
+    warnings: list[str] = []
+    embedded = 0
+    try:
+        fp = embedder.fingerprint
+        dim = embedder.dim
+    except Exception as exc:  # an unreachable endpoint must not fail the build
+        return _pending(ctx, bucket, asset, rows, f"embedder unavailable: {exc}", started)
+
+    schema = vector_schema(dim)
+    available: dict[str, np.ndarray] = {}
+    prev = wh.read(asset, bucket)
+    if prev is not None and prev.num_rows and "fingerprint" in prev.column_names:
+        for h, f, v in zip(prev.column("content_hash").to_pylist(), prev.column("fingerprint").to_pylist(), prev.column("vector").to_pylist()):
+            if f == fp and len(v) == dim:
+                available[h] = np.asarray(v, dtype=np.float32)
+
+    blocked = False
+    if kind == "question" and rows:
+        chunk_rows = wh.read("chunks", bucket, SCHEMAS["chunks"])
+        chunk_vecs = wh.read("chunk_vectors", bucket)
+        have = set(chunk_vecs.column("id").to_pylist()) if chunk_vecs is not None and chunk_vecs.num_rows else set()
+        want = set(chunk_rows.column("chunk_id").to_pylist()) if chunk_rows is not None else set()
+        if want - have:
+            blocked = True
+            warnings.append(f"{len(want - have)} chunk vectors pending; question vectors wait for them (two-phase rule)")
+
+    if not blocked:
+        cache = EmbeddingCache(wh.root / "embedding_cache", fp)
+        todo: dict[str, str] = {}
+        for r in rows:
+            h = r["content_hash"]
+            if h in available or h in todo:
+                continue
+            cached = cache.get(h)
+            if cached is not None and len(cached) == dim:
+                available[h] = cached
+            else:
+                todo[h] = r["index_text"]
+        hashes = list(todo)
+        batch = ctx.settings.limits.embed_batch_size
+        for i in range(0, len(hashes), batch):
+            part = hashes[i : i + batch]
+            try:
+                mat = embedder.embed_passages([todo[h] for h in part])
+            except Exception as exc:
+                warnings.append(f"embedding failed, {len(hashes) - i} texts left pending for the next run: {exc}")
+                break
+            if mat.shape != (len(part), dim):
+                warnings.append(f"embedding reply has shape {mat.shape}, expected ({len(part)}, {dim}); left pending")
+                break
+            new = {h: np.asarray(v, dtype=np.float32) for h, v in zip(part, mat)}
+            cache.add(new)
+            available.update(new)
+            embedded += len(part)
+
+    out_rows = [
+        {
+            "id": r[id_col],
+            "article_id": r["article_id"],
+            "kb_id": r["kb_id"],
+            "tenant": r["tenant"],
+            "content_hash": r["content_hash"],
+            "fingerprint": fp,
+            "vector": available[r["content_hash"]].tolist(),
+        }
+        for r in rows
+        if r["content_hash"] in available
+    ]
+    table = pa.Table.from_pylist(out_rows, schema=schema)
+    wh.write(asset, table, bucket)
+    result = BucketResult(asset, bucket, table, warnings=warnings)
+    result.extra = {"embedded_texts": embedded, "pending": len(rows) - len(out_rows), "fingerprint": fp}
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _pending(ctx: BuildContext, bucket: str, asset: str, rows: list, reason: str, started: float) -> BucketResult:
+    """Keep the previous vectors file untouched and report every row as pending."""
+    prev = ctx.warehouse.read(asset, bucket)
+    table = prev if prev is not None else pa.table({})
+    result = BucketResult(asset, bucket, table, warnings=[reason])
+    result.extra = {"embedded_texts": 0, "pending": len(rows), "fingerprint": ""}
+    result.seconds = time.perf_counter() - started
+    return result

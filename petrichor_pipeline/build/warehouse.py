@@ -1,0 +1,75 @@
+"""The warehouse: one Parquet file per (asset, bucket), written atomically, plus the build state.
+
+Each asset partition reads its own previous file to reuse rows of unchanged articles, so the
+warehouse is both the output of a bucket run and the cache of the next one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from petrichor_pipeline.contract import write_parquet_atomic, write_text_atomic
+
+
+@dataclass(frozen=True)
+class Warehouse:
+    root: Path
+
+    def path(self, asset: str, bucket: str | None = None) -> Path:
+        name = f"bucket={bucket}.parquet" if bucket is not None else "all.parquet"
+        return self.root / asset / name
+
+    def read(self, asset: str, bucket: str | None = None, schema: pa.Schema | None = None) -> pa.Table | None:
+        """The previous output, or None when there is none (first build) or it is unreadable."""
+        p = self.path(asset, bucket)
+        if not p.exists():
+            return None
+        try:
+            table = pq.read_table(p)
+        except (OSError, pa.ArrowInvalid):
+            return None
+        if schema is not None:
+            try:
+                table = table.select(schema.names).cast(schema)
+            except (KeyError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return None
+        return table
+
+    def write(self, asset: str, table: pa.Table, bucket: str | None = None) -> Path:
+        p = self.path(asset, bucket)
+        write_parquet_atomic(table, p)
+        return p
+
+    def read_all_buckets(self, asset: str, buckets: tuple[str, ...], schema: pa.Schema) -> pa.Table:
+        tables = [t for b in buckets if (t := self.read(asset, b, schema)) is not None]
+        return pa.concat_tables(tables) if tables else schema.empty_table()
+
+    # ------------------------------------------------------------------ build state
+
+    @property
+    def state_path(self) -> Path:
+        return self.root / "_state.json"
+
+    def read_state(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.state_path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return {}
+
+    def write_state(self, state: dict[str, Any]) -> None:
+        write_text_atomic(self.state_path, json.dumps(state, indent=2, sort_keys=True))
+
+    def write_json(self, asset: str, bucket: str, payload: Any) -> None:
+        write_text_atomic(self.root / asset / f"bucket={bucket}.json", json.dumps(payload, ensure_ascii=False, indent=1))
+
+    def read_json(self, asset: str, bucket: str) -> Any:
+        try:
+            return json.loads((self.root / asset / f"bucket={bucket}.json").read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None

@@ -1,0 +1,39 @@
+"""The Dagster code location: assets, checks, jobs, schedules and sensors (`dagster dev -w workspace.yaml`)."""
+
+from __future__ import annotations
+
+from dagster import Definitions
+
+from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
+from petrichor_pipeline.resources import PetrichorResource
+
+PARTITIONED_ASSETS = [
+    sources.articles,
+    chunks.chunks,
+    knowledge.questions,
+    knowledge.wiki_candidates,
+    knowledge.page_index,
+    embeddings.chunk_vectors,
+    embeddings.question_vectors,
+]
+PUBLISH_ASSETS = [knowledge.wiki_pages, snapshot.snapshot]
+
+
+def all_assets() -> list:
+    return [*PARTITIONED_ASSETS, *PUBLISH_ASSETS]
+
+
+def _definitions() -> Definitions:
+    from petrichor_pipeline.jobs import bucket_build_job, nightly_full_rebuild, publish_job
+    from petrichor_pipeline.sensors import corpus_sensor, publish_after_build
+
+    return Definitions(
+        assets=all_assets(),
+        jobs=[bucket_build_job, publish_job],
+        schedules=[nightly_full_rebuild],
+        sensors=[corpus_sensor, publish_after_build],
+        resources={"petrichor": PetrichorResource()},
+    )
+
+
+defs = _definitions()

@@ -1,0 +1,181 @@
+"""Entity and concept candidates of one article, extracted from the whole document (reference §3.2).
+
+The model proposes; these rules decide. Every key is re-normalised, classes are capped and interleaved
+so neither crowds out the other, and relations survive only between candidates of this article.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from petrichor_pipeline.knowledge.document import SUMMARY_MAX_CHARS, local_document_summary
+from petrichor_pipeline.knowledge.page_keys import normalize_any_page_key, normalize_page_key
+from petrichor_pipeline.knowledge.strings import cut, name_identity, normalize_string_list
+from petrichor_pipeline.models.base import CandidateRequest, CallContext, ChatModel, ModelError
+
+CANDIDATE_LIMIT = 24
+ALIAS_LIMIT = 12
+CANDIDATE_SUMMARY_CHARS = 500
+RELATION_LIMIT = 160
+RELATION_TYPE_CHARS = 60
+RELATION_DESCRIPTION_CHARS = 300
+DEFAULT_RELATION_TYPE = "关联"
+CATALOG_LINES = 300
+CATALOG_SUMMARY_CHARS = 180
+NO_EXISTING_PAGES = "（暂无既有页面）"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    kind: str
+    """`entity` or `concept`."""
+    name: str
+    page_key: str
+    aliases: tuple[str, ...] = ()
+    summary: str = ""
+
+    def to_prompt(self) -> dict[str, Any]:
+        return {"pageKey": self.page_key, "kind": self.kind, "name": self.name, "aliases": list(self.aliases), "summary": self.summary}
+
+
+@dataclass(frozen=True)
+class Relation:
+    from_key: str
+    to_key: str
+    relation_type: str
+    description: str = ""
+
+    def to_prompt(self) -> dict[str, Any]:
+        return {"fromPageKey": self.from_key, "toPageKey": self.to_key, "relationType": self.relation_type, "description": self.description}
+
+
+@dataclass(frozen=True)
+class ExistingPage:
+    """A page already in the knowledge base (previous snapshot), offered to the model for key reuse."""
+
+    page_key: str
+    kind: str
+    title: str
+    aliases: tuple[str, ...] = ()
+    summary: str = ""
+    category_path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Extraction:
+    summary: str
+    candidates: tuple[Candidate, ...]
+    """Entities and concepts interleaved (e0, c0, e1, c1, …), at most 24."""
+    relations: tuple[Relation, ...]
+    warnings: tuple[str, ...]
+    model_calls: int
+
+
+def normalize_candidates(items: object, kind: str) -> list[Candidate]:
+    """`normalizeKnowledgeCandidates`: named items only, one per key, ≤ 12 aliases, summary ≤ 500."""
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for item in items if isinstance(items, (list, tuple)) else ():
+        if not isinstance(item, Mapping):
+            continue
+        name = item.get("name")
+        name = name.strip() if isinstance(name, str) else ""
+        if not name:
+            continue
+        key = normalize_page_key(item.get("pageKey"), kind, name)
+        if key in seen:
+            continue
+        seen.add(key)
+        aliases = [a for a in normalize_string_list(item.get("aliases"), ALIAS_LIMIT + 1) if a != name][:ALIAS_LIMIT]
+        summary = item.get("summary")
+        summary = cut(summary.strip(), CANDIDATE_SUMMARY_CHARS) if isinstance(summary, str) else ""
+        out.append(Candidate(kind, name, key, tuple(aliases), summary))
+    return out
+
+
+def limit_candidates(entities: Sequence[Candidate], concepts: Sequence[Candidate], limit: int = CANDIDATE_LIMIT) -> list[Candidate]:
+    """`limitKnowledgeCandidates`: interleave e0, c0, e1, c1, … and drop names that read the same."""
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for i in range(max(len(entities), len(concepts))):
+        for group in (entities, concepts):
+            if i < len(group) and len(out) < limit:
+                identity = name_identity(group[i].name)
+                if identity not in seen:
+                    seen.add(identity)
+                    out.append(group[i])
+    return out
+
+
+def normalize_relations(items: object, candidates: Sequence[Candidate]) -> list[Relation]:
+    """`normalizeKnowledgeRelations`: both ends known candidates and distinct; unique per from|to|type; ≤ 160."""
+    keys = {c.page_key for c in candidates}
+    out: list[Relation] = []
+    seen: set[tuple[str, str, str]] = set()
+    for item in items if isinstance(items, (list, tuple)) else ():
+        if not isinstance(item, Mapping):
+            continue
+        src, dst = normalize_any_page_key(item.get("fromPageKey")), normalize_any_page_key(item.get("toPageKey"))
+        if src not in keys or dst not in keys or src == dst:
+            continue
+        rtype, desc = item.get("relationType"), item.get("description")
+        rtype = cut((rtype.strip() if isinstance(rtype, str) else "") or DEFAULT_RELATION_TYPE, RELATION_TYPE_CHARS)
+        desc = cut(desc.strip(), RELATION_DESCRIPTION_CHARS) if isinstance(desc, str) else ""
+        if (src, dst, rtype) in seen:
+            continue
+        seen.add((src, dst, rtype))
+        out.append(Relation(src, dst, rtype, desc))
+        if len(out) >= RELATION_LIMIT:
+            break
+    return out
+
+
+def document_summary(value: object, markdown: str) -> str:
+    """The model's `documentSummary` (≤ 800 code points), or the local summary when it gave none."""
+    text = value.strip() if isinstance(value, str) else ""
+    return cut(text, SUMMARY_MAX_CHARS) if text else local_document_summary(markdown)
+
+
+def existing_pages_catalog(pages: Sequence[ExistingPage]) -> str:
+    """The `<existing_pages>` listing: ≤ 300 lines `- key | kind | title | 别名：… | 摘要：… | 目录：…`."""
+    lines = []
+    for p in sorted(pages, key=lambda p: (p.kind, p.page_key))[:CATALOG_LINES]:
+        parts = [p.page_key, p.kind, p.title]
+        if p.aliases:
+            parts.append("别名：" + "、".join(p.aliases))
+        if p.summary:
+            parts.append("摘要：" + cut(p.summary, CATALOG_SUMMARY_CHARS))
+        if p.category_path:
+            parts.append("目录：" + " / ".join(p.category_path))
+        lines.append("- " + " | ".join(parts))
+    return "\n".join(lines) or NO_EXISTING_PAGES
+
+
+def extract_candidates(
+    *,
+    kb_name: str,
+    title: str,
+    markdown: str,
+    document: str,
+    existing_pages: Sequence[ExistingPage],
+    model: ChatModel,
+    ctx: CallContext,
+) -> Extraction:
+    """One `extract_candidates` call over the whole-document context, normalised.
+
+    A failed call or a malformed reply leaves no candidates (the article still gets its source page)
+    and a warning; the summary then falls back to the local one.
+    """
+    request = CandidateRequest(kb_name, title, document, existing_pages_catalog(existing_pages))
+    try:
+        reply = model.extract_candidates(request, ctx)
+    except ModelError as exc:
+        return Extraction(local_document_summary(markdown), (), (), (f"Wiki 候选抽取失败：{exc.reason}",), 1)
+    if not isinstance(reply, Mapping):
+        return Extraction(local_document_summary(markdown), (), (), ("Wiki 候选抽取结果不是有效 JSON",), 1)
+    candidates = limit_candidates(
+        normalize_candidates(reply.get("entities"), "entity"), normalize_candidates(reply.get("concepts"), "concept")
+    )
+    relations = normalize_relations(reply.get("relations"), candidates)
+    return Extraction(document_summary(reply.get("documentSummary"), markdown), tuple(candidates), tuple(relations), (), 1)

@@ -1,0 +1,163 @@
+"""The PageIndex tree of one article (reference §4): its heading outline with a summary per section.
+
+The tree serves structural questions ("which sections…", "summarise in order"), which similarity search
+answers badly. Node keys are `a{articleId}-{position}` with positions in document order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from petrichor_pipeline.knowledge.document import clip, plain_text
+from petrichor_pipeline.knowledge.markdown_lines import Line, scan_lines
+from petrichor_pipeline.models.base import CallContext, ChatModel, ModelError, TreeNodeText
+from petrichor_pipeline.text.normalize import sha256_hex
+
+UNTITLED_DOCUMENT = "（无标题文档）"
+MODEL_SUMMARY_MAX_NODES = 40
+LOCAL_SUMMARY_CHARS = 120
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    position: int
+    depth: int
+    """0 for the root, else the heading level 1–6 (not the nesting depth)."""
+    parent: int
+    """The parent's position; -1 for the root."""
+    title: str
+    content: str
+    start_line: int
+    end_line: int
+    article_id: str
+
+    @property
+    def node_key(self) -> str:
+        return node_key(self.article_id, self.position)
+
+
+def node_key(article_id: str, position: int) -> str:
+    return f"a{article_id}-{position}"
+
+
+def parse_markdown_tree(markdown: str, root_title: str, article_id: str) -> list[TreeNode]:
+    """`parseMarkdownTree`: a root for the text before the first heading, then one node per heading.
+
+    A heading's parent is the nearest earlier heading of a smaller level (else the root); its content
+    is the text up to the next heading, the heading line excluded. Lines inside code fences are never
+    headings; fence lines stay in the content. Lines are 1-based: a node spans `start_line..end_line`.
+    """
+    lines = list(scan_lines(markdown.replace("\r\n", "\n").split("\n")))
+    headings = [ln for ln in lines if ln.level]
+    first = headings[0].index if headings else len(lines)
+    nodes = [
+        TreeNode(0, 0, -1, root_title.strip() or UNTITLED_DOCUMENT, _body(lines, 0, first), 1, first, article_id)
+    ]
+    stack: list[tuple[int, int]] = []  # (level, position) of open headings
+    for i, heading in enumerate(headings):
+        position = i + 1
+        end = headings[i + 1].index if i + 1 < len(headings) else len(lines)
+        while stack and stack[-1][0] >= heading.level:
+            stack.pop()
+        parent = stack[-1][1] if stack else 0
+        stack.append((heading.level, position))
+        title = heading.title or f"章节 {position}"
+        content = _body(lines, heading.index + 1, end)
+        nodes.append(TreeNode(position, heading.level, parent, title, content, heading.index + 1, end, article_id))
+    return nodes
+
+
+def _body(lines: list[Line], start: int, end: int) -> str:
+    return "\n".join(ln.text for ln in lines[start:end]).strip()
+
+
+def tree_hash(nodes: Sequence[TreeNode]) -> str:
+    """The whole tree's fingerprint, stored as the root's content hash so an unchanged tree is skipped."""
+    return sha256_hex("\n--\n".join(f"{n.position}|{n.depth}|{n.title}|{n.content}" for n in nodes))
+
+
+def local_tree_summary(node: TreeNode, limit: int = LOCAL_SUMMARY_CHARS) -> str:
+    """`localTreeSummary`: the section's plain words cut to `limit` + `...`, or its title when it has none."""
+    return clip(plain_text(node.content), limit, "...") or node.title
+
+
+def token_estimate(text: str) -> int:
+    """CJK, kana and Hangul count 1 token each, anything else 1/4; rounded up."""
+    wide = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3040" <= ch <= "\u30ff" or "\uac00" <= ch <= "\ud7af")
+    return wide + math.ceil((len(text) - wide) / 4)
+
+
+@dataclass(frozen=True)
+class TreeSummaries:
+    summaries: dict[int, str]
+    """position -> summary, for every node."""
+    warnings: tuple[str, ...]
+    model_calls: int
+
+
+def summarize_tree(nodes: Sequence[TreeNode], model: ChatModel | None, ctx: CallContext) -> TreeSummaries:
+    """Section summaries: one model call when 1–40 sections have content, local summaries otherwise.
+
+    Local summaries fill in for sections the reply leaves out, for every section when there is no model
+    or more than 40 sections, and after a failed call (with a warning).
+    """
+    local = {n.position: local_tree_summary(n) for n in nodes}
+    summarizable = [n for n in nodes if n.content]
+    if model is None or not summarizable or len(summarizable) > MODEL_SUMMARY_MAX_NODES:
+        return TreeSummaries(local, (), 0)
+    request = [TreeNodeText(n.position, n.depth, n.title, n.content) for n in summarizable]
+    try:
+        reply = model.summarize_tree(request, ctx)
+    except ModelError as exc:
+        return TreeSummaries(local, (f"目录摘要生成失败，已使用本地摘要：{exc.reason}",), 1)
+    given = reply.get("summaries") if isinstance(reply, Mapping) else None
+    if not isinstance(given, Mapping):
+        return TreeSummaries(local, ("目录摘要结果不是有效 JSON，已使用本地摘要",), 1)
+    summaries = dict(local)
+    for n in summarizable:
+        value = given.get(str(n.position), given.get(n.position))
+        if isinstance(value, str) and value.strip():
+            summaries[n.position] = value.strip()
+    return TreeSummaries(summaries, (), 1)
+
+
+def tree_node_rows(nodes: Sequence[TreeNode], summaries: Mapping[int, str], *, kb_id: str, tenant: str) -> list[dict[str, Any]]:
+    """Rows of the `tree_nodes` snapshot table; the root's `content_hash` is the tree hash."""
+    root_hash = tree_hash(nodes)
+    return [
+        {
+            "node_key": n.node_key,
+            "parent_key": node_key(n.article_id, n.parent) if n.parent >= 0 else None,
+            "article_id": n.article_id,
+            "kb_id": kb_id,
+            "tenant": tenant,
+            "depth": n.depth,
+            "position": n.position,
+            "title": n.title,
+            "summary": summaries.get(n.position, ""),
+            "content": n.content,
+            "start_line": n.start_line,
+            "end_line": n.end_line,
+            "token_estimate": token_estimate(n.content),
+            "content_hash": root_hash if n.position == 0 else sha256_hex(n.content),
+        }
+        for n in nodes
+    ]
+
+
+@dataclass(frozen=True)
+class PageIndexResult:
+    rows: list[dict[str, Any]]
+    warnings: tuple[str, ...]
+    model_calls: int
+
+
+def build_page_index(
+    markdown: str, title: str, model: ChatModel | None, ctx: CallContext, *, article_id: str, kb_id: str, tenant: str
+) -> PageIndexResult:
+    """Parse, summarise and lay out one article's tree as `tree_nodes` rows."""
+    nodes = parse_markdown_tree(markdown, title, article_id)
+    summaries = summarize_tree(nodes, model, ctx)
+    return PageIndexResult(tree_node_rows(nodes, summaries.summaries, kb_id=kb_id, tenant=tenant), summaries.warnings, summaries.model_calls)

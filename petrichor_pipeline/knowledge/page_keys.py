@@ -1,0 +1,56 @@
+"""Stable wiki page keys (reference §3.3): the same object gets the same key in every article and build.
+
+Keys are what links, source refs and the existing-pages catalog agree on, so the rule is applied to
+every key a model returns, never trusted as given.
+"""
+
+from __future__ import annotations
+
+import re
+
+KINDS = ("entity", "concept")
+
+_KIND_PREFIX = re.compile(r"^(entity|concept)[/\-:]+")
+_CONCEPT_PREFIX = re.compile(r"^concept[/\-:]", re.IGNORECASE)
+_TO_DASH = str.maketrans({c: "-" for c in " /\\#?&="})
+_DASH_RUN = re.compile(r"-{2,}")
+
+_FNV64_OFFSET = 0xCBF29CE484222325
+_FNV64_PRIME = 0x100000001B3
+
+
+def fnv_hash(text: str) -> str:
+    """FNV-1a 64-bit of the UTF-8 bytes, 16 lowercase hex digits (the reference's short `fnvHash8` digest)."""
+    h = _FNV64_OFFSET
+    for byte in text.encode("utf-8"):
+        h = ((h ^ byte) * _FNV64_PRIME) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def _key_char(ch: str) -> bool:
+    return ("a" <= ch <= "z") or ("0" <= ch <= "9") or ("\u4e00" <= ch <= "\u9fa5") or ch in "._-"
+
+
+def normalize_page_key(raw: object, kind: str, name: str) -> str:
+    """`normalizePageKeyForKind`: `{kind}-{slug}`, the slug lowercased and limited to safe characters.
+
+    The `entity/`-style prefix is stripped case-sensitively (so `Concept:RAG` becomes
+    `concept-conceptrag`); a name with no safe characters falls back to the first 12 hex digits of its hash.
+    """
+    base = (raw.strip() if isinstance(raw, str) else "") or f"{kind}-{name}"
+    slug = "".join(ch for ch in _KIND_PREFIX.sub("", base).lower().translate(_TO_DASH) if _key_char(ch))
+    slug = _DASH_RUN.sub("-", slug).strip("-")
+    return f"{kind}-{slug or fnv_hash(name)[:12]}"
+
+
+def infer_kind(raw_key: str) -> str:
+    """The kind a bare key names: `concept` for `concept/…`, `concept-…`, `concept:…`, otherwise `entity`."""
+    return "concept" if _CONCEPT_PREFIX.match(raw_key) else "entity"
+
+
+def normalize_any_page_key(raw: object) -> str:
+    """A key whose kind is known only from the key itself (relation ends, taxonomy assignments)."""
+    text = raw.strip() if isinstance(raw, str) else ""
+    if not text:
+        return ""
+    return normalize_page_key(text, infer_kind(text), text)

@@ -1,0 +1,109 @@
+"""Recommended questions: three likely user questions per chunk, used only as retrieval aliases (reference §2).
+
+A question never becomes evidence; a hit maps back to its chunk. So a failure here must not fail the
+build: any chunk without model questions gets the spec's template questions and the build records why.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from petrichor_pipeline.knowledge.batching import batch_by_budget, map_ordered
+from petrichor_pipeline.knowledge.chunk_view import ChunkLike, heading_label
+from petrichor_pipeline.knowledge.strings import capped_warnings, is_cjk, normalize_string_list
+from petrichor_pipeline.models.base import CallContext, ChatModel, ModelError, QuestionChunk
+
+BATCH_MAX_CHARS = 4000
+BATCH_MAX_ITEMS = 4
+QUESTIONS_PER_CHUNK = 3
+
+_ZH_TEMPLATES = ("{h} 主要讲了什么？", "{h} 中有哪些关键结论？", "如何理解并应用 {h}？")
+_EN_TEMPLATES = ("What is {h} mainly about?", "What are the key conclusions of {h}?", "How do I understand and apply {h}?")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+
+
+@dataclass(frozen=True)
+class QuestionsResult:
+    questions: dict[str, tuple[str, ...]]
+    """chunk key -> exactly three questions, for every chunk given."""
+    warnings: tuple[str, ...]
+    model_calls: int
+
+
+def template_questions(heading: str, text: str = "") -> list[str]:
+    """The spec's template questions about `heading` (Chinese, with the single space after the heading).
+
+    When `heading` plus `text` is mostly non-CJK (more Latin words than CJK characters, each CJK
+    character counting as one word) the English equivalents are used, so an English article does not get
+    Chinese questions in its retrieval index.
+    """
+    sample = heading + "\n" + text
+    cjk = sum(1 for ch in sample if is_cjk(ch))
+    templates = _EN_TEMPLATES if len(_LATIN_WORD.findall(sample)) > cjk else _ZH_TEMPLATES
+    return [t.format(h=heading) for t in templates]
+
+
+def normalize_questions(values: object, heading: str, text: str = "") -> tuple[str, ...]:
+    """`normalizeRecommendedQuestions`: the model's first three distinct questions, topped up with templates."""
+    out = normalize_string_list(values, QUESTIONS_PER_CHUNK)
+    for template in template_questions(heading, text):
+        if len(out) >= QUESTIONS_PER_CHUNK:
+            break
+        if template not in out:
+            out.append(template)
+    return tuple(out[:QUESTIONS_PER_CHUNK])
+
+
+@dataclass(frozen=True)
+class _BatchOutcome:
+    questions: dict[str, tuple[str, ...]]
+    missing: int
+    warning: str
+
+
+def generate_questions(
+    chunks: Sequence[ChunkLike], model: ChatModel, ctx: CallContext, *, concurrency: int = 8
+) -> QuestionsResult:
+    """Questions for every chunk: batches of ≤ 4 chunks and ≤ 4000 code points, one model call each.
+
+    A failed call or a reply without a `questions` map gives its whole batch template questions and a
+    warning; chunks the reply leaves out get templates and one summary warning
+    `"{n} 个切片未拿到模型问题，已使用模板问题"` (n counted over the whole article). Warnings are
+    deduplicated and capped at 5. Batches run with at most `concurrency` calls in flight.
+    """
+    batches = batch_by_budget(chunks, lambda c: len(c.content), BATCH_MAX_CHARS, BATCH_MAX_ITEMS)
+
+    def run(batch: list[ChunkLike]) -> _BatchOutcome:
+        request = [QuestionChunk(c.key, c.heading, tuple(c.heading_path), c.content) for c in batch]
+        try:
+            reply = model.generate_questions(request, ctx)
+        except ModelError as exc:
+            return _templates_for(batch, f"问题生成失败，已使用模板问题：{exc.reason}")
+        by_key = reply.get("questions") if isinstance(reply, Mapping) else None
+        if not isinstance(by_key, Mapping):
+            return _templates_for(batch, "问题生成结果不是有效 JSON，已使用模板问题")
+        questions: dict[str, tuple[str, ...]] = {}
+        missing = 0
+        for c in batch:
+            values: Any = by_key.get(c.key)
+            if not isinstance(values, (list, tuple)):
+                missing += 1
+                values = None
+            questions[c.key] = normalize_questions(values, heading_label(c), c.content)
+        return _BatchOutcome(questions, missing, "")
+
+    outcomes = map_ordered(run, batches, concurrency)
+    questions: dict[str, tuple[str, ...]] = {}
+    for outcome in outcomes:
+        questions.update(outcome.questions)
+    warnings = [o.warning for o in outcomes]
+    missing = sum(o.missing for o in outcomes)
+    if missing:
+        warnings.append(f"{missing} 个切片未拿到模型问题，已使用模板问题")
+    return QuestionsResult(questions, capped_warnings(warnings), len(batches))
+
+
+def _templates_for(batch: Sequence[ChunkLike], warning: str) -> _BatchOutcome:
+    return _BatchOutcome({c.key: normalize_questions(None, heading_label(c), c.content) for c in batch}, 0, warning)

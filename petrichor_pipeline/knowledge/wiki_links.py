@@ -1,0 +1,34 @@
+"""`[[pageKey|显示名]]` links inside page bodies: finding them and keeping only those that resolve."""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterator
+
+WIKI_LINK = re.compile(r"\[\[([^\[\]|\n]+)(?:\|([^\[\]\n]+))?\]\]")
+
+
+def wiki_link(page_key: str, name: str) -> str:
+    return f"[[{page_key}|{name}]]"
+
+
+def linked_keys(markdown: str) -> Iterator[str]:
+    """The target keys of the links in `markdown`, in order of appearance."""
+    for m in WIKI_LINK.finditer(markdown):
+        yield m.group(1).strip()
+
+
+def resolve_links(markdown: str, resolve: Callable[[str], str | None]) -> str:
+    """Rewrite each link to the key `resolve` returns, or to its plain display text when it returns None.
+
+    A link to a page that does not exist would read as a broken promise; its words stay in the text.
+    """
+
+    def replace(m: re.Match[str]) -> str:
+        raw, label = m.group(1).strip(), (m.group(2) or "").strip()
+        key = resolve(raw)
+        if key is None:
+            return label or raw
+        return wiki_link(key, label or raw)
+
+    return WIKI_LINK.sub(replace, markdown)

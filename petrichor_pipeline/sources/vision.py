@@ -1,0 +1,120 @@
+"""Scanned PDF pages to Markdown through an OpenAI-compatible vision model, and a disk cache in front of it.
+
+Transcription is the one source step that calls a model, so its results are cached by the page image and
+the model fingerprint: rescanning an unchanged PDF then costs no request and yields the same article version.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import openai
+
+from petrichor_pipeline.config import ModelEndpoint
+from petrichor_pipeline.sources.pdf import PageTranscriber
+
+PROMPT_VERSION = 1
+PROMPT = (
+    "Transcribe this document page to Markdown. Keep the original language and reading order; "
+    "keep headings as #/## headings, lists as lists and tables as Markdown tables. "
+    "Do not describe images, summarise or add commentary. Output the Markdown only."
+)
+
+_FENCED_REPLY = re.compile(r"\A```(?:markdown|md)?[ \t]*\n(.*)\n```[ \t]*\Z", re.DOTALL | re.IGNORECASE)
+
+
+class TranscriptionError(Exception):
+    """A page could not be transcribed after the client's retries; the PDF reader turns it into a warning."""
+
+
+class OpenAIPageTranscriber:
+    """One chat-completions request per page with the PNG as a data-URL image.
+
+    The `openai` client retries connection errors, timeouts, 429 and 5xx up to `endpoint.max_retries` times
+    with backoff; past that the page fails on its own.
+    """
+
+    def __init__(self, endpoint: ModelEndpoint):
+        self._model = endpoint.model
+        self._client = openai.OpenAI(
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key or "unused",
+            timeout=endpoint.timeout_s,
+            max_retries=endpoint.max_retries,
+        )
+
+    @property
+    def fingerprint(self) -> str:
+        return f"{self._model}:vision-prompt-v{PROMPT_VERSION}"
+
+    def transcribe(self, page_png: bytes, page_number: int) -> str:
+        image_url = "data:image/png;base64," + base64.b64encode(page_png).decode("ascii")
+        try:
+            reply = self._client.chat.completions.create(
+                model=self._model,
+                messages=[
+                    {"role": "system", "content": PROMPT},
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": f"Page {page_number}."},
+                            {"type": "image_url", "image_url": {"url": image_url}},
+                        ],
+                    },
+                ],
+            )
+        except openai.OpenAIError as exc:
+            raise TranscriptionError(f"{type(exc).__name__}: {exc}") from exc
+        text = reply.choices[0].message.content if reply.choices else None
+        if not text or not text.strip():
+            raise TranscriptionError("the model returned no text")
+        return _unfence(text.strip())
+
+
+class CachedPageTranscriber:
+    """Keeps each successful transcription in `cache_dir`, keyed by sha256 of the fingerprint and the PNG."""
+
+    def __init__(self, inner: PageTranscriber, fingerprint: str, cache_dir: Path):
+        self._inner = inner
+        self._fingerprint = fingerprint
+        self._dir = cache_dir
+
+    def transcribe(self, page_png: bytes, page_number: int) -> str:
+        key = hashlib.sha256(self._fingerprint.encode("utf-8") + b"\0" + page_png).hexdigest()
+        path = self._dir / key[:2] / f"{key}.md"
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+        text = self._inner.transcribe(page_png, page_number)
+        _write_atomic(path, text)
+        return text
+
+
+def page_transcriber(endpoint: ModelEndpoint, cache_dir: Path | None = None) -> PageTranscriber | None:
+    """The configured vision model (cached on disk when `cache_dir` is given), or None when none is set."""
+    if not endpoint.configured:
+        return None
+    model = OpenAIPageTranscriber(endpoint)
+    return model if cache_dir is None else CachedPageTranscriber(model, model.fingerprint, cache_dir)
+
+
+def _unfence(text: str) -> str:
+    """Models often wrap the whole reply in a ```markdown fence; the article wants what is inside."""
+    match = _FENCED_REPLY.match(text)
+    return match.group(1).strip() if match else text
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

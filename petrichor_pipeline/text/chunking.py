@@ -1,0 +1,291 @@
+"""Heading-aware Markdown chunker, algorithm version 2.
+
+An article becomes retrieval chunks in three deterministic stages, so that a chunk keeps its heading path
+and code blocks or steps are not cut mid-way:
+
+1. sections: every h1–h6 heading outside a code fence starts a section that carries its heading path;
+   text before the first heading is the preamble, named after the article;
+2. merge: neighbouring sections of one top-level topic are merged greedily toward 1200 code points, then
+   groups under 400 fold into a neighbour of the same topic (forward first, then backward); a merged
+   chunk is named after the section holding at least 60 % of its text, else the first substantial
+   section, else the first one;
+3. split: a group longer than 3200 is cut into windows overlapping by about 320, breaking in the second
+   half of a window at a blank line, a newline, a sentence end or the window edge, never inside a fence
+   (a fence longer than the cap stays whole).
+
+All budgets count Unicode code points (`len`), so Chinese and English text get the same limits.
+
+Chunks are slices, not copies: the input is normalised once (`normalize_text`: BOM, CRLF/CR, control
+characters; no trimming) and every chunk satisfies `result.text[c.start:c.end] == c.content`, overlap
+included, so citations can quote by offset. A merged group is therefore the span from its first section's
+first non-space character to its last section's last non-space character, keeping the separators the
+author wrote instead of re-joining the sections with "\\n\\n"; stage 3 measures and splits that span. For
+input that is already normalised the offsets index the input itself.
+
+Only the first 120 chunks of an article are kept (product rule); a warning then gives the total.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+from typing import Callable, NamedTuple
+
+from petrichor_pipeline.text.normalize import normalize_text
+
+ALGORITHM_VERSION = 2
+
+MAX_CHARS = 3200
+TARGET_CHARS = 1200
+MIN_TAIL_CHARS = 400
+SHORT_SECTION_CHARS = 120
+OVERLAP_CHARS = 320
+SPLIT_FLOOR_CHARS = MAX_CHARS * 55 // 100  # breaks are searched in [cursor + 1760, cursor + 3200]
+CHUNK_LIMIT = 120
+UNTITLED_HEADING = "文档正文"
+
+# The reference patterns are RE2, where `\s` is ASCII whitespace only; the class is spelled out so that
+# Python does not also match U+3000 and other Unicode spaces.
+# Applied to one line at a time (MULTILINE so that `^` holds at a line start inside the text).
+_HEADING = re.compile(r"^(#{1,6})[\t\n\f\r ]+(.+?)[\t\n\f\r ]*#*[\t\n\f\r ]*$", re.MULTILINE)
+# Finds the lines that may be a heading (group 1) or are a fence opener/closer, in one pass over the
+# text. Inside a single line `\s` can only be one of `[\t\f\r ]`, so this is the reference fence pattern
+# `^\s*(```|~~~)` applied to every line.
+_LINE_OF_INTEREST = re.compile(r"^(?:(#)|[\t\f\r ]*(?:```|~~~))", re.MULTILINE)
+_SENTENCE_ENDS = "。！？；!?;"
+_PREAMBLE_TOPIC = "\x00导语"
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    key: str
+    position: int
+    heading: str
+    heading_path: tuple[str, ...]
+    content: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkResult:
+    chunks: tuple[Chunk, ...]
+    warnings: tuple[str, ...]
+    text: str
+
+
+class _Section(NamedTuple):
+    start: int
+    end: int
+    heading: str
+    path: tuple[str, ...]
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+    @property
+    def topic(self) -> str:
+        return self.path[0] if self.path else _PREAMBLE_TOPIC
+
+
+def chunk_key(position: int) -> str:
+    """`chunk-001` for position 0; the pad is a minimum width, so position 999 gives `chunk-1000`."""
+    return f"chunk-{position + 1:03d}"
+
+
+def chunk_markdown(markdown: str, title: str) -> ChunkResult:
+    text = normalize_text(markdown)
+    stripped = text.strip()
+    if not stripped:
+        return ChunkResult(chunks=(), warnings=(), text=text)
+    offset = len(text) - len(text.lstrip())
+    preamble_heading = title if title.strip() else UNTITLED_HEADING
+
+    sections, fences = _parse_sections(stripped, title, preamble_heading)
+    chunks: list[Chunk] = []
+    total = 0
+    for group in _merge_sections(sections):
+        heading, path = _group_heading(group, preamble_heading)
+        for start, end in _split_long(stripped, group[0].start, group[-1].end, fences):
+            if total < CHUNK_LIMIT:
+                chunks.append(
+                    Chunk(
+                        key=chunk_key(total),
+                        position=total,
+                        heading=heading,
+                        heading_path=path,
+                        content=stripped[start:end],
+                        start=start + offset,
+                        end=end + offset,
+                    )
+                )
+            total += 1
+    warnings: tuple[str, ...] = ()
+    if total > CHUNK_LIMIT:
+        warnings = (f"文档过长，仅前 {CHUNK_LIMIT} 个切片参与了知识构建（共切出 {total} 个切片，其余未处理）",)
+    return ChunkResult(chunks=tuple(chunks), warnings=warnings, text=text)
+
+
+def _parse_sections(body: str, title: str, preamble_heading: str) -> tuple[list[_Section], list[tuple[int, int]]]:
+    """Stage 1 over `body` (the trimmed text): sections plus the fenced blocks as (start, end) spans.
+
+    A fence span runs from its opener's line start to its closer's line end (an unclosed fence runs to
+    the end); any ``` or ~~~ line toggles the fence regardless of its kind, as in the reference.
+    """
+    sections: list[_Section] = []
+    fences: list[tuple[int, int]] = []
+    stack: list[tuple[int, str]] = []
+    section_start, heading, path = 0, preamble_heading, ()
+    fence_start = -1
+    for match in _LINE_OF_INTEREST.finditer(body):
+        line_start = match.start()
+        if match.group(1) is None:  # a fence line
+            if fence_start < 0:
+                fence_start = line_start
+            else:
+                line_end = body.find("\n", match.end())
+                fences.append((fence_start, line_end if line_end >= 0 else len(body)))
+                fence_start = -1
+            continue
+        if fence_start >= 0:
+            continue
+        line_end = body.find("\n", line_start)
+        found = _HEADING.match(body, line_start, line_end if line_end >= 0 else len(body))
+        if found is None:
+            continue
+        _append_section(sections, body, section_start, line_start, heading, path)
+        level = len(found.group(1))
+        heading = found.group(2).strip() or title
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, heading))
+        section_start, path = line_start, tuple(name for _, name in stack)
+    if fence_start >= 0:
+        fences.append((fence_start, len(body)))
+    _append_section(sections, body, section_start, len(body), heading, path)
+    return sections, fences
+
+
+def _append_section(
+    sections: list[_Section], body: str, start: int, end: int, heading: str, path: tuple[str, ...]
+) -> None:
+    # `start` is a heading line or the first non-space character of the body, so only the end needs trimming.
+    while end > start and body[end - 1].isspace():
+        end -= 1
+    if end > start:
+        sections.append(_Section(start, end, heading, path))
+
+
+def _merge_sections(sections: list[_Section]) -> list[list[_Section]]:
+    """Stage 2: greedy merge within a top-level topic, then fold small groups into a neighbour."""
+    groups: list[list[_Section]] = []
+    current: list[_Section] = []
+    current_len = 0
+    only_short = True
+    for section in sections:
+        if current:
+            projected = current_len + section.length + 1
+            may_overflow = current_len < MIN_TAIL_CHARS and projected <= MAX_CHARS
+            same_topic = section.topic == current[0].topic
+            if same_topic and (only_short or may_overflow or projected <= TARGET_CHARS):
+                current.append(section)
+                current_len = projected
+                only_short = only_short and section.length <= SHORT_SECTION_CHARS
+                continue
+            groups.append(current)
+        current, current_len = [section], section.length
+        only_short = section.length <= SHORT_SECTION_CHARS
+    if current:
+        groups.append(current)
+
+    lengths = [sum(s.length for s in group) for group in groups]
+    for i in range(len(groups) - 1, -1, -1):
+        if lengths[i] >= MIN_TAIL_CHARS:
+            continue
+        topic = groups[i][0].topic
+        if i + 1 < len(groups) and groups[i + 1][0].topic == topic and lengths[i] + lengths[i + 1] <= MAX_CHARS:
+            groups[i] += groups.pop(i + 1)
+            lengths[i] += lengths.pop(i + 1)
+        elif i > 0 and groups[i - 1][0].topic == topic and lengths[i] + lengths[i - 1] <= MAX_CHARS:
+            groups[i - 1] += groups.pop(i)
+            lengths[i - 1] += lengths.pop(i)
+    return groups
+
+
+def _group_heading(group: list[_Section], preamble_heading: str) -> tuple[str, tuple[str, ...]]:
+    """The chunk's title: the section holding ≥ 60 % of the text, else the first one over 120, else the first."""
+    if len(group) == 1:
+        return group[0].heading, group[0].path
+    total = sum(s.length for s in group)
+    anchor = next(
+        (s for s in group if 5 * s.length >= 3 * total),
+        next((s for s in group if s.length > SHORT_SECTION_CHARS), group[0]),
+    )
+    if not anchor.path:
+        return preamble_heading, ()
+    return anchor.path[-1], anchor.path
+
+
+def _split_long(
+    body: str, start: int, end: int, fences: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Stage 3: the (start, end) pieces of one group's span, trimmed; a single piece unless it exceeds the cap."""
+    if end - start <= MAX_CHARS:
+        return [(start, end)]
+    fence_starts = [s for s, _ in fences]
+    first = bisect_left(fence_starts, start)
+    last = bisect_left(fence_starts, end)
+    starts = fence_starts[first:last]
+    ends = [min(e, end) for _, e in fences[first:last]]
+
+    def fence_end_around(i: int) -> int:
+        """The end of the fence strictly containing position `i`, or -1."""
+        k = bisect_left(starts, i) - 1
+        return ends[k] if k >= 0 and i < ends[k] else -1
+
+    pieces: list[tuple[int, int]] = []
+    cursor = start
+    while cursor < end:
+        stop = cursor + MAX_CHARS
+        if stop < end:
+            brk = _break_point(body, cursor + SPLIT_FLOOR_CHARS, stop, fence_end_around)
+            if brk >= 0:
+                stop = brk
+            else:
+                stop = max(stop, fence_end_around(stop))
+        piece = _trim(body, cursor, min(stop, end))
+        if piece is not None:
+            pieces.append(piece)
+        if stop >= end:
+            break
+        following = max(stop - OVERLAP_CHARS, cursor + 1)
+        following = max(following, fence_end_around(following))
+        newline = body.find("\n", following, stop)
+        if newline >= 0:
+            following = newline + 1  # start the overlap on a line boundary
+        cursor = following
+    return pieces
+
+
+def _break_point(body: str, floor: int, limit: int, fence_end_around: Callable[[int], int]) -> int:
+    """The last blank line, else newline, else sentence end in (floor, limit) that is outside every fence."""
+    blank = body.rfind("\n\n", floor + 1, limit)
+    if blank >= 0 and fence_end_around(blank) < 0:
+        return blank
+    newline = body.rfind("\n", floor + 1, limit)
+    if newline >= 0 and fence_end_around(newline) < 0:
+        return newline
+    sentence_end = max(body.rfind(mark, floor, limit) for mark in _SENTENCE_ENDS) + 1
+    if sentence_end > 0 and fence_end_around(sentence_end) < 0:
+        return sentence_end
+    return -1
+
+
+def _trim(body: str, start: int, end: int) -> tuple[int, int] | None:
+    while start < end and body[start].isspace():
+        start += 1
+    while end > start and body[end - 1].isspace():
+        end -= 1
+    return (start, end) if start < end else None

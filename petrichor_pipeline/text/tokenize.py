@@ -1,0 +1,153 @@
+"""Lexical tokenizers for recall: BM25, rerank, similarity and the wiki route all share them.
+
+`bigram` is the reference recall tokenizer (reference §5.1): lowercase, split on whitespace, punctuation
+and symbols, keep latin/digit runs of two or more code points, and cut every run of CJK ideographs into
+overlapping two-character windows (a one-character run stays whole). A plain regex tokenizer would turn a
+whole Chinese sentence into one token; bigrams need no dictionary and match any substring query.
+
+`jieba` keeps the same latin rules but segments CJK runs with jieba's search mode, which yields real words
+plus their sub-words. It is an alternative for corpora where bigram noise hurts; the dictionary is loaded
+once per process, lazily, or eagerly through `init_jieba()` at start-up.
+
+Both run precompiled regexes over the whole string; no Python code loops over characters.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import sys
+import threading
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_BMP_END = 0x10000
+
+
+def _punctuation_and_symbols(lo: int, hi: int) -> str:
+    """A regex class body of the code points in [lo, hi) of Unicode category P* or S* (Go's IsPunct/IsSymbol)."""
+    ranges: list[tuple[int, int]] = []
+    start = prev = -1
+    category = unicodedata.category
+    for cp in range(lo, hi):
+        if category(chr(cp))[0] in "PS":
+            if start < 0:
+                start = cp
+            prev = cp
+        elif start >= 0:
+            ranges.append((start, prev))
+            start = -1
+    if start >= 0:
+        ranges.append((start, prev))
+    return "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges
+    )
+
+
+# Split characters of the Basic Multilingual Plane only: a class that also lists astral ranges makes `re`
+# test every character against them one by one, which halves tokenizer speed. Astral punctuation and
+# symbols (emoji, mostly) are rare and are turned into spaces first, only when the text has any.
+_SPLIT = " \t\n\r" + _punctuation_and_symbols(0, _BMP_END)
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+
+# One match per token, the token in group 1 (so `findall` returns the list without Python per token):
+#   a CJK character followed by another      -> the two-character window, one character consumed;
+#   a CJK character alone in its run         -> that character;
+#   a latin run (neither CJK nor split) >= 2 -> the run, all of it consumed.
+# The last character of a longer CJK run and one-character latin runs match nothing and are skipped.
+_TOKENS = re.compile(
+    f"(?=([{_CJK}]{{2}}|(?<![{_CJK}])[{_CJK}](?![{_CJK}])|[^{_CJK}{_SPLIT}]{{2,}}))"
+    f"(?:[{_CJK}]|[^{_CJK}{_SPLIT}]+)"
+)
+# CJK runs and latin runs (>= 2) for the jieba tokenizer, which segments each CJK run itself.
+_RUNS = re.compile(f"([{_CJK}]+)|[^{_CJK}{_SPLIT}]{{2,}}")
+
+
+@functools.cache
+def _astral_split() -> re.Pattern[str]:
+    return re.compile(f"[{_punctuation_and_symbols(_BMP_END, sys.maxunicode + 1)}]")
+
+
+def _prepare(text: str) -> str:
+    text = text.strip().lower()
+    if _ASTRAL.search(text):
+        text = _astral_split().sub(" ", text)
+    return text
+
+
+def index_tokens(text: str) -> list[str]:
+    """Every token in order of appearance, repeats kept (term frequencies and lengths count them)."""
+    return _TOKENS.findall(_prepare(text))
+
+
+def query_tokens(text: str) -> list[str]:
+    """The distinct tokens of a query, first occurrence first."""
+    return list(dict.fromkeys(_TOKENS.findall(_prepare(text))))
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK_CHAR.search(text) is not None
+
+
+# ------------------------------------------------------------------------------------------------ jieba
+
+_jieba_lock = threading.Lock()
+_jieba: ModuleType | None = None
+
+
+def init_jieba() -> ModuleType:
+    """Import jieba and load its dictionary once per process; safe to call from several threads."""
+    global _jieba
+    if _jieba is None:
+        with _jieba_lock:
+            if _jieba is None:
+                import jieba
+
+                jieba.setLogLevel(logging.WARNING)
+                jieba.initialize()
+                _jieba = jieba
+    return _jieba
+
+
+def jieba_index_tokens(text: str) -> list[str]:
+    """Like `index_tokens`, with CJK runs segmented by `jieba.lcut_for_search` instead of bigrams."""
+    jieba = init_jieba()
+    out: list[str] = []
+    for match in _RUNS.finditer(_prepare(text)):
+        run = match.group()
+        if match.lastindex and len(run) > 1:
+            out.extend(w for w in jieba.lcut_for_search(run) if w.strip())
+        else:
+            out.append(run)
+    return out
+
+
+def jieba_query_tokens(text: str) -> list[str]:
+    return list(dict.fromkeys(jieba_index_tokens(text)))
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """A named pair: `index` keeps repeats (for term counts), `query` dedupes (for query terms)."""
+
+    name: str
+    index: Callable[[str], list[str]]
+    query: Callable[[str], list[str]]
+
+
+TOKENIZERS: dict[str, Tokenizer] = {
+    "bigram": Tokenizer("bigram", index_tokens, query_tokens),
+    "jieba": Tokenizer("jieba", jieba_index_tokens, jieba_query_tokens),
+}
+
+
+def get_tokenizer(name: str) -> Tokenizer:
+    try:
+        return TOKENIZERS[name]
+    except KeyError:
+        raise ValueError(f"unknown tokenizer {name!r}; expected one of {sorted(TOKENIZERS)}") from None

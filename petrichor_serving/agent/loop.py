@@ -1,0 +1,164 @@
+"""The answering loop: Search / Outline → Read / Read Many → Evidence → cited answer.
+
+The loop is a small deterministic controller: a structural question ("which sections…") goes through
+the outline, anything else through search; only what Read returned becomes Evidence; the model writes
+the answer from numbered evidence; every citation is checked against the text that was read and mapped
+to offsets in the article version, and a citation that does not check out is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from petrichor_pipeline.models.base import CallContext, ChatModel, EvidenceText, ModelError
+from petrichor_serving.agent import tools
+from petrichor_serving.recall.scope import Scope
+from petrichor_serving.snapshot import Snapshot
+
+STRUCTURAL = re.compile(r"(有哪些章节|哪些章节|目录|大纲|按顺序|章节结构|outline|table of contents|which sections|what sections|list the sections)", re.I)
+NOT_FOUND = {"zh": "知识库中未检索到相关内容。", "en": "The knowledge base has nothing on this."}
+
+
+@dataclass
+class AgentBudget:
+    max_steps: int = 8
+    max_reads: int = 4
+    search_limit: int = 6
+
+
+@dataclass
+class Trace:
+    trace_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, tool: str, started: float, **info: Any) -> None:
+        self.steps.append({"tool": tool, "ms": round((time.perf_counter() - started) * 1000, 2), **info})
+
+
+def _lang(text: str) -> str:
+    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    return "zh" if cjk * 4 >= len(text.strip()) or cjk >= 4 else "en"
+
+
+def _evidence_entry(i: int, item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "evidence_id": f"e{i + 1}",
+        "kind": item["kind"],
+        "chunk_id": item.get("chunk_id"),
+        "node_key": item.get("node_key"),
+        "article_id": item["article_id"],
+        "article_version": item["article_version"],
+        "title": item.get("article_title") or item.get("title"),
+        "heading_path": item.get("heading_path", []),
+        "start": item.get("start"),
+        "end": item.get("end"),
+    }
+
+
+def _citations(reply: dict[str, Any], read_items: dict[str, dict[str, Any]], snap: Snapshot) -> list[dict[str, Any]]:
+    """Keep only citations whose quote is verbatim in evidence that was read; add article offsets."""
+    out: list[dict[str, Any]] = []
+    for c in reply.get("citations") or []:
+        if not isinstance(c, dict):
+            continue
+        item = read_items.get(str(c.get("evidence_id", "")))
+        quote = c.get("quote")
+        if item is None or not isinstance(quote, str) or not quote.strip() or item.get("start") is None:
+            continue
+        pos = item["content"].find(quote)
+        if pos < 0:
+            continue
+        start = item["start"] + pos
+        end = start + len(quote)
+        article = snap.articles[item["article_id"]]
+        if article["content"][start:end] != quote:
+            continue
+        out.append(
+            {
+                "marker": int(c.get("marker") or len(out) + 1),
+                "chunk_id": item.get("chunk_id"),
+                "article_id": item["article_id"],
+                "article_version": item["article_version"],
+                "title": article["title"],
+                "heading_path": item.get("heading_path", []),
+                "quote_start": start,
+                "quote_end": end,
+                "quote": quote,
+            }
+        )
+    return out
+
+
+def answer(
+    snap: Snapshot,
+    question: str,
+    scope: Scope,
+    *,
+    chat: ChatModel,
+    embedder: Any = None,
+    budget: AgentBudget | None = None,
+    sub_queries: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    budget = budget or AgentBudget()
+    question = (question or "").strip()
+    if not question:
+        raise tools.ToolError("question must be a non-empty string")
+    trace = Trace()
+    targets: list[dict[str, Any]] = []
+
+    t = time.perf_counter()
+    found = tools.search(snap, scope, question, embedder=embedder, limit=budget.search_limit, sub_queries=sub_queries)
+    cands = found["candidates"]
+    trace.add("search", t, query=question, hits=[c.get("chunk_id") or c.get("page_key") or c.get("node_key") for c in cands])
+
+    if STRUCTURAL.search(question) and cands and len(trace.steps) < budget.max_steps:
+        t = time.perf_counter()
+        tree = tools.outline(snap, scope, cands[0]["article_id"])
+        trace.add("outline", t, article_id=cands[0]["article_id"], nodes=tree["node_count"])
+        for node in tree["nodes"]:
+            if node.get("chunk_id"):
+                targets.append({"chunk_id": node["chunk_id"]})
+    for c in cands:
+        if c.get("chunk_id") and {"chunk_id": c["chunk_id"]} not in targets:
+            targets.append({"chunk_id": c["chunk_id"]})
+    targets = targets[: budget.max_reads]
+
+    read_items: dict[str, dict[str, Any]] = {}
+    if targets and len(trace.steps) < budget.max_steps:
+        t = time.perf_counter()
+        got = tools.read_many(snap, scope, targets)
+        for i, item in enumerate(got["results"]):
+            read_items[f"e{i + 1}"] = item
+        trace.add("read_many", t, targets=targets, read=len(got["results"]))
+
+    lang = _lang(question)
+    if not read_items:
+        return {"answer": NOT_FOUND[lang], "citations": [], "evidence": [], "trace_id": trace.trace_id, "trace": trace.steps, "snapshot_version": snap.version}
+
+    evidence = [
+        EvidenceText(evidence_id=k, title=v.get("article_title") or v["title"], heading_path=tuple(v.get("heading_path", ())), content=v["content"])
+        for k, v in read_items.items()
+    ]
+    t = time.perf_counter()
+    try:
+        reply = chat.answer(question, evidence, CallContext(kb_id=next(iter(read_items.values()))["kb_id"]))
+    except ModelError as exc:
+        trace.add("answer", t, error=str(exc))
+        reply = {"answer": NOT_FOUND[lang], "citations": []}
+    citations = _citations(reply, read_items, snap)
+    trace.add("answer", t, citations=len(citations))
+    text = str(reply.get("answer") or "")
+    kept = {c["marker"] for c in citations}
+    text = re.sub(r"\[(\d+)\]", lambda m: m.group(0) if int(m.group(1)) in kept else "", text).strip()
+    return {
+        "answer": text or NOT_FOUND[lang],
+        "citations": citations,
+        "evidence": [_evidence_entry(i, v) for i, v in enumerate(read_items.values())],
+        "trace_id": trace.trace_id,
+        "trace": trace.steps,
+        "snapshot_version": snap.version,
+    }

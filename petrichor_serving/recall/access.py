@@ -1,0 +1,137 @@
+"""Who may read what, decided before anything is ranked.
+
+A `Scope` names the tenant, knowledge bases and visibility a request may read. `Access` turns it into a
+boolean row mask per table plus a SQL prefilter for LanceDB, so every route searches only readable rows:
+BM25 statistics, vector top-k and wiki scores never see, count or return anything else.
+
+Wiki pages aggregate several articles, so a page is readable only when its own tenant and knowledge base
+match and every article it was built from is readable too; otherwise a summary page could carry another
+tenant's (or a private article's) text into a public answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, WikiPages
+
+
+@dataclass(frozen=True)
+class Scope:
+    tenant: str | None = None
+    """None: every tenant (local single-user mode)."""
+    kb_ids: frozenset[str] | None = None
+    """None: every knowledge base."""
+    public_only: bool = False
+    """Only public, unprotected, unexpired articles (anonymous questions over shares)."""
+    article_id: str | None = None
+    """Focus on one article: its hits only, no wiki route, one article in balancing."""
+
+    @property
+    def unrestricted(self) -> bool:
+        return self.tenant is None and self.kb_ids is None and not self.public_only
+
+    @property
+    def retrieval_scope(self) -> str:
+        if self.article_id is not None:
+            return "focused_article"
+        if self.kb_ids is not None and len(self.kb_ids) == 1:
+            return "article_then_chapter"
+        return "cross_kb_article_then_chapter"
+
+
+@dataclass(frozen=True)
+class Access:
+    articles: np.ndarray
+    chunks: np.ndarray
+    questions: np.ndarray
+    wiki: np.ndarray
+    tree: np.ndarray
+    vector_filter: str | None
+    """LanceDB prefilter; None means no restriction (meaningful only when some article is readable)."""
+    valid_until: datetime | None
+    """The earliest share expiry among readable articles: the mask must be recomputed from then on."""
+
+    @property
+    def any_article(self) -> bool:
+        return bool(self.articles.any())
+
+
+def sql_quote(value: str) -> str:
+    """A SQL string literal: single quotes doubled, so no value can end the literal early."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _vector_filter(scope: Scope, articles: Articles, readable: np.ndarray) -> str | None:
+    if scope.article_id is not None:
+        return f"article_id = {sql_quote(scope.article_id)}"
+    if scope.public_only:
+        ids = ", ".join(sql_quote(articles.ids[i]) for i in np.flatnonzero(readable))
+        return f"article_id IN ({ids})"
+    conditions = []
+    if scope.tenant is not None:
+        conditions.append(f"tenant = {sql_quote(scope.tenant)}")
+    if scope.kb_ids is not None:
+        conditions.append(f"kb_id IN ({', '.join(sql_quote(k) for k in sorted(scope.kb_ids))})")
+    return " AND ".join(conditions) or None
+
+
+def _by_row(mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """`mask[rows]`, with row -1 (a dangling reference) never allowed."""
+    return np.append(mask, False)[rows] if len(rows) else np.zeros(0, dtype=bool)
+
+
+def compute_access(
+    scope: Scope,
+    now: datetime,
+    articles: Articles,
+    chunks: Chunks,
+    questions: Questions,
+    wiki: WikiPages,
+    tree: TreeNodes,
+) -> Access:
+    n = len(articles.ids)
+    readable = np.ones(n, dtype=bool)
+    if scope.tenant is not None:
+        readable &= articles.tenant_arr == scope.tenant
+    if scope.kb_ids is not None:
+        readable &= np.isin(articles.kb_arr, list(scope.kb_ids))
+    valid_until = None
+    if scope.public_only:
+        readable &= articles.shareable
+        for i in np.flatnonzero(readable):
+            expiry = articles.expires[i]
+            if expiry is None:
+                continue
+            if expiry <= now:
+                readable[i] = False
+            elif valid_until is None or expiry < valid_until:
+                valid_until = expiry
+
+    pages = wiki.searchable.copy()
+    if not scope.unrestricted:
+        if scope.tenant is not None:
+            pages &= wiki.tenant_arr == scope.tenant
+        if scope.kb_ids is not None:
+            pages &= np.isin(wiki.kb_arr, list(scope.kb_ids))
+        readable_ids = {articles.ids[i] for i in np.flatnonzero(readable)}
+        for i in np.flatnonzero(pages):
+            sources = wiki.article_ids[i]
+            if (scope.public_only and not sources) or not readable_ids.issuperset(sources):
+                pages[i] = False
+
+    focused = readable if scope.article_id is None else readable & (articles.id_arr == scope.article_id)
+    return Access(
+        articles=focused,
+        chunks=_by_row(focused, chunks.article_rows),
+        questions=_by_row(focused, questions.article_rows) & _by_row(
+            _by_row(focused, chunks.article_rows), questions.chunk_rows
+        ),
+        wiki=pages,
+        tree=_by_row(focused, tree.article_rows),
+        vector_filter=_vector_filter(scope, articles, focused),
+        valid_until=valid_until,
+    )

@@ -1,0 +1,158 @@
+"""Field-weighted BM25 (reference §5.4) over an inverted index built once per snapshot.
+
+A document has three fields, title / summary / content, weighted 3 / 2 / 1 *while accumulating*: each
+token of a field adds its weight to the document length and, per term, to the term count. Statistics are
+`N`, `df` and `avgLen` over the documents the request may read (a boolean row mask), so an access filter
+changes nothing but which rows exist: scores equal BM25 over the filtered subset, and filtering happens
+inside the search rather than on its top ten.
+
+The index is CSC by term (`indptr`/`indices`/`data` numpy arrays), so a query touches only its terms'
+postings; building it is the only per-token Python work and happens at snapshot load.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+FIELD_WEIGHTS = (3, 2, 1)
+K1 = 1.5
+B = 0.75
+
+
+@dataclass(frozen=True)
+class Ranked:
+    row: int
+    score: float
+
+
+@dataclass(frozen=True)
+class BM25Index:
+    vocab: dict[str, int]
+    indptr: np.ndarray
+    """int64, len(vocab) + 1: term t's postings are `indices[indptr[t]:indptr[t+1]]`, rows ascending."""
+    indices: np.ndarray
+    """int32 row numbers."""
+    data: np.ndarray
+    """float32 weighted term counts (small integers, exact)."""
+    lengths: np.ndarray
+    """float64 weighted document lengths."""
+
+    @property
+    def size(self) -> int:
+        return len(self.lengths)
+
+    @classmethod
+    def build(cls, docs: Iterable[Sequence[str]], tokenize: Callable[[str], list[str]]) -> "BM25Index":
+        """`docs` yields (title, summary, content) per row."""
+        vocab: dict[str, int] = {}
+        terms, rows, counts = array("i"), array("i"), array("f")
+        lengths = array("d")
+        for row, fields in enumerate(docs):
+            weighted: Counter[str] = Counter()
+            length = 0
+            for weight, text in zip(FIELD_WEIGHTS, fields):
+                if not text or not text.strip():
+                    continue
+                tokens = tokenize(text)
+                length += weight * len(tokens)
+                for token, n in Counter(tokens).items():
+                    weighted[token] += weight * n
+            lengths.append(length)
+            terms.extend([vocab.setdefault(t, len(vocab)) for t in weighted])
+            counts.extend(weighted.values())
+            rows.extend([row] * len(weighted))
+        term_ids = np.frombuffer(terms, dtype=np.int32)
+        order = np.argsort(term_ids, kind="stable")  # stable: rows stay ascending inside each term
+        indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term_ids, minlength=len(vocab)), out=indptr[1:])
+        return cls(
+            vocab=vocab,
+            indptr=indptr,
+            indices=np.frombuffer(rows, dtype=np.int32)[order],
+            data=np.frombuffer(counts, dtype=np.float32)[order],
+            lengths=np.frombuffer(lengths, dtype=np.float64).copy(),
+        )
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        t = self.vocab.get(term)
+        if t is None:
+            return np.empty(0, np.int32), np.empty(0, np.float32)
+        lo, hi = self.indptr[t], self.indptr[t + 1]
+        return self.indices[lo:hi], self.data[lo:hi]
+
+    def rows_with_any(self, terms: Iterable[str], mask: np.ndarray | None = None) -> np.ndarray:
+        """Ascending rows holding at least one of `terms` (within `mask`)."""
+        found = [self.postings(t)[0] for t in terms]
+        rows = np.unique(np.concatenate(found)) if found else np.empty(0, np.int32)
+        return rows[mask[rows]] if mask is not None else rows
+
+    def score(self, terms: Sequence[str], mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(rows ascending, scores > 0) for the distinct query `terms`, statistics over `mask`."""
+        if mask is None:
+            n_docs = self.size
+            total = float(self.lengths.sum())
+        else:
+            n_docs = int(np.count_nonzero(mask))
+            total = float(self.lengths[mask].sum())
+        if n_docs == 0:
+            return np.empty(0, np.int32), np.empty(0, np.float64)
+        avg_len = max(1.0, total / n_docs)
+        hit_rows, hit_scores = [], []
+        for term in terms:
+            rows, tf = self.postings(term)
+            if mask is not None and len(rows):
+                keep = mask[rows]
+                rows, tf = rows[keep], tf[keep]
+            df = len(rows)
+            if df == 0:
+                continue
+            idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+            tf = tf.astype(np.float64)
+            norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * self.lengths[rows] / avg_len))
+            hit_rows.append(rows)
+            hit_scores.append(idf * norm)
+        if not hit_rows:
+            return np.empty(0, np.int32), np.empty(0, np.float64)
+        rows, inverse = np.unique(np.concatenate(hit_rows), return_inverse=True)
+        scores = np.bincount(inverse, weights=np.concatenate(hit_scores))
+        keep = scores > 0
+        return rows[keep], scores[keep]
+
+
+def top_ranked(
+    rows: np.ndarray, scores: np.ndarray, k: int, group: Callable[[int], Hashable] | None = None
+) -> list[Ranked]:
+    """The best `k` by score, ties by row order; with `group`, only the first (best) row of each group
+    counts, e.g. one question per chunk."""
+    if k <= 0:
+        return []
+    want = k
+    while True:
+        sel_rows, sel_scores = rows, scores
+        if len(rows) > want:
+            # every row scoring at least the want-th best survives, so ties at the cut are all kept
+            kth = np.partition(scores, len(scores) - want)[len(scores) - want]
+            keep = scores >= kth
+            sel_rows, sel_scores = rows[keep], scores[keep]
+        order = np.lexsort((sel_rows, -sel_scores))
+        out: list[Ranked] = []
+        seen: set[Hashable] = set()
+        for i in order:
+            row = int(sel_rows[i])
+            if group is not None:
+                g = group(row)
+                if g in seen:
+                    continue
+                seen.add(g)
+            out.append(Ranked(row, float(sel_scores[i])))
+            if len(out) >= k:
+                return out
+        if len(sel_rows) == len(rows):
+            return out
+        want *= 4

@@ -1,0 +1,80 @@
+"""Near-duplicate removal and the per-article cap (reference §6.7).
+
+Two hits are duplicates when their normalised titles are equal, or when the token sets of
+title + snippet + the first 800 characters of content overlap by Jaccard >= 0.88. The same test and cap
+apply when the list is backfilled up to `limit`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from petrichor_pipeline.text.tokenize import query_tokens
+from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
+
+MAX_PER_ARTICLE = 3
+SIMILARITY_THRESHOLD = 0.88
+_CONTENT_CHARS = 800
+
+
+@dataclass
+class DiverseSelection:
+    """Grows a selection one hit at a time; each hit's title and token set are computed once."""
+
+    limit: int
+    max_per_article: int
+    tokenize: Callable[[str], list[str]] = query_tokens
+    hits: list[Hit] = field(default_factory=list)
+    dropped_keys: list[str] = field(default_factory=list)
+    _features: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+    _per_article: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def full(self) -> bool:
+        return len(self.hits) >= self.limit
+
+    def _feature(self, hit: Hit) -> tuple[str, frozenset[str]]:
+        text = f"{hit.title} {hit.snippet} {hit.content[:_CONTENT_CHARS]}"
+        return normalize_knowledge_text(hit.title), frozenset(self.tokenize(text))
+
+    def add(self, hit: Hit) -> bool:
+        """Append `hit` unless its article is at the cap or it nearly duplicates a selected hit."""
+        if self._per_article.get(hit.article_key, 0) >= self.max_per_article:
+            return False
+        title, tokens = self._feature(hit)
+        for other_title, other_tokens in self._features:
+            if title and title == other_title:
+                return False
+            if tokens and other_tokens:
+                shared = len(tokens & other_tokens)
+                if shared / (len(tokens) + len(other_tokens) - shared) >= SIMILARITY_THRESHOLD:
+                    return False
+        self.hits.append(hit)
+        self._features.append((title, tokens))
+        self._per_article[hit.article_key] = self._per_article.get(hit.article_key, 0) + 1
+        return True
+
+
+def select_diverse(
+    reranked: Sequence[Hit],
+    limit: int,
+    max_per_article: int = MAX_PER_ARTICLE,
+    backfill: Sequence[Hit] = (),
+    tokenize: Callable[[str], list[str]] = query_tokens,
+) -> DiverseSelection:
+    """Take `reranked` in order (a rejected hit's key goes to `dropped_keys`), then top up from `backfill`
+    (the article-stage candidates), skipping hits already selected; both passes stop at `limit`."""
+    selection = DiverseSelection(limit, max_per_article, tokenize)
+    for hit in reranked:
+        if selection.full:
+            break
+        if not selection.add(hit):
+            selection.dropped_keys.append(hit.key)
+    chosen = {h.key for h in selection.hits}
+    for hit in backfill:
+        if selection.full:
+            break
+        if hit.key not in chosen and selection.add(hit):
+            chosen.add(hit.key)
+    return selection

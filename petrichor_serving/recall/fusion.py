@@ -1,0 +1,43 @@
+"""Reciprocal Rank Fusion of the per-(query, route) ranked lists (reference §6.4).
+
+Route scores (cosine, BM25, field counts) are not comparable, ranks are: each list adds
+1 / (60 + rank) with 1-based ranks. Hits of one chunk merge, whichever route found them; when a chunk was
+first found only through a generated question and the original chunk then turns up, the chunk's own title
+and snippet replace the question's, while every rank contribution is kept.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+from petrichor_serving.recall.hits import Hit
+
+RRF_K = 60
+FUSION_TOP_K = 30
+
+
+def _has_chunk_route(routes: Sequence[str]) -> bool:
+    return any(r.startswith("chunk_") for r in routes)
+
+
+def fuse(groups: Sequence[Sequence[Hit]], limit: int = FUSION_TOP_K) -> list[Hit]:
+    """Merge by `Hit.key`; the result's `score` is the RRF sum, `routes` the union in first-seen order.
+    Sorted by score, ties to the hit more routes agree on, then to first appearance."""
+    merged: dict[str, Hit] = {}
+    for group in groups:
+        for rank, hit in enumerate(group):
+            entry = merged.get(hit.key)
+            if entry is None:
+                entry = copy.copy(hit)
+                entry.routes, entry.score = [], 0.0
+                merged[hit.key] = entry
+            elif hit.chunk_id and _has_chunk_route(hit.routes) and not _has_chunk_route(entry.routes):
+                routes, score = entry.routes, entry.score
+                entry = copy.copy(hit)
+                entry.routes, entry.score = routes, score
+                merged[hit.key] = entry
+            entry.score += 1.0 / (RRF_K + rank + 1)
+            entry.routes.extend(r for r in hit.routes if r not in entry.routes)
+    out = sorted(merged.values(), key=lambda h: (-h.score, -len(h.routes)))
+    return out[:limit]

@@ -1,0 +1,70 @@
+"""The recall hit that flows between the pipeline stages, and the small text helpers the stages share.
+
+`Hit.content` holds the full chunk, page or node text because rerank and the similarity test read it; it
+never leaves the recall package (`pipeline.Candidate` is what callers see).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+SNIPPET_MAX_CHARS = 220
+
+_NOT_KNOWLEDGE_CHAR = re.compile(r"[^a-z0-9\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WHITESPACE = re.compile(r"\s+")
+
+
+@dataclass
+class Hit:
+    kb_id: str
+    article_id: str | None
+    title: str
+    path: str
+    """`article › h1 › h2` for chunks, the node title for tree nodes, empty otherwise (rerank reads it)."""
+    heading_path: tuple[str, ...]
+    snippet: str
+    content: str
+    score: float = 0.0
+    routes: list[str] = field(default_factory=list)
+    chunk_id: str | None = None
+    page_key: str | None = None
+    node_key: str | None = None
+    rerank_score: float | None = None
+
+    @property
+    def key(self) -> str:
+        """`chunk:`, `wiki:`, `tree:` or `article:` + kb + locator: what fusion merges on."""
+        if self.chunk_id:
+            return f"chunk:{self.kb_id}:{self.chunk_id}"
+        if self.page_key:
+            return f"wiki:{self.kb_id}:{self.page_key}"
+        if self.node_key:
+            return f"tree:{self.kb_id}:{self.node_key}"
+        return f"article:{self.kb_id}:{self.article_id}"
+
+    @property
+    def article_key(self) -> str:
+        """The balancing and per-article-cap group: the article, or the hit itself when it has none."""
+        return f"{self.kb_id}:{self.article_id}" if self.article_id else self.key
+
+
+def normalize_knowledge_text(text: str) -> str:
+    """Lowercase and keep only a-z, 0-9 and CJK: what whole-query containment tests compare."""
+    return _NOT_KNOWLEDGE_CHAR.sub("", text.lower())
+
+
+def compact_text(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
+    """Collapse whitespace and cut to `limit` code points plus `…`, so a snippet never carries a whole chunk."""
+    text = _WHITESPACE.sub(" ", text).strip()
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def render_path(article_title: str, heading_path: tuple[str, ...], heading: str = "") -> str:
+    """`article › h1 › h2`: blanks and a part equal to the one before it are dropped."""
+    parts: list[str] = []
+    for part in (article_title, *(heading_path or ((heading,) if heading.strip() else ()))):
+        part = part.strip()
+        if part and (not parts or parts[-1] != part):
+            parts.append(part)
+    return " › ".join(parts)

@@ -1,0 +1,187 @@
+"""The in-memory recall index of one snapshot: tables, BM25 postings, vector tables, access cache.
+
+Built once when a snapshot is loaded and read-only afterwards, so concurrent requests share it; the only
+mutable part is the small access cache, guarded by a lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer, has_cjk
+from petrichor_serving.recall.access import Access, Scope, compute_access
+from petrichor_serving.recall.bm25 import BM25Index
+from petrichor_serving.recall.hits import Hit, compact_text, render_path
+from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, WikiPages
+
+_ACCESS_CACHE_SIZE = 256
+
+
+@dataclass
+class RecallIndex:
+    tokenizer: Tokenizer
+    articles: Articles
+    chunks: Chunks
+    questions: Questions
+    wiki: WikiPages
+    tree: TreeNodes
+    chunk_bm25: BM25Index
+    question_bm25: BM25Index
+    wiki_terms: BM25Index
+    """Postings of wiki page tokens: only used to find candidate pages, which are then field-scored."""
+    tree_bm25: BM25Index
+    chunk_vectors: Any = None
+    question_vectors: Any = None
+    tree_vectors: Any = None
+    _access: OrderedDict[Scope, Access] = field(default_factory=OrderedDict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def build(
+        cls,
+        articles: pa.Table,
+        chunks: pa.Table,
+        questions: pa.Table,
+        wiki_pages: pa.Table,
+        tree_nodes: pa.Table,
+        chunk_vectors: Any = None,
+        question_vectors: Any = None,
+        tokenizer: str = "bigram",
+        tree_vectors: Any = None,
+    ) -> "RecallIndex":
+        """Vector arguments are LanceDB tables already checked out at the snapshot's versions, or None."""
+        tok = get_tokenizer(tokenizer)
+        art = Articles.from_arrow(articles)
+        ch = Chunks.from_arrow(chunks, art)
+        qs = Questions.from_arrow(questions, art, ch)
+        wiki = WikiPages.from_arrow(wiki_pages)
+        tree = TreeNodes.from_arrow(tree_nodes, art)
+
+        def chunk_fields(row: int) -> tuple[str, str]:
+            a = int(ch.article_rows[row])
+            title = art.titles[a] if a >= 0 else ""
+            heading = ch.headings[row]
+            return f"{title} {heading}".strip(), render_path(title, ch.heading_paths[row], heading)
+
+        chunk_meta = [chunk_fields(r) for r in range(len(ch.ids))]
+        return cls(
+            tokenizer=tok,
+            articles=art,
+            chunks=ch,
+            questions=qs,
+            wiki=wiki,
+            tree=tree,
+            chunk_bm25=BM25Index.build(
+                ((*chunk_meta[r], ch.index_texts[r]) for r in range(len(ch.ids))), tok.index
+            ),
+            question_bm25=BM25Index.build(
+                (
+                    (*(chunk_meta[c] if c >= 0 else ("", "")), qs.index_texts[r])
+                    for r, c in enumerate(qs.chunk_rows.tolist())
+                ),
+                tok.index,
+            ),
+            wiki_terms=BM25Index.build(
+                zip(wiki.titles, wiki.summaries, (f"{c}\n{e}" for c, e in zip(wiki.contents, wiki.extras))),
+                tok.index,
+            ),
+            tree_bm25=BM25Index.build(zip(tree.titles, tree.summaries, tree.contents), tok.index),
+            chunk_vectors=chunk_vectors,
+            question_vectors=question_vectors,
+            tree_vectors=tree_vectors,
+        )
+
+    # ------------------------------------------------------------------------------------------ access
+
+    def access(self, scope: Scope, now: datetime) -> Access:
+        """The scope's masks, computed once and cached until a readable share expires."""
+        with self._lock:
+            cached = self._access.get(scope)
+            if cached is not None and (cached.valid_until is None or now < cached.valid_until):
+                self._access.move_to_end(scope)
+                return cached
+        computed = compute_access(scope, now, self.articles, self.chunks, self.questions, self.wiki, self.tree)
+        with self._lock:
+            self._access[scope] = computed
+            self._access.move_to_end(scope)
+            while len(self._access) > _ACCESS_CACHE_SIZE:
+                self._access.popitem(last=False)
+        return computed
+
+    # -------------------------------------------------------------------------------------------- hits
+
+    def chunk_hit(self, row: int, route: str, score: float = 0.0, question_row: int | None = None) -> Hit:
+        """A chunk hit; found through a generated question, its snippet quotes the question instead."""
+        ch, art = self.chunks, self.articles
+        a = int(ch.article_rows[row])
+        article_title = art.titles[a]
+        heading = ch.headings[row].strip()
+        content = ch.contents[row]
+        if question_row is None:
+            snippet = compact_text(content)
+        else:
+            question = self.questions.questions[question_row]
+            label = "用户问法：" if has_cjk(question) else "Asked as: "
+            snippet = compact_text(label + question)
+        return Hit(
+            kb_id=ch.kb_ids[row],
+            article_id=art.ids[a],
+            title=heading or article_title,
+            path=render_path(article_title, ch.heading_paths[row], ch.headings[row]),
+            heading_path=ch.heading_paths[row],
+            snippet=snippet,
+            content=content,
+            score=score,
+            routes=[route],
+            chunk_id=ch.ids[row],
+        )
+
+    def wiki_hit(self, row: int, route: str, score: float) -> Hit:
+        w = self.wiki
+        return Hit(
+            kb_id=w.kb_ids[row],
+            article_id=None,
+            title=w.titles[row],
+            path="",
+            heading_path=w.category_paths[row],
+            snippet=compact_text(w.summaries[row]) or compact_text(w.contents[row]),
+            content=w.contents[row],
+            score=score,
+            routes=[route],
+            page_key=w.keys[row],
+        )
+
+    def tree_hit(self, row: int, route: str, score: float) -> Hit:
+        t = self.tree
+        return Hit(
+            kb_id=t.kb_ids[row],
+            article_id=self.articles.ids[int(t.article_rows[row])],
+            title=t.titles[row],
+            path=t.titles[row],
+            heading_path=t.heading_paths[row],
+            snippet=compact_text(t.summaries[row]) or compact_text(t.contents[row]),
+            content=t.contents[row],
+            score=score,
+            routes=[route],
+            node_key=t.keys[row],
+        )
+
+    def article_hit(self, row: int, route: str, score: float) -> Hit:
+        art = self.articles
+        return Hit(
+            kb_id=art.kb_ids[row],
+            article_id=art.ids[row],
+            title=art.titles[row],
+            path="",
+            heading_path=(),
+            snippet=compact_text(art.contents[row]),
+            content=art.contents[row],
+            score=score,
+            routes=[route],
+        )

@@ -1,0 +1,244 @@
+"""Hybrid search: rewrite → five routes per query → RRF → article balance → local rerank → diversity.
+
+Every stage is a plain function of the previous one's output; this module only wires them, times them and
+records what each produced, so a poor answer can be traced to the route or stage that lost the evidence.
+A failing route is recorded in `diagnostics["degraded"]` and the others carry on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from petrichor_pipeline.models.base import Embedder
+from petrichor_serving.recall import routes
+from petrichor_serving.recall.access import Scope
+from petrichor_serving.recall.balance import ARTICLE_TOP_K, PER_ARTICLE_TOP_K, select_articles
+from petrichor_serving.recall.diversity import MAX_PER_ARTICLE, select_diverse
+from petrichor_serving.recall.fusion import FUSION_TOP_K, fuse
+from petrichor_serving.recall.hits import Hit
+from petrichor_serving.recall.index import RecallIndex
+from petrichor_serving.recall.query_vectors import QUERY_VECTORS, QueryVectorCache
+from petrichor_serving.recall.rerank import RERANK_TOP_K, STRATEGY, rerank
+from petrichor_serving.recall.rewrite import build_queries
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 20
+
+_ROUTE_DIAGNOSTICS = {
+    routes.CHUNK_VECTOR: "chunkVectorKeys",
+    routes.QUESTION_VECTOR: "questionVectorKeys",
+    routes.CHUNK_BM25: "chunkBm25Keys",
+    routes.QUESTION_BM25: "questionBm25Keys",
+    routes.WIKI: "wikiKeys",
+    routes.ARTICLE_TITLE: "articleTitleKeys",
+    routes.TREE_VECTOR: "treeKeys",
+    routes.TREE_BM25: "treeKeys",
+}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A search result: where to read (exactly one of chunk_id / page_key / node_key, or only article_id
+    for a title match) and a short snippet, never the full text."""
+
+    article_id: str | None
+    kb_id: str
+    title: str
+    heading_path: tuple[str, ...]
+    snippet: str
+    routes: list[str]
+    score: float
+    rerank_score: float | None = None
+    chunk_id: str | None = None
+    page_key: str | None = None
+    node_key: str | None = None
+
+    @classmethod
+    def from_hit(cls, hit: Hit) -> "Candidate":
+        return cls(
+            article_id=hit.article_id,
+            kb_id=hit.kb_id,
+            title=hit.title,
+            heading_path=tuple(hit.heading_path),
+            snippet=hit.snippet,
+            routes=list(hit.routes),
+            score=round(hit.score, 4),
+            rerank_score=hit.rerank_score,
+            chunk_id=hit.chunk_id,
+            page_key=hit.page_key,
+            node_key=hit.node_key,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The search candidate of the CLI/HTTP contract; the rerank score stays internal."""
+        out: dict[str, Any] = {}
+        for locator in ("chunk_id", "page_key", "node_key"):
+            if getattr(self, locator):
+                out[locator] = getattr(self, locator)
+        out.update(
+            article_id=self.article_id,
+            title=self.title,
+            heading_path=list(self.heading_path),
+            snippet=self.snippet,
+            routes=list(self.routes),
+            score=self.score,
+        )
+        return out
+
+
+@dataclass
+class SearchResult:
+    query: str
+    candidates: list[Candidate]
+    diagnostics: dict[str, Any]
+
+
+class _Run:
+    """Runs routes for one search: collects their ranked lists, keys, failures and timings."""
+
+    def __init__(self) -> None:
+        self.groups: list[tuple[str, list[Hit]]] = []
+        self.degraded: dict[str, str] = {}
+        self.timings: defaultdict[str, float] = defaultdict(float)
+
+    def route(self, name: str, fn: Callable[[], list[Hit]]) -> list[Hit]:
+        started = time.perf_counter()
+        try:
+            hits = fn()
+        except Exception as err:  # one broken route must not take the others down
+            self.degraded[name] = str(err) or type(err).__name__
+            hits = []
+        self.timings[name] += (time.perf_counter() - started) * 1000
+        if hits:
+            self.groups.append((name, hits))
+        return hits
+
+    def timed(self, name: str, started: float) -> None:
+        self.timings[name] += (time.perf_counter() - started) * 1000
+
+    def has_modern_hits(self) -> bool:
+        return any(name in routes.MODERN_ROUTES for name, _ in self.groups)
+
+
+def _embed_queries(
+    run: _Run, embedder: Embedder | None, queries: Sequence[str], index: RecallIndex, cache: QueryVectorCache
+) -> dict[str, np.ndarray]:
+    vector_routes = ((routes.CHUNK_VECTOR, index.chunk_vectors), (routes.QUESTION_VECTOR, index.question_vectors))
+    if embedder is None:
+        for name, _ in vector_routes:
+            run.degraded[name] = "no query embedder configured"
+        return {}
+    for name, table in vector_routes:
+        if table is None:
+            run.degraded[name] = f"snapshot has no {name}s table"
+    started = time.perf_counter()
+    try:
+        return cache.embed(embedder, queries)
+    except Exception as err:
+        for name, _ in vector_routes:
+            run.degraded[name] = str(err) or type(err).__name__
+        return {}
+    finally:
+        run.timed("embed", started)
+
+
+def search(
+    index: RecallIndex,
+    query: str,
+    *,
+    scope: Scope,
+    embedder: Embedder | None = None,
+    limit: int = DEFAULT_LIMIT,
+    sub_queries: Sequence[str] | None = None,
+    now: datetime | None = None,
+    cache: QueryVectorCache = QUERY_VECTORS,
+) -> SearchResult:
+    """Search the readable part of `index` for `query` (plus `sub_queries`, else the rewrite's clauses).
+    `limit` is clamped to 1..20; `now` decides which public shares have expired."""
+    query = query.strip()
+    if not query:
+        raise ValueError("query must not be empty")
+    limit = max(1, min(MAX_LIMIT, limit or DEFAULT_LIMIT))
+    now = now or datetime.now(timezone.utc)
+    started = time.perf_counter()
+    run = _Run()
+
+    queries = build_queries(query, sub_queries)
+    access = index.access(scope, now)
+    run.timed("access", started)
+    vectors = _embed_queries(run, embedder, queries, index, cache)
+    fingerprint = embedder.fingerprint if embedder is not None else None
+    focused = scope.article_id is not None
+
+    for q in queries:
+        terms = index.tokenizer.query(q)
+        vector = vectors.get(q)
+        if vector is not None:
+            if index.chunk_vectors is not None:
+                run.route(routes.CHUNK_VECTOR, lambda: routes.chunk_vector(index, access, vector, fingerprint))
+            if index.question_vectors is not None:
+                run.route(
+                    routes.QUESTION_VECTOR, lambda: routes.question_vector(index, access, vector, fingerprint)
+                )
+        lexical = run.route(routes.CHUNK_BM25, lambda: routes.chunk_bm25(index, access, terms))
+        lexical += run.route(routes.QUESTION_BM25, lambda: routes.question_bm25(index, access, terms))
+        if not lexical:
+            run.route(routes.ARTICLE_TITLE, lambda: routes.article_title(index, access, terms))
+        if not focused:
+            run.route(routes.WIKI, lambda: routes.wiki_lexical(index, access, q, terms))
+
+    legacy = not run.has_modern_hits()
+    if legacy:
+        for q in queries:
+            terms = index.tokenizer.query(q)
+            vector = vectors.get(q)
+            if vector is not None and index.tree_vectors is not None:
+                run.route(routes.TREE_VECTOR, lambda: routes.tree_vector(index, access, vector, fingerprint))
+            run.route(routes.TREE_BM25, lambda: routes.tree_bm25(index, access, terms))
+
+    stage_started = time.perf_counter()
+    fused = fuse([hits for _, hits in run.groups], FUSION_TOP_K)
+    stage = select_articles(fused, 1 if focused else ARTICLE_TOP_K, PER_ARTICLE_TOP_K)
+    run.timed("fusion", stage_started)
+
+    stage_started = time.perf_counter()
+    top = stage.hits[:RERANK_TOP_K]
+    reranked = rerank(query, top, index.tokenizer.query)
+    rerank_applied = len(top) > 1
+    run.timed("rerank", stage_started)
+
+    stage_started = time.perf_counter()
+    selection = select_diverse(
+        reranked, limit, limit if focused else MAX_PER_ARTICLE, backfill=stage.hits, tokenize=index.tokenizer.query
+    )
+    run.timed("diversity", stage_started)
+    run.timed("total", started)
+
+    diagnostics: dict[str, Any] = {
+        "query": query,
+        "rewrittenQueries": queries[1:],
+        "subQueryCount": len(queries) - 1,
+        "retrievalScope": scope.retrieval_scope,
+        **{key: [] for key in dict.fromkeys(_ROUTE_DIAGNOSTICS.values())},
+    }
+    for name, hits in run.groups:
+        diagnostics[_ROUTE_DIAGNOSTICS[name]].extend(h.key for h in hits)
+    diagnostics.update(
+        treeAttempted=legacy,
+        fusionKeys=[h.key for h in fused],
+        selectedArticleIds=stage.article_keys,
+        diversityDroppedKeys=selection.dropped_keys,
+        finalKeys=[h.key for h in selection.hits],
+        rerankApplied=rerank_applied,
+        rerankStrategy=STRATEGY if rerank_applied else "skipped",
+        degraded=run.degraded,
+        timingsMs={name: round(ms, 3) for name, ms in run.timings.items()},
+    )
+    return SearchResult(query, [Candidate.from_hit(h) for h in selection.hits], diagnostics)

@@ -1,0 +1,66 @@
+"""Deterministic query rewrite (reference §6.2): split a long compound question into at most three clauses.
+
+No model is called: a simple question stays exactly as asked, and a compound one also gets each clause
+searched on its own so that both halves of "compare A, and explain B" can find their sections.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+MAX_QUERIES = 4
+MIN_REWRITE_CHARS = 18
+MIN_CLAUSE_CHARS = 4
+
+# RE2's `\s` is ASCII whitespace only, hence the explicit class; `\b` is ASCII too (re.ASCII).
+_QUESTION_SPLIT = re.compile(r"[，,；;。？?！!]+[\t\n\f\r ]*")
+_CONJUNCTION = re.compile(r"(，以及|，还有|，并且|，同时|以及|、并|；|;|，再|，然后|\band\b)", re.IGNORECASE | re.ASCII)
+_CLAUSE_SPLIT = re.compile(r"[|，,；;。？?！!]+")
+_QUESTION_WORDS = re.compile(r"(是什么|为什么|怎么样|怎么办|如何|怎样|哪些|哪个|多少|吗|呢|？|\?)")
+_PREFIXES = ("请问", "想知道", "帮我", "麻烦", "我想", "能否", "可以", "请", "那么", "另外", "以及", "还有")
+
+
+def _trim_prefix(clause: str) -> str:
+    for prefix in _PREFIXES:
+        if clause.startswith(prefix):
+            return clause[len(prefix) :].strip()
+    return clause
+
+
+def rewrite_query(query: str, max_: int = 3) -> list[str]:
+    """The clauses of a compound question; empty for a short or simple one."""
+    text = query.strip()
+    if len(text) < MIN_REWRITE_CHARS:
+        return []
+    long_parts = sum(1 for part in _QUESTION_SPLIT.split(text) if len(part.strip()) >= MIN_CLAUSE_CHARS)
+    if long_parts < 2 and not _CONJUNCTION.search(text):
+        return []
+    out: list[str] = []
+    for clause in _CLAUSE_SPLIT.split(_CONJUNCTION.sub("|", text)):
+        clause = _trim_prefix(clause.strip())
+        clause = _QUESTION_WORDS.sub(" ", clause).strip()
+        if len(clause) < MIN_CLAUSE_CHARS or clause == text or clause in out:
+            continue
+        out.append(clause)
+        if len(out) >= max_:
+            break
+    return out
+
+
+def build_queries(primary: str, sub_queries: Sequence[str] | None = None) -> list[str]:
+    """`[primary, *extra]`, at most four: explicit sub-queries win over the rewrite; repeats (ignoring
+    case) and one-character values are dropped. `queries[1:]` are the rewritten ones."""
+    primary = primary.strip()
+    extra = [q for q in sub_queries or () if isinstance(q, str)] or rewrite_query(primary, 3)
+    queries = [primary]
+    seen = {primary.lower()}
+    for value in extra:
+        value = value.strip()
+        if len(value) < 2 or value.lower() in seen:
+            continue
+        seen.add(value.lower())
+        queries.append(value)
+        if len(queries) >= MAX_QUERIES:
+            break
+    return queries

@@ -1,0 +1,215 @@
+"""Snapshot tables held column-wise in memory for recall: Python lists for what hits display, numpy arrays
+for what access masks and BM25 compute over. Row numbers are the tables' own order, which is also the
+tie-break order of every ranking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import numpy as np
+import pyarrow as pa
+
+from petrichor_serving.recall.hits import normalize_knowledge_text
+
+WIKI_EXCLUDED_KINDS = frozenset({"source", "index", "log"})
+"""Per-article source pages, the index and the log restate other pages; the wiki route skips them."""
+
+
+def _col(table: pa.Table, name: str) -> list:
+    return table.column(name).to_pylist()
+
+
+def _text(values: list) -> list[str]:
+    return [v or "" for v in values]
+
+
+def _rows_of(keys: list[str], index: dict[str, int]) -> np.ndarray:
+    """Row numbers of `keys` in another table, -1 where absent (a -1 row is never allowed)."""
+    return np.fromiter((index.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+
+
+def parse_expiry(value: str | None) -> datetime | None:
+    """`share_expires_at` as an aware datetime; None when unset. Unparseable counts as already expired,
+    so a typo never publishes an article."""
+    if value is None or not value.strip():
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return datetime.min.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Articles:
+    ids: list[str]
+    kb_ids: list[str]
+    titles: list[str]
+    contents: list[str]
+    tenant_arr: np.ndarray
+    kb_arr: np.ndarray
+    id_arr: np.ndarray
+    shareable: np.ndarray
+    """visibility == "public" and not password protected (expiry is checked per request)."""
+    expires: list[datetime | None]
+    row_of: dict[str, int] = field(repr=False)
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table) -> "Articles":
+        ids = _text(_col(table, "article_id"))
+        kb_ids = _text(_col(table, "kb_id"))
+        visibility = _col(table, "visibility")
+        protected = _col(table, "password_protected")
+        return cls(
+            ids=ids,
+            kb_ids=kb_ids,
+            titles=_text(_col(table, "title")),
+            contents=_text(_col(table, "content")),
+            tenant_arr=np.array(_text(_col(table, "tenant")), dtype=object),
+            kb_arr=np.array(kb_ids, dtype=object),
+            id_arr=np.array(ids, dtype=object),
+            shareable=np.array([v == "public" and not p for v, p in zip(visibility, protected)], dtype=bool),
+            expires=[parse_expiry(v) for v in _col(table, "share_expires_at")],
+            row_of={a: i for i, a in enumerate(ids)},
+        )
+
+
+@dataclass(frozen=True)
+class Chunks:
+    ids: list[str]
+    kb_ids: list[str]
+    article_rows: np.ndarray
+    headings: list[str]
+    heading_paths: list[tuple[str, ...]]
+    contents: list[str]
+    index_texts: list[str]
+    row_of: dict[str, int] = field(repr=False)
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table, articles: Articles) -> "Chunks":
+        ids = _text(_col(table, "chunk_id"))
+        return cls(
+            ids=ids,
+            kb_ids=_text(_col(table, "kb_id")),
+            article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
+            headings=_text(_col(table, "heading")),
+            heading_paths=[tuple(p or ()) for p in _col(table, "heading_path")],
+            contents=_text(_col(table, "content")),
+            index_texts=_text(_col(table, "index_text")),
+            row_of={c: i for i, c in enumerate(ids)},
+        )
+
+
+@dataclass(frozen=True)
+class Questions:
+    chunk_rows: np.ndarray
+    article_rows: np.ndarray
+    questions: list[str]
+    index_texts: list[str]
+    row_of: dict[str, int] = field(repr=False)
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table, articles: Articles, chunks: Chunks) -> "Questions":
+        ids = _text(_col(table, "question_id"))
+        return cls(
+            chunk_rows=_rows_of(_text(_col(table, "chunk_id")), chunks.row_of),
+            article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
+            questions=_text(_col(table, "question")),
+            index_texts=_text(_col(table, "index_text")),
+            row_of={q: i for i, q in enumerate(ids)},
+        )
+
+
+@dataclass(frozen=True)
+class WikiPages:
+    keys: list[str]
+    kb_ids: list[str]
+    titles: list[str]
+    summaries: list[str]
+    contents: list[str]
+    extras: list[str]
+    """Page key and aliases: the "extra" field of the wiki score."""
+    category_paths: list[tuple[str, ...]]
+    article_ids: list[tuple[str, ...]]
+    tenant_arr: np.ndarray
+    kb_arr: np.ndarray
+    searchable: np.ndarray
+    norm_title: list[str] = field(repr=False)
+    norm_summary: list[str] = field(repr=False)
+    norm_content: list[str] = field(repr=False)
+    norm_extra: list[str] = field(repr=False)
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table) -> "WikiPages":
+        keys = _text(_col(table, "page_key"))
+        titles = _text(_col(table, "title"))
+        summaries = _text(_col(table, "summary"))
+        contents = _text(_col(table, "content_md"))
+        extras = [" ".join((k, *(a or ()))) for k, a in zip(keys, _col(table, "aliases"))]
+        kb_ids = _text(_col(table, "kb_id"))
+        norm = normalize_knowledge_text
+        return cls(
+            keys=keys,
+            kb_ids=kb_ids,
+            titles=titles,
+            summaries=summaries,
+            contents=contents,
+            extras=extras,
+            category_paths=[tuple(p or ()) for p in _col(table, "category_path")],
+            article_ids=[tuple(a or ()) for a in _col(table, "article_ids")],
+            tenant_arr=np.array(_text(_col(table, "tenant")), dtype=object),
+            kb_arr=np.array(kb_ids, dtype=object),
+            searchable=np.array([k not in WIKI_EXCLUDED_KINDS for k in _col(table, "kind")], dtype=bool),
+            norm_title=[norm(t) for t in titles],
+            norm_summary=[norm(s) for s in summaries],
+            norm_content=[norm(c) for c in contents],
+            norm_extra=[norm(e) for e in extras],
+        )
+
+
+@dataclass(frozen=True)
+class TreeNodes:
+    keys: list[str]
+    kb_ids: list[str]
+    article_rows: np.ndarray
+    titles: list[str]
+    summaries: list[str]
+    contents: list[str]
+    heading_paths: list[tuple[str, ...]]
+    """Titles from the first heading level down to the node; the root (the article itself) is left out."""
+    row_of: dict[str, int] = field(repr=False)
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table, articles: Articles) -> "TreeNodes":
+        keys = _text(_col(table, "node_key"))
+        titles = _text(_col(table, "title"))
+        parents = _col(table, "parent_key")
+        depths = _col(table, "depth")
+        row_of = {k: i for i, k in enumerate(keys)}
+        paths: list[tuple[str, ...] | None] = [None] * len(keys)
+
+        def path(row: int) -> tuple[str, ...]:
+            chain: list[int] = []
+            current: int | None = row
+            while current is not None and paths[current] is None and current not in chain:
+                chain.append(current)
+                parent = parents[current]
+                current = row_of.get(parent) if parent else None
+            prefix = paths[current] if current is not None and paths[current] is not None else ()
+            for r in reversed(chain):
+                prefix = prefix + ((titles[r],) if (depths[r] or 0) > 0 else ())
+                paths[r] = prefix
+            return paths[row] or ()
+
+        return cls(
+            keys=keys,
+            kb_ids=_text(_col(table, "kb_id")),
+            article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
+            titles=titles,
+            summaries=_text(_col(table, "summary")),
+            contents=_text(_col(table, "content")),
+            heading_paths=[path(i) for i in range(len(keys))],
+            row_of=row_of,
+        )

@@ -1,0 +1,193 @@
+"""Read-only snapshot loading and the atomic swap.
+
+A snapshot is loaded completely (tables, lookups, BM25 structures, LanceDB tables checked out at the
+recorded versions) before one reference is replaced, so a request holds either the old or the new
+snapshot for its whole life and never a mix. A snapshot that fails to load is refused and the old one
+keeps serving; `status()` reports both versions and the error.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from petrichor_pipeline.contract import SCHEMAS, Manifest, read_current, read_manifest, read_table
+from petrichor_serving.recall.index import RecallIndex
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Snapshot:
+    manifest: Manifest
+    tables: dict[str, pa.Table]
+    recall: RecallIndex
+    articles: dict[str, dict[str, Any]]
+    chunks: dict[str, dict[str, Any]]
+    chunks_by_article: dict[str, list[str]]
+    questions_by_chunk: dict[str, list[str]]
+    pages: dict[tuple[str, str, str], dict[str, Any]]
+    """(kb_id, tenant, page_key) -> wiki page row"""
+    links_from: dict[tuple[str, str, str], list[dict[str, Any]]]
+    links_to: dict[tuple[str, str, str], list[dict[str, Any]]]
+    nodes: dict[str, dict[str, Any]]
+    nodes_by_article: dict[str, list[str]]
+    vectors_enabled: bool
+    vector_note: str
+    loaded_at: float = field(default_factory=time.time)
+    load_seconds: float = 0.0
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+
+def _group(rows: list[dict[str, Any]], key: str, value: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in rows:
+        out.setdefault(r[key], []).append(r[value])
+    return out
+
+
+def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None, tokenizer: str = "bigram") -> Snapshot:
+    """Load one snapshot completely; raises on any inconsistency so the caller can refuse it."""
+    started = time.perf_counter()
+    snaps = data_dir / "snapshots"
+    manifest = read_manifest(snaps, version)
+    tables = {name: read_table(snaps, manifest, name) for name in SCHEMAS}
+    for name, info in manifest.tables.items():
+        if name in tables and tables[name].num_rows != int(info["rows"]):
+            raise ValueError(f"table {name}: {tables[name].num_rows} rows, manifest says {info['rows']}")
+
+    vec_tables: dict[str, Any] = {}
+    note = "no vector tables in this snapshot"
+    fp = (manifest.embed_fingerprint or {}).get("key")
+    if manifest.vector_tables:
+        if embed_fingerprint is not None and fp != embed_fingerprint:
+            note = f"snapshot vectors are {fp!r}, the query embedder is {embed_fingerprint!r}: vector routes off"
+        else:
+            import lancedb
+
+            db = lancedb.connect(str(data_dir / "lance"))
+            for name, info in manifest.vector_tables.items():
+                tbl = db.open_table(info["table"])
+                tbl.checkout(int(info["version"]))
+                vec_tables[name] = tbl
+            note = f"vectors {fp}"
+    recall = RecallIndex.build(
+        tables["articles"],
+        tables["chunks"],
+        tables["questions"],
+        tables["wiki_pages"],
+        tables["tree_nodes"],
+        chunk_vectors=vec_tables.get("chunk_vectors"),
+        question_vectors=vec_tables.get("question_vectors"),
+        tokenizer=tokenizer,
+    )
+    chunk_rows = tables["chunks"].to_pylist()
+    page_rows = tables["wiki_pages"].to_pylist()
+    link_rows = tables["wiki_links"].to_pylist()
+    node_rows = tables["tree_nodes"].to_pylist()
+    links_from: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    links_to: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for link in link_rows:
+        links_from.setdefault((link["kb_id"], link["tenant"], link["from_page_key"]), []).append(link)
+        links_to.setdefault((link["kb_id"], link["tenant"], link["to_page_key"]), []).append(link)
+    snap = Snapshot(
+        manifest=manifest,
+        tables=tables,
+        recall=recall,
+        articles={r["article_id"]: r for r in tables["articles"].to_pylist()},
+        chunks={r["chunk_id"]: r for r in chunk_rows},
+        chunks_by_article=_group(chunk_rows, "article_id", "chunk_id"),
+        questions_by_chunk=_group(tables["questions"].to_pylist(), "chunk_id", "question"),
+        pages={(r["kb_id"], r["tenant"], r["page_key"]): r for r in page_rows},
+        links_from=links_from,
+        links_to=links_to,
+        nodes={r["node_key"]: r for r in node_rows},
+        nodes_by_article=_group(node_rows, "article_id", "node_key"),
+        vectors_enabled=bool(vec_tables),
+        vector_note=note,
+    )
+    snap.load_seconds = time.perf_counter() - started
+    return snap
+
+
+class SnapshotStore:
+    """Holds the current snapshot and swaps it when `CURRENT` moves; never serves a half-loaded one."""
+
+    def __init__(self, data_dir: Path, *, embed_fingerprint: str | None = None, tokenizer: str = "bigram"):
+        self.data_dir = Path(data_dir)
+        self.embed_fingerprint = embed_fingerprint
+        self.tokenizer = tokenizer
+        self._current: Snapshot | None = None
+        self._failed: dict[str, str] | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def current(self) -> Snapshot | None:
+        return self._current
+
+    def refresh(self) -> bool:
+        """Load and swap if CURRENT names a new version; True when a swap happened."""
+        with self._lock:
+            version = read_current(self.data_dir / "snapshots")
+            if version is None:
+                return False
+            if self._current is not None and self._current.version == version:
+                return False
+            if self._failed is not None and self._failed["version"] == version:
+                return False
+            try:
+                snap = load_snapshot(self.data_dir, version, embed_fingerprint=self.embed_fingerprint, tokenizer=self.tokenizer)
+            except Exception as exc:
+                log.error("refusing snapshot %s: %s", version, exc)
+                self._failed = {"version": version, "error": f"{type(exc).__name__}: {exc}"}
+                return False
+            self._current = snap  # the swap: one reference assignment
+            self._failed = None
+            log.info("serving snapshot %s (loaded in %.2fs)", version, snap.load_seconds)
+            return True
+
+    def status(self) -> dict[str, Any]:
+        cur = self._current
+        return {
+            "current": None
+            if cur is None
+            else {
+                "version": cur.version,
+                "created_at": cur.manifest.created_at,
+                "parent_version": cur.manifest.parent_version,
+                "rows": cur.manifest.row_counts,
+                "vector_tables": {k: v.get("version") for k, v in cur.manifest.vector_tables.items()},
+                "vectors": cur.vector_note,
+                "loaded_at": cur.loaded_at,
+                "load_seconds": round(cur.load_seconds, 3),
+            },
+            "refused": self._failed,
+            "pointer": read_current(self.data_dir / "snapshots"),
+        }
+
+    def watch(self, interval_s: float) -> None:
+        """Poll CURRENT in a daemon thread until `stop()`."""
+
+        def loop() -> None:
+            while not self._stop.wait(interval_s):
+                try:
+                    self.refresh()
+                except Exception:  # the watcher must outlive any single failure
+                    log.exception("snapshot refresh failed")
+
+        self._thread = threading.Thread(target=loop, name="snapshot-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()

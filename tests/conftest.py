@@ -1,0 +1,79 @@
+"""Session fixtures: the bundled corpus is built once per test session and shared (embedding is slow)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "data" / "corpus"
+SHARED_EVAL = REPO.parent / "shared" / "eval"
+
+
+@dataclass
+class BuiltCorpus:
+    data_dir: Path
+    corpus_dir: Path
+    dagster_home: Path
+    summary: dict
+
+
+def isolated_env(monkeypatch: pytest.MonkeyPatch, data_dir: Path, corpus_dir: Path, dagster_home: Path) -> None:
+    monkeypatch.setenv("PETRICHOR_DATA", str(data_dir))
+    monkeypatch.setenv("PETRICHOR_CORPUS", str(corpus_dir))
+    monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
+    for name in ("PETRICHOR_LLM_BASE_URL", "PETRICHOR_EMBED_BASE_URL", "PETRICHOR_VISION_BASE_URL", "PETRICHOR_API_KEYS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def run_cli_build(data_dir: Path, corpus_dir: Path, dagster_home: Path, *extra: str) -> dict:
+    """`petrichor build --json` in-process with the given paths; returns the parsed summary."""
+    import contextlib
+    import io
+    import json
+
+    from petrichor.cli import main
+
+    mp = pytest.MonkeyPatch()
+    try:
+        isolated_env(mp, data_dir, corpus_dir, dagster_home)
+        dagster_home.mkdir(parents=True, exist_ok=True)
+        (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = main(["build", "--json", *extra])
+        doc = json.loads(buf.getvalue())
+        doc["_exit_code"] = code
+        return doc
+    finally:
+        mp.undo()
+
+
+@pytest.fixture(scope="session")
+def built_corpus(tmp_path_factory: pytest.TempPathFactory) -> BuiltCorpus:
+    root = tmp_path_factory.mktemp("bundled")
+    data_dir, home = root / "data", root / "dagster_home"
+    summary = run_cli_build(data_dir, CORPUS, home)
+    assert summary["_exit_code"] == 0, summary
+    return BuiltCorpus(data_dir=data_dir, corpus_dir=CORPUS, dagster_home=home, summary=summary)
+
+
+@pytest.fixture(scope="session")
+def served_snapshot(built_corpus: BuiltCorpus):
+    """The built bundled corpus loaded as serving loads it."""
+    from petrichor_pipeline.models.embedding import make_embedder
+    from petrichor_pipeline.config import load_settings
+    from petrichor_serving.snapshot import SnapshotStore
+
+    mp = pytest.MonkeyPatch()
+    isolated_env(mp, built_corpus.data_dir, built_corpus.corpus_dir, built_corpus.dagster_home)
+    try:
+        embedder = make_embedder(load_settings())
+        store = SnapshotStore(built_corpus.data_dir, embed_fingerprint=embedder.fingerprint)
+        assert store.refresh()
+        return store.current, embedder
+    finally:
+        mp.undo()

@@ -1,0 +1,60 @@
+import numpy as np
+import pytest
+
+from petrichor_pipeline.text.tokenize import index_tokens, query_tokens
+from petrichor_serving.recall.bm25 import BM25Index, top_ranked
+
+
+def test_field_weights_reference_case():
+    # reference §8 case 8 / §5.4: doc1 wins on the title, both scores positive
+    index = BM25Index.build(
+        [("Redis 消费幂等", "", "处理重复消费"), ("消息记录", "", "Redis 消费幂等 Redis 消费幂等")], index_tokens
+    )
+    assert index.lengths.tolist() == [17.0, 17.0]
+    ranked = top_ranked(*index.score(query_tokens("Redis 消费幂等")), k=10)
+    assert [r.row for r in ranked] == [0, 1]
+    assert ranked[0].score == pytest.approx(1.243102, abs=1e-6)
+    assert ranked[1].score == pytest.approx(1.041837, abs=1e-6)
+
+
+def _corpus(seed: int, n: int) -> list[tuple[str, str, str]]:
+    rng = np.random.default_rng(seed)
+    words = ["redis", "kafka", "持久化", "消费者", "集群", "故障", "恢复", "备份", "索引", "查询", "延迟"]
+    pick = lambda k: " ".join(rng.choice(words, size=k))  # noqa: E731
+    return [(pick(2), pick(3), pick(int(rng.integers(3, 30)))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_mask_equals_bm25_over_the_filtered_subset(seed):
+    docs = _corpus(seed, 60)
+    mask = np.random.default_rng(seed + 100).random(len(docs)) < 0.4
+    full = BM25Index.build(docs, index_tokens)
+    subset_rows = np.flatnonzero(mask)
+    subset = BM25Index.build([docs[i] for i in subset_rows], index_tokens)
+    terms = query_tokens("redis 持久化 故障恢复")
+
+    rows, scores = full.score(terms, mask)
+    sub_rows, sub_scores = subset.score(terms)
+    assert rows.tolist() == subset_rows[sub_rows].tolist()
+    np.testing.assert_allclose(scores, sub_scores, rtol=0, atol=1e-12)
+    assert mask[rows].all()
+    masked_top = top_ranked(rows, scores, 10)
+    subset_top = top_ranked(sub_rows, sub_scores, 10)
+    assert [r.row for r in masked_top] == [int(subset_rows[r.row]) for r in subset_top]
+    assert [r.score for r in masked_top] == pytest.approx([r.score for r in subset_top])
+
+
+def test_empty_mask_and_unknown_terms_score_nothing():
+    index = BM25Index.build(_corpus(7, 10), index_tokens)
+    assert len(index.score(["redis"], np.zeros(10, dtype=bool))[0]) == 0
+    assert len(index.score(["unknown"])[0]) == 0
+    assert BM25Index.build([], index_tokens).score(["redis"])[0].size == 0
+
+
+def test_top_ranked_ties_by_row_and_one_per_group():
+    rows = np.array([0, 1, 2, 3, 4, 5])
+    scores = np.array([1.0, 3.0, 3.0, 2.0, 3.0, 0.5])
+    assert [r.row for r in top_ranked(rows, scores, 3)] == [1, 2, 4]
+    groups = {0: "a", 1: "b", 2: "b", 3: "c", 4: "b", 5: "d"}
+    assert [r.row for r in top_ranked(rows, scores, 3, group=groups.get)] == [1, 3, 0]
+    assert [r.row for r in top_ranked(rows, scores, 10, group=groups.get)] == [1, 3, 0, 5]

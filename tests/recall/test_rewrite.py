@@ -1,0 +1,29 @@
+from petrichor_serving.recall.rewrite import build_queries, rewrite_query
+
+
+def test_complex_question_is_split_into_clauses():
+    # reference §8 case 6
+    q = "请比较 Redis 的持久化方案，以及说明各自适用场景和恢复差异"
+    queries = build_queries(q)
+    assert queries == [q, "比较 Redis 的持久化方案", "说明各自适用场景和恢复差异"]
+
+
+def test_simple_question_stays_single():
+    # reference §8 case 7
+    assert build_queries("Redis 怎么部署") == ["Redis 怎么部署"]
+    assert rewrite_query("Redis 怎么部署") == []
+
+
+def test_question_words_and_prefixes_are_stripped():
+    q = "请问 Kafka 的分区是什么？消费者组如何做再均衡？"
+    assert rewrite_query(q) == ["Kafka 的分区", "消费者组 做再均衡"]
+
+
+def test_english_and_conjunction():
+    q = "explain snapshot persistence and describe the recovery steps"
+    assert rewrite_query(q) == ["explain snapshot persistence", "describe the recovery steps"]
+
+
+def test_explicit_sub_queries_win_are_deduped_and_capped():
+    queries = build_queries(" Redis ", ["redis", "a", "持久化", "主从复制", "哨兵", "集群"])
+    assert queries == ["Redis", "持久化", "主从复制", "哨兵"]

@@ -1,0 +1,57 @@
+import pytest
+
+from petrichor_pipeline.text.tokenize import (
+    get_tokenizer,
+    index_tokens,
+    init_jieba,
+    jieba_index_tokens,
+    jieba_query_tokens,
+    query_tokens,
+)
+
+
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        # reference §5.1, derived by hand
+        ("Redis 消费幂等", ["redis", "消费", "费幂", "幂等"]),
+        ("GPT-4o模型", ["gpt", "4o", "模型"]),
+        ("处理重复消费", ["处理", "理重", "重复", "复消", "消费"]),
+        ("a 中", ["中"]),
+    ],
+)
+def test_reference_examples(text, tokens):
+    assert index_tokens(text) == tokens
+
+
+def test_punctuation_and_symbols_split_everything_else_stays():
+    assert index_tokens("snake_case.file-name，中文。x+y=z") == ["snake", "case", "file", "name", "中文"]
+    # only space, tab, LF and CR are whitespace splits (as in the reference); other spaces join
+    assert index_tokens("ab\u3000cd") == ["ab\u3000cd"]
+    # astral symbols split like BMP ones
+    assert index_tokens("ab😀cd 中😀文") == ["ab", "cd", "中", "文"]
+
+
+def test_mixed_runs_and_lowercase():
+    assert index_tokens("  Kafka消费者Group  ") == ["kafka", "消费", "费者", "group"]
+    assert index_tokens("") == [] and index_tokens(" \t\n") == []
+
+
+def test_query_tokens_dedupe_keeping_first_occurrence():
+    assert query_tokens("Redis 消费 redis 消费幂等") == ["redis", "消费", "费幂", "幂等"]
+
+
+def test_jieba_segments_cjk_runs_with_the_same_latin_rules():
+    init_jieba()
+    tokens = jieba_index_tokens("Redis 持久化方案，GPT-4o模型 a")
+    assert tokens[0] == "redis"
+    assert "持久" in tokens and "方案" in tokens
+    assert "gpt" in tokens and "4o" in tokens and "a" not in tokens
+    assert len(jieba_query_tokens("方案 方案")) == 1
+
+
+def test_get_tokenizer():
+    assert get_tokenizer("bigram").index("中文") == ["中文"]
+    assert get_tokenizer("jieba").name == "jieba"
+    with pytest.raises(ValueError):
+        get_tokenizer("whitespace")
