@@ -79,7 +79,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def _open_snapshot():
     from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.embedding import make_chat_model, make_embedder
+    from petrichor_pipeline.models.factory import make_chat_model, make_embedder
     from petrichor_serving.snapshot import SnapshotStore
 
     settings = load_settings()

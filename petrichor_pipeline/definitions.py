@@ -25,10 +25,12 @@ def all_assets() -> list:
 
 def _definitions() -> Definitions:
     from petrichor_pipeline.jobs import bucket_build_job, nightly_full_rebuild, publish_job
+    from petrichor_pipeline.checks import snapshot_checks
     from petrichor_pipeline.sensors import corpus_sensor, publish_after_build
 
     return Definitions(
         assets=all_assets(),
+        asset_checks=snapshot_checks,
         jobs=[bucket_build_job, publish_job],
         schedules=[nightly_full_rebuild],
         sensors=[corpus_sensor, publish_after_build],

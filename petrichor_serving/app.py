@@ -233,7 +233,7 @@ def create_app(services: Services, *, watch: bool = True) -> Starlette:
 
 def build_services(settings: Settings) -> Services:
     """Wire the store, the key file and the models from settings; loads jieba and the embedder once."""
-    from petrichor_pipeline.models.embedding import make_chat_model, make_embedder
+    from petrichor_pipeline.models.factory import make_chat_model, make_embedder
     from petrichor_pipeline.text.tokenize import init_jieba
 
     init_jieba()

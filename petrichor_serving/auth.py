@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from petrichor_serving.recall.scope import Scope
+from petrichor_serving.recall.access import Scope
 
 
 class KeyFileError(ValueError):

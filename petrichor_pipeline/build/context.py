@@ -62,7 +62,7 @@ class BuildContext:
         return page_transcriber(self.settings.vision, cache_dir=self.settings.data_dir / "cache" / "vision")
 
     def chat(self) -> ChatModel:
-        from petrichor_pipeline.models.embedding import make_chat_model
+        from petrichor_pipeline.models.factory import make_chat_model
 
         key = ("chat", self.settings.chat, id(self.meter))
         with _lock:
@@ -71,7 +71,7 @@ class BuildContext:
             return _model_cache[key]  # type: ignore[return-value]
 
     def embedder(self) -> Embedder:
-        from petrichor_pipeline.models.embedding import make_embedder
+        from petrichor_pipeline.models.factory import make_embedder
 
         key = ("embed", self.settings.embed)
         with _lock:

@@ -9,7 +9,7 @@ whole Chinese sentence into one token; bigrams need no dictionary and match any 
 plus their sub-words. It is an alternative for corpora where bigram noise hurts; the dictionary is loaded
 once per process, lazily, or eagerly through `init_jieba()` at start-up.
 
-Both run precompiled regexes over the whole string; no Python code loops over characters.
+The bigram tokenizer is one precompiled regex `findall`: no Python code runs per character or per token.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ _BMP_END = 0x10000
 
 
 def _punctuation_and_symbols(lo: int, hi: int) -> str:
-    """A regex class body of the code points in [lo, hi) of Unicode category P* or S* (Go's IsPunct/IsSymbol)."""
+    """A regex class body of the code points in [lo, hi) of category P* or S* (Go's IsPunct / IsSymbol)."""
     ranges: list[tuple[int, int]] = []
     start = prev = -1
     category = unicodedata.category

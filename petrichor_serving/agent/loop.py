@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from petrichor_pipeline.models.base import CallContext, ChatModel, EvidenceText, ModelError
 from petrichor_serving.agent import tools
-from petrichor_serving.recall.scope import Scope
+from petrichor_serving.recall.access import Scope
 from petrichor_serving.snapshot import Snapshot
 
 STRUCTURAL = re.compile(r"(有哪些章节|哪些章节|目录|大纲|按顺序|章节结构|outline|table of contents|which sections|what sections|list the sections)", re.I)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from petrichor_serving.recall.pipeline import search as recall_search
-from petrichor_serving.recall.scope import Scope
+from petrichor_serving.recall.access import Scope
 from petrichor_serving.snapshot import Snapshot
 
 MAX_READ_MANY = 4

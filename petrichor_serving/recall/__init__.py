@@ -1,4 +1,5 @@
-"""Hybrid recall over a loaded snapshot: `RecallIndex.build(...)` once, then `search(index, query, scope=...)`."""
+"""Hybrid recall over a loaded snapshot: `RecallIndex.build(...)` once per snapshot, then
+`search(index, query, scope=...)` per request."""
 
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.index import RecallIndex

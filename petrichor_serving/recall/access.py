@@ -11,6 +11,7 @@ tenant's (or a private article's) text into a public answer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -30,6 +31,10 @@ class Scope:
     article_id: str | None = None
     """Focus on one article: its hits only, no wiki route, one article in balancing."""
 
+    def __post_init__(self) -> None:
+        if self.kb_ids is not None and not isinstance(self.kb_ids, frozenset):
+            object.__setattr__(self, "kb_ids", frozenset(self.kb_ids))  # hashable: scopes key a cache
+
     @property
     def unrestricted(self) -> bool:
         return self.tenant is None and self.kb_ids is None and not self.public_only
@@ -45,7 +50,10 @@ class Scope:
 
 @dataclass(frozen=True)
 class Access:
+    readable_ids: frozenset[str]
+    """Every article the scope may read, focus aside: what read tools check."""
     articles: np.ndarray
+    """Readable and, when the scope focuses on an article, that one only: what search ranks."""
     chunks: np.ndarray
     questions: np.ndarray
     wiki: np.ndarray
@@ -63,6 +71,22 @@ class Access:
 def sql_quote(value: str) -> str:
     """A SQL string literal: single quotes doubled, so no value can end the literal early."""
     return "'" + value.replace("'", "''") + "'"
+
+
+def page_readable(
+    scope: Scope, tenant: str | None, kb_id: str | None, article_ids: Sequence[str], readable_ids: Set[str]
+) -> bool:
+    """A wiki page is readable when its tenant and knowledge base are in scope and every article it was
+    built from is readable; under `public_only` a page built from no article is not."""
+    if scope.unrestricted:
+        return True
+    if scope.tenant is not None and tenant != scope.tenant:
+        return False
+    if scope.kb_ids is not None and kb_id not in scope.kb_ids:
+        return False
+    if scope.public_only and not article_ids:
+        return False
+    return readable_ids.issuperset(article_ids)
 
 
 def _vector_filter(scope: Scope, articles: Articles, readable: np.ndarray) -> str | None:
@@ -111,25 +135,19 @@ def compute_access(
             elif valid_until is None or expiry < valid_until:
                 valid_until = expiry
 
+    readable_ids = frozenset(articles.ids[i] for i in np.flatnonzero(readable))
     pages = wiki.searchable.copy()
     if not scope.unrestricted:
-        if scope.tenant is not None:
-            pages &= wiki.tenant_arr == scope.tenant
-        if scope.kb_ids is not None:
-            pages &= np.isin(wiki.kb_arr, list(scope.kb_ids))
-        readable_ids = {articles.ids[i] for i in np.flatnonzero(readable)}
         for i in np.flatnonzero(pages):
-            sources = wiki.article_ids[i]
-            if (scope.public_only and not sources) or not readable_ids.issuperset(sources):
-                pages[i] = False
+            pages[i] = page_readable(scope, wiki.tenants[i], wiki.kb_ids[i], wiki.article_ids[i], readable_ids)
 
     focused = readable if scope.article_id is None else readable & (articles.id_arr == scope.article_id)
+    chunk_mask = _by_row(focused, chunks.article_rows)
     return Access(
+        readable_ids=readable_ids,
         articles=focused,
-        chunks=_by_row(focused, chunks.article_rows),
-        questions=_by_row(focused, questions.article_rows) & _by_row(
-            _by_row(focused, chunks.article_rows), questions.chunk_rows
-        ),
+        chunks=chunk_mask,
+        questions=_by_row(focused, questions.article_rows) & _by_row(chunk_mask, questions.chunk_rows),
         wiki=pages,
         tree=_by_row(focused, tree.article_rows),
         vector_filter=_vector_filter(scope, articles, focused),

@@ -33,7 +33,8 @@ def select_articles(
 
     def group_score(items: list[Hit]) -> float:
         best = sorted((h.score for h in items), reverse=True)[: len(_RANK_WEIGHTS)]
-        return sum(w * s for w, s in zip(_RANK_WEIGHTS, best)) + max(len(h.routes) for h in items) * _ROUTE_BONUS
+        agreement = max(len(h.routes) for h in items) * _ROUTE_BONUS
+        return sum(w * s for w, s in zip(_RANK_WEIGHTS, best)) + agreement
 
     # dict order is first appearance, and sorted() is stable: ties go to the article seen first
     ranked = sorted(groups.items(), key=lambda kv: -group_score(kv[1]))[:article_top_k]

@@ -4,14 +4,16 @@ A document has three fields, title / summary / content, weighted 3 / 2 / 1 *whil
 token of a field adds its weight to the document length and, per term, to the term count. Statistics are
 `N`, `df` and `avgLen` over the documents the request may read (a boolean row mask), so an access filter
 changes nothing but which rows exist: scores equal BM25 over the filtered subset, and filtering happens
-inside the search rather than on its top ten.
+inside the search rather than on its top ten. (The reference takes these statistics over a candidate pool
+of at most 400 rows; over every readable row they are plain BM25 statistics, independent of pool order.)
 
 The index is CSC by term (`indptr`/`indices`/`data` numpy arrays), so a query touches only its terms'
-postings; building it is the only per-token Python work and happens at snapshot load.
+postings; all tokenizing happens once, when the index is built at snapshot load.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from array import array
 from collections import Counter
@@ -49,31 +51,33 @@ class BM25Index:
 
     @classmethod
     def build(cls, docs: Iterable[Sequence[str]], tokenize: Callable[[str], list[str]]) -> "BM25Index":
-        """`docs` yields (title, summary, content) per row."""
+        """`docs` yields (title, summary, content) per row.
+
+        A field's tokens are repeated `weight` times, so one C-level `Counter` yields the weighted counts
+        and the list's length is the weighted length. Term ids come from `dict.setdefault` with a running
+        counter (sparse, but assigned without Python code per token) and are made dense by one sort.
+        """
         vocab: dict[str, int] = {}
-        terms, rows, counts = array("i"), array("i"), array("f")
-        lengths = array("d")
+        next_id = itertools.count()
+        terms, rows, counts, lengths = array("q"), array("i"), array("f"), array("d")
         for row, fields in enumerate(docs):
-            weighted: Counter[str] = Counter()
-            length = 0
+            tokens: list[str] = []
             for weight, text in zip(FIELD_WEIGHTS, fields):
-                if not text or not text.strip():
-                    continue
-                tokens = tokenize(text)
-                length += weight * len(tokens)
-                for token, n in Counter(tokens).items():
-                    weighted[token] += weight * n
-            lengths.append(length)
-            terms.extend([vocab.setdefault(t, len(vocab)) for t in weighted])
+                if text:
+                    tokens += tokenize(text) * weight
+            weighted = Counter(tokens)
+            lengths.append(len(tokens))
+            terms.extend(map(vocab.setdefault, weighted, next_id))
             counts.extend(weighted.values())
-            rows.extend([row] * len(weighted))
-        term_ids = np.frombuffer(terms, dtype=np.int32)
-        order = np.argsort(term_ids, kind="stable")  # stable: rows stay ascending inside each term
-        indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term_ids, minlength=len(vocab)), out=indptr[1:])
+            rows.extend(itertools.repeat(row, len(weighted)))
+        sparse = np.frombuffer(terms, dtype=np.int64)
+        order = np.argsort(sparse, kind="stable")  # stable: rows stay ascending inside each term
+        sorted_ids = sparse[order]
+        starts = np.flatnonzero(np.diff(sorted_ids, prepend=-1)) if len(sorted_ids) else np.empty(0, np.int64)
+        dense = np.searchsorted(sorted_ids[starts], np.fromiter(vocab.values(), np.int64, len(vocab)))
         return cls(
-            vocab=vocab,
-            indptr=indptr,
+            vocab=dict(zip(vocab, dense.tolist())),
+            indptr=np.append(starts, len(sorted_ids)).astype(np.int64),
             indices=np.frombuffer(rows, dtype=np.int32)[order],
             data=np.frombuffer(counts, dtype=np.float32)[order],
             lengths=np.frombuffer(lengths, dtype=np.float64).copy(),
@@ -85,12 +89,6 @@ class BM25Index:
             return np.empty(0, np.int32), np.empty(0, np.float32)
         lo, hi = self.indptr[t], self.indptr[t + 1]
         return self.indices[lo:hi], self.data[lo:hi]
-
-    def rows_with_any(self, terms: Iterable[str], mask: np.ndarray | None = None) -> np.ndarray:
-        """Ascending rows holding at least one of `terms` (within `mask`)."""
-        found = [self.postings(t)[0] for t in terms]
-        rows = np.unique(np.concatenate(found)) if found else np.empty(0, np.int32)
-        return rows[mask[rows]] if mask is not None else rows
 
     def score(self, terms: Sequence[str], mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(rows ascending, scores > 0) for the distinct query `terms`, statistics over `mask`."""

@@ -55,7 +55,7 @@ def normalize_knowledge_text(text: str) -> str:
 
 
 def compact_text(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
-    """Collapse whitespace and cut to `limit` code points plus `…`, so a snippet never carries a whole chunk."""
+    """Collapse whitespace and cut to `limit` code points plus `…`: a snippet never carries a whole chunk."""
     text = _WHITESPACE.sub(" ", text).strip()
     return text if len(text) <= limit else text[:limit] + "…"
 

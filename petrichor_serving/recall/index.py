@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import pyarrow as pa
 
 from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer, has_cjk
-from petrichor_serving.recall.access import Access, Scope, compute_access
+from petrichor_serving.recall.access import Access, Scope, compute_access, page_readable
 from petrichor_serving.recall.bm25 import BM25Index
 from petrichor_serving.recall.hits import Hit, compact_text, render_path
 from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, WikiPages
@@ -33,8 +34,8 @@ class RecallIndex:
     tree: TreeNodes
     chunk_bm25: BM25Index
     question_bm25: BM25Index
-    wiki_terms: BM25Index
-    """Postings of wiki page tokens: only used to find candidate pages, which are then field-scored."""
+    wiki_bm25: BM25Index
+    """Picks the wiki route's candidate pool; the pool is then ranked by the reference's field score."""
     tree_bm25: BM25Index
     chunk_vectors: Any = None
     question_vectors: Any = None
@@ -55,7 +56,9 @@ class RecallIndex:
         tokenizer: str = "bigram",
         tree_vectors: Any = None,
     ) -> "RecallIndex":
-        """Vector arguments are LanceDB tables already checked out at the snapshot's versions, or None."""
+        """Vector arguments are LanceDB tables already checked out at the snapshot's versions, or None
+        (`tree_vectors` rows are keyed by node_key). BM25 documents are (title, summary, content):
+        chunk and question rows use (article title + heading, `article › h1 › h2`, index_text)."""
         tok = get_tokenizer(tokenizer)
         art = Articles.from_arrow(articles)
         ch = Chunks.from_arrow(chunks, art)
@@ -87,7 +90,7 @@ class RecallIndex:
                 ),
                 tok.index,
             ),
-            wiki_terms=BM25Index.build(
+            wiki_bm25=BM25Index.build(
                 zip(wiki.titles, wiki.summaries, (f"{c}\n{e}" for c, e in zip(wiki.contents, wiki.extras))),
                 tok.index,
             ),
@@ -106,13 +109,25 @@ class RecallIndex:
             if cached is not None and (cached.valid_until is None or now < cached.valid_until):
                 self._access.move_to_end(scope)
                 return cached
-        computed = compute_access(scope, now, self.articles, self.chunks, self.questions, self.wiki, self.tree)
+        computed = compute_access(
+            scope, now, self.articles, self.chunks, self.questions, self.wiki, self.tree
+        )
         with self._lock:
             self._access[scope] = computed
             self._access.move_to_end(scope)
             while len(self._access) > _ACCESS_CACHE_SIZE:
                 self._access.popitem(last=False)
         return computed
+
+    def allowed_article_ids(self, scope: Scope, now: datetime | None = None) -> frozenset[str]:
+        """The articles `scope` may read (its focus aside), for tools that read by id."""
+        return self.access(scope, now or datetime.now(timezone.utc)).readable_ids
+
+    def page_allowed(self, scope: Scope, page: Mapping[str, Any], now: datetime | None = None) -> bool:
+        """Whether `scope` may read a wiki page row (any kind), by the same rule search applies."""
+        readable = self.allowed_article_ids(scope, now)
+        sources = tuple(page.get("article_ids") or ())
+        return page_readable(scope, page.get("tenant"), page.get("kb_id"), sources, readable)
 
     # -------------------------------------------------------------------------------------------- hits
 

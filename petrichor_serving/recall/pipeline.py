@@ -18,7 +18,7 @@ import numpy as np
 
 from petrichor_pipeline.models.base import Embedder
 from petrichor_serving.recall import routes
-from petrichor_serving.recall.access import Scope
+from petrichor_serving.recall.access import Access, Scope
 from petrichor_serving.recall.balance import ARTICLE_TOP_K, PER_ARTICLE_TOP_K, select_articles
 from petrichor_serving.recall.diversity import MAX_PER_ARTICLE, select_diverse
 from petrichor_serving.recall.fusion import FUSION_TOP_K, fuse
@@ -105,13 +105,14 @@ class _Run:
 
     def __init__(self) -> None:
         self.groups: list[tuple[str, list[Hit]]] = []
+        self.legacy = False
         self.degraded: dict[str, str] = {}
         self.timings: defaultdict[str, float] = defaultdict(float)
 
-    def route(self, name: str, fn: Callable[[], list[Hit]]) -> list[Hit]:
+    def route(self, name: str, fn: Callable[..., list[Hit]], *args: Any) -> list[Hit]:
         started = time.perf_counter()
         try:
-            hits = fn()
+            hits = fn(*args)
         except Exception as err:  # one broken route must not take the others down
             self.degraded[name] = str(err) or type(err).__name__
             hits = []
@@ -130,7 +131,10 @@ class _Run:
 def _embed_queries(
     run: _Run, embedder: Embedder | None, queries: Sequence[str], index: RecallIndex, cache: QueryVectorCache
 ) -> dict[str, np.ndarray]:
-    vector_routes = ((routes.CHUNK_VECTOR, index.chunk_vectors), (routes.QUESTION_VECTOR, index.question_vectors))
+    vector_routes = (
+        (routes.CHUNK_VECTOR, index.chunk_vectors),
+        (routes.QUESTION_VECTOR, index.question_vectors),
+    )
     if embedder is None:
         for name, _ in vector_routes:
             run.degraded[name] = "no query embedder configured"
@@ -147,6 +151,39 @@ def _embed_queries(
         return {}
     finally:
         run.timed("embed", started)
+
+
+def _recall(
+    run: _Run,
+    index: RecallIndex,
+    access: Access,
+    queries: Sequence[str],
+    vectors: dict[str, np.ndarray],
+    fingerprint: str | None,
+    focused: bool,
+) -> None:
+    """Every route for every query; the legacy tree only when no modern route found anything."""
+    for q in queries:
+        terms = index.tokenizer.query(q)
+        vector = vectors.get(q)
+        if vector is not None and index.chunk_vectors is not None:
+            run.route(routes.CHUNK_VECTOR, routes.chunk_vector, index, access, vector, fingerprint)
+        if vector is not None and index.question_vectors is not None:
+            run.route(routes.QUESTION_VECTOR, routes.question_vector, index, access, vector, fingerprint)
+        lexical = run.route(routes.CHUNK_BM25, routes.chunk_bm25, index, access, terms)
+        lexical += run.route(routes.QUESTION_BM25, routes.question_bm25, index, access, terms)
+        if not lexical:
+            run.route(routes.ARTICLE_TITLE, routes.article_title, index, access, terms)
+        if not focused:
+            run.route(routes.WIKI, routes.wiki_lexical, index, access, q, terms)
+    if run.has_modern_hits():
+        return
+    run.legacy = True
+    for q in queries:
+        vector = vectors.get(q)
+        if vector is not None and index.tree_vectors is not None:
+            run.route(routes.TREE_VECTOR, routes.tree_vector, index, access, vector, fingerprint)
+        run.route(routes.TREE_BM25, routes.tree_bm25, index, access, index.tokenizer.query(q))
 
 
 def search(
@@ -167,6 +204,8 @@ def search(
         raise ValueError("query must not be empty")
     limit = max(1, min(MAX_LIMIT, limit or DEFAULT_LIMIT))
     now = now or datetime.now(timezone.utc)
+    focused = scope.article_id is not None
+    tokenize = index.tokenizer.query
     started = time.perf_counter()
     run = _Run()
 
@@ -174,34 +213,7 @@ def search(
     access = index.access(scope, now)
     run.timed("access", started)
     vectors = _embed_queries(run, embedder, queries, index, cache)
-    fingerprint = embedder.fingerprint if embedder is not None else None
-    focused = scope.article_id is not None
-
-    for q in queries:
-        terms = index.tokenizer.query(q)
-        vector = vectors.get(q)
-        if vector is not None:
-            if index.chunk_vectors is not None:
-                run.route(routes.CHUNK_VECTOR, lambda: routes.chunk_vector(index, access, vector, fingerprint))
-            if index.question_vectors is not None:
-                run.route(
-                    routes.QUESTION_VECTOR, lambda: routes.question_vector(index, access, vector, fingerprint)
-                )
-        lexical = run.route(routes.CHUNK_BM25, lambda: routes.chunk_bm25(index, access, terms))
-        lexical += run.route(routes.QUESTION_BM25, lambda: routes.question_bm25(index, access, terms))
-        if not lexical:
-            run.route(routes.ARTICLE_TITLE, lambda: routes.article_title(index, access, terms))
-        if not focused:
-            run.route(routes.WIKI, lambda: routes.wiki_lexical(index, access, q, terms))
-
-    legacy = not run.has_modern_hits()
-    if legacy:
-        for q in queries:
-            terms = index.tokenizer.query(q)
-            vector = vectors.get(q)
-            if vector is not None and index.tree_vectors is not None:
-                run.route(routes.TREE_VECTOR, lambda: routes.tree_vector(index, access, vector, fingerprint))
-            run.route(routes.TREE_BM25, lambda: routes.tree_bm25(index, access, terms))
+    _recall(run, index, access, queries, vectors, embedder.fingerprint if embedder else None, focused)
 
     stage_started = time.perf_counter()
     fused = fuse([hits for _, hits in run.groups], FUSION_TOP_K)
@@ -210,14 +222,13 @@ def search(
 
     stage_started = time.perf_counter()
     top = stage.hits[:RERANK_TOP_K]
-    reranked = rerank(query, top, index.tokenizer.query)
+    reranked = rerank(query, top, tokenize)
     rerank_applied = len(top) > 1
     run.timed("rerank", stage_started)
 
     stage_started = time.perf_counter()
-    selection = select_diverse(
-        reranked, limit, limit if focused else MAX_PER_ARTICLE, backfill=stage.hits, tokenize=index.tokenizer.query
-    )
+    max_per_article = limit if focused else MAX_PER_ARTICLE
+    selection = select_diverse(reranked, limit, max_per_article, backfill=stage.hits, tokenize=tokenize)
     run.timed("diversity", stage_started)
     run.timed("total", started)
 
@@ -231,7 +242,7 @@ def search(
     for name, hits in run.groups:
         diagnostics[_ROUTE_DIAGNOSTICS[name]].extend(h.key for h in hits)
     diagnostics.update(
-        treeAttempted=legacy,
+        treeAttempted=run.legacy,
         fusionKeys=[h.key for h in fused],
         selectedArticleIds=stage.article_keys,
         diversityDroppedKeys=selection.dropped_keys,

@@ -20,6 +20,8 @@ from petrichor_serving.recall.index import RecallIndex
 VECTOR_TOP_K = 10
 BM25_TOP_K = 10
 WIKI_TOP_K = 10
+LEXICAL_POOL = 400
+"""Wiki pages field-scored per query: the best by BM25, as the reference caps its candidate query."""
 QUESTION_VECTOR_FETCH = 30
 """Several questions of one chunk can crowd the nearest neighbours; fetch more, then keep one per chunk."""
 ARTICLE_TITLE_SCORE = 0.4
@@ -48,7 +50,9 @@ def question_bm25(index: RecallIndex, access: Access, terms: Sequence[str]) -> l
     rows, scores = index.question_bm25.score(terms, access.questions)
     chunk_rows = index.questions.chunk_rows
     ranked = top_ranked(rows, scores, BM25_TOP_K, group=lambda r: int(chunk_rows[r]))
-    return [index.chunk_hit(int(chunk_rows[r.row]), QUESTION_BM25, r.score, question_row=r.row) for r in ranked]
+    return [
+        index.chunk_hit(int(chunk_rows[r.row]), QUESTION_BM25, r.score, question_row=r.row) for r in ranked
+    ]
 
 
 def tree_bm25(index: RecallIndex, access: Access, terms: Sequence[str]) -> list[Hit]:
@@ -74,12 +78,13 @@ def score_knowledge_fields(
 
 
 def wiki_lexical(index: RecallIndex, access: Access, query: str, terms: Sequence[str]) -> list[Hit]:
-    """Readable entity/concept pages sharing a token with the query, scored field by field."""
+    """Readable entity/concept pages scored field by field; the pool is the `LEXICAL_POOL` best by BM25."""
     w = index.wiki
     query_norm = normalize_knowledge_text(query)
     tokens = [t for t in map(normalize_knowledge_text, terms) if t]
+    pool = sorted(r.row for r in top_ranked(*index.wiki_bm25.score(terms, access.wiki), LEXICAL_POOL))
     scored: list[tuple[float, int]] = []
-    for row in index.wiki_terms.rows_with_any(terms, access.wiki).tolist():
+    for row in pool:
         score = score_knowledge_fields(
             w.norm_title[row], w.norm_summary[row], w.norm_content[row], w.norm_extra[row], query_norm, tokens
         )
@@ -107,41 +112,43 @@ def article_title(index: RecallIndex, access: Access, terms: Sequence[str]) -> l
 # ------------------------------------------------------------------------------------------- vectors
 
 
-def _nearest(table: Any, vector: np.ndarray, where: str | None, limit: int) -> list[tuple[str, float]]:
-    """(id, cosine similarity) of the `limit` nearest rows passing `where`, filtered *before* the top-k."""
-    query = table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
-    query = query.distance_type("cosine")
-    if where:
-        query = query.where(where, prefilter=True)
-    result = query.select(["id"]).limit(limit).to_arrow()
-    return list(zip(result.column("id").to_pylist(), (1.0 - d for d in result.column("_distance").to_pylist())))
-
-
-def _where(access: Access, fingerprint: str | None) -> str | None:
-    parts = [f"({access.vector_filter})"] if access.vector_filter else []
-    if fingerprint:
-        parts.append(f"fingerprint = {sql_quote(fingerprint)}")
-    return " AND ".join(parts) or None
-
-
-def chunk_vector(index: RecallIndex, access: Access, vector: np.ndarray, fingerprint: str | None) -> list[Hit]:
+def _nearest(
+    table: Any, access: Access, vector: np.ndarray, fingerprint: str | None, limit: int
+) -> list[tuple[str, float]]:
+    """(id, cosine similarity) of the `limit` nearest rows of this embedding model that `access` allows,
+    filtered *before* the top-k is taken."""
     if not access.any_article:
         return []
+    conditions = [f"({access.vector_filter})"] if access.vector_filter else []
+    if fingerprint:
+        conditions.append(f"fingerprint = {sql_quote(fingerprint)}")
+    query = table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
+    query = query.distance_type("cosine")
+    if conditions:
+        query = query.where(" AND ".join(conditions), prefilter=True)
+    result = query.select(["id", "_distance"]).limit(limit).to_arrow()
+    distances = result.column("_distance").to_pylist()
+    return [(row_id, 1.0 - d) for row_id, d in zip(result.column("id").to_pylist(), distances)]
+
+
+def chunk_vector(
+    index: RecallIndex, access: Access, vector: np.ndarray, fingerprint: str | None
+) -> list[Hit]:
     hits = []
-    for chunk_id, similarity in _nearest(index.chunk_vectors, vector, _where(access, fingerprint), VECTOR_TOP_K):
+    for chunk_id, similarity in _nearest(index.chunk_vectors, access, vector, fingerprint, VECTOR_TOP_K):
         row = index.chunks.row_of.get(chunk_id)
         if row is not None and access.chunks[row]:
             hits.append(index.chunk_hit(row, CHUNK_VECTOR, similarity))
     return hits
 
 
-def question_vector(index: RecallIndex, access: Access, vector: np.ndarray, fingerprint: str | None) -> list[Hit]:
-    if not access.any_article:
-        return []
+def question_vector(
+    index: RecallIndex, access: Access, vector: np.ndarray, fingerprint: str | None
+) -> list[Hit]:
     hits: list[Hit] = []
     seen: set[int] = set()
-    where = _where(access, fingerprint)
-    for question_id, similarity in _nearest(index.question_vectors, vector, where, QUESTION_VECTOR_FETCH):
+    nearest = _nearest(index.question_vectors, access, vector, fingerprint, QUESTION_VECTOR_FETCH)
+    for question_id, similarity in nearest:
         row = index.questions.row_of.get(question_id)
         if row is None or not access.questions[row]:
             continue
@@ -155,11 +162,12 @@ def question_vector(index: RecallIndex, access: Access, vector: np.ndarray, fing
     return hits
 
 
-def tree_vector(index: RecallIndex, access: Access, vector: np.ndarray, fingerprint: str | None) -> list[Hit]:
-    if not access.any_article:
-        return []
+def tree_vector(
+    index: RecallIndex, access: Access, vector: np.ndarray, fingerprint: str | None
+) -> list[Hit]:
+    """Rows of the tree vector table are keyed by `node_key`."""
     hits = []
-    for node_key, similarity in _nearest(index.tree_vectors, vector, _where(access, fingerprint), VECTOR_TOP_K):
+    for node_key, similarity in _nearest(index.tree_vectors, access, vector, fingerprint, VECTOR_TOP_K):
         row = index.tree.row_of.get(node_key)
         if row is not None and access.tree[row]:
             hits.append(index.tree_hit(row, TREE_VECTOR, similarity))

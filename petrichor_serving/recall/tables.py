@@ -133,8 +133,7 @@ class WikiPages:
     """Page key and aliases: the "extra" field of the wiki score."""
     category_paths: list[tuple[str, ...]]
     article_ids: list[tuple[str, ...]]
-    tenant_arr: np.ndarray
-    kb_arr: np.ndarray
+    tenants: list[str]
     searchable: np.ndarray
     norm_title: list[str] = field(repr=False)
     norm_summary: list[str] = field(repr=False)
@@ -159,8 +158,7 @@ class WikiPages:
             extras=extras,
             category_paths=[tuple(p or ()) for p in _col(table, "category_path")],
             article_ids=[tuple(a or ()) for a in _col(table, "article_ids")],
-            tenant_arr=np.array(_text(_col(table, "tenant")), dtype=object),
-            kb_arr=np.array(kb_ids, dtype=object),
+            tenants=_text(_col(table, "tenant")),
             searchable=np.array([k not in WIKI_EXCLUDED_KINDS for k in _col(table, "kind")], dtype=bool),
             norm_title=[norm(t) for t in titles],
             norm_summary=[norm(s) for s in summaries],

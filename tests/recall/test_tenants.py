@@ -141,3 +141,18 @@ def test_legacy_tree_route_is_filtered_too():
 
 def test_sql_quote_cannot_break_out():
     assert sql_quote("a'; DROP TABLE x; --") == "'a''; DROP TABLE x; --'"
+
+
+def test_read_side_checks_use_the_same_rules(index):
+    assert index.allowed_article_ids(Scope(tenant="acme"), NOW) == {"a1", "a2"}
+    assert index.allowed_article_ids(Scope(public_only=True), NOW) == {"a2", "g4"}
+    # focus narrows search, not what may be read
+    assert index.allowed_article_ids(Scope(tenant="acme", article_id="a1"), NOW) == {"a1", "a2"}
+    mixed = dict(kb_id=ACME_KB, tenant="acme", page_key="entity-redis", article_ids=["a1", "a2"])
+    public = dict(kb_id=ACME_KB, tenant="acme", page_key="entity-rdb", article_ids=["a2"])
+    assert index.page_allowed(Scope(tenant="acme"), mixed, NOW)
+    assert not index.page_allowed(Scope(tenant="acme", public_only=True), mixed, NOW)
+    assert index.page_allowed(Scope(tenant="acme", public_only=True), public, NOW)
+    assert not index.page_allowed(Scope(tenant="globex"), public, NOW)
+    assert not index.page_allowed(Scope(public_only=True), dict(public, article_ids=[]), NOW)
+    assert index.page_allowed(Scope(), dict(public, tenant="anyone"), NOW)

@@ -189,6 +189,9 @@ def test_small_tail_merges_backward_at_the_end_of_a_topic() -> None:
     z = "# Z\n\n" + "丙" * 500
     result = chunk_markdown(a + "\n\n" + b + "\n\n" + z, "T")
     assert [(c.heading_path, c.content) for c in result.chunks] == [(("A",), a + "\n\n" + b), (("Z",), z)]
+    # A group of exactly 400 is not small.
+    b400 = "## B\n\n" + "乙" * 394
+    assert _contents(a + "\n\n" + b400 + "\n\n" + z) == [a, b400, z]
 
 
 def test_title_from_a_section_holding_60_percent() -> None:
@@ -251,6 +254,8 @@ def test_long_split_searches_only_the_second_half_of_the_window() -> None:
     # A sentence end just before the floor is ignored, one at the floor counts.
     assert _spans("甲" * 1759 + "。" + "乙" * 2500)[0] == (0, 3200)
     assert _spans("甲" * 1760 + "。" + "乙" * 2500)[0] == (0, 1761)
+    # A blank line exactly at the floor is not a candidate; its second newline (1761) is, as a plain newline.
+    assert _spans("甲" * 1760 + "\n\n" + "乙" * 2500) == [(0, 1760), (1762, 4262)]
 
 
 def test_long_split_floor_moves_with_the_cursor() -> None:

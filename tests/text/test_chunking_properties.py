@@ -87,7 +87,7 @@ medium_paragraph = st.tuples(sentence, st.integers(2, 60), st.sampled_from(["", 
 long_paragraph = st.tuples(sentence, st.integers(100, 450), st.sampled_from(["", " ", "\n"])).map(
     lambda t: t[2].join([t[0]] * t[1])
 )
-heading = st.tuples(st.integers(1, 4), words, st.sampled_from(["", " ##"])).map(
+heading = st.tuples(st.sampled_from([1, 2, 2, 3, 3, 4]), words, st.sampled_from(["", " ##"])).map(
     lambda t: "#" * t[0] + " " + t[1] + t[2]
 )
 code_line = st.sampled_from(["x = 1", "# 注释", "## not a heading", "", "print('你好');", "  indented"])
@@ -99,14 +99,17 @@ table = st.lists(st.tuples(words, words), min_size=1, max_size=5).map(
     lambda rows: "| 名称 | value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 )
 bullets = st.lists(sentence, min_size=1, max_size=6).map(lambda items: "\n".join("- " + i for i in items))
-block = st.one_of(
-    heading, heading, heading, paragraph, medium_paragraph, medium_paragraph, long_paragraph, fence, long_fence, table, bullets
+block = st.one_of(paragraph, medium_paragraph, medium_paragraph, long_paragraph, fence, long_fence, table, bullets)
+section = st.tuples(heading, st.lists(block, max_size=3)).map(lambda t: [t[0], *t[1]])
+# A preamble of a few blocks, then sections: a heading and up to three blocks each.
+article_blocks = st.tuples(st.lists(block, max_size=2), st.lists(section, min_size=1, max_size=10)).map(
+    lambda t: t[0] + [item for part in t[1] for item in part]
 )
 
 
 @st.composite
 def articles(draw: st.DrawFn) -> str:
-    blocks = draw(st.lists(block, max_size=18))
+    blocks = draw(article_blocks)
     text = ""
     for item in blocks:
         text += item + draw(st.sampled_from(["\n\n", "\n", "\n\n\n"]))
@@ -299,7 +302,7 @@ def reference_split(text: str, max_chars: int = 3200, overlap: int = 320) -> lis
 @st.composite
 def blank_line_articles(draw: st.DrawFn) -> str:
     """Articles whose blocks are all followed by one blank line, so that section separators are "\n\n"."""
-    return "\n\n".join(draw(st.lists(block, max_size=18)))
+    return "\n\n".join(draw(article_blocks))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -1,34 +1,22 @@
-"""Sentences, salient terms and search tokens: the text analysis behind the offline chat model.
+"""Salient terms and search tokens: what a text is about, for the offline model.
 
-Everything here is deterministic. Sentences keep their offsets into the source text, so whatever the
-offline model quotes or summarises from them is a verbatim substring of what it was given. Chinese goes
-through jieba (part-of-speech tagging with jieba's own IDF table); Latin text through regexes for
-identifiers and capitalised names and a RAKE-style split of phrases at stopwords.
+Chinese goes through jieba (part-of-speech tagging scored with jieba's own IDF table, plus recurring
+noun compounds); Latin text through regexes for identifiers and capitalised names and a RAKE-style
+split of phrases at stopwords. Everything is deterministic: ties break by first mention.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import re
 import threading
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Sequence
 
-from petrichor_pipeline.models.stopwords import CHINESE, ENGLISH
-
-CJK_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-CJK = re.compile(f"[{CJK_CLASS}]")
-CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-_LATIN = re.compile(r"[A-Za-z]")
-_HEADING = re.compile(r"^(#{1,6})[\t\n\f\r ]+(.+?)[\t\n\f\r ]*#*[\t\n\f\r ]*$")
-_FENCE = re.compile(r"^[\t\n\f\r ]*(```|~~~)")
-_TABLE_RULE = re.compile(r"^[\s|:\-+]+$")
-_CELL_SEP = re.compile(r"\t+|(?<!\\)\|")
-_SENTENCE_END = re.compile(r"(?:[。！？；]+|[.!?;]+(?=\s|$))[”’\"'』」）)]*")
-_MARKERS = re.compile(r"^(?:[-*+][ \t]+|\d{1,3}[.)、][ \t]*|>[ \t]*|\[[ xX]\][ \t]+)+")
+from petrichor_pipeline.models.offline.sentences import CJK, CJK_RUN, Sentence, has_cjk, informative
+from petrichor_pipeline.models.offline.stopwords import CHINESE, ENGLISH
 
 _lock = threading.Lock()
 _jieba_ready = False
@@ -49,118 +37,6 @@ def ensure_jieba() -> None:
             _jieba_ready = True
 
 
-def language_of(text: str) -> str:
-    """"zh" when Han characters carry the text (identifiers inside Chinese prose do not flip it), else "en"."""
-    cjk = len(CJK.findall(text))
-    return "zh" if cjk and cjk * 3 >= len(_LATIN.findall(text)) else "en"
-
-
-def has_cjk(text: str) -> bool:
-    return bool(CJK.search(text))
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """A sentence (or table cell, or list item) as a verbatim slice `source[start:end]`."""
-
-    text: str
-    start: int
-    end: int
-    paragraph: int
-    heading_path: tuple[str, ...]
-    code: bool = False
-
-
-def split_sentences(markdown: str, include_code: bool = False) -> list[Sentence]:
-    """Prose sentences of a Markdown text with offsets, the heading path above each, and paragraph ids.
-
-    Headings are not sentences (they only set the path); fenced code is skipped unless `include_code`,
-    in which case each non-blank code line becomes one sentence.
-    """
-    out: list[Sentence] = []
-    stack: list[tuple[int, str]] = []
-    paragraph = 0
-    in_fence = False
-    offset = 0
-    for line in markdown.split("\n"):
-        line_start, offset = offset, offset + len(line) + 1
-        path = tuple(title for _, title in stack)
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            paragraph += 1
-            continue
-        if in_fence:
-            if include_code and line.strip():
-                lead = len(line) - len(line.lstrip())
-                text = line.strip()
-                out.append(Sentence(text, line_start + lead, line_start + lead + len(text), paragraph, path, True))
-            continue
-        if not line.strip():
-            paragraph += 1
-            continue
-        heading = _HEADING.match(line)
-        if heading:
-            level = len(heading.group(1))
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, heading.group(2).strip()))
-            paragraph += 1
-            continue
-        if _TABLE_RULE.match(line) and "-" in line:
-            continue
-        for start, end in _cells(line):
-            for s, e in _sentence_spans(line, start, end):
-                text = line[s:e]
-                if informative(text):
-                    out.append(Sentence(text, line_start + s, line_start + e, paragraph, path))
-    return out
-
-
-def _cells(line: str) -> Iterator[tuple[int, int]]:
-    pos = 0
-    for sep in _CELL_SEP.finditer(line):
-        yield pos, sep.start()
-        pos = sep.end()
-    yield pos, len(line)
-
-
-def _sentence_spans(line: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    """Sentence spans inside line[start:end], trimmed of whitespace and list/quote markers."""
-    piece_start = start
-    cuts = [m.end() + start for m in _SENTENCE_END.finditer(line[start:end])]
-    for cut in [*cuts, end]:
-        s, e = piece_start, cut
-        piece_start = cut
-        while s < e and line[s].isspace():
-            s += 1
-        marker = _MARKERS.match(line[s:e])
-        if marker:
-            s += marker.end()
-        while e > s and line[e - 1].isspace():
-            e -= 1
-        if e > s:
-            yield s, e
-
-
-def informative(text: str) -> bool:
-    """At least two letters or Han characters: skips bare numbers, symbols and table rules."""
-    return len(CJK.findall(text)) + len(_LATIN.findall(text)) >= 2
-
-
-_CODE_LIKE = re.compile(r"-->|==>|\[\"|<br\s*/?>|^\w+\s*[\[(]\"|[{}]\s*$|^\s*[$]\s|\w\(.*\)\s*$")
-
-
-def is_prose(text: str) -> bool:
-    """A real sentence rather than a label, a table cell fragment or a line of unfenced code."""
-    if _CODE_LIKE.search(text):
-        return False
-    if has_cjk(text):
-        return len(CJK.findall(text)) >= 8
-    return len(re.findall(r"[A-Za-z]+", text)) >= 5
-
-
-# --- salient terms -------------------------------------------------------------------------------------
-
 ENTITY = "entity"
 CONCEPT = "concept"
 
@@ -177,6 +53,8 @@ _IDENTIFIERS = [
 _CAPITALISED = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[ ][A-Z][A-Za-z0-9]*){0,3}\b")
 _WORD = re.compile(r"[a-z][a-z0-9'’-]*[a-z0-9]|[a-z]|[^\sa-z]")
 _NOUNISH = frozenset({"n", "nz", "vn", "nr", "ns", "nt", "nrt", "nw", "an", "nrfg", "ng"})
+_MODIFIERS = frozenset({"b"})
+"""Distinguishing words (主, 从, 热): never terms alone, but they start compounds such as 主节点."""
 _GENERIC_ZH = frozenset({"问题", "内容", "方法", "东西", "情况", "部分", "方式", "过程", "结果"})
 
 
@@ -208,6 +86,11 @@ class Term:
         return self.find(text) >= 0
 
 
+def name_identity(name: str) -> str:
+    """Names that differ only in case, spacing or punctuation are the same item ("Open AI" = "openai")."""
+    return re.sub(r"[\s\W_]+", "", name.lower())
+
+
 def term_for(name: str) -> Term:
     """A matcher for a name given from outside (a page title): case-insensitive, word-bounded."""
     return Term(name, CONCEPT, 0.0, 0, case_sensitive=False)
@@ -218,12 +101,12 @@ class TermSet:
     entities: list[Term] = field(default_factory=list)
     concepts: list[Term] = field(default_factory=list)
 
-    def ranked(self, limit: int | None = None) -> list[Term]:
+    def ranked(self) -> list[Term]:
         """Entities and concepts interleaved by rank (e0, c0, e1, c1, …) so neither class crowds the other out."""
         out: list[Term] = []
         for i in range(max(len(self.entities), len(self.concepts))):
             out.extend(group[i] for group in (self.entities, self.concepts) if i < len(group))
-        return out[:limit] if limit is not None else out
+        return out
 
 
 def salient_terms(sentences: Sequence[Sentence], lang: str) -> TermSet:
@@ -297,15 +180,20 @@ def _is_identifier(name: str) -> bool:
     return any(p.fullmatch(name) for p in _IDENTIFIERS) or (" " in name and not name.istitle())
 
 
+MIN_ENGLISH_CONCEPTS = 5
+
+
 def _english_concepts(text: str) -> list[Term]:
     """Key phrases: 1–3-word n-grams inside runs of non-stopwords (split at stopwords and punctuation).
 
     Without a part-of-speech tagger, recurrence is the signal that separates "snapshot manifest" from
-    "replicas load": phrases seen twice or more rank by how often they and their words recur; a phrase
-    seen once is kept only when it is a whole two-word run, and ranks last.
+    "replicas load": phrases seen twice or more rank by how often they and their words recur. A single
+    word must recur in one form (plural aside): "change / changed / changing" is a verb, not a concept.
+    Phrases seen once (whole two-word runs) only fill in when a short text has too few recurring ones.
     """
     counts: Counter[str] = Counter()
     word_counts: Counter[str] = Counter()
+    forms: dict[str, Counter[str]] = defaultdict(Counter)
     surface: dict[str, str] = {}
     first: dict[str, int] = {}
     whole_runs: set[str] = set()
@@ -318,10 +206,12 @@ def _english_concepts(text: str) -> list[Term]:
             for size in range(1, min(3, len(run)) + 1):
                 for i in range(len(run) - size + 1):
                     key = " ".join(stems[i : i + size])
+                    words = " ".join(w for w, _ in run[i : i + size])
                     counts[key] += 1
-                    surface.setdefault(key, " ".join(w for w, _ in run[i : i + size]))
+                    forms[key][words.removesuffix("s")] += 1
+                    surface.setdefault(key, words)
                     first.setdefault(key, run[i][1])
-            if len(run) <= 2:
+            if len(run) == 2:
                 whole_runs.add(" ".join(stems))
         run.clear()
 
@@ -335,18 +225,22 @@ def _english_concepts(text: str) -> list[Term]:
     kept: dict[str, float] = {}
     for key, count in counts.items():
         words = key.split(" ")
-        if count >= 2 and (len(words) > 1 or len(key) >= 4):
+        if len(words) == 1 and (len(key) < 4 or max(forms[key].values()) < 2):
+            continue
+        if count >= 2:
             kept[key] = 2.0 * count + sum(word_counts[w] for w in words) / len(words) + 0.5 * (len(words) - 1)
-        elif count == 1 and len(words) == 2 and key in whole_runs:
-            kept[key] = 0.5 + sum(word_counts[w] for w in words) / 4
     for key in list(kept):  # "snapshot" adds nothing when every mention is inside "snapshot manifest"
         if any(key != other and f" {key} " in f" {other} " and counts[other] >= counts[key] for other in kept):
             kept.pop(key)
+    if len(kept) < MIN_ENGLISH_CONCEPTS:
+        for key in sorted(whole_runs - kept.keys(), key=lambda k: first[k]):
+            if counts[key] == 1 and not any(w.endswith(("ed", "ing")) for w in surface[key].split(" ")):
+                kept[key] = 0.5 + sum(word_counts[w] for w in key.split(" ")) / 4
     return [Term(surface[k], CONCEPT, score, first[k], case_sensitive=False) for k, score in kept.items()]
 
 
 def _chinese_concepts(text: str) -> list[Term]:
-    """Nouns by TF-IDF over jieba's IDF table, plus noun compounds (检索 + 增强 + 生成) that recur."""
+    """Nouns by TF-IDF over jieba's IDF table, plus noun compounds that recur (主 + 节点 → 主节点)."""
     ensure_jieba()
     import jieba.analyse
     import jieba.posseg
@@ -363,7 +257,7 @@ def _chinese_concepts(text: str) -> list[Term]:
         if nounish and len(word) >= 2 and word not in CHINESE:
             counts[word] += 1
             first.setdefault(word, pos)
-        if nounish and word not in CHINESE:
+        if (nounish or flag in _MODIFIERS) and word not in CHINESE:
             run.append(word)
         else:
             _count_compounds(run, compounds, first, pos)
@@ -374,18 +268,19 @@ def _chinese_concepts(text: str) -> list[Term]:
     def idf(word: str) -> float:
         return tfidf.idf_freq.get(word, tfidf.median_idf)
 
+    kept = {c: n for c, n in compounds.items() if n >= 2 and c not in counts}
+    for compound in list(kept):  # "主节点" adds nothing when every mention is inside "主节点地址"
+        if any(compound != longer and compound in longer and kept[longer] >= kept[compound] for longer in kept):
+            kept.pop(compound)
+    parts = {compound: [w for w in jieba.lcut(compound) if w in counts] for compound in kept}
+    own = Counter(counts)
+    for compound, n in kept.items():  # a part counts only where it stands alone ("节点" outside "主节点")
+        for part in parts[compound]:
+            own[part] -= n
     total = max(sum(counts.values()), 1)
-    scores = {w: c / total * idf(w) for w, c in counts.items() if w not in _GENERIC_ZH}
-    for compound, c in compounds.items():
-        if c >= 2 and compound not in counts:
-            parts = [w for w in jieba.lcut(compound) if w in counts]
-            scores[compound] = c / total * (sum(idf(w) for w in parts) if parts else idf(compound)) * 1.2
-            for part in parts:  # a part seen only inside the compound is not a term of its own
-                if counts[part] <= c:
-                    scores.pop(part, None)
-    for shorter in [w for w in scores if w in compounds]:
-        if any(shorter != longer and shorter in longer and compounds[longer] >= compounds[shorter] for longer in scores):
-            scores.pop(shorter)
+    scores = {w: n / total * idf(w) for w, n in own.items() if n > 0 and w not in _GENERIC_ZH}
+    for compound, n in kept.items():
+        scores[compound] = n / total * (sum(idf(w) for w in parts[compound]) if parts[compound] else idf(compound))
     return [Term(w, CONCEPT, s, first.get(w, 0)) for w, s in scores.items()]
 
 
@@ -399,8 +294,6 @@ def _count_compounds(run: list[str], compounds: Counter[str], first: dict[str, i
                 compounds[compound] += 1
                 first.setdefault(compound, end - len("".join(run[i:])))
 
-
-# --- search tokens -------------------------------------------------------------------------------------
 
 _LATIN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
 _SUFFIXES = ("ing", "ed", "es", "s", "e")
@@ -431,33 +324,3 @@ def _stem(word: str) -> str:
     return word
 
 
-# --- plain text ----------------------------------------------------------------------------------------
-
-_CODE_FENCE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?(^[ \t]*\1[^\n]*$|\Z)", re.DOTALL | re.MULTILINE)
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_WIKI_LINK = re.compile(r"\[\[([^\]|]+)\|([^\]]+)\]\]")
-_TAG = re.compile(r"<[^>\n]{1,200}>")
-_MARKUP = re.compile(r"[#>*`~|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-
-
-def plain_text(markdown: str) -> str:
-    """Markdown with code blocks, images, link targets, tags and markup symbols removed; spaces collapsed."""
-    text = _CODE_FENCE_BLOCK.sub(" ", markdown)
-    text = _IMAGE.sub(" ", text)
-    text = _WIKI_LINK.sub(r"\2", text)
-    text = _LINK.sub(r"\1", text)
-    text = _TAG.sub(" ", text)
-    text = _MARKUP.sub("", text)
-    text = re.sub(r"^[ \t]*(?:[-+]|\d{1,3}[.)])[ \t]+", "", text, flags=re.MULTILINE)
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def cut(text: str, limit: int) -> str:
-    """`text` within `limit` code points, ending in "…" when shortened (at a word boundary for Latin)."""
-    if len(text) <= limit:
-        return text
-    head = text[: limit - 1]
-    if not has_cjk(head[-1:]) and " " in head[limit // 2 :]:
-        head = head[: head.rindex(" ")]
-    return head.rstrip(" ,;:，；：、") + "…"

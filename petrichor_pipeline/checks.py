@@ -1,0 +1,115 @@
+"""Asset checks on the published snapshot: what a data engineer wants to see green in the UI."""
+
+
+from typing import Any
+
+import pyarrow.compute as pc
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, asset_check
+
+from petrichor_pipeline.config import BUILD_VERSION
+from petrichor_pipeline.contract import SCHEMAS, Manifest, read_current, read_manifest, read_table
+from petrichor_pipeline.resources import PetrichorResource
+from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+
+
+def _current(petrichor: PetrichorResource) -> tuple[Any, Manifest | None]:
+    snaps = petrichor.context().settings.snapshots_dir
+    version = read_current(snaps)
+    return snaps, (read_manifest(snaps, version) if version else None)
+
+
+def _none() -> AssetCheckResult:
+    return AssetCheckResult(passed=False, description="no snapshot has been published")
+
+
+@asset_check(asset="snapshot", description="Every snapshot table satisfies its pandera schema.")
+def snapshot_schemas_valid(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
+    from pandera.errors import SchemaError
+
+    from petrichor_pipeline.validation import validate_table
+
+    snaps, m = _current(petrichor)
+    if m is None:
+        return _none()
+    failures = {}
+    for name in SCHEMAS:
+        try:
+            validate_table(name, read_table(snaps, m, name))
+        except SchemaError as exc:
+            failures[name] = str(exc)[:300]
+    return AssetCheckResult(passed=not failures, metadata={"snapshot_version": m.version, "failures": failures})
+
+
+@asset_check(asset="snapshot", description="No chunk without its article; every question points at an existing chunk.")
+def snapshot_referential_integrity(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
+    snaps, m = _current(petrichor)
+    if m is None:
+        return _none()
+    arts = read_table(snaps, m, "articles").column("article_id")
+    chunks = read_table(snaps, m, "chunks")
+    questions = read_table(snaps, m, "questions")
+    orphan_chunks = chunks.num_rows - pc.sum(pc.is_in(chunks.column("article_id"), value_set=arts)).as_py() if chunks.num_rows else 0
+    orphan_questions = (
+        questions.num_rows - pc.sum(pc.is_in(questions.column("chunk_id"), value_set=chunks.column("chunk_id"))).as_py()
+        if questions.num_rows
+        else 0
+    )
+    return AssetCheckResult(
+        passed=orphan_chunks == 0 and orphan_questions == 0,
+        metadata={"orphan_chunks": int(orphan_chunks or 0), "orphan_questions": int(orphan_questions or 0)},
+    )
+
+
+@asset_check(asset="snapshot", description="Vector tables hold only vectors of the manifest's fingerprint and dimension.")
+def snapshot_vector_dimensions(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
+    import lancedb
+
+    snaps, m = _current(petrichor)
+    if m is None:
+        return _none()
+    if not m.vector_tables:
+        return AssetCheckResult(passed=True, severity=AssetCheckSeverity.WARN, description="no vector tables (embedding off or pending)")
+    db = lancedb.connect(str(petrichor.context().settings.lance_dir))
+    problems: dict[str, str] = {}
+    for name, info in m.vector_tables.items():
+        tbl = db.open_table(info["table"])
+        tbl.checkout(int(info["version"]))
+        t = tbl.to_arrow()
+        dim = t.schema.field("vector").type.list_size
+        fps = set(t.column("fingerprint").to_pylist())
+        if m.embed_fingerprint and dim != m.embed_fingerprint["dim"]:
+            problems[name] = f"dimension {dim} != {m.embed_fingerprint['dim']}"
+        elif m.embed_fingerprint and fps - {m.embed_fingerprint["key"]}:
+            problems[name] = f"foreign fingerprints {sorted(fps - {m.embed_fingerprint['key']})}"
+    return AssetCheckResult(passed=not problems, metadata={"problems": problems})
+
+
+@asset_check(
+    asset="snapshot",
+    description="No stale article: every chunk is the exact slice of its article version it claims to be, built "
+    "by the current chunker and build version; also reports articles changed in the corpus since publishing.",
+)
+def snapshot_has_no_stale_articles(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
+    from petrichor_pipeline.build.steps import scan_buckets
+
+    snaps, m = _current(petrichor)
+    if m is None:
+        return _none()
+    arts = {r["article_id"]: r for r in read_table(snaps, m, "articles").to_pylist()}
+    stale = set()
+    for aid, a in arts.items():
+        if a["chunk_algorithm_version"] != ALGORITHM_VERSION or a["build_version"] != BUILD_VERSION:
+            stale.add(aid)
+    for c in read_table(snaps, m, "chunks").select(["article_id", "content", "start", "end"]).to_pylist():
+        art = arts.get(c["article_id"])
+        if art is None or art["content"][c["start"] : c["end"]] != c["content"]:
+            stale.add(c["article_id"])
+    corpus = {a["article_id"]: a["article_version"] for rows, _ in scan_buckets(petrichor.context()).values() for a in rows}
+    moved = sorted(aid for aid, v in corpus.items() if arts.get(aid, {}).get("article_version") != v)
+    return AssetCheckResult(
+        passed=not stale,
+        metadata={"stale_articles": sorted(stale)[:50], "changed_in_corpus_since_publish": moved[:50]},
+    )
+
+
+snapshot_checks = [snapshot_schemas_valid, snapshot_referential_integrity, snapshot_vector_dimensions, snapshot_has_no_stale_articles]

@@ -1,0 +1,68 @@
+"""`OfflineChatModel`: every `ChatModel` operation answered locally, deterministically, from the input text."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Sequence
+
+from petrichor_pipeline.models.base import (
+    CallContext,
+    CandidateRequest,
+    EvidenceText,
+    PageRequest,
+    QuestionChunk,
+    TreeNodeText,
+    UsageMeter,
+    UsageRecord,
+)
+from petrichor_pipeline.models.offline.answers import answer
+from petrichor_pipeline.models.offline.candidates import extract_candidates
+from petrichor_pipeline.models.offline.catalog import plan_catalog
+from petrichor_pipeline.models.offline.pages import generate_pages
+from petrichor_pipeline.models.offline.questions import chunk_questions
+from petrichor_pipeline.models.offline.tree import node_summary
+from petrichor_pipeline.models.prompts import ANSWER, CANDIDATES, CATALOG, PAGES, PROMPT_VERSION, QUESTIONS, TREE_SUMMARIES
+from petrichor_pipeline.models.usage import record_usage
+
+OFFLINE_VERSION = 1
+"""Bumped whenever the offline model's output changes, so derived data built with it goes stale."""
+
+
+class OfflineChatModel:
+    """`ChatModel` without a network: keyword and structure based, deterministic, grounded.
+
+    Calls are metered like endpoint calls (no tokens), so build summaries count them the same way.
+    """
+
+    fingerprint = f"offline:{OFFLINE_VERSION}:{PROMPT_VERSION}"
+
+    def __init__(self, meter: UsageMeter | None = None):
+        self._meter = meter
+
+    def generate_questions(self, chunks: Sequence[QuestionChunk], ctx: CallContext) -> dict[str, Any]:
+        return self._timed(QUESTIONS.op, ctx, lambda: {"questions": {c.key: chunk_questions(c) for c in chunks}})
+
+    def extract_candidates(self, req: CandidateRequest, ctx: CallContext) -> dict[str, Any]:
+        return self._timed(CANDIDATES.op, ctx, lambda: extract_candidates(req))
+
+    def plan_catalog(self, candidates: Sequence[dict[str, Any]], existing_folders: Sequence[str], ctx: CallContext) -> dict[str, Any]:
+        return self._timed(CATALOG.op, ctx, lambda: plan_catalog(candidates, existing_folders))
+
+    def generate_pages(self, req: PageRequest, ctx: CallContext) -> dict[str, Any]:
+        return self._timed(PAGES.op, ctx, lambda: generate_pages(req))
+
+    def summarize_tree(self, nodes: Sequence[TreeNodeText], ctx: CallContext) -> dict[str, Any]:
+        def summaries() -> dict[str, Any]:
+            return {"summaries": {str(n.position): s for n in nodes if (s := node_summary(n))}}
+
+        return self._timed(TREE_SUMMARIES.op, ctx, summaries)
+
+    def answer(self, question: str, evidence: Sequence[EvidenceText], ctx: CallContext) -> dict[str, Any]:
+        return self._timed(ANSWER.op, ctx, lambda: answer(question, evidence))
+
+    def _timed(self, op: str, ctx: CallContext, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            return run()
+        finally:
+            record_usage(self._meter, op, ctx.article_id, UsageRecord(calls=1, latency_s=time.perf_counter() - started))

@@ -1,0 +1,80 @@
+"""Wiki pages: a summary, the document's own sentences about the page, links to co-occurring pages."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from petrichor_pipeline.models.base import PageRequest
+from petrichor_pipeline.models.offline.sentences import Sentence, cut, is_prose, language_of, split_sentences
+from petrichor_pipeline.models.offline.terms import Term, term_for
+
+PAGE_SUMMARY_MAX = {"zh": 80, "en": 200}
+MAX_PAGE_POINTS = 4
+MAX_PAGE_LINKS = 8
+LINK_DESCRIPTION_MAX = 300
+
+
+def generate_pages(req: PageRequest) -> dict[str, Any]:
+    """Per requested page: title, summary, the document's sentences about it, links to co-occurring pages."""
+    sentences = split_sentences(req.document)
+    lang = language_of(req.document or " ".join(str(p.get("name", "")) for p in req.requested))
+    valid = {str(p.get("pageKey", "")): p for p in req.valid_pages if p.get("pageKey")}
+    matchers = {key: [term_for(n) for n in _names(page)] for key, page in valid.items()}
+    pages = []
+    for page in req.requested:
+        key = str(page.get("pageKey", ""))
+        name = str(page.get("name") or page.get("title") or key)
+        own = [term_for(n) for n in _names(page)] or [term_for(name)]
+        about = [s for s in sentences if is_prose(s.text) and any(m.occurs_in(s.text) for m in own)]
+        summary = str(page.get("summary") or (about[0].text if about else "")).strip()
+        links = _page_links(key, about, req.relations, valid, matchers)
+        content = _page_markdown(name, summary, about, links, lang)
+        pages.append({"pageKey": key, "summary": cut(summary, PAGE_SUMMARY_MAX[lang]), "contentMd": content})
+    return {"pages": pages}
+
+
+def _names(page: dict[str, Any]) -> list[str]:
+    names = [str(page.get("name") or page.get("title") or "")] + [str(a) for a in page.get("aliases") or []]
+    return [n for n in names if n.strip()]
+
+
+def _page_links(
+    key: str,
+    about: Sequence[Sentence],
+    relations: Sequence[dict[str, Any]],
+    valid: dict[str, dict[str, Any]],
+    matchers: dict[str, list[Term]],
+) -> list[tuple[str, str, str]]:
+    """(pageKey, name, why) for valid pages sharing a relation or a sentence with this page; never itself."""
+    links: dict[str, tuple[str, str, str]] = {}
+    for relation in relations:
+        ends = (str(relation.get("fromPageKey", "")), str(relation.get("toPageKey", "")))
+        if key in ends:
+            other = ends[1] if ends[0] == key else ends[0]
+            if other != key and other in valid:
+                why = str(relation.get("description") or relation.get("relationType") or "")
+                links.setdefault(other, (other, _names(valid[other])[0] if _names(valid[other]) else other, why))
+    for sentence in about:
+        for other, found in matchers.items():
+            if other != key and other not in links and any(m.occurs_in(sentence.text) for m in found):
+                links[other] = (other, _names(valid[other])[0], sentence.text[:LINK_DESCRIPTION_MAX])
+    return list(links.values())[:MAX_PAGE_LINKS]
+
+
+def _page_markdown(
+    name: str, summary: str, about: Sequence[Sentence], links: Sequence[tuple[str, str, str]], lang: str
+) -> str:
+    zh = lang == "zh"
+    empty = "暂无足够的原文信息生成详细页面。" if zh else "The source has little to say about this yet."
+    blocks = [f"# {name}", summary or empty]
+    points = [s.text for s in about if s.text != summary][:MAX_PAGE_POINTS]
+    if points:
+        blocks.append(("## 原文要点" if zh else "## In the source") + "\n\n" + "\n".join(f"- {p}" for p in points))
+    if links:
+        shown: set[str] = set(points) | {summary}
+        lines = []
+        for key, label, why in links:  # a sentence naming several pages is quoted once, not once per link
+            lines.append(f"- [[{key}|{label}]]" + (f"{'：' if zh else ': '}{why}" if why and why not in shown else ""))
+            shown.add(why)
+        blocks.append(("## 相关知识" if zh else "## Related") + "\n\n" + "\n".join(lines))
+    return "\n\n".join(blocks)

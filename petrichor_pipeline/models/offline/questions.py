@@ -1,0 +1,220 @@
+"""Three questions per chunk, from its heading path and salient terms, in the chunk's language."""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from typing import Sequence
+
+from petrichor_pipeline.models.base import QuestionChunk
+from petrichor_pipeline.models.offline.sentences import (
+    Sentence,
+    cut,
+    has_cjk,
+    language_of,
+    split_sentences,
+    strip_section_number,
+)
+from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, salient_terms
+from petrichor_pipeline.models.prompts import heading_label
+
+TOPIC_MAX = 30
+
+_EN_VERBS = ("set up", "install", "configure", "deploy", "run", "start", "enable", "disable", "create", "build",
+             "add", "remove", "update", "upgrade", "connect", "publish", "migrate", "rebuild", "call", "use")
+_ZH_VERBS = ("安装", "配置", "部署", "启动", "启用", "关闭", "创建", "设置", "构建", "添加", "删除", "更新",
+             "升级", "连接", "发布", "迁移", "运行", "调用", "接入", "使用")
+_SIGNALS = {
+    "default": re.compile(r"\bdefaults?\b|默认", re.IGNORECASE),
+    "reason": re.compile(
+        r"\b(?:because|so that|in order to|why|otherwise|avoids?)\b|因为|为了|原因|所以|以便|避免|否则", re.IGNORECASE
+    ),
+    "settings": re.compile(
+        r"\b(?:settings?|options?|config(?:uration)?|flags?|parameters?|environment variables?)\b"
+        r"|配置|参数|选项|设置|环境变量",
+        re.IGNORECASE,
+    ),
+}
+
+_EN_FORMS = {
+    "what": "What is {x}?",
+    "what_in": "What is {x} in {topic}?",
+    "does": "What does {x} do?",
+    "how_do": "How do I {verb} {x}?",
+    "how_work": "How does {x} work?",
+    "why": "Why is {x} used in {topic}?",
+    "why_self": "Why is {x} needed?",
+    "settings": "Which settings control {x}?",
+    "default": "What is the default of {x}?",
+    "role": "What role does {x} play in {topic}?",
+    "relation": "How is {x} related to {y}?",
+    "about": "What does the {topic} section say about {x}?",
+}
+_ZH_FORMS = {
+    "what": "什么是{x}？",
+    "what_in": "{topic}中的{x}指什么？",
+    "does": "{x}有什么作用？",
+    "how_do": "如何{verb}{x}？",
+    "how_work": "{x}是如何工作的？",
+    "why": "为什么{topic}需要{x}？",
+    "why_self": "为什么需要{x}？",
+    "settings": "哪些配置控制{x}？",
+    "default": "{x}的默认值是什么？",
+    "role": "{x}在{topic}中起什么作用？",
+    "relation": "{x}和{y}之间有什么关系？",
+    "about": "{topic}对{x}有哪些说明？",
+}
+
+
+@dataclass(frozen=True)
+class _ChunkView:
+    lang: str
+    topic: str
+    terms: list[str]
+    commands: frozenset[str]
+    concept: str
+    default_setting: str
+    verb: str
+    verb_object: str
+    signals: frozenset[str]
+
+
+def chunk_questions(chunk: QuestionChunk) -> list[str]:
+    """Exactly three distinct questions about the chunk, in its language, each naming one of its terms."""
+    view = _view(chunk)
+    forms = _ZH_FORMS if view.lang == "zh" else _EN_FORMS
+    terms = list(view.terms)
+    out: list[str] = []
+
+    def add(form: str, **values: str) -> None:
+        if "{topic}" in forms[form] and values.get("x") == view.topic:
+            return  # "What role does Installation play in Installation?"
+        question = _fill(forms[form], topic=view.topic, **values)
+        if len(out) < 3 and question not in out:
+            out.append(question)
+
+    def next_term(*avoid: str) -> str:
+        for term in terms:
+            if term not in avoid:
+                terms.remove(term)
+                return term
+        return view.topic
+
+    first = next_term()
+    add("does" if first in view.commands else "what", x=first)
+    if view.verb:
+        add("how_do", verb=view.verb, x=view.verb_object or next_term(first))
+    if "default" in view.signals and view.default_setting:
+        add("default", x=view.default_setting)
+    if "settings" in view.signals:
+        add("settings", x=view.concept)
+        if view.concept in terms:
+            terms.remove(view.concept)
+    if "reason" in view.signals:
+        x = next_term(first)
+        add("why" if x != view.topic else "why_self", x=x)
+    for form in ("how_work", "role", "what_in", "relation", "what"):
+        if len(out) == 3:
+            break
+        x = next_term(first)
+        add("does" if x in view.commands else form, x=x, y=first if x != first else view.topic)
+    for x in [*view.terms, view.topic]:  # a chunk with almost no terms still gets three distinct questions
+        for form in ("what", "how_work", "role", "why_self", "about"):
+            add(form, x=x)
+    return out
+
+
+_LATINISH = re.compile(r"[A-Za-z0-9`]")
+
+
+def _view(chunk: QuestionChunk) -> _ChunkView:
+    text = f"{heading_label(chunk)}\n{chunk.content}"
+    lang = language_of(text)
+    sentences = split_sentences(chunk.content)
+    ranked = salient_terms(sentences, lang).ranked()
+    topic = strip_section_number(chunk.heading_path[-1] if chunk.heading_path else chunk.heading)
+    if not topic or len(topic) > TOPIC_MAX:
+        topic = ranked[0].text if ranked else cut(topic or chunk.key, TOPIC_MAX)
+    names = [term.text for term in ranked if _singular(term.text) != _singular(topic)]
+    names += [h for h in reversed(chunk.heading_path[:-1]) if h not in names and len(h) <= TOPIC_MAX]
+    settings = [term.text for term in ranked if term.kind == ENTITY and _looks_like_setting(term.text)]
+    commands = frozenset(
+        term.text for term in ranked if term.kind == ENTITY and (" " in term.text or term.text.startswith("--"))
+    )
+    concept = next((term.text for term in ranked if term.kind == CONCEPT and term.text != topic), topic)
+    signals = {name for name, pattern in _SIGNALS.items() if pattern.search(chunk.content)}
+    if any(not name[0].islower() for name in settings):
+        signals.add("settings")  # flags and environment variables are settings by their looks
+    verb, verb_object = _action(sentences, ranked, lang)
+    default_setting = _nearest(chunk.content, _SIGNALS["default"], settings)
+    return _ChunkView(
+        lang, topic, names[:6], commands, concept, default_setting, verb, verb_object, frozenset(signals)
+    )
+
+
+def _singular(name: str) -> str:
+    """"Snapshots" and "snapshot" name the same topic."""
+    lowered = name.lower()
+    return lowered[:-1] if lowered.endswith("s") and not lowered.endswith("ss") else lowered
+
+
+def _looks_like_setting(name: str) -> bool:
+    """Flags, environment variables and snake_case keys: the things a default belongs to."""
+    return bool(re.fullmatch(r"--[\w-]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+", name))
+
+
+def _nearest(text: str, cue: re.Pattern[str], names: Sequence[str]) -> str:
+    """The name mentioned closest to the first match of `cue` (the setting a "default" sentence is about)."""
+    match = cue.search(text)
+    if not match or not names:
+        return ""
+    spots = [(abs(at - match.start()), i, name) for i, name in enumerate(names) if (at := text.find(name)) >= 0]
+    return min(spots)[2] if spots else ""
+
+
+def _action(sentences: Sequence[Sentence], ranked: Sequence[Term], lang: str) -> tuple[str, str]:
+    """The first task verb of the chunk and a term it acts on in the same sentence ("configure", "PETRICHOR_DATA")."""
+    for sentence in sentences:
+        lowered = sentence.text.lower()
+        for verb in _ZH_VERBS if lang == "zh" else _EN_VERBS:
+            at = lowered.find(verb) if lang == "zh" else _word_at(lowered, verb)
+            if at < 0:
+                continue
+            after = sentence.text[at + len(verb) :]
+            objects = [term for term in ranked if term.occurs_in(after)]
+            if objects:
+                return verb, min(objects, key=lambda term: term.find(after)).text
+    return "", ""
+
+
+def _word_at(text: str, verb: str) -> int:
+    """Where an English task verb is used as an instruction: "Run …", "… to configure …", "you can enable …".
+
+    Anywhere else the word is usually a noun ("a failed build") and makes no "How do I" question.
+    """
+    match = re.search(rf"(?:^|\bto |\b(?:can|should|must|then|and) ){re.escape(verb)}(?![a-z])", text)
+    return match.end() - len(verb) if match else -1
+
+
+def _fill(template: str, **values: str) -> str:
+    """Format a template: "the" before a lowercase English phrase, a space where Han meets Latin ("什么是 Redis？")."""
+    text = ""
+    for literal, name, _, _ in string.Formatter().parse(template):
+        text = _join(text, literal)
+        if name is None:
+            continue
+        value = values[name]
+        if name in ("x", "y") and text.endswith(" ") and re.fullmatch(r"[a-z][a-z ]*", value):
+            value = "the " + value  # "How does the hash bucket work?"
+        text = _join(text, value)
+    return text
+
+
+def _join(left: str, right: str) -> str:
+    """Only the seam between template and value is spaced; a value's own text is never changed."""
+    if not left or not right:
+        return left + right
+    if (has_cjk(left[-1]) and _LATINISH.match(right)) or (_LATINISH.match(left[-1]) and has_cjk(right[0])):
+        return f"{left} {right}"
+    return left + right
