@@ -68,6 +68,8 @@ class Settings:
     keep_snapshots: int = 5
     reload_interval_s: float = 2.0
     ann_index_threshold: int = 50_000
+    embed_cache: Path | None = None
+    """Where vectors are cached by (fingerprint, content hash); several data dirs may share one."""
 
     @property
     def warehouse_dir(self) -> Path:
@@ -80,6 +82,10 @@ class Settings:
     @property
     def snapshots_dir(self) -> Path:
         return self.data_dir / "snapshots"
+
+    @property
+    def embed_cache_dir(self) -> Path:
+        return self.embed_cache or self.warehouse_dir / "embedding_cache"
 
     def with_paths(self, data_dir: Path | str, corpus_dir: Path | str | None = None) -> "Settings":
         from dataclasses import replace
@@ -114,4 +120,5 @@ def load_settings() -> Settings:
         ),
         keep_snapshots=_env_int("PETRICHOR_KEEP_SNAPSHOTS", 5),
         reload_interval_s=_env_float("PETRICHOR_RELOAD_INTERVAL", 2.0),
+        embed_cache=Path(os.environ["PETRICHOR_EMBED_CACHE"]) if os.environ.get("PETRICHOR_EMBED_CACHE") else None,
     )

@@ -21,8 +21,13 @@ class BuiltCorpus:
     summary: dict
 
 
+EMBED_CACHE = Path(os.environ.get("PETRICHOR_TEST_EMBED_CACHE") or REPO / ".pytest-embed-cache")
+"""Vectors cached by content hash, shared by every build of the session (set PETRICHOR_TEST_EMBED_CACHE to move it)."""
+
+
 def isolated_env(monkeypatch: pytest.MonkeyPatch, data_dir: Path, corpus_dir: Path, dagster_home: Path) -> None:
     monkeypatch.setenv("PETRICHOR_DATA", str(data_dir))
+    monkeypatch.setenv("PETRICHOR_EMBED_CACHE", str(EMBED_CACHE))
     monkeypatch.setenv("PETRICHOR_CORPUS", str(corpus_dir))
     monkeypatch.setenv("DAGSTER_HOME", str(dagster_home))
     for name in ("PETRICHOR_LLM_BASE_URL", "PETRICHOR_EMBED_BASE_URL", "PETRICHOR_VISION_BASE_URL", "PETRICHOR_API_KEYS"):

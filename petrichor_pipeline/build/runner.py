@@ -122,6 +122,12 @@ def run_build(
     built: set[str] = set()
     state = ctx.warehouse.read_state()
     state.setdefault("buckets", {})
+    never_built = {b for b in stale if not ctx.warehouse.path("articles", b).exists() and b not in state["buckets"]}
+    for bucket in [b for b in stale if b in never_built and buckets[b] == ([], [])]:
+        # an empty bucket that never held anything has nothing to build: record it without a run
+        state["buckets"][bucket] = {"data_version": versions[bucket], "build_key": key}
+        stale.remove(bucket)
+        summary.skipped.append(bucket)
     for i, bucket in enumerate(stale):
         if on_progress:
             on_progress("buckets", i, len(stale))

@@ -30,6 +30,17 @@ class EmbeddingCache:
     """Append-only Parquet segments of (content_hash, vector) per fingerprint, shared by every bucket."""
 
     _lock = threading.Lock()
+    _shared: dict[Path, "EmbeddingCache"] = {}
+
+    @classmethod
+    def open(cls, root: Path, fingerprint: str) -> "EmbeddingCache":
+        """One instance per folder and process, so segments are read once per build, not once per bucket."""
+        safe = hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
+        key = (root / safe).resolve()
+        with cls._lock:
+            if key not in cls._shared:
+                cls._shared[key] = cls(root, fingerprint)
+            return cls._shared[key]
 
     def __init__(self, root: Path, fingerprint: str):
         safe = hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
@@ -37,7 +48,7 @@ class EmbeddingCache:
         self._vectors: dict[str, np.ndarray] | None = None
 
     def _load(self) -> dict[str, np.ndarray]:
-        if self._vectors is None:
+        if self._vectors is None or not self.dir.exists():
             vectors: dict[str, np.ndarray] = {}
             for seg in sorted(self.dir.glob("*.parquet")):
                 try:
@@ -56,7 +67,7 @@ class EmbeddingCache:
     def add(self, items: dict[str, np.ndarray]) -> None:
         if not items:
             return
-        with self._lock:
+        with EmbeddingCache._lock:
             self._load().update(items)
             hashes = list(items)
             table = pa.table(
@@ -100,7 +111,7 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
             warnings.append(f"{len(want - have)} chunk vectors pending; question vectors wait for them (two-phase rule)")
 
     if not blocked:
-        cache = EmbeddingCache(wh.root / "embedding_cache", fp)
+        cache = EmbeddingCache.open(ctx.settings.embed_cache_dir, fp)
         todo: dict[str, str] = {}
         for r in rows:
             h = r["content_hash"]

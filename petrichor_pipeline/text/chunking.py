@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from petrichor_pipeline.text.normalize import normalize_text
@@ -46,10 +46,12 @@ SPLIT_FLOOR_CHARS = MAX_CHARS * 55 // 100  # breaks are searched in [cursor + 17
 CHUNK_LIMIT = 120
 UNTITLED_HEADING = "文档正文"
 
-# The reference patterns are RE2, where `\s` is ASCII whitespace only; the class is spelled out so that
-# Python does not also match U+3000 and other Unicode spaces.
-# Applied to one line at a time (MULTILINE so that `^` holds at a line start inside the text).
-_HEADING = re.compile(r"^(#{1,6})[\t\n\f\r ]+(.+?)[\t\n\f\r ]*#*[\t\n\f\r ]*$", re.MULTILINE)
+# The original patterns are RE2, where `\s` is ASCII whitespace only; the class is spelled out so that
+# Python does not also match U+3000 and other Unicode spaces. The heading pattern is
+# `^(#{1,6})\s+(.+?)\s*#*\s*$`; `_heading` evaluates it without backtracking, which in `re` is cubic in the
+# length of a run of spaces.
+_ASCII_SPACE = "\t\n\f\r "
+_HEADING_MARK = re.compile(r"(#{1,6})[\t\n\f\r ]+")
 # A line that may be a heading (group 1) or is a fence opener/closer. Inside one line `\s` can only be one of
 # `[\t\f\r ]`, so the second branch is the reference fence pattern `^\s*(```|~~~)`. Searching for a
 # literal "\n" prefix is several times faster in `re` than a MULTILINE `^`.
@@ -138,21 +140,23 @@ def _parse_sections(body: str, title: str, preamble_heading: str) -> tuple[list[
     for match in _LINE_OF_INTEREST.finditer("\n" + body):
         line_start = match.start()
         line_end = body.find("\n", line_start)
+        if line_end < 0:
+            line_end = len(body)
         if match.group(1) is None:  # a fence line
             if fence_start < 0:
                 fence_start = line_start
             else:
-                fences.append((fence_start, line_end if line_end >= 0 else len(body)))
+                fences.append((fence_start, line_end))
                 fence_start = -1
             continue
         if fence_start >= 0:
             continue
-        found = _HEADING.match(body, line_start, line_end if line_end >= 0 else len(body))
+        found = _heading(body[line_start:line_end])
         if found is None:
             continue
         _append_section(sections, body, section_start, line_start, heading, path)
-        level = len(found.group(1))
-        heading = found.group(2).strip() or title
+        level, name = found
+        heading = name.strip() or title
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, heading))
@@ -161,6 +165,25 @@ def _parse_sections(body: str, title: str, preamble_heading: str) -> tuple[list[
         fences.append((fence_start, len(body)))
     _append_section(sections, body, section_start, len(body), heading, path)
     return sections, fences
+
+
+def _heading(line: str) -> tuple[int, str] | None:
+    """(level, group 2) of `^(#{1,6})\s+(.+?)\s*#*\s*$` on `line`, or None if it does not match.
+
+    The level is fixed by the hashes. `\s+` keeps its whole run unless nothing would be left for `(.+?)`,
+    which then takes the run's last space. Otherwise `(.+?)` is the shortest non-empty prefix of the rest
+    whose remainder has the form spaces, hashes, spaces; since every suffix of such a remainder has that
+    form too, it ends where the longest such suffix begins (or after one character).
+    """
+    mark = _HEADING_MARK.match(line)
+    if mark is None:
+        return None
+    level = len(mark.group(1))
+    rest = line[mark.end() :]
+    if not rest:
+        return (level, line[-1]) if mark.end() - level >= 2 else None
+    kept = len(rest.rstrip(_ASCII_SPACE).rstrip("#").rstrip(_ASCII_SPACE))
+    return level, rest[: max(1, kept)]
 
 
 def _append_section(

@@ -77,13 +77,18 @@ def _by_hub(candidates: Sequence[dict[str, Any]], other: str) -> list[str]:
     unfiled = set(range(len(candidates)))
     hubs: list[int] = []
     while len(hubs) < MAX_TOP_FOLDERS - 1:
-        options = [h for h in range(len(names)) if h not in hubs and len(covers[h]) <= limit]
+        options = [h for h in range(len(names)) if h not in hubs and len(covers[h]) <= limit and _folder_worthy(names[h])]
         best = max(options, key=lambda h: (len(covers[h] & unfiled), -h), default=None)
         if best is None or len(covers[best] & unfiled) < 2:
             break
         hubs.append(best)
         unfiled -= covers[best]
     return [next((names[h] for h in hubs if i in covers[h]), other if hubs else "") for i in range(len(names))]
+
+
+def _folder_worthy(name: str) -> bool:
+    """Short acronyms (ID, API, JSON) are everywhere in technical text and say little about a group."""
+    return not re.fullmatch(r"[A-Z0-9]{1,4}", name)
 
 
 def _existing(existing_folders: Sequence[str]) -> dict[str, list[str]]:

@@ -16,7 +16,7 @@ from petrichor_pipeline.models.offline.sentences import (
     split_sentences,
     strip_section_number,
 )
-from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, salient_terms
+from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, salient_terms, zh_words
 from petrichor_pipeline.models.prompts import heading_label
 
 TOPIC_MAX = 30
@@ -25,6 +25,10 @@ _EN_VERBS = ("set up", "install", "configure", "deploy", "run", "start", "enable
              "add", "remove", "update", "upgrade", "connect", "publish", "migrate", "rebuild", "call", "use")
 _ZH_VERBS = ("安装", "配置", "部署", "启动", "启用", "关闭", "创建", "设置", "构建", "添加", "删除", "更新",
              "升级", "连接", "发布", "迁移", "运行", "调用", "接入", "使用")
+_EN_INSTRUCTION = {
+    verb: re.compile(rf"(?:^|\bto |\b(?:can|should|must|then|and) ){re.escape(verb)}(?![a-z])") for verb in _EN_VERBS
+}
+_ZH_LEADS = frozenset({"请", "先", "再", "然后", "可以", "需要", "并", "即可", "要", "，", "；", "：", "、"})
 _SIGNALS = {
     "default": re.compile(r"\bdefaults?\b|默认", re.IGNORECASE),
     "reason": re.compile(
@@ -39,10 +43,12 @@ _SIGNALS = {
 
 _EN_FORMS = {
     "what": "What is {x}?",
+    "what_plural": "What are {x}?",
     "what_in": "What is {x} in {topic}?",
     "does": "What does {x} do?",
     "how_do": "How do I {verb} {x}?",
     "how_work": "How does {x} work?",
+    "how_work_plural": "How do {x} work?",
     "why": "Why is {x} used in {topic}?",
     "why_self": "Why is {x} needed?",
     "settings": "Which settings control {x}?",
@@ -73,6 +79,8 @@ class _ChunkView:
     topic: str
     terms: list[str]
     commands: frozenset[str]
+    concepts: frozenset[str]
+    """Lowercase English key phrases, which read as "the hash bucket" in a question."""
     concept: str
     default_setting: str
     verb: str
@@ -88,9 +96,15 @@ def chunk_questions(chunk: QuestionChunk) -> list[str]:
     out: list[str] = []
 
     def add(form: str, **values: str) -> None:
-        if "{topic}" in forms[form] and values.get("x") == view.topic:
-            return  # "What role does Installation play in Installation?"
-        question = _fill(forms[form], topic=view.topic, **values)
+        x = values.get("x")
+        if "{topic}" in forms[form] and (x == view.topic or _QUESTION_LIKE.search(view.topic)):
+            return  # "What role does Installation play in Installation?", "… in What each locator reads?"
+        if x == values.get("y"):
+            return
+        if f"{form}_plural" in forms and x in view.concepts and _PLURAL_PHRASE.fullmatch(x):
+            form = f"{form}_plural"  # "How do the hash buckets work?"
+        shown = {k: f"the {v}" if view.lang == "en" and k in ("x", "y") and v in view.concepts else v for k, v in values.items()}
+        question = _fill(forms[form], topic=view.topic, **shown)
         if len(out) < 3 and question not in out:
             out.append(question)
 
@@ -125,7 +139,11 @@ def chunk_questions(chunk: QuestionChunk) -> list[str]:
     return out
 
 
-_LATINISH = re.compile(r"[A-Za-z0-9`]")
+_ASCII = re.compile(r"[!-~]")
+_QUESTION_LIKE = re.compile(r"[?？]\s*$|^(?:what|how|why|when|which|who)\b|^(?:什么|如何|为什么|怎么|怎样|哪些)", re.IGNORECASE)
+_PLURAL_PHRASE = re.compile(r"[a-z][a-z ]*[^s]s")
+_OBJECT_REACH = {"zh": 6, "en": 30}
+"""How far after a task verb its object may start ("启动 Redis", "configure the data folder")."""
 
 
 def _view(chunk: QuestionChunk) -> _ChunkView:
@@ -143,13 +161,14 @@ def _view(chunk: QuestionChunk) -> _ChunkView:
         term.text for term in ranked if term.kind == ENTITY and (" " in term.text or term.text.startswith("--"))
     )
     concept = next((term.text for term in ranked if term.kind == CONCEPT and term.text != topic), topic)
+    concepts = frozenset(term.text for term in ranked if term.kind == CONCEPT and term.text[:1].islower())
     signals = {name for name, pattern in _SIGNALS.items() if pattern.search(chunk.content)}
     if any(not name[0].islower() for name in settings):
         signals.add("settings")  # flags and environment variables are settings by their looks
     verb, verb_object = _action(sentences, ranked, lang)
-    default_setting = _nearest(chunk.content, _SIGNALS["default"], settings)
+    default_setting = _default_setting(sentences, settings)
     return _ChunkView(
-        lang, topic, names[:6], commands, concept, default_setting, verb, verb_object, frozenset(signals)
+        lang, topic, names[:6], commands, concepts, concept, default_setting, verb, verb_object, frozenset(signals)
     )
 
 
@@ -164,50 +183,62 @@ def _looks_like_setting(name: str) -> bool:
     return bool(re.fullmatch(r"--[\w-]+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+", name))
 
 
-def _nearest(text: str, cue: re.Pattern[str], names: Sequence[str]) -> str:
-    """The name mentioned closest to the first match of `cue` (the setting a "default" sentence is about)."""
-    match = cue.search(text)
-    if not match or not names:
-        return ""
-    spots = [(abs(at - match.start()), i, name) for i, name in enumerate(names) if (at := text.find(name)) >= 0]
-    return min(spots)[2] if spots else ""
+def _default_setting(sentences: Sequence[Sentence], settings: Sequence[str]) -> str:
+    """The setting a "default" is stated for: named near the cue in the same paragraph (a sentence before it,
+    or a few after, as in a table whose header has a 默认值 / Default column)."""
+    cue = _SIGNALS["default"]
+    for i, sentence in enumerate(sentences):
+        match = cue.search(sentence.text)
+        if not match:
+            continue
+        near = [s for s in sentences[max(0, i - 1) : i + 5] if s.paragraph == sentence.paragraph]
+        at = sentence.start + match.start()
+        spots = [(abs(s.start + s.text.find(name) - at), name) for s in near for name in settings if name in s.text]
+        if spots:
+            return min(spots)[1]
+    return ""
 
 
 def _action(sentences: Sequence[Sentence], ranked: Sequence[Term], lang: str) -> tuple[str, str]:
-    """The first task verb of the chunk and a term it acts on in the same sentence ("configure", "PETRICHOR_DATA")."""
+    """The first instruction in the chunk: a task verb and the term it acts on ("configure", "PETRICHOR_DATA")."""
     for sentence in sentences:
-        lowered = sentence.text.lower()
-        for verb in _ZH_VERBS if lang == "zh" else _EN_VERBS:
-            at = lowered.find(verb) if lang == "zh" else _word_at(lowered, verb)
-            if at < 0:
-                continue
+        for at, verb in _task_verbs(sentence.text, lang):
             after = sentence.text[at + len(verb) :]
-            objects = [term for term in ranked if term.occurs_in(after)]
+            if lang == "zh" and has_cjk(after[:1]):
+                continue  # a Han word glued to the verb usually makes one noun with it (构建 + 产物 = build artifacts)
+            objects = [term for term in ranked if 0 <= term.find(after) <= _OBJECT_REACH[lang]]
             if objects:
                 return verb, min(objects, key=lambda term: term.find(after)).text
     return "", ""
 
 
-def _word_at(text: str, verb: str) -> int:
-    """Where an English task verb is used as an instruction: "Run …", "… to configure …", "you can enable …".
+def _task_verbs(text: str, lang: str) -> list[tuple[int, str]]:
+    """Task verbs used as instructions: "Run …", "… to configure …", "可以通过 … 修改", "使用 X 启动 …".
 
-    Anywhere else the word is usually a noun ("a failed build") and makes no "How do I" question.
+    Elsewhere the word is usually a noun ("a failed build") or part of one (配置文件), and makes no
+    "How do I" question; Chinese is checked on jieba's words for that reason.
     """
-    match = re.search(rf"(?:^|\bto |\b(?:can|should|must|then|and) ){re.escape(verb)}(?![a-z])", text)
-    return match.end() - len(verb) if match else -1
+    if lang == "en":
+        lowered = text.lower()
+        found = [(m.end() - len(verb), verb) for verb in _EN_VERBS if (m := _EN_INSTRUCTION[verb].search(lowered))]
+        return sorted(found)
+    out, pos, previous = [], 0, ""
+    for word in zh_words(text):
+        if word in _ZH_VERBS and (not previous or previous.isspace() or previous in _ZH_LEADS):
+            out.append((pos, word))
+        pos += len(word)
+        previous = word
+    return out
 
 
 def _fill(template: str, **values: str) -> str:
-    """Format a template: "the" before a lowercase English phrase, a space where Han meets Latin ("什么是 Redis？")."""
+    """Format a template with a space where Han characters meet ASCII ("什么是 Redis？")."""
     text = ""
     for literal, name, _, _ in string.Formatter().parse(template):
         text = _join(text, literal)
         if name is None:
             continue
-        value = values[name]
-        if name in ("x", "y") and text.endswith(" ") and re.fullmatch(r"[a-z][a-z ]*", value):
-            value = "the " + value  # "How does the hash bucket work?"
-        text = _join(text, value)
+        text = _join(text, values[name])
     return text
 
 
@@ -215,6 +246,6 @@ def _join(left: str, right: str) -> str:
     """Only the seam between template and value is spaced; a value's own text is never changed."""
     if not left or not right:
         return left + right
-    if (has_cjk(left[-1]) and _LATINISH.match(right)) or (_LATINISH.match(left[-1]) and has_cjk(right[0])):
+    if (has_cjk(left[-1]) and _ASCII.match(right)) or (_ASCII.match(left[-1]) and has_cjk(right[0])):
         return f"{left} {right}"
     return left + right

@@ -23,6 +23,7 @@ ENGLISH: frozenset[str] = frozenset(
     reads writes holds keeps loads returns runs takes makes gets sets calls opens starts stops works needs
     allows helps shows creates sends adds removes contains includes provides supports requires becomes
     stays remains happens fails means says gives finds seems small large big fast slow easy hard good bad
+    open read write unset
     """.split()
 )
 

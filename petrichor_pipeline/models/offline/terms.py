@@ -41,6 +41,8 @@ ENTITY = "entity"
 CONCEPT = "concept"
 
 _INLINE_CODE = re.compile(r"`([^`\n]{2,60})`")
+_NAME_LIKE_CODE = re.compile(r"[\w./:@#+-]+(?: [\w./:@#+-]+){0,3}")
+"""Inline code that names something (a command, a key, a path); not markup or a template sentence."""
 _IDENTIFIERS = [
     re.compile(r"(?<![\w-])--[a-z0-9][a-z0-9-]*"),  # --flags
     re.compile(r"(?<![\w.:/])/(?:[A-Za-z][\w.{}:-]*/)*[A-Za-z][\w.{}:-]*"),  # /api/paths
@@ -51,7 +53,7 @@ _IDENTIFIERS = [
     re.compile(r"\b[\w-]+\.(?:py|toml|ya?ml|json|md|txt|sh|ini|cfg|go|ts|js|parquet|lance)\b"),  # files
 ]
 _CAPITALISED = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[ ][A-Z][A-Za-z0-9]*){0,3}\b")
-_WORD = re.compile(r"[a-z][a-z0-9'’-]*[a-z0-9]|[a-z]|[^\sa-z]")
+_WORD = re.compile(r"[a-z][a-z0-9-]*[a-z0-9]|[a-z]|[^\sa-z]")
 _NOUNISH = frozenset({"n", "nz", "vn", "nr", "ns", "nt", "nrt", "nw", "an", "nrfg", "ng"})
 _MODIFIERS = frozenset({"b"})
 """Distinguishing words (主, 从, 热): never terms alone, but they start compounds such as 主节点."""
@@ -149,7 +151,8 @@ def _latin_entities(text: str, sentence_spans: dict[int, int], english: bool) ->
         chars[start:end] = _MASK * (end - start)
 
     for match in _INLINE_CODE.finditer(text):
-        take(match.group(1).strip(), match.start(), match.end())
+        code = match.group(1).strip()
+        take(code if _NAME_LIKE_CODE.fullmatch(code) else "", match.start(), match.end())
     for pattern in _IDENTIFIERS:
         for match in pattern.finditer("".join(chars)):
             take(match.group(0), match.start(), match.end())
@@ -181,6 +184,8 @@ def _is_identifier(name: str) -> bool:
 
 
 MIN_ENGLISH_CONCEPTS = 5
+_PARTICIPLE = re.compile(r"[^e]ed$")
+"""A lone "published" or "partitioned" is a verb form; "seed" and "speed" are not."""
 
 
 def _english_concepts(text: str) -> list[Term]:
@@ -225,7 +230,7 @@ def _english_concepts(text: str) -> list[Term]:
     kept: dict[str, float] = {}
     for key, count in counts.items():
         words = key.split(" ")
-        if len(words) == 1 and (len(key) < 4 or max(forms[key].values()) < 2):
+        if len(words) == 1 and (len(key) < 4 or max(forms[key].values()) < 2 or _PARTICIPLE.search(surface[key])):
             continue
         if count >= 2:
             kept[key] = 2.0 * count + sum(word_counts[w] for w in words) / len(words) + 0.5 * (len(words) - 1)
@@ -297,6 +302,14 @@ def _count_compounds(run: list[str], compounds: Counter[str], first: dict[str, i
 
 _LATIN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
 _SUFFIXES = ("ing", "ed", "es", "s", "e")
+
+
+def zh_words(text: str) -> list[str]:
+    """jieba's segmentation, covering the text exactly (offsets add up)."""
+    ensure_jieba()
+    import jieba
+
+    return jieba.lcut(text)
 
 
 def search_tokens(text: str) -> list[str]:
