@@ -128,6 +128,7 @@ def run_build(
         state["buckets"][bucket] = {"data_version": versions[bucket], "build_key": key}
         stale.remove(bucket)
         summary.skipped.append(bucket)
+    ctx.warehouse.write_state(state)
     for i, bucket in enumerate(stale):
         if on_progress:
             on_progress("buckets", i, len(stale))

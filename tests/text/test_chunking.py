@@ -335,3 +335,9 @@ def test_offsets_index_already_normalised_input() -> None:
     markdown = "\n\n前言\n\n# A\n\n" + "甲" * 5000 + "\n"
     for chunk in chunk_markdown(markdown, "T").chunks:
         assert markdown[chunk.start : chunk.end] == chunk.content
+
+
+def test_a_long_run_of_spaces_in_a_heading_line_is_linear() -> None:
+    # A backtracking evaluation of the heading pattern takes minutes on this line.
+    name = "a" + " " * 50_000 + "b"
+    assert chunk_markdown("# " + name + " ##\n\n正文", "T").chunks[0].heading_path == (name,)

@@ -318,3 +318,11 @@ def test_chunks_cover_the_article_and_respect_its_structure(markdown: str, title
     result = chunk_markdown(markdown, title)
     check_properties(markdown, title, result)
     assert chunk_markdown(markdown, title) == result
+
+
+@settings(max_examples=300, deadline=None)
+@given(line=st.text(alphabet="# \ta中\u3000", max_size=14), title=st.sampled_from(["部署指南", ""]))
+def test_heading_lines_follow_the_reference_pattern(line: str, title: str) -> None:
+    markdown = "前言\n" + line + "\n正文"
+    result = chunk_markdown(markdown, title)
+    assert [(c.heading, c.heading_path, c.content) for c in result.chunks] == reference_chunks(markdown, title)
