@@ -160,15 +160,19 @@ def main() -> None:
         paths = write_corpus(Path(folder), args.articles, args.seed)
         sizes = sorted(p.stat().st_size for p in paths)
         print(
-            f"corpus: {len(paths)} articles, {sum(sizes) / 1e6:.1f} MB, median {statistics.median(sizes) / 1e3:.1f} KB, "
-            f"max {sizes[-1] / 1e3:.0f} KB (generated in {time.perf_counter() - started:.1f} s); os.cpu_count() = {cores}"
+            f"corpus: {len(paths)} articles, {sum(sizes) / 1e6:.1f} MB, "
+            f"median {statistics.median(sizes) / 1e3:.1f} KB, max {sizes[-1] / 1e3:.0f} KB "
+            f"(generated in {time.perf_counter() - started:.1f} s); os.cpu_count() = {cores}"
         )
         process(paths[:20])  # warm the caches and regex compilation
         rows = [("1 process", measure(paths, 1))]
         if args.processes > 1:
             rows.append((f"{args.processes} processes", measure(paths, args.processes)))
 
-    header = f"{'mode':<13} {'MB':>7} {'wall s':>7} {'MB/s':>7} {'articles/s':>10} {'MB/s/proc':>9} {'load MB/s':>9} {'chunk MB/s':>10} {'chunks':>7}"
+    header = (
+        f"{'mode':<13} {'MB':>7} {'wall s':>7} {'MB/s':>7} {'articles/s':>10} {'MB/s/proc':>9} "
+        f"{'load MB/s':>9} {'chunk MB/s':>10} {'chunks':>7}"
+    )
     print(header)
     print("-" * len(header))
     for name, f in rows:

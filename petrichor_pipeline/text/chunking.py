@@ -122,7 +122,9 @@ def chunk_markdown(markdown: str, title: str) -> ChunkResult:
             total += 1
     warnings: tuple[str, ...] = ()
     if total > CHUNK_LIMIT:
-        warnings = (f"文档过长，仅前 {CHUNK_LIMIT} 个切片参与了知识构建（共切出 {total} 个切片，其余未处理）",)
+        warnings = (
+            f"文档过长，仅前 {CHUNK_LIMIT} 个切片参与了知识构建（共切出 {total} 个切片，其余未处理）",
+        )
     return ChunkResult(chunks=tuple(chunks), warnings=warnings, text=text)
 
 

@@ -19,11 +19,12 @@ import numpy as np
 from petrichor_pipeline.models.base import Embedder
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.access import Access, Scope
-from petrichor_serving.recall.balance import ARTICLE_TOP_K, PER_ARTICLE_TOP_K, select_articles
+from petrichor_serving.recall.balance import PER_ARTICLE_TOP_K, select_articles
 from petrichor_serving.recall.diversity import MAX_PER_ARTICLE, select_diverse
 from petrichor_serving.recall.fusion import FUSION_TOP_K, fuse
 from petrichor_serving.recall.hits import Hit
 from petrichor_serving.recall.index import RecallIndex
+from petrichor_serving.recall.options import DEFAULT_OPTIONS, SearchOptions
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS, QueryVectorCache
 from petrichor_serving.recall.rerank import RERANK_TOP_K, STRATEGY, rerank
 from petrichor_serving.recall.rewrite import build_queries
@@ -129,12 +130,20 @@ class _Run:
 
 
 def _embed_queries(
-    run: _Run, embedder: Embedder | None, queries: Sequence[str], index: RecallIndex, cache: QueryVectorCache
+    run: _Run,
+    embedder: Embedder | None,
+    queries: Sequence[str],
+    index: RecallIndex,
+    cache: QueryVectorCache,
+    options: SearchOptions,
 ) -> dict[str, np.ndarray]:
-    vector_routes = (
-        (routes.CHUNK_VECTOR, index.chunk_vectors),
-        (routes.QUESTION_VECTOR, index.question_vectors),
+    vector_routes = tuple(
+        (name, table)
+        for name, table in ((routes.CHUNK_VECTOR, index.chunk_vectors), (routes.QUESTION_VECTOR, index.question_vectors))
+        if options.runs(name)
     )
+    if not vector_routes:
+        return {}
     if embedder is None:
         for name, _ in vector_routes:
             run.degraded[name] = "no query embedder configured"
@@ -161,20 +170,25 @@ def _recall(
     vectors: dict[str, np.ndarray],
     fingerprint: str | None,
     focused: bool,
+    options: SearchOptions,
 ) -> None:
-    """Every route for every query; the legacy tree only when no modern route found anything."""
+    """Every enabled route for every query; the legacy tree only when no modern route found anything."""
+    runs = options.runs
     for q in queries:
         terms = index.tokenizer.query(q)
         vector = vectors.get(q)
-        if vector is not None and index.chunk_vectors is not None:
+        if vector is not None and index.chunk_vectors is not None and runs(routes.CHUNK_VECTOR):
             run.route(routes.CHUNK_VECTOR, routes.chunk_vector, index, access, vector, fingerprint)
-        if vector is not None and index.question_vectors is not None:
+        if vector is not None and index.question_vectors is not None and runs(routes.QUESTION_VECTOR):
             run.route(routes.QUESTION_VECTOR, routes.question_vector, index, access, vector, fingerprint)
-        lexical = run.route(routes.CHUNK_BM25, routes.chunk_bm25, index, access, terms)
-        lexical += run.route(routes.QUESTION_BM25, routes.question_bm25, index, access, terms)
+        lexical: list[Hit] = []
+        if runs(routes.CHUNK_BM25):
+            lexical += run.route(routes.CHUNK_BM25, routes.chunk_bm25, index, access, terms)
+        if runs(routes.QUESTION_BM25):
+            lexical += run.route(routes.QUESTION_BM25, routes.question_bm25, index, access, terms)
         if not lexical:
             run.route(routes.ARTICLE_TITLE, routes.article_title, index, access, terms)
-        if not focused:
+        if not focused and runs(routes.WIKI):
             run.route(routes.WIKI, routes.wiki_lexical, index, access, q, terms)
     if run.has_modern_hits():
         return
@@ -196,9 +210,11 @@ def search(
     sub_queries: Sequence[str] | None = None,
     now: datetime | None = None,
     cache: QueryVectorCache = QUERY_VECTORS,
+    options: SearchOptions = DEFAULT_OPTIONS,
 ) -> SearchResult:
     """Search the readable part of `index` for `query` (plus `sub_queries`, else the rewrite's clauses).
-    `limit` is clamped to 1..20; `now` decides which public shares have expired."""
+    `limit` is clamped to 1..20; `now` decides which public shares have expired; `options` switch stages
+    off for evaluation and default to the product's behaviour."""
     query = query.strip()
     if not query:
         raise ValueError("query must not be empty")
@@ -212,18 +228,18 @@ def search(
     queries = build_queries(query, sub_queries)
     access = index.access(scope, now)
     run.timed("access", started)
-    vectors = _embed_queries(run, embedder, queries, index, cache)
-    _recall(run, index, access, queries, vectors, embedder.fingerprint if embedder else None, focused)
+    vectors = _embed_queries(run, embedder, queries, index, cache, options)
+    _recall(run, index, access, queries, vectors, embedder.fingerprint if embedder else None, focused, options)
 
     stage_started = time.perf_counter()
     fused = fuse([hits for _, hits in run.groups], FUSION_TOP_K)
-    stage = select_articles(fused, 1 if focused else ARTICLE_TOP_K, PER_ARTICLE_TOP_K)
+    stage = select_articles(fused, 1 if focused else options.article_top_k, PER_ARTICLE_TOP_K)
     run.timed("fusion", stage_started)
 
     stage_started = time.perf_counter()
     top = stage.hits[:RERANK_TOP_K]
-    reranked = rerank(query, top, tokenize)
-    rerank_applied = len(top) > 1
+    rerank_applied = options.rerank and len(top) > 1
+    reranked = rerank(query, top, tokenize) if rerank_applied else top
     run.timed("rerank", stage_started)
 
     stage_started = time.perf_counter()

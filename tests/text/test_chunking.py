@@ -90,7 +90,9 @@ def test_leading_whitespace_before_the_first_heading_is_ignored() -> None:
 
 
 def test_nested_headings_build_the_path() -> None:
-    markdown = "# A\n\n" + "a" * 1300 + "\n\n## B\n\n" + "b" * 1300 + "\n\n### C\n\n" + "c" * 1300 + "\n\n## D\n\n" + "d" * 1300
+    markdown = "\n\n".join(
+        ["# A", "a" * 1300, "## B", "b" * 1300, "### C", "c" * 1300, "## D", "d" * 1300]
+    )
     assert [c.heading_path for c in chunk_markdown(markdown, "T").chunks] == [
         ("A",),
         ("A", "B"),

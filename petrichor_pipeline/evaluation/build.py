@@ -1,0 +1,80 @@
+"""Build an evaluation set into its own data directory with the ordinary pipeline, then load it as serving does.
+
+The set gets a separate data directory and Dagster instance, so evaluating never touches the project's own
+snapshots or run history; the build is the incremental one, so an unchanged set costs a scan and no runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from petrichor_pipeline.evaluation.corpus import materialise_corpus
+from petrichor_pipeline.evaluation.dataset import Dataset
+
+
+@dataclass(frozen=True)
+class EvalLayout:
+    """Where one set lives: `root/corpus/eval/*.md`, `root/{warehouse,lance,snapshots}`, `root/dagster_home`."""
+
+    root: Path
+
+    @property
+    def corpus_dir(self) -> Path:
+        return self.root / "corpus"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.root / "dagster_home"
+
+
+@dataclass
+class BuiltSet:
+    snapshot: Any
+    """The loaded `petrichor_serving.snapshot.Snapshot`."""
+    embedder: Any
+    article_of: dict[str, str]
+    """doc_id -> article_id"""
+    build: dict[str, Any]
+    """The build summary (`petrichor build --json` shape)."""
+
+
+def use_dagster_home(home: Path) -> None:
+    """Point Dagster at `home` (created with telemetry off) for the rest of this process."""
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        config.write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    os.environ["DAGSTER_HOME"] = str(home.resolve())
+
+
+def build_set(
+    dataset: Dataset, layout: EvalLayout, on_progress: Callable[[str, int, int], None] | None = None
+) -> BuiltSet:
+    """Materialise the corpus, run the incremental build, and load the published snapshot."""
+    from petrichor_pipeline.build.runner import run_build
+    from petrichor_pipeline.config import load_settings
+    from petrichor_pipeline.models.factory import make_embedder
+    from petrichor_pipeline.resources import build_context
+    from petrichor_serving.snapshot import SnapshotStore
+
+    article_of = materialise_corpus(dataset.docs, layout.corpus_dir)
+    use_dagster_home(layout.dagster_home)
+    logging.getLogger("dagster").setLevel(logging.ERROR)
+    ctx = build_context(data_dir=str(layout.data_dir), corpus_dir=str(layout.corpus_dir))
+    summary = run_build(ctx, on_progress=on_progress)
+    if not summary.ok:
+        raise RuntimeError(f"building {dataset.name} failed: {summary.failed_run}; errors: {summary.errors[:5]}")
+    embedder = make_embedder(load_settings())
+    store = SnapshotStore(layout.data_dir, embed_fingerprint=embedder.fingerprint)
+    store.refresh()
+    if store.current is None:
+        raise RuntimeError(f"no snapshot could be loaded from {layout.data_dir}: {store.status()['refused']}")
+    return BuiltSet(store.current, embedder, article_of, summary.to_json())

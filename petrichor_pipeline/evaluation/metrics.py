@@ -1,0 +1,177 @@
+"""Retrieval and answer metrics, as pure functions over ranked lists (the eval README's definitions).
+
+Document level: a question's ranked documents are the retrieved items mapped to their documents, repeats
+dropped, order kept. `gold_match="any"` needs one gold document within the cut-off; `"all"` needs every one
+(and MRR then counts the rank at which the last gold document arrived).
+
+Chunk level: a chunk hits a gold passage when it contains it — Chinese: as a substring after removing all
+whitespace; English: at least half of the passage's lower-cased word 6-gram shingles occur in the chunk.
+A chunk hits a gold section when it belongs to that section's document and its heading path ends with the
+section's heading path.
+
+Answers: exact match and F1 against the short answers (the best over all of them), on characters for
+Chinese and on words for English, after the usual SQuAD / CMRC normalisation.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+SHINGLE_WORDS = 6
+_WHITESPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+# ---------------------------------------------------------------------------------------- documents
+
+
+def dedupe(items: Iterable[str | None]) -> list[str]:
+    """Distinct non-empty items in first-seen order (chunk hits -> ranked documents)."""
+    return list(dict.fromkeys(i for i in items if i))
+
+
+def doc_hit_rank(ranked: Sequence[str], gold: Sequence[str], match: str = "any") -> int | None:
+    """1-based rank at which the gold condition is first met, or None if never."""
+    gold_set = set(gold)
+    if not gold_set:
+        return None
+    need = len(gold_set) if match == "all" else 1
+    found = 0
+    for rank, doc in enumerate(ranked, 1):
+        if doc in gold_set:
+            found += 1
+            gold_set.discard(doc)
+            if found >= need:
+                return rank
+    return None
+
+
+def recall_at(rank: int | None, k: int) -> float:
+    return 1.0 if rank is not None and rank <= k else 0.0
+
+
+def reciprocal_rank(rank: int | None, k: int = 10) -> float:
+    return 1.0 / rank if rank is not None and rank <= k else 0.0
+
+
+# -------------------------------------------------------------------------------------------- chunks
+
+
+def squeeze(text: str) -> str:
+    """All whitespace removed: Chinese text wraps anywhere, so spacing never decides a match."""
+    return _WHITESPACE.sub("", text)
+
+
+def shingles(text: str, n: int = SHINGLE_WORDS) -> set[tuple[str, ...]]:
+    """Lower-cased word n-grams; a text shorter than n words is one shingle of all its words."""
+    words = _WORD.findall(text.lower())
+    if not words:
+        return set()
+    if len(words) < n:
+        return {tuple(words)}
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+@dataclass(frozen=True)
+class GoldPassage:
+    """A gold passage prepared once per question, then tested against many chunks."""
+
+    text: str
+    lang: str
+    squeezed: str
+    grams: frozenset[tuple[str, ...]]
+
+    @classmethod
+    def of(cls, text: str, lang: str) -> "GoldPassage":
+        if lang == "zh":
+            return cls(text, lang, squeeze(text), frozenset())
+        return cls(text, lang, "", frozenset(shingles(text)))
+
+    def found_in(self, chunk: str, chunk_grams: set[tuple[str, ...]] | None = None) -> bool:
+        if self.lang == "zh":
+            return bool(self.squeezed) and self.squeezed in squeeze(chunk)
+        if not self.grams:
+            return False
+        grams = chunk_grams if chunk_grams is not None else shingles(chunk)
+        return 2 * len(self.grams & grams) >= len(self.grams)
+
+
+def section_hit(
+    doc_id: str | None, heading_path: Sequence[str], sections: Iterable[tuple[str, Sequence[str]]]
+) -> bool:
+    """Whether a chunk of `doc_id` with `heading_path` lies in one of the (doc_id, heading path) sections."""
+    path = tuple(h.strip() for h in heading_path)
+    for gold_doc, gold_path in sections:
+        n = len(gold_path)
+        if doc_id == gold_doc and n and len(path) >= n and path[-n:] == tuple(gold_path):
+            return True
+    return False
+
+
+def first_hit_rank(hits: Sequence[bool]) -> int | None:
+    return next((i for i, h in enumerate(hits, 1) if h), None)
+
+
+# ------------------------------------------------------------------------------------------- answers
+
+
+def _strip_punctuation(text: str) -> str:
+    return "".join(ch for ch in text if ch not in string.punctuation and not unicodedata.category(ch).startswith("P"))
+
+
+def normalize_answer(text: str, lang: str) -> str:
+    """SQuAD's normalisation for English (case, punctuation, articles, spacing); for Chinese, CMRC's:
+    lower case, punctuation and all whitespace removed."""
+    text = _strip_punctuation(text.lower())
+    if lang == "zh":
+        return squeeze(text)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def _units(text: str, lang: str) -> list[str]:
+    norm = normalize_answer(text, lang)
+    return list(norm) if lang == "zh" else norm.split()
+
+
+def exact_match(prediction: str, answers: Sequence[str], lang: str) -> float:
+    pred = normalize_answer(prediction, lang)
+    return float(any(pred == normalize_answer(a, lang) for a in answers))
+
+
+def token_f1(prediction: str, answers: Sequence[str], lang: str) -> float:
+    """Best F1 over `answers`: characters for Chinese, words for English."""
+    pred = _units(prediction, lang)
+    best = 0.0
+    for answer in answers:
+        gold = _units(answer, lang)
+        common = sum((Counter(pred) & Counter(gold)).values())
+        if common:
+            precision, recall = common / len(pred), common / len(gold)
+            best = max(best, 2 * precision * recall / (precision + recall))
+    return best
+
+
+def quote_supports(quote: str, passages: Sequence[GoldPassage], answers: Sequence[str], lang: str) -> bool:
+    """A cited quote counts when it contains a short answer or a gold passage (by the chunk-level test)."""
+    if any(a and normalize_answer(a, lang) in normalize_answer(quote, lang) for a in answers):
+        return True
+    return any(p.found_in(quote) for p in passages)
+
+
+# ----------------------------------------------------------------------------------------- summaries
+
+
+def mean(values: Sequence[float]) -> float | None:
+    return round(float(np.mean(values)), 4) if len(values) else None
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    return round(float(np.percentile(values, q)), 2) if len(values) else None

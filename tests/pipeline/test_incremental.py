@@ -1,0 +1,69 @@
+"""Incremental builds: one changed article rebuilds one bucket, calls the model and embeds only for it."""
+
+from __future__ import annotations
+
+import shutil
+
+from petrichor_pipeline.resources import build_context
+from petrichor_pipeline.sources.identity import article_id_of, bucket_of
+from tests.conftest import run_cli_build
+from tests.pipeline.snapshot_io import current_version, snapshot_rows
+
+CHANGED = "petrichor-en/guides/access-control.md"
+DELETED = "petrichor-zh/concepts/pageindex.md"
+
+
+def _copy(built_corpus, tmp_path):
+    corpus, data = tmp_path / "corpus", tmp_path / "data"
+    shutil.copytree(built_corpus.corpus_dir, corpus)
+    shutil.copytree(built_corpus.data_dir, data)
+    return corpus, data
+
+
+def test_one_changed_article_rebuilds_only_its_bucket(built_corpus, tmp_path):
+    corpus, data = _copy(built_corpus, tmp_path)
+    before = current_version(data)
+    path = corpus / CHANGED
+    path.write_text(path.read_text(encoding="utf-8") + "\n\n## Rotating keys\n\nRotate a key by adding the new hash, deploying, then removing the old hash.\n", encoding="utf-8")
+    aid = article_id_of(CHANGED)
+
+    summary = run_cli_build(data, corpus, tmp_path / "home")
+
+    assert summary["_exit_code"] == 0
+    assert summary["partitions"]["materialized"] == [bucket_of(aid)]
+    assert summary["articles"]["built"] == 1
+    meter = build_context(str(data), str(corpus)).meter
+    assert set(meter.by_article) == {aid}  # the model was called for that article only
+    assert summary["model_calls"] == meter.total.calls > 0
+
+    after = current_version(data)
+    assert after != before
+    old_hashes = {r["content_hash"] for t in ("chunks", "questions") for r in snapshot_rows(data, t, before)}
+    new_texts = {r["content_hash"] for t in ("chunks", "questions") for r in snapshot_rows(data, t, after) if r["article_id"] == aid}
+    assert summary["embedded_texts"] == len(new_texts - old_hashes) > 0  # only its new texts were embedded
+
+    for table in ("articles", "chunks", "questions", "tree_nodes"):
+        old = [r for r in snapshot_rows(data, table, before) if r["article_id"] != aid]
+        new = [r for r in snapshot_rows(data, table, after) if r["article_id"] != aid]
+        assert old == new, table
+
+
+def test_deleted_article_disappears_with_its_wiki_contribution(built_corpus, tmp_path):
+    corpus, data = _copy(built_corpus, tmp_path)
+    before = current_version(data)
+    (corpus / DELETED).unlink()
+    aid = article_id_of(DELETED)
+
+    summary = run_cli_build(data, corpus, tmp_path / "home")
+
+    assert summary["_exit_code"] == 0 and summary["partitions"]["materialized"] == [bucket_of(aid)]
+    after = current_version(data)
+    for table in ("articles", "chunks", "questions", "tree_nodes"):
+        assert not [r for r in snapshot_rows(data, table, after) if r["article_id"] == aid], table
+    for page in snapshot_rows(data, "wiki_pages", after):
+        assert aid not in page["article_ids"]
+    only_deleted = {
+        (p["kb_id"], p["page_key"]) for p in snapshot_rows(data, "wiki_pages", before) if p["article_ids"] == [aid]
+    }
+    assert only_deleted
+    assert not only_deleted & {(p["kb_id"], p["page_key"]) for p in snapshot_rows(data, "wiki_pages", after)}
