@@ -1,0 +1,105 @@
+"""Answer quality: Petrichor's agent, and for the baselines the same chat model over their top chunks.
+
+A baseline answer reads the first four retrieved chunks (the agent's read budget) as evidence, so the
+answer figures compare retrieval, not answer models. Citation markers (`[1]`) are removed before exact
+match and F1; a citation counts only if its quote is verbatim in the evidence it names, as in the agent.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from petrichor_pipeline.evaluation.dataset import EvalQuestion
+from petrichor_pipeline.evaluation.metrics import (
+    exact_match,
+    mean,
+    percentile,
+    quote_supports,
+    token_f1,
+)
+from petrichor_pipeline.evaluation.scoring import Scorer
+from petrichor_pipeline.models.base import CallContext, EvidenceText, ModelError
+
+READ_BUDGET = 4
+_MARKER = re.compile(r"\[\d+\]")
+
+
+@dataclass(frozen=True)
+class Quote:
+    text: str
+    doc_id: str | None
+
+
+@dataclass(frozen=True)
+class AnswerOutcome:
+    qid: str
+    answer: str
+    quotes: tuple[Quote, ...]
+    latency_ms: float
+
+
+def agent_answer(
+    question: EvalQuestion, snapshot: Any, chat: Any, embedder: Any, doc_of_article: dict[str, str]
+) -> AnswerOutcome:
+    from petrichor_serving.agent.loop import answer
+    from petrichor_serving.recall.access import Scope
+
+    started = time.perf_counter()
+    reply = answer(snapshot, question.question, Scope(), chat=chat, embedder=embedder)
+    quotes = tuple(Quote(c["quote"], doc_of_article.get(c["article_id"])) for c in reply["citations"])
+    return AnswerOutcome(question.qid, reply["answer"], quotes, (time.perf_counter() - started) * 1000)
+
+
+def retrieval_answer(question: EvalQuestion, retriever: Any, chat: Any, titles: dict[str, str]) -> AnswerOutcome:
+    """The chat model's answer over the retriever's first `READ_BUDGET` chunks."""
+    started = time.perf_counter()
+    items = [i for i in retriever.retrieve(question.question).items if i.is_chunk][:READ_BUDGET]
+    evidence = [
+        EvidenceText(f"e{n}", titles.get(i.doc_id or "", ""), i.heading_path, i.text) for n, i in enumerate(items, 1)
+    ]
+    reply: dict[str, Any] = {"answer": "", "citations": []}
+    if evidence:
+        try:
+            reply = chat.answer(question.question, evidence, CallContext(kb_id="eval"))
+        except ModelError:
+            pass
+    by_id = {e.evidence_id: (e, i) for e, i in zip(evidence, items)}
+    quotes = []
+    for c in reply.get("citations") or []:
+        found = by_id.get(str(c.get("evidence_id", ""))) if isinstance(c, dict) else None
+        quote = c.get("quote") if found else None
+        if isinstance(quote, str) and quote.strip() and quote in found[0].content:
+            quotes.append(Quote(quote, found[1].doc_id))
+    return AnswerOutcome(question.qid, str(reply.get("answer") or ""), tuple(quotes), (time.perf_counter() - started) * 1000)
+
+
+def summarise_answers(
+    questions: Sequence[EvalQuestion], outcomes: Sequence[AnswerOutcome], scorer: Scorer
+) -> dict[str, Any]:
+    """EM and F1 over questions with short answers (None when the set has none); citation precision over
+    every cited quote; `citation_doc_precision`: the share of quotes taken from a gold document."""
+    by_id = {q.qid: q for q in questions}
+    em, f1, supported, from_gold, quotes = [], [], [], [], 0
+    for o in outcomes:
+        q = by_id[o.qid]
+        if q.answers_all:
+            text = _MARKER.sub("", o.answer)
+            em.append(exact_match(text, q.answers_all, q.lang))
+            f1.append(token_f1(text, q.answers_all, q.lang))
+        for quote in o.quotes:
+            quotes += 1
+            supported.append(float(quote_supports(quote.text, scorer.passages[q.qid], q.answers_all, q.lang)))
+            from_gold.append(float(quote.doc_id in q.gold_doc_ids))
+    latencies = [o.latency_ms for o in outcomes]
+    return {
+        "exact_match": mean(em),
+        "f1": mean(f1),
+        "citation_precision": mean(supported),
+        "citation_doc_precision": mean(from_gold),
+        "citations_per_answer": round(quotes / len(outcomes), 3) if outcomes else None,
+        "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
+    }

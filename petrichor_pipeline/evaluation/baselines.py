@@ -1,0 +1,158 @@
+"""The naive baselines measured beside Petrichor in the same run.
+
+Both use fixed windows of 512 code points overlapping by 64 over each document's text (no titles, no
+headings added): `naive_vector` ranks them by cosine similarity with the same embedder Petrichor uses,
+`naive_bm25` by the project's BM25 with the bigram tokenizer over a single content field. Window vectors
+go through the build's embedding cache (keyed by fingerprint and text hash), so they are computed once
+across runs.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from petrichor_pipeline.evaluation.dataset import EvalDoc
+from petrichor_pipeline.evaluation.retrieval import SEARCH_LIMIT, Ranking, Retrieved
+from petrichor_pipeline.knowledge.markdown_lines import scan_lines
+from petrichor_pipeline.text.normalize import normalize_text, sha256_hex
+from petrichor_pipeline.text.tokenize import get_tokenizer
+from petrichor_serving.recall.bm25 import BM25Index, top_ranked
+
+NAIVE_CHUNK_CHARS = 512
+NAIVE_OVERLAP_CHARS = 64
+EMBED_BATCH = 64
+
+
+@dataclass(frozen=True)
+class NaiveChunk:
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    heading_path: tuple[str, ...]
+    """The Markdown heading path in force at the window's midpoint (empty for plain text)."""
+
+    def retrieved(self) -> Retrieved:
+        return Retrieved(self.doc_id, self.text, self.heading_path)
+
+
+def _heading_marks(text: str) -> tuple[list[int], list[tuple[str, ...]]]:
+    """Offsets where a heading line starts and the heading path from there on."""
+    offsets, paths = [0], [()]
+    stack: list[tuple[int, str]] = []
+    position = 0
+    lines = text.split("\n")
+    for line in scan_lines(lines):
+        if line.level:
+            while stack and stack[-1][0] >= line.level:
+                stack.pop()
+            stack.append((line.level, line.title))
+            offsets.append(position)
+            paths.append(tuple(t for _, t in stack))
+        position += len(line.text) + 1
+    return offsets, paths
+
+
+def naive_chunks(
+    doc: EvalDoc, size: int = NAIVE_CHUNK_CHARS, overlap: int = NAIVE_OVERLAP_CHARS
+) -> list[NaiveChunk]:
+    """Windows of `size` code points starting every `size - overlap`; the last one ends at the text's end."""
+    text = normalize_text(doc.content).strip()
+    if not text:
+        return []
+    offsets, paths = _heading_marks(text)
+    step = size - overlap
+    out: list[NaiveChunk] = []
+    start = 0
+    while True:
+        end = min(len(text), start + size)
+        path = paths[bisect.bisect_right(offsets, (start + end) // 2) - 1]
+        out.append(NaiveChunk(doc.doc_id, start, end, text[start:end], path))
+        if end >= len(text):
+            return out
+        start += step
+
+
+def chunk_corpus(docs: Sequence[EvalDoc]) -> list[NaiveChunk]:
+    return [c for d in docs for c in naive_chunks(d)]
+
+
+def embed_chunks(
+    chunks: Sequence[NaiveChunk],
+    embedder: Any,
+    cache_dir: Path,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> np.ndarray:
+    """A unit vector per chunk, from the embedding cache where present; new ones are added batch by batch,
+    so an interrupted run keeps what it computed."""
+    from petrichor_pipeline.build.vectors import EmbeddingCache
+
+    cache = EmbeddingCache.open(cache_dir, embedder.fingerprint)
+    hashes = [sha256_hex(c.text) for c in chunks]
+    missing = list(dict.fromkeys(h for h in hashes if cache.get(h) is None))
+    text_of = {h: c.text for h, c in zip(hashes, chunks)}
+    for i in range(0, len(missing), EMBED_BATCH):
+        part = missing[i : i + EMBED_BATCH]
+        vectors = embedder.embed_passages([text_of[h] for h in part])
+        cache.add({h: np.asarray(v, dtype=np.float32) for h, v in zip(part, vectors)})
+        if on_progress:
+            on_progress(min(i + EMBED_BATCH, len(missing)), len(missing))
+    matrix = np.stack([cache.get(h) for h in hashes]) if hashes else np.zeros((0, embedder.dim), np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+class NaiveVectorRetriever:
+    """Exact top-k by cosine similarity over the window vectors (a brute-force matrix product)."""
+
+    name = "naive_vector"
+
+    def __init__(self, chunks: Sequence[NaiveChunk], vectors: np.ndarray, embedder: Any, limit: int = SEARCH_LIMIT):
+        self.chunks = list(chunks)
+        self.vectors = vectors
+        self.embedder = embedder
+        self.limit = limit
+
+    def retrieve(self, question: str) -> Ranking:
+        started = time.perf_counter()
+        query = np.asarray(self.embedder.embed_queries([question]), dtype=np.float32)[0]
+        embedded = time.perf_counter()
+        scores = self.vectors @ query
+        k = min(self.limit, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k] if k else np.empty(0, np.int64)
+        order = top[np.lexsort((top, -scores[top]))]
+        items = [self.chunks[i].retrieved() for i in order.tolist()]
+        done = time.perf_counter()
+        return Ranking(items, (done - started) * 1000, (done - embedded) * 1000)
+
+    def all_chunks(self) -> list[Retrieved]:
+        return [c.retrieved() for c in self.chunks]
+
+
+class NaiveBM25Retriever:
+    """The project's BM25 (bigram tokenizer) over the windows' text as one content field."""
+
+    name = "naive_bm25"
+
+    def __init__(self, chunks: Sequence[NaiveChunk], limit: int = SEARCH_LIMIT):
+        self.chunks = list(chunks)
+        self.tokenizer = get_tokenizer("bigram")
+        self.index = BM25Index.build((("", "", c.text) for c in self.chunks), self.tokenizer.index)
+        self.limit = limit
+
+    def retrieve(self, question: str) -> Ranking:
+        started = time.perf_counter()
+        rows, scores = self.index.score(self.tokenizer.query(question))
+        items = [self.chunks[r.row].retrieved() for r in top_ranked(rows, scores, self.limit)]
+        latency = (time.perf_counter() - started) * 1000
+        return Ranking(items, latency, latency)
+
+    def all_chunks(self) -> list[Retrieved]:
+        return [c.retrieved() for c in self.chunks]

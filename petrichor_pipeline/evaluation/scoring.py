@@ -1,0 +1,133 @@
+"""Score rankings against a question's gold evidence and summarise a method over the whole set."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from petrichor_pipeline.evaluation.dataset import EvalQuestion
+from petrichor_pipeline.evaluation.metrics import (
+    GoldPassage,
+    dedupe,
+    doc_hit_rank,
+    first_hit_rank,
+    mean,
+    percentile,
+    recall_at,
+    reciprocal_rank,
+    section_hit,
+    shingles,
+)
+from petrichor_pipeline.evaluation.retrieval import Ranking, Retrieved
+
+DOC_KS = (1, 5, 10)
+CHUNK_KS = (5, 10)
+CURVE_KS = tuple(range(1, 11))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One question under one method: 1-based ranks of the first hit (None: no hit in the list)."""
+
+    qid: str
+    doc_rank: int | None
+    passage_rank: int | None
+    section_rank: int | None
+    latency_ms: float
+    recall_ms: float | None
+
+
+class Scorer:
+    """Holds each question's prepared gold passages and a shingle cache shared by every method."""
+
+    def __init__(self, questions: Sequence[EvalQuestion]):
+        self.questions = list(questions)
+        self.passages = {
+            q.qid: tuple(GoldPassage.of(p, q.lang) for p in q.gold_passages) for q in self.questions
+        }
+        self._grams: dict[str, set[tuple[str, ...]]] = {}
+
+    def _chunk_grams(self, text: str) -> set[tuple[str, ...]]:
+        grams = self._grams.get(text)
+        if grams is None:
+            grams = self._grams[text] = shingles(text)
+        return grams
+
+    def passage_hit(self, question: EvalQuestion, item: Retrieved) -> bool:
+        if not item.is_chunk:
+            return False
+        passages = self.passages[question.qid]
+        grams = self._chunk_grams(item.text) if question.lang != "zh" else None
+        return any(p.found_in(item.text, grams) for p in passages)
+
+    def outcome(self, question: EvalQuestion, ranking: Ranking) -> Outcome:
+        docs = dedupe(i.doc_id for i in ranking.items)
+        sections = [(s.doc_id, s.heading_path) for s in question.gold_sections]
+        return Outcome(
+            qid=question.qid,
+            doc_rank=doc_hit_rank(docs, question.gold_doc_ids, question.gold_match),
+            passage_rank=first_hit_rank([self.passage_hit(question, i) for i in ranking.items]),
+            section_rank=first_hit_rank(
+                [i.is_chunk and section_hit(i.doc_id, i.heading_path, sections) for i in ranking.items]
+            ),
+            latency_ms=ranking.latency_ms,
+            recall_ms=ranking.recall_ms,
+        )
+
+    def reachable(self, chunks: Sequence[Retrieved]) -> float | None:
+        """Share of questions with gold passages for which *some* chunk of the method could hit:
+        the ceiling of chunk-level recall, set by chunk sizes and coverage rather than by ranking."""
+        asked = [q for q in self.questions if q.gold_passages]
+        if not asked:
+            return None
+        by_doc: dict[str | None, list[Retrieved]] = {}
+        for c in chunks:
+            by_doc.setdefault(c.doc_id, []).append(c)
+        hits = 0
+        for q in asked:
+            pool = [c for d in q.gold_doc_ids for c in by_doc.get(d, ())] or list(chunks)
+            hits += any(self.passage_hit(q, c) for c in pool)
+        return round(hits / len(asked), 4)
+
+
+LEVELS = {"doc": "gold_doc_ids", "passage": "gold_passages", "section": "gold_sections"}
+
+
+def level_ranks(
+    questions: Sequence[EvalQuestion], outcomes: Sequence[Outcome], level: str
+) -> list[int | None]:
+    """The ranks at `level` ("doc", "passage", "section") of the questions that have that kind of gold."""
+    by_id = {q.qid: q for q in questions}
+    return [getattr(o, f"{level}_rank") for o in outcomes if getattr(by_id[o.qid], LEVELS[level])]
+
+
+def _recalls(ranks: Sequence[int | None], ks: Sequence[int]) -> dict[str, float | None]:
+    return {f"recall@{k}": mean([recall_at(r, k) for r in ranks]) for k in ks}
+
+
+def summarise(
+    questions: Sequence[EvalQuestion], outcomes: Sequence[Outcome], with_latency: bool = True
+) -> dict[str, Any]:
+    """`{"doc": {recall@1/5/10, mrr@10}, "chunk": {recall@5/10}, "section"?: {...}, "latency_ms"?: {...}}`;
+    each figure is averaged over the questions that have that kind of gold evidence."""
+    doc = level_ranks(questions, outcomes, "doc")
+    section = level_ranks(questions, outcomes, "section")
+    out: dict[str, Any] = {
+        "doc": {**_recalls(doc, DOC_KS), "mrr@10": mean([reciprocal_rank(r, 10) for r in doc])},
+        "chunk": _recalls(level_ranks(questions, outcomes, "passage"), CHUNK_KS),
+    }
+    if section:
+        out["section"] = _recalls(section, CHUNK_KS)
+    if with_latency:
+        latencies = [o.latency_ms for o in outcomes]
+        out["latency_ms"] = {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)}
+        recall = [o.recall_ms for o in outcomes if o.recall_ms is not None]
+        if recall:
+            out["recall_ms"] = {"p50": percentile(recall, 50), "p95": percentile(recall, 95)}
+    return out
+
+
+def recall_curve(ranks: Sequence[int | None]) -> list[float | None]:
+    """Recall@1..10 of a list of first-hit ranks (for the plots)."""
+    return [mean([recall_at(r, k) for r in ranks]) for k in CURVE_KS]
