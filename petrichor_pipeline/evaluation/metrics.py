@@ -70,34 +70,39 @@ def squeeze(text: str) -> str:
     return _WHITESPACE.sub("", text)
 
 
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
 def shingles(text: str, n: int = SHINGLE_WORDS) -> set[tuple[str, ...]]:
-    """Lower-cased word n-grams; a text shorter than n words is one shingle of all its words."""
-    words = _WORD.findall(text.lower())
-    if not words:
-        return set()
-    if len(words) < n:
-        return {tuple(words)}
-    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+    """Lower-cased word n-grams (none for a text shorter than n words)."""
+    w = words(text)
+    return {tuple(w[i : i + n]) for i in range(len(w) - n + 1)}
 
 
 @dataclass(frozen=True)
 class GoldPassage:
-    """A gold passage prepared once per question, then tested against many chunks."""
+    """A gold passage prepared once per question, then tested against many chunks. An English passage
+    shorter than six words has no shingles; it hits when its words occur in the chunk consecutively."""
 
     text: str
     lang: str
-    squeezed: str
-    grams: frozenset[tuple[str, ...]]
+    squeezed: str = ""
+    grams: frozenset[tuple[str, ...]] = frozenset()
+    phrase: str = ""
 
     @classmethod
     def of(cls, text: str, lang: str) -> "GoldPassage":
         if lang == "zh":
-            return cls(text, lang, squeeze(text), frozenset())
-        return cls(text, lang, "", frozenset(shingles(text)))
+            return cls(text, lang, squeezed=squeeze(text))
+        grams = frozenset(shingles(text))
+        return cls(text, lang, grams=grams, phrase="" if grams else " ".join(words(text)))
 
     def found_in(self, chunk: str, chunk_grams: set[tuple[str, ...]] | None = None) -> bool:
         if self.lang == "zh":
             return bool(self.squeezed) and self.squeezed in squeeze(chunk)
+        if self.phrase:
+            return f" {self.phrase} " in f" {' '.join(words(chunk))} "
         if not self.grams:
             return False
         grams = chunk_grams if chunk_grams is not None else shingles(chunk)

@@ -1,0 +1,53 @@
+"""Ablation variants: Petrichor's search with one stage switched off or swapped, on the same snapshot.
+
+Each route off in turn, both question routes off together, the local rerank off, the jieba tokenizer in
+place of bigrams (the recall index is rebuilt from the snapshot's tables; vector tables are shared), and
+the article-balancing stage keeping ten articles instead of three.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from petrichor_serving.recall import routes
+from petrichor_serving.recall.options import SearchOptions
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    description: str
+    options: SearchOptions = SearchOptions()
+    tokenizer: str = "bigram"
+
+
+def variants() -> list[Variant]:
+    out = [Variant(f"no_{r}", f"{r} route off", SearchOptions(disabled_routes=frozenset({r}))) for r in routes.MODERN_ROUTES]
+    out += [
+        Variant(
+            "no_questions",
+            "both question routes off",
+            SearchOptions(disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25})),
+        ),
+        Variant("no_rerank", "local rerank off", SearchOptions(rerank=False)),
+        Variant("tokenizer_jieba", "jieba instead of bigram tokens for BM25, rerank and wiki", tokenizer="jieba"),
+        Variant("articles_10", "article balancing keeps 10 articles instead of 3", SearchOptions(article_top_k=10)),
+    ]
+    return out
+
+
+def rebuild_index(snapshot, tokenizer: str):
+    """The snapshot's recall index with another BM25 tokenizer, sharing its vector tables."""
+    from petrichor_serving.recall.index import RecallIndex
+
+    t = snapshot.tables
+    return RecallIndex.build(
+        t["articles"],
+        t["chunks"],
+        t["questions"],
+        t["wiki_pages"],
+        t["tree_nodes"],
+        chunk_vectors=snapshot.recall.chunk_vectors,
+        question_vectors=snapshot.recall.question_vectors,
+        tokenizer=tokenizer,
+    )
