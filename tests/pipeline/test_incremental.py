@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import uuid
 
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
@@ -24,7 +25,9 @@ def test_one_changed_article_rebuilds_only_its_bucket(built_corpus, tmp_path):
     corpus, data = _copy(built_corpus, tmp_path)
     before = current_version(data)
     path = corpus / CHANGED
-    path.write_text(path.read_text(encoding="utf-8") + "\n\n## Rotating keys\n\nRotate a key by adding the new hash, deploying, then removing the old hash.\n", encoding="utf-8")
+    # a text no earlier run can have embedded: the shared vector cache must not hide the embedding
+    marker = uuid.uuid4().hex[:8]
+    path.write_text(path.read_text(encoding="utf-8") + f"\n\n## Rotating keys\n\nRotate key {marker} by adding the new hash, deploying, then removing the old hash.\n", encoding="utf-8")
     aid = article_id_of(CHANGED)
 
     summary = run_cli_build(data, corpus, tmp_path / "home")
