@@ -32,14 +32,22 @@ class TreeNode:
     start_line: int
     end_line: int
     article_id: str
+    path: tuple[str, ...] = ()
+    """Titles from the first-level heading down to this one; () for the root."""
+    occurrence: int = 0
+    """How many earlier nodes share this path (two sections may carry the same headings)."""
 
     @property
     def node_key(self) -> str:
-        return node_key(self.article_id, self.position)
+        return node_key(self.article_id, self.path, self.occurrence)
 
 
-def node_key(article_id: str, position: int) -> str:
-    return f"a{article_id}-{position}"
+def node_key(article_id: str, path: Sequence[str], occurrence: int = 0) -> str:
+    """A key from the heading path, not the position: inserting a heading renames no other node."""
+    if not path:
+        return f"a{article_id}-root"
+    digest = sha256_hex("\x1f".join(path))[:10]
+    return f"a{article_id}-{digest}" + (f"-{occurrence + 1}" if occurrence else "")
 
 
 def parse_markdown_tree(markdown: str, root_title: str, article_id: str) -> list[TreeNode]:
@@ -55,17 +63,21 @@ def parse_markdown_tree(markdown: str, root_title: str, article_id: str) -> list
     nodes = [
         TreeNode(0, 0, -1, root_title.strip() or UNTITLED_DOCUMENT, _body(lines, 0, first), 1, first, article_id)
     ]
-    stack: list[tuple[int, int]] = []  # (level, position) of open headings
+    stack: list[tuple[int, int, str]] = []  # (level, position, title) of open headings
+    seen: dict[tuple[str, ...], int] = {}
     for i, heading in enumerate(headings):
         position = i + 1
         end = headings[i + 1].index if i + 1 < len(headings) else len(lines)
         while stack and stack[-1][0] >= heading.level:
             stack.pop()
         parent = stack[-1][1] if stack else 0
-        stack.append((heading.level, position))
         title = heading.title or f"章节 {position}"
+        stack.append((heading.level, position, title))
+        path = tuple(t for _, _, t in stack)
+        occurrence = seen.get(path, 0)
+        seen[path] = occurrence + 1
         content = _body(lines, heading.index + 1, end)
-        nodes.append(TreeNode(position, heading.level, parent, title, content, heading.index + 1, end, article_id))
+        nodes.append(TreeNode(position, heading.level, parent, title, content, heading.index + 1, end, article_id, path, occurrence))
     return nodes
 
 
@@ -126,10 +138,11 @@ def summarize_tree(nodes: Sequence[TreeNode], model: ChatModel | None, ctx: Call
 def tree_node_rows(nodes: Sequence[TreeNode], summaries: Mapping[int, str], *, kb_id: str, tenant: str) -> list[dict[str, Any]]:
     """Rows of the `tree_nodes` snapshot table; the root's `content_hash` is the tree hash."""
     root_hash = tree_hash(nodes)
+    keys = {n.position: n.node_key for n in nodes}
     return [
         {
             "node_key": n.node_key,
-            "parent_key": node_key(n.article_id, n.parent) if n.parent >= 0 else None,
+            "parent_key": keys[n.parent] if n.parent >= 0 else None,
             "article_id": n.article_id,
             "kb_id": kb_id,
             "tenant": tenant,

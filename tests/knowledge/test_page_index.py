@@ -3,6 +3,7 @@ import hashlib
 from petrichor_pipeline.contract import to_table
 from petrichor_pipeline.knowledge.page_index import (
     build_page_index,
+    node_key,
     local_tree_summary,
     parse_markdown_tree,
     summarize_tree,
@@ -33,7 +34,8 @@ def test_tree_structure_positions_levels_and_lines():
         (4, 2, 1, "源码", "步骤 B", 10, 11),
         (5, 1, 0, "运维", "内容 C", 12, 13),
     ]
-    assert [n.node_key for n in nodes[:2]] == ["a42-0", "a42-1"]
+    assert nodes[0].node_key == "a42-root"
+    assert nodes[1].node_key == node_key("42", ("安装",)) and nodes[2].node_key == node_key("42", ("安装", "Docker"))
 
 
 def test_root_title_fallback_and_no_headings():
@@ -103,12 +105,24 @@ def test_rows_match_the_contract_and_hash_rules():
         "\n--\n".join(f"{n.position}|{n.depth}|{n.title}|{n.content}" for n in nodes)
     )
     assert rows[4]["content_hash"] == sha("步骤 B") and rows[4]["token_estimate"] == 3
-    assert rows[0]["parent_key"] is None and rows[3]["parent_key"] == "a42-2"
+    assert rows[0]["parent_key"] is None and rows[3]["parent_key"] == rows[2]["node_key"]
     assert rows[3]["summary"] == "s3"
     assert to_table("tree_nodes", rows).num_rows == 6
 
 
 def test_build_page_index():
     res = build_page_index(DOC, "部署指南", None, CTX, article_id="42", kb_id="ops", tenant="t")
-    assert res.model_calls == 0 and [r["node_key"] for r in res.rows] == [f"a42-{i}" for i in range(6)]
+    assert res.model_calls == 0 and len({r["node_key"] for r in res.rows}) == 6
     assert {r["tenant"] for r in res.rows} == {"t"}
+
+
+def test_node_keys_survive_an_inserted_heading():
+    """Keys come from heading paths, not positions: a new section renames no other node."""
+    before = parse_markdown_tree("# A\n\na\n\n# B\n\nb\n\n## C\n\nc", "T", "7")
+    after = parse_markdown_tree("# New\n\nn\n\n# A\n\na\n\n# B\n\nb\n\n## C\n\nc", "T", "7")
+    assert {n.title: n.node_key for n in before}.items() <= {n.title: n.node_key for n in after}.items()
+
+
+def test_repeated_heading_paths_get_distinct_keys():
+    nodes = parse_markdown_tree("# A\n\n## Notes\n\nx\n\n## Notes\n\ny", "T", "7")
+    assert len({n.node_key for n in nodes}) == len(nodes)

