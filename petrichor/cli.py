@@ -83,8 +83,8 @@ def _open_snapshot():
     from petrichor_serving.snapshot import SnapshotStore
 
     settings = load_settings()
-    embedder = make_embedder(settings)
-    store = SnapshotStore(settings.data_dir, embed_fingerprint=embedder.fingerprint)
+    embedder = make_embedder(settings) if settings.embed_enabled else None
+    store = SnapshotStore(settings.data_dir, embed_fingerprint=embedder.fingerprint if embedder else None)
     store.refresh()
     if store.current is None:
         status = store.status()

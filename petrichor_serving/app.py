@@ -238,11 +238,13 @@ def build_services(settings: Settings) -> Services:
 
     init_jieba()
     keys = KeyStore.load(settings.api_keys_file) if settings.api_keys_file else None
-    embedder = make_embedder(settings)
-    try:
-        fingerprint = embedder.fingerprint
-    except Exception as exc:  # an unreachable endpoint: serve lexical routes only
-        log.warning("embedder unavailable, vector routes off: %s", exc)
-        embedder, fingerprint = None, None
+    embedder, fingerprint = None, None
+    if settings.embed_enabled:
+        embedder = make_embedder(settings)
+        try:
+            fingerprint = embedder.fingerprint
+        except Exception as exc:  # an unreachable endpoint: serve lexical routes only
+            log.warning("embedder unavailable, vector routes off: %s", exc)
+            embedder = None
     store = SnapshotStore(settings.data_dir, embed_fingerprint=fingerprint)
     return Services(settings=settings, store=store, keys=keys, chat=make_chat_model(settings), embedder=embedder)

@@ -70,7 +70,10 @@ class BuildContext:
                 _model_cache[key] = make_chat_model(self.settings, self.meter)
             return _model_cache[key]  # type: ignore[return-value]
 
-    def embedder(self) -> Embedder:
+    def embedder(self) -> Embedder | None:
+        """The passage embedder, or None when embedding is switched off."""
+        if not self.settings.embed_enabled:
+            return None
         from petrichor_pipeline.models.factory import make_embedder
 
         key = ("embed", self.settings.embed)
@@ -78,6 +81,16 @@ class BuildContext:
             if key not in _model_cache:
                 _model_cache[key] = make_embedder(self.settings)
             return _model_cache[key]  # type: ignore[return-value]
+
+    def embed_fingerprint(self) -> str:
+        """The embedder's fingerprint; "off" or "unavailable" when there is none to use."""
+        embedder = self.embedder()
+        if embedder is None:
+            return "off"
+        try:
+            return embedder.fingerprint
+        except Exception:  # an unreachable endpoint: vectors stay pending, the build goes on
+            return "unavailable"
 
     @property
     def chunk_key(self) -> str:

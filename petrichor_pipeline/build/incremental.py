@@ -8,7 +8,7 @@ sidecar JSON written after the Parquet file, so a crash between the two only cau
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -67,6 +67,7 @@ def per_article_step(
     build: Callable[[dict[str, Any]], ArticleOutput],
     concurrency: int,
     force: bool = False,
+    timeout_s: float = 15 * 60,
 ) -> BucketResult:
     """Reuse or rebuild each article's rows, write the bucket file, then the sidecar of keys."""
     started = time.perf_counter()
@@ -86,22 +87,15 @@ def per_article_step(
         else:
             todo.append(art)
 
-    def run(art: dict[str, Any]) -> tuple[dict[str, Any], ArticleOutput | Exception]:
-        try:
-            return art, build(art)
-        except Exception as exc:  # one article's failure never stops the bucket
-            return art, exc
-
-    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(todo) or 1))) as pool:
-        for art, out in pool.map(run, todo):
-            aid = art["article_id"]
-            if isinstance(out, Exception):
-                result.failed.append({"path": art.get("path", aid), "reason": f"{asset}: {type(out).__name__}: {out}"})
-                continue
-            rows_by_article[aid] = out.rows
-            keys[aid] = build_key(art)
-            result.built.append(aid)
-            result.warnings.extend(f"{art.get('path', aid)}: {w}" for w in out.warnings)
+    for art, out in _run_bounded(todo, build, concurrency, timeout_s):
+        aid = art["article_id"]
+        if isinstance(out, Exception):
+            result.failed.append({"path": art.get("path", aid), "reason": f"{asset}: {type(out).__name__}: {out}"})
+            continue
+        rows_by_article[aid] = out.rows
+        keys[aid] = build_key(art)
+        result.built.append(aid)
+        result.warnings.extend(f"{art.get('path', aid)}: {w}" for w in out.warnings)
 
     ordered = [r for art in articles for r in rows_by_article.get(art["article_id"], [])]
     result.table = pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in ordered], schema=schema)
@@ -109,3 +103,36 @@ def per_article_step(
     warehouse.write_json(asset, bucket, {"keys": keys, "warnings": result.warnings, "failed": result.failed})
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _run_bounded(
+    todo: Sequence[dict[str, Any]], build: Callable[[dict[str, Any]], ArticleOutput], concurrency: int, timeout_s: float
+) -> list[tuple[dict[str, Any], ArticleOutput | Exception]]:
+    """Build articles on a bounded pool; one that runs past `timeout_s` is reported failed and abandoned.
+
+    Results come back in input order. An article's exception never stops the others.
+    """
+    started: dict[int, float] = {}
+
+    def run(i: int) -> ArticleOutput:
+        started[i] = time.monotonic()
+        return build(todo[i])
+
+    outcomes: dict[int, ArticleOutput | Exception] = {}
+    pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(todo) or 1)))
+    try:
+        pending: dict[Future, int] = {pool.submit(run, i): i for i in range(len(todo))}
+        while pending:
+            done, _ = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+            for fut in done:
+                i = pending.pop(fut)
+                exc = fut.exception()
+                outcomes[i] = exc if isinstance(exc, Exception) else fut.result()
+            now = time.monotonic()
+            for fut, i in list(pending.items()):
+                if i in started and now - started[i] > timeout_s:
+                    outcomes[i] = TimeoutError(f"article build exceeded {timeout_s:.0f} s")
+                    del pending[fut]
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return [(todo[i], outcomes[i]) for i in range(len(todo))]

@@ -80,7 +80,7 @@ def _desired_vectors(ctx: BuildContext, kind: str, source: pa.Table, id_col: str
     if not parts:
         return None
     fps = {p.column("fingerprint")[0].as_py() for p in parts}
-    fp = ctx.embedder().fingerprint
+    fp = ctx.embed_fingerprint()
     parts = [p for p in parts if p.column("fingerprint")[0].as_py() == fp]
     if not parts or fps - {fp}:
         log.info("ignoring vectors with other fingerprints: %s", sorted(fps - {fp}))
@@ -96,7 +96,7 @@ def sync_lance(ctx: BuildContext, name: str, table: pa.Table) -> dict[str, Any]:
     """Bring the LanceDB table to exactly `table` in one write; one table per fingerprint and dimension."""
     import lancedb
 
-    fp = table.column("fingerprint")[0].as_py() if table.num_rows else ctx.embedder().fingerprint
+    fp = table.column("fingerprint")[0].as_py() if table.num_rows else ctx.embed_fingerprint()
     lance_name = f"{name}_{hashlib.sha256(fp.encode()).hexdigest()[:8]}"
     db = lancedb.connect(str(ctx.settings.lance_dir))
     if lance_name in db.list_tables().tables:

@@ -68,7 +68,7 @@ def build_key(ctx: BuildContext) -> str:
     from petrichor_pipeline.definitions import PARTITIONED_ASSETS
 
     codes = ",".join(f"{a.key.to_user_string()}={a.code_versions_by_key.get(a.key)}" for a in PARTITIONED_ASSETS)
-    parts = [ctx.chunk_key, ctx.chat().fingerprint, ctx.embedder().fingerprint, codes]
+    parts = [ctx.chunk_key, ctx.chat().fingerprint, ctx.embed_fingerprint(), codes]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 

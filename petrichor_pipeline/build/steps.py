@@ -25,10 +25,10 @@ SOURCE_SCHEMA = pa.schema([f for f in SCHEMAS["articles"] if f.name not in ("chu
 
 
 def bucket_data_version(articles: list[dict[str, Any]], errors: list[dict[str, str]]) -> str:
-    """A bucket's data version: its articles' (id, version) pairs and its files' errors, order-free."""
+    """A bucket's data version: its articles' ids, versions and source hashes and its files' errors, order-free."""
     h = hashlib.sha256()
-    for aid, ver in sorted((a["article_id"], a["article_version"]) for a in articles):
-        h.update(f"{aid}:{ver}\n".encode())
+    for aid, ver, src in sorted((a["article_id"], a["article_version"], a["source_sha256"]) for a in articles):
+        h.update(f"{aid}:{ver}:{src}\n".encode())
     for e in sorted((e["path"], e["reason"]) for e in errors):
         h.update(f"!{e[0]}:{e[1]}\n".encode())
     return h.hexdigest()[:16]
@@ -113,10 +113,11 @@ def chunks_step(ctx: BuildContext, bucket: str) -> BucketResult:
         bucket=bucket,
         schema=SCHEMAS["chunks"],
         articles=_bucket_articles(ctx, bucket),
-        build_key=lambda a: f"{a['article_version']}|{ctx.chunk_key}|{a['tenant']}|{a['kb_id']}",
+        build_key=lambda a: f"{a['article_version']}|{a['source_sha256']}|{ctx.chunk_key}|{a['tenant']}|{a['kb_id']}",
         build=build,
         concurrency=ctx.settings.limits.article_concurrency,
         force=ctx.full_rebuild,
+        timeout_s=ctx.settings.limits.article_timeout_s,
     )
 
 
@@ -182,6 +183,7 @@ def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
         build=build,
         concurrency=ctx.settings.limits.article_concurrency,
         force=ctx.full_rebuild,
+        timeout_s=ctx.settings.limits.article_timeout_s,
     )
 
 
@@ -252,6 +254,7 @@ def wiki_candidates_step(ctx: BuildContext, bucket: str) -> BucketResult:
         build=build,
         concurrency=ctx.settings.limits.article_concurrency,
         force=ctx.full_rebuild,
+        timeout_s=ctx.settings.limits.article_timeout_s,
     )
 
 
@@ -283,6 +286,7 @@ def page_index_step(ctx: BuildContext, bucket: str) -> BucketResult:
         build=build,
         concurrency=ctx.settings.limits.article_concurrency,
         force=ctx.full_rebuild,
+        timeout_s=ctx.settings.limits.article_timeout_s,
     )
 
 

@@ -86,6 +86,8 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
     embedder = ctx.embedder()
     warnings: list[str] = []
     embedded = 0
+    if embedder is None:
+        return _pending(ctx, bucket, asset, rows, "", started)
     try:
         fp = embedder.fingerprint
         dim = embedder.dim
@@ -164,7 +166,7 @@ def _pending(ctx: BuildContext, bucket: str, asset: str, rows: list, reason: str
     """Keep the previous vectors file untouched and report every row as pending."""
     prev = ctx.warehouse.read(asset, bucket)
     table = prev if prev is not None else pa.table({})
-    result = BucketResult(asset, bucket, table, warnings=[reason])
+    result = BucketResult(asset, bucket, table, warnings=[reason] if reason else [])
     result.extra = {"embedded_texts": 0, "pending": len(rows), "fingerprint": ""}
     result.seconds = time.perf_counter() - started
     return result

@@ -1,0 +1,71 @@
+"""Per-article reuse inside a bucket, without Dagster: keys, failures, timeouts."""
+
+from __future__ import annotations
+
+import threading
+
+import pyarrow as pa
+
+from petrichor_pipeline.build.incremental import ArticleOutput, per_article_step
+from petrichor_pipeline.build.warehouse import Warehouse
+
+SCHEMA = pa.schema([("article_id", pa.string()), ("value", pa.string())])
+
+
+def _articles(*versions: str) -> list[dict]:
+    return [{"article_id": f"a{i}", "path": f"kb/a{i}.md", "v": v} for i, v in enumerate(versions)]
+
+
+def _step(wh, articles, build, **kw):
+    return per_article_step(
+        warehouse=wh, asset="t", bucket="00", schema=SCHEMA, articles=articles, build_key=lambda a: a["v"], build=build, concurrency=4, **kw
+    )
+
+
+def test_unchanged_articles_reuse_rows_and_only_changed_ones_build(tmp_path):
+    wh = Warehouse(tmp_path)
+    calls: list[str] = []
+
+    def build(a):
+        calls.append(a["article_id"])
+        return ArticleOutput([{"article_id": a["article_id"], "value": a["v"]}])
+
+    first = _step(wh, _articles("x", "y", "z"), build)
+    assert sorted(first.built) == ["a0", "a1", "a2"] and first.table.num_rows == 3
+    calls.clear()
+    second = _step(wh, _articles("x", "y2", "z"), build)
+    assert calls == ["a1"] and second.skipped == ["a0", "a2"]
+    assert second.table.to_pylist() == [{"article_id": "a0", "value": "x"}, {"article_id": "a1", "value": "y2"}, {"article_id": "a2", "value": "z"}]
+    forced = _step(wh, _articles("x", "y2", "z"), build, force=True)
+    assert len(forced.built) == 3
+
+
+def test_a_failing_article_is_reported_and_retried_next_time(tmp_path):
+    wh = Warehouse(tmp_path)
+
+    def flaky(a):
+        if a["article_id"] == "a1":
+            raise ValueError("boom")
+        return ArticleOutput([{"article_id": a["article_id"], "value": a["v"]}])
+
+    res = _step(wh, _articles("x", "y"), flaky)
+    assert res.failed == [{"path": "kb/a1.md", "reason": "t: ValueError: boom"}]
+    assert res.table.column("article_id").to_pylist() == ["a0"]
+    again = _step(wh, _articles("x", "y"), lambda a: ArticleOutput([{"article_id": a["article_id"], "value": "ok"}]))
+    assert again.built == ["a1"] and again.skipped == ["a0"]
+
+
+def test_an_article_past_its_timeout_fails_without_blocking_the_bucket(tmp_path):
+    release = threading.Event()
+
+    def slow(a):
+        if a["article_id"] == "a0":
+            release.wait(10)
+        return ArticleOutput([{"article_id": a["article_id"], "value": a["v"]}])
+
+    try:
+        res = _step(Warehouse(tmp_path), _articles("x", "y"), slow, timeout_s=0.2)
+    finally:
+        release.set()
+    assert [f["path"] for f in res.failed] == ["kb/a0.md"] and "exceeded" in res.failed[0]["reason"]
+    assert res.built == ["a1"]
