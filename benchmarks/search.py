@@ -432,12 +432,12 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int) -> dict:
     local = in_process(data_dir, qs, rounds)
     say(f"[{n}] in-process p50 {local['p50']:.1f} ms, p95 {local['p95']:.1f} ms")
     with server(data_dir) as (base, proc):
-        server_rss = rss_mb(proc.pid)
-        http_load(base, qs, 1, len(qs))  # warms the server's query-vector cache
+        http_load(base, qs, 1, len(qs))  # warms the server's query-vector cache (and loads the embedder)
         single = http_load(base, qs, 1, len(qs) * rounds)
         say(f"[{n}] HTTP 1 client p50 {single['p50']:.1f} ms, p95 {single['p95']:.1f} ms")
         many = http_load(base, qs, CLIENTS, len(qs) * rounds // 2)
         say(f"[{n}] HTTP {CLIENTS} clients p50 {many['p50']:.1f} ms, p95 {many['p95']:.1f} ms, {many['rps']:.1f} req/s")
+        server_rss = rss_mb(proc.pid)
         swap = swap_under_load(base, data_dir, rows, qs, seed)
         say(f"[{n}] swap {swap['old']} -> {swap['new']}: served after {swap['swap_s']:.1f}s, "
             f"{swap['requests']} requests, {swap['failed']} failed, versions seen {swap['versions']}")
@@ -460,7 +460,7 @@ def print_table(results: list[dict]) -> None:
     rows = [
         ("snapshot load (fresh process)", lambda r: f"{r['load']['seconds']:.1f} s"),
         ("memory added by the snapshot", lambda r: f"{r['load']['rss_added_mb']:.0f} MB"),
-        ("server resident memory", lambda r: f"{r['server_rss_mb']:.0f} MB"),
+        ("server resident memory (after traffic)", lambda r: f"{r['server_rss_mb']:.0f} MB"),
         ("in-process search p50 / p95", lambda r: f"{r['in_process']['p50']:.1f} / {r['in_process']['p95']:.1f} ms"),
         ("HTTP, 1 client p50 / p95", lambda r: f"{r['http_1']['p50']:.1f} / {r['http_1']['p95']:.1f} ms"),
         ("HTTP, 8 clients p50 / p95", lambda r: f"{r['http_8']['p50']:.1f} / {r['http_8']['p95']:.1f} ms"),

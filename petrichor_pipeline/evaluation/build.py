@@ -7,7 +7,6 @@ snapshots or run history; the build is the incremental one, so an unchanged set 
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -46,13 +45,16 @@ class BuiltSet:
     """The build summary (`petrichor build --json` shape)."""
 
 
-def use_dagster_home(home: Path) -> None:
-    """Point Dagster at `home` (created with telemetry off) for the rest of this process."""
+def _dagster_instance(home: Path):
+    """The set's own embedded Dagster instance (created with telemetry off), so eval runs never mix with the
+    project's run history."""
+    from dagster import DagsterInstance
+
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():
         config.write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
-    os.environ["DAGSTER_HOME"] = str(home.resolve())
+    return DagsterInstance.from_config(str(home.resolve()))
 
 
 def build_set(
@@ -66,10 +68,10 @@ def build_set(
     from petrichor_serving.snapshot import SnapshotStore
 
     article_of = materialise_corpus(dataset.docs, layout.corpus_dir)
-    use_dagster_home(layout.dagster_home)
     logging.getLogger("dagster").setLevel(logging.ERROR)
     ctx = build_context(data_dir=str(layout.data_dir), corpus_dir=str(layout.corpus_dir))
-    summary = run_build(ctx, on_progress=on_progress)
+    with _dagster_instance(layout.dagster_home) as instance:
+        summary = run_build(ctx, instance=instance, on_progress=on_progress)
     if not summary.ok:
         raise RuntimeError(f"building {dataset.name} failed: {summary.failed_run}; errors: {summary.errors[:5]}")
     embedder = make_embedder(load_settings())

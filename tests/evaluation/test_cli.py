@@ -1,0 +1,95 @@
+"""`petrichor eval` end to end on a three-document set: build, search, baselines, answers, ablation, JSON, plots."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from petrichor.cli import main
+from tests.conftest import EMBED_CACHE
+
+# The ids are chosen so that all three articles fall into one hash bucket: one Dagster bucket run, not three.
+DOCS = [
+    {
+        "doc_id": "ops/redis-9",
+        "title": "Redis operations",
+        "content": "# Redis operations\n\nHow we run Redis.\n\n## Failover\n\nWhen the primary fails, Sentinel elects a "
+        "new primary and tells every client the new address within thirty seconds.\n\n## Backups\n\nSnapshots are "
+        "written every hour and kept for seven days on object storage.\n",
+    },
+    {
+        "doc_id": "kafka0",
+        "title": "Kafka basics",
+        "content": "# Kafka basics\n\n## Consumer groups\n\nInside one consumer group every partition is read by exactly "
+        "one consumer, so adding consumers beyond the partition count does not add throughput.\n",
+    },
+    {"doc_id": "DEV_0", "title": "马齐", "content": "马齐是清朝大臣。\n\n乾隆四年以87岁高龄去世，加太傅，谥文穆。"},
+]
+QUESTIONS = [
+    {
+        "qid": "en-1",
+        "question": "How long does Sentinel take to announce the new primary after a failover?",
+        "answer": "Within thirty seconds.",
+        "gold_doc_ids": ["ops/redis-9"],
+        "gold_passages": ["Sentinel elects a new primary and tells every client the new address within thirty seconds."],
+        "gold_sections": [{"doc_id": "ops/redis-9", "heading_path": "Redis operations > Failover"}],
+        "lang": "en",
+    },
+    {
+        "qid": "en-2",
+        "question": "Does adding consumers beyond the partition count add throughput, and how long are Redis snapshots kept?",
+        "answer": "No; seven days.",
+        "gold_doc_ids": ["kafka0", "ops/redis-9"],
+        "gold_match": "all",
+        "lang": "en",
+    },
+    {
+        "qid": "zh-1",
+        "question": "马齐去世后的谥号是什么？",
+        "answer": "文穆",
+        "answers_all": ["文穆"],
+        "gold_doc_ids": ["DEV_0"],
+        "gold_passages": ["乾隆四年以87岁高龄去世，加太傅，谥文穆。"],
+        "lang": "zh",
+    },
+]
+
+
+@pytest.mark.slow
+def test_eval_command(tmp_path, monkeypatch, capsys):
+    dataset = tmp_path / "tiny_set"
+    dataset.mkdir()
+    (dataset / "docs.jsonl").write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in DOCS), encoding="utf-8")
+    (dataset / "qa.jsonl").write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in QUESTIONS), encoding="utf-8")
+    monkeypatch.setenv("PETRICHOR_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("PETRICHOR_EMBED_CACHE", str(EMBED_CACHE))
+    for name in ("PETRICHOR_LLM_BASE_URL", "PETRICHOR_EMBED_BASE_URL", "PETRICHOR_API_KEYS"):
+        monkeypatch.delenv(name, raising=False)
+
+    assert main(["eval", "--dataset", str(dataset), "--json", "--answers", "--plot", str(tmp_path / "plots")]) == 0
+    report = json.loads(capsys.readouterr().out)
+
+    assert report["dataset"] == "tiny_set" and report["questions"] == 3
+    assert set(report["methods"]) == {"petrichor", "naive_vector", "naive_bm25"}
+    for method in report["methods"].values():
+        assert set(method["doc"]) == {"recall@1", "recall@5", "recall@10", "mrr@10"}
+        assert {"recall@5", "recall@10"} <= set(method["chunk"])
+        assert set(method["section"]) == {"recall@5", "recall@10"}
+        assert set(method["latency_ms"]) == {"p50", "p95"}
+        assert method["answer"]["exact_match"] is not None and method["answer"]["f1"] is not None
+    petrichor = report["methods"]["petrichor"]
+    assert petrichor["doc"]["recall@5"] == 1.0, petrichor
+    assert petrichor["chunk"]["recall@5"] == 1.0 and petrichor["section"]["recall@5"] == 1.0, petrichor
+    assert petrichor["answer"]["f1"] > 0, petrichor["answer"]
+    assert {"full", "no_chunk_vector", "no_wiki", "no_questions", "no_rerank", "tokenizer_jieba"} <= set(report["ablation"])
+    assert (tmp_path / "data" / "eval" / "tiny_set" / "corpus" / "eval").is_dir()
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
+        "tiny_set-doc-recall.png", "tiny_set-passage-recall.png", "tiny_set-section-recall.png"
+    ]
+
+    # a second run over the unchanged set publishes nothing new and skips the ablation as asked
+    assert main(["eval", "--dataset", str(dataset), "--json", "--no-ablation", "--limit", "1"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["snapshot"]["version"] == report["snapshot"]["version"]
+    assert again["questions"] == 1 and again["ablation"] == {}
