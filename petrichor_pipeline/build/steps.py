@@ -5,6 +5,7 @@ Each step reads its inputs from the warehouse, reuses unchanged articles' rows a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from typing import Any
@@ -128,10 +129,16 @@ def _chunks_by_article(ctx: BuildContext, bucket: str) -> dict[str, list[dict[st
 
 
 def guide_for(ctx: BuildContext, kb_id: str) -> str:
+    """The knowledge base's compile guide, cleaned for prompts (comments and empty sections removed)."""
+    kb = ctx.scan().kbs.get(kb_id)
+    return _prepared(kb.guide_raw) if kb and kb.guide_raw else ""
+
+
+@functools.lru_cache(maxsize=64)
+def _prepared(raw: str) -> str:
     from petrichor_pipeline.knowledge.guide import prepare_guide
 
-    kb = ctx.scan().kbs.get(kb_id)
-    return prepare_guide(kb.guide_raw) if kb and kb.guide_raw else ""
+    return prepare_guide(raw)
 
 
 def model_key(ctx: BuildContext, art: dict[str, Any], fingerprint: str) -> str:

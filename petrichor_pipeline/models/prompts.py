@@ -6,7 +6,6 @@ questions, candidates and pages built with the old wording are re-derived.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -137,37 +136,13 @@ ANSWER = Prompt(
     contract={"answer": str},
 )
 
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_HEADING = re.compile(r"^[ ]{0,3}(#{1,6})[\t ]+\S")
-
-
-def clean_guide(guide: str) -> str:
-    """Drop HTML comments and heading-only sections: the spec keeps them out of prompts."""
-    lines = _HTML_COMMENT.sub("", guide).replace("\r\n", "\n").split("\n")
-    kept: list[str] = []
-    for i, line in enumerate(lines):
-        match = _HEADING.match(line)
-        if match and not _section_has_body(lines, i + 1, len(match.group(1))):
-            continue
-        kept.append(line)
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
-
-
-def _section_has_body(lines: Sequence[str], start: int, level: int) -> bool:
-    """True if text (or a deeper section with text) follows before the next heading of this level or above."""
-    for line in lines[start:]:
-        match = _HEADING.match(line)
-        if match and len(match.group(1)) <= level:
-            return False
-        if line.strip() and not match:
-            return True
-    return False
-
-
 def system_prompt(base: str, guide: str) -> str:
-    """Rules first, then the compile guide in its own delimited section, then the contract reminder last."""
+    """Rules first, then the compile guide in its own delimited section, then the contract reminder last.
+
+    `guide` arrives cleaned (`knowledge.guide.prepare_guide`: no HTML comments, no heading-only sections).
+    """
     parts = [base.strip()]
-    cleaned = clean_guide(guide)
+    cleaned = guide.strip()
     if cleaned:
         parts.append(f"<compile_guide>\n{cleaned}\n</compile_guide>")
     parts.append(CONTRACT_WINS_LINE)

@@ -8,7 +8,6 @@ from petrichor_pipeline.models.prompts import (
     NO_EXISTING_PAGES,
     QUESTIONS,
     candidates_user_message,
-    clean_guide,
     questions_user_message,
     system_prompt,
     tree_user_message,
@@ -23,14 +22,9 @@ def test_guide_comes_after_the_rules_and_the_contract_line_is_last() -> None:
 
 
 def test_without_a_guide_the_contract_line_still_closes_the_prompt() -> None:
-    prompt = system_prompt(CANDIDATES.system, "  <!-- 只有注释 -->  ")
+    prompt = system_prompt(CANDIDATES.system, "   ")
     assert "<compile_guide>" not in prompt
     assert prompt.endswith(CONTRACT_WINS_LINE)
-
-
-def test_guide_drops_comments_and_heading_only_sections() -> None:
-    guide = "# 编译说明书\n\n<!-- 模板说明 -->\n## 领域\n\n数据库运维。\n\n## 目录约定\n\n## 页面写法\n\n### 细节\n\n用短句。"
-    assert clean_guide(guide) == "# 编译说明书\n\n## 领域\n\n数据库运维。\n\n## 页面写法\n\n### 细节\n\n用短句。"
 
 
 def test_question_chunks_render_as_the_reference_says() -> None:
