@@ -26,7 +26,7 @@ def _none() -> AssetCheckResult:
 def snapshot_schemas_valid(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
     from pandera.errors import SchemaError
 
-    from petrichor_pipeline.validation import validate_table
+    from petrichor_pipeline.contract import validate_table
 
     snaps, m = _current(petrichor)
     if m is None:

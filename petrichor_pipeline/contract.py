@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,62 @@ SCHEMAS: dict[str, pa.Schema] = {
 """Snapshot Parquet tables. Every row carries `kb_id` and `tenant` so access filters apply before ranking."""
 
 VECTOR_TABLES = ("chunk_vectors", "question_vectors")
+
+# ------------------------------------------------------------------------------ pandera validation
+
+UNIQUE = {
+    "articles": "article_id",
+    "chunks": "chunk_id",
+    "questions": "question_id",
+    "tree_nodes": "node_key",
+}
+NON_EMPTY = {
+    "articles": ("article_id", "kb_id", "tenant", "title", "article_version"),
+    "chunks": ("chunk_id", "article_id", "kb_id", "tenant", "key", "content"),
+    "questions": ("question_id", "chunk_id", "question"),
+    "wiki_pages": ("page_key", "kb_id", "tenant", "title"),
+    "tree_nodes": ("node_key", "article_id"),
+}
+NULLABLE = {"share_expires_at", "parent_key", "chunk_id", "description", "note", "summary"}
+
+
+def _polars_type(t: pa.DataType):
+    import polars as pl
+
+    return pl.from_arrow(pa.array([], type=t)).dtype
+
+
+@lru_cache(maxsize=None)
+def schema_for(name: str):
+    """The pandera (polars) schema of a snapshot table: types from `SCHEMAS` plus row rules."""
+    import pandera.polars as pdp
+    import polars as pl
+
+    cols = {}
+    for f in SCHEMAS[name]:
+        checks = [pdp.Check.str_length(min_value=1)] if f.name in NON_EMPTY.get(name, ()) else []
+        cols[f.name] = pdp.Column(
+            _polars_type(f.type), checks=checks, nullable=f.name in NULLABLE, unique=UNIQUE.get(name) == f.name
+        )
+    frame_checks = []
+    if name == "chunks":
+        frame_checks.append(pdp.Check(lambda df: df.lazyframe.select(pl.col("start") <= pl.col("end")), error="start <= end"))
+    if name == "wiki_pages":
+        frame_checks.append(
+            pdp.Check(
+                lambda df: df.lazyframe.select(~pl.struct("kb_id", "tenant", "page_key").is_duplicated()),
+                error="page_key unique per (kb_id, tenant)",
+            )
+        )
+    return pdp.DataFrameSchema(cols, checks=frame_checks, strict=True, name=name)
+
+
+def validate_table(name: str, table: pa.Table) -> None:
+    """Raise `pandera.errors.SchemaError` when the table breaks its contract (pipeline checks and serving both call this)."""
+    import polars as pl
+
+    schema_for(name).validate(pl.from_arrow(table))
+
 
 
 def vector_schema(dim: int) -> pa.Schema:

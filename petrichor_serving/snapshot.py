@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.contract import SCHEMAS, Manifest, read_current, read_manifest, read_table
+from petrichor_pipeline.contract import SCHEMAS, Manifest, read_current, read_manifest, read_table, validate_table
 from petrichor_serving.recall.index import RecallIndex
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,8 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
     for name, info in manifest.tables.items():
         if name in tables and tables[name].num_rows != int(info["rows"]):
             raise ValueError(f"table {name}: {tables[name].num_rows} rows, manifest says {info['rows']}")
+    for name, table in tables.items():
+        validate_table(name, table)  # the same pandera rules the pipeline's asset checks apply
 
     vec_tables: dict[str, Any] = {}
     note = "no vector tables in this snapshot"

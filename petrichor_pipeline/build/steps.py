@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 
@@ -83,6 +83,29 @@ def _bucket_articles(ctx: BuildContext, bucket: str) -> list[dict[str, Any]]:
     return [] if table is None else table.to_pylist()
 
 
+def _run_articles(
+    ctx: BuildContext,
+    asset: str,
+    bucket: str,
+    schema: pa.Schema,
+    build_key: Callable[[dict[str, Any]], str],
+    build: Callable[[dict[str, Any]], ArticleOutput],
+) -> BucketResult:
+    """Run one per-article step over the bucket's current articles with the configured limits."""
+    return per_article_step(
+        warehouse=ctx.warehouse,
+        asset=asset,
+        bucket=bucket,
+        schema=schema,
+        articles=_bucket_articles(ctx, bucket),
+        build_key=build_key,
+        build=build,
+        concurrency=ctx.settings.limits.article_concurrency,
+        force=ctx.full_rebuild,
+        timeout_s=ctx.settings.limits.article_timeout_s,
+    )
+
+
 def chunks_step(ctx: BuildContext, bucket: str) -> BucketResult:
     def build(art: dict[str, Any]) -> ArticleOutput:
         result = chunk_markdown(art["content"], art["title"])
@@ -108,18 +131,7 @@ def chunks_step(ctx: BuildContext, bucket: str) -> BucketResult:
             )
         return ArticleOutput(rows, list(result.warnings))
 
-    return per_article_step(
-        warehouse=ctx.warehouse,
-        asset="chunks",
-        bucket=bucket,
-        schema=SCHEMAS["chunks"],
-        articles=_bucket_articles(ctx, bucket),
-        build_key=lambda a: f"{a['article_version']}|{a['source_sha256']}|{ctx.chunk_key}|{a['tenant']}|{a['kb_id']}",
-        build=build,
-        concurrency=ctx.settings.limits.article_concurrency,
-        force=ctx.full_rebuild,
-        timeout_s=ctx.settings.limits.article_timeout_s,
-    )
+    return _run_articles(ctx, "chunks", bucket, SCHEMAS["chunks"], lambda a: f"{a['article_version']}|{a['source_sha256']}|{ctx.chunk_key}|{a['tenant']}|{a['kb_id']}", build)
 
 
 def _chunks_by_article(ctx: BuildContext, bucket: str) -> dict[str, list[dict[str, Any]]]:
@@ -180,18 +192,7 @@ def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
                 )
         return ArticleOutput(rows, list(res.warnings))
 
-    return per_article_step(
-        warehouse=ctx.warehouse,
-        asset="questions",
-        bucket=bucket,
-        schema=SCHEMAS["questions"],
-        articles=_bucket_articles(ctx, bucket),
-        build_key=lambda a: model_key(ctx, a, model.fingerprint),
-        build=build,
-        concurrency=ctx.settings.limits.article_concurrency,
-        force=ctx.full_rebuild,
-        timeout_s=ctx.settings.limits.article_timeout_s,
-    )
+    return _run_articles(ctx, "questions", bucket, SCHEMAS["questions"], lambda a: model_key(ctx, a, model.fingerprint), build)
 
 
 class _ChunkView:
@@ -251,18 +252,7 @@ def wiki_candidates_step(ctx: BuildContext, bucket: str) -> BucketResult:
         row = {"article_id": art["article_id"], "kb_id": art["kb_id"], "tenant": art["tenant"], "knowledge_json": json.dumps(knowledge.to_dict(), ensure_ascii=False)}
         return ArticleOutput([row], list(knowledge.warnings))
 
-    return per_article_step(
-        warehouse=ctx.warehouse,
-        asset="wiki_candidates",
-        bucket=bucket,
-        schema=CANDIDATE_SCHEMA,
-        articles=_bucket_articles(ctx, bucket),
-        build_key=lambda a: model_key(ctx, a, model.fingerprint),
-        build=build,
-        concurrency=ctx.settings.limits.article_concurrency,
-        force=ctx.full_rebuild,
-        timeout_s=ctx.settings.limits.article_timeout_s,
-    )
+    return _run_articles(ctx, "wiki_candidates", bucket, CANDIDATE_SCHEMA, lambda a: model_key(ctx, a, model.fingerprint), build)
 
 
 def page_index_step(ctx: BuildContext, bucket: str) -> BucketResult:
@@ -283,18 +273,7 @@ def page_index_step(ctx: BuildContext, bucket: str) -> BucketResult:
         )
         return ArticleOutput(list(res.rows), list(res.warnings))
 
-    return per_article_step(
-        warehouse=ctx.warehouse,
-        asset="page_index",
-        bucket=bucket,
-        schema=SCHEMAS["tree_nodes"],
-        articles=_bucket_articles(ctx, bucket),
-        build_key=lambda a: model_key(ctx, a, model.fingerprint),
-        build=build,
-        concurrency=ctx.settings.limits.article_concurrency,
-        force=ctx.full_rebuild,
-        timeout_s=ctx.settings.limits.article_timeout_s,
-    )
+    return _run_articles(ctx, "page_index", bucket, SCHEMAS["tree_nodes"], lambda a: model_key(ctx, a, model.fingerprint), build)
 
 
 def wiki_pages_step(ctx: BuildContext) -> dict[str, int]:
