@@ -20,7 +20,9 @@ out = Console(highlight=False)
 def _dagster_home() -> None:
     """Point Dagster at the project's embedded instance unless the caller chose one."""
     if os.environ.get("DAGSTER_HOME"):
-        Path(os.environ["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
+        home = Path(os.environ["DAGSTER_HOME"]).resolve()  # Dagster refuses a relative DAGSTER_HOME
+        home.mkdir(parents=True, exist_ok=True)
+        os.environ["DAGSTER_HOME"] = str(home)
         return
     home = Path("dagster_home")
     if not (home / "dagster.yaml").exists():
