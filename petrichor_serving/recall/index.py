@@ -18,6 +18,7 @@ import pyarrow as pa
 from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer, has_cjk
 from petrichor_serving.recall.access import Access, Scope, compute_access, page_readable
 from petrichor_serving.recall.bm25 import BM25Index
+from petrichor_serving.recall.dense import maybe_dense
 from petrichor_serving.recall.hits import Hit, compact_text, render_path
 from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, WikiPages
 
@@ -95,9 +96,9 @@ class RecallIndex:
                 tok.index,
             ),
             tree_bm25=BM25Index.build(zip(tree.titles, tree.summaries, tree.contents), tok.index),
-            chunk_vectors=chunk_vectors,
-            question_vectors=question_vectors,
-            tree_vectors=tree_vectors,
+            chunk_vectors=maybe_dense(chunk_vectors, ch.row_of),
+            question_vectors=maybe_dense(question_vectors, qs.row_of),
+            tree_vectors=maybe_dense(tree_vectors, tree.row_of),
         )
 
     # ------------------------------------------------------------------------------------------ access

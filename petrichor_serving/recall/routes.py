@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from petrichor_serving.recall.dense import DenseVectors
 from petrichor_serving.recall.access import Access, sql_quote
 from petrichor_serving.recall.bm25 import top_ranked
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
@@ -113,12 +114,14 @@ def article_title(index: RecallIndex, access: Access, terms: Sequence[str]) -> l
 
 
 def _nearest(
-    table: Any, access: Access, vector: np.ndarray, fingerprint: str | None, limit: int
+    table: Any, access: Access, vector: np.ndarray, fingerprint: str | None, limit: int, allowed_rows: np.ndarray
 ) -> list[tuple[str, float]]:
     """(id, cosine similarity) of the `limit` nearest rows of this embedding model that `access` allows,
-    filtered *before* the top-k is taken."""
+    filtered *before* the top-k is taken (a row mask in memory, a prefilter in LanceDB)."""
     if not access.any_article:
         return []
+    if isinstance(table, DenseVectors):
+        return table.nearest(vector, allowed_rows, limit, fingerprint)
     conditions = [f"({access.vector_filter})"] if access.vector_filter else []
     if fingerprint:
         conditions.append(f"fingerprint = {sql_quote(fingerprint)}")
@@ -135,7 +138,7 @@ def chunk_vector(
     index: RecallIndex, access: Access, vector: np.ndarray, fingerprint: str | None
 ) -> list[Hit]:
     hits = []
-    for chunk_id, similarity in _nearest(index.chunk_vectors, access, vector, fingerprint, VECTOR_TOP_K):
+    for chunk_id, similarity in _nearest(index.chunk_vectors, access, vector, fingerprint, VECTOR_TOP_K, access.chunks):
         row = index.chunks.row_of.get(chunk_id)
         if row is not None and access.chunks[row]:
             hits.append(index.chunk_hit(row, CHUNK_VECTOR, similarity))
@@ -147,7 +150,7 @@ def question_vector(
 ) -> list[Hit]:
     hits: list[Hit] = []
     seen: set[int] = set()
-    nearest = _nearest(index.question_vectors, access, vector, fingerprint, QUESTION_VECTOR_FETCH)
+    nearest = _nearest(index.question_vectors, access, vector, fingerprint, QUESTION_VECTOR_FETCH, access.questions)
     for question_id, similarity in nearest:
         row = index.questions.row_of.get(question_id)
         if row is None or not access.questions[row]:
@@ -167,7 +170,7 @@ def tree_vector(
 ) -> list[Hit]:
     """Rows of the tree vector table are keyed by `node_key`."""
     hits = []
-    for node_key, similarity in _nearest(index.tree_vectors, access, vector, fingerprint, VECTOR_TOP_K):
+    for node_key, similarity in _nearest(index.tree_vectors, access, vector, fingerprint, VECTOR_TOP_K, access.tree):
         row = index.tree.row_of.get(node_key)
         if row is not None and access.tree[row]:
             hits.append(index.tree_hit(row, TREE_VECTOR, similarity))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from petrichor_pipeline.models.base import CandidateRequest
 from petrichor_pipeline.models.offline.sentences import CJK_RUN, Sentence, cut, is_prose, language_of, split_sentences
@@ -20,6 +20,7 @@ RELATED = {"zh": "关联", "en": "related"}
 
 _DEFINITION_CUE = re.compile(r"\s(?:is|are|means|refers to|stands for|holds|stores)\s|是|指|用于|负责|表示|：|:")
 _ACRONYM = re.compile(r"([^\s（(]{2,40}?(?:\s+[^\s（(]+){0,5})\s*[（(]([A-Z][A-Za-z0-9]{1,9})[)）]")
+_ACRONYM_TAIL = re.compile(r"[（(][A-Z][A-Za-z0-9]{1,9}[)）]")
 
 
 def extract_candidates(req: CandidateRequest) -> dict[str, Any]:
@@ -65,7 +66,7 @@ def _acronym_aliases(document: str, ranked: Sequence[Term]) -> dict[str, str]:
     """"Reciprocal Rank Fusion (RRF)" / "检索增强生成（RAG）": the long form and the acronym name each other."""
     names = sorted({term.text for term in ranked}, key=lambda n: (-len(n), n))  # longest match first
     out: dict[str, str] = {}
-    for match in _ACRONYM.finditer(document):
+    for match in _acronym_matches(document):
         before, short = match.group(1), match.group(2)
         words = before.split()
         long = ""
@@ -79,6 +80,23 @@ def _acronym_aliases(document: str, ranked: Sequence[Term]) -> dict[str, str]:
         if long and long in names:
             out.setdefault(long, short)
     return out
+
+
+def _acronym_matches(document: str) -> Iterator[re.Match[str]]:
+    """The matches of `_ACRONYM.finditer(document)`, found without trying the pattern at every offset.
+
+    A long form holds no opening parenthesis, so a match ends at the first "(" / "（" after its start,
+    and that one must open an acronym: only the text between such an acronym and the parenthesis
+    before it can hold a match's start. Searching just there keeps long documents linear.
+    """
+    resume = 0
+    for tail in _ACRONYM_TAIL.finditer(document):
+        opening = tail.start()
+        start = max(resume, document.rfind("(", 0, opening) + 1, document.rfind("（", 0, opening) + 1)
+        match = _ACRONYM.search(document, start, tail.end())
+        if match:
+            resume = match.end()
+            yield match
 
 
 def _defining_sentence(term: Term, sentences: Sequence[Sentence]) -> Sentence | None:

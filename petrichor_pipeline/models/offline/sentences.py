@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterator
 
 CJK_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -52,11 +53,13 @@ class Sentence:
     code: bool = False
 
 
-def split_sentences(markdown: str, include_code: bool = False) -> list[Sentence]:
+@lru_cache(maxsize=64)
+def split_sentences(markdown: str, include_code: bool = False) -> tuple[Sentence, ...]:
     """Prose sentences of a Markdown text with offsets, the heading path above each, and paragraph ids.
 
     Headings are not sentences (they only set the path); fenced code is skipped unless `include_code`,
-    in which case each non-blank code line becomes one sentence.
+    in which case each non-blank code line becomes one sentence. Cached: one article's document is
+    split once for extraction and every page batch, not once per call.
     """
     out: list[Sentence] = []
     stack: list[tuple[int, str]] = []
@@ -94,7 +97,7 @@ def split_sentences(markdown: str, include_code: bool = False) -> list[Sentence]
                 text = line[s:e]
                 if informative(text):
                     out.append(Sentence(text, line_start + s, line_start + e, paragraph, path))
-    return out
+    return tuple(out)
 
 
 def _cells(line: str) -> Iterator[tuple[int, int]]:
@@ -131,8 +134,11 @@ def informative(text: str) -> bool:
 _CODE_LIKE = re.compile(r"-->|==>|\[\"|<br\s*/?>|^\w+\s*[\[(]\"|[{}]\s*$|^\s*[$]\s|\w\(.*\)\s*$")
 
 
+@lru_cache(maxsize=16384)
 def is_prose(text: str) -> bool:
-    """A real sentence rather than a label, a table cell fragment or a line of unfenced code."""
+    """A real sentence rather than a label, a table cell fragment or a line of unfenced code.
+
+    Cached: extraction and page generation ask it about the same sentences once per term and page."""
     if _CODE_LIKE.search(text):
         return False
     if has_cjk(text):

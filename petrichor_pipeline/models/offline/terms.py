@@ -12,7 +12,7 @@ import re
 import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import lru_cache
 from typing import Iterable, Sequence
 
 from petrichor_pipeline.models.offline.sentences import CJK, CJK_RUN, Sentence, has_cjk, informative
@@ -70,14 +70,9 @@ class Term:
     first: int
     case_sensitive: bool = True
 
-    @cached_property
+    @property
     def pattern(self) -> re.Pattern[str]:
-        body = re.escape(self.text)
-        if not CJK.match(self.text[0]):
-            body = r"(?<![A-Za-z0-9_])" + body
-        if not CJK.match(self.text[-1]):
-            body = body + r"(?![A-Za-z0-9_])"
-        return re.compile(body, 0 if self.case_sensitive else re.IGNORECASE)
+        return _term_pattern(self.text, self.case_sensitive)
 
     def find(self, text: str) -> int:
         """Offset of the first mention in `text`, or -1."""
@@ -86,6 +81,18 @@ class Term:
 
     def occurs_in(self, text: str) -> bool:
         return self.find(text) >= 0
+
+
+@lru_cache(maxsize=8192)
+def _term_pattern(text: str, case_sensitive: bool) -> re.Pattern[str]:
+    """Word-bounded matcher of a term, compiled once per process (the same names recur across calls,
+    and far more of them than `re`'s own cache of 512 holds)."""
+    body = re.escape(text)
+    if not CJK.match(text[0]):
+        body = r"(?<![A-Za-z0-9_])" + body
+    if not CJK.match(text[-1]):
+        body = body + r"(?![A-Za-z0-9_])"
+    return re.compile(body, 0 if case_sensitive else re.IGNORECASE)
 
 
 def name_identity(name: str) -> str:
@@ -248,10 +255,9 @@ def _chinese_concepts(text: str) -> list[Term]:
     """Nouns by TF-IDF over jieba's IDF table, plus noun compounds that recur (主 + 节点 → 主节点)."""
     ensure_jieba()
     import jieba.analyse
-    import jieba.posseg
 
     tfidf = jieba.analyse.default_tfidf
-    tokens = [(p.word, p.flag) for p in jieba.posseg.cut(text)]
+    tokens = tagged_words(text)
     counts: Counter[str] = Counter()
     first: dict[str, int] = {}
     compounds: Counter[str] = Counter()
@@ -287,6 +293,29 @@ def _chinese_concepts(text: str) -> list[Term]:
     for compound, n in kept.items():
         scores[compound] = n / total * (sum(idf(w) for w in parts[compound]) if parts[compound] else idf(compound))
     return [Term(w, CONCEPT, s, first.get(w, 0)) for w, s in scores.items()]
+
+
+def tagged_words(text: str) -> list[tuple[str, str]]:
+    """`jieba.posseg.cut(text)` as (word, flag) pairs, tagged line by line through a cache.
+
+    jieba never joins words across a line break (it emits each "\n" as its own token), so the result
+    equals tagging the whole text. Its HMM pass over unknown words is the model's largest cost, and the
+    same lines come back: a chunk's sentences when questions are generated, then the whole article's
+    when its candidates are extracted.
+    """
+    out: list[tuple[str, str]] = []
+    for i, line in enumerate(text.split("\n")):
+        if i:
+            out.append(("\n", "x"))
+        out.extend(_tagged_line(line))
+    return out
+
+
+@lru_cache(maxsize=1 << 15)
+def _tagged_line(line: str) -> tuple[tuple[str, str], ...]:
+    import jieba.posseg
+
+    return tuple((p.word, p.flag) for p in jieba.posseg.cut(line))
 
 
 def _count_compounds(run: list[str], compounds: Counter[str], first: dict[str, int], end: int) -> None:
