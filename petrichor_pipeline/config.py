@@ -68,6 +68,8 @@ class Settings:
     keep_snapshots: int = 5
     reload_interval_s: float = 2.0
     ann_index_threshold: int = 50_000
+    lexical_tokenizer: str = "bigram"
+    """BM25 tokenizer of published snapshots: "bigram" (the spec's rule) or "jieba"."""
     embed_enabled: bool = True
     """False (`PETRICHOR_EMBED=off`): no vectors are built or searched; lexical and wiki routes serve."""
     embed_cache: Path | None = None
@@ -122,6 +124,7 @@ def load_settings() -> Settings:
         ),
         keep_snapshots=_env_int("PETRICHOR_KEEP_SNAPSHOTS", 5),
         reload_interval_s=_env_float("PETRICHOR_RELOAD_INTERVAL", 2.0),
+        lexical_tokenizer=os.environ.get("PETRICHOR_TOKENIZER", "bigram").strip() or "bigram",
         embed_enabled=os.environ.get("PETRICHOR_EMBED", "on").strip().lower() not in ("off", "0", "false", "none"),
         embed_cache=Path(os.environ["PETRICHOR_EMBED_CACHE"]) if os.environ.get("PETRICHOR_EMBED_CACHE") else None,
     )

@@ -132,8 +132,17 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("content_hash", _str),
         ]
     ),
+    "lexical_index": pa.schema(
+        [
+            ("index", _str),
+            ("term", _str),
+            ("rows", pa.list_(pa.int32())),
+            ("weights", pa.list_(pa.float32())),
+        ]
+    ),
 }
-"""Snapshot Parquet tables. Every row carries `kb_id` and `tenant` so access filters apply before ranking."""
+"""Snapshot Parquet tables. Every content row carries `kb_id` and `tenant` so access filters apply before
+ranking; `lexical_index` holds the BM25 postings over the other tables' rows (see `text.lexical`)."""
 
 VECTOR_TABLES = ("chunk_vectors", "question_vectors")
 

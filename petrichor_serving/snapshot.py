@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from petrichor_pipeline.contract import SCHEMAS, Manifest, read_current, read_manifest, read_table, validate_table
+from petrichor_pipeline.text import lexical
 from petrichor_serving.recall.index import RecallIndex
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,10 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
                 tbl.checkout(int(info["version"]))
                 vec_tables[name] = tbl
             note = f"vectors {fp}"
+    stored = None
+    if manifest.lexical.get("table") == "lexical_index" and manifest.lexical.get("tokenizer") == tokenizer:
+        sizes = {name: tables[table].num_rows for name, table in lexical.INDEXES.items()}
+        stored = lexical.from_table(tables["lexical_index"], sizes)
     recall = RecallIndex.build(
         tables["articles"],
         tables["chunks"],
@@ -91,6 +96,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
         chunk_vectors=vec_tables.get("chunk_vectors"),
         question_vectors=vec_tables.get("question_vectors"),
         tokenizer=tokenizer,
+        lexical=stored,
     )
     chunk_rows = tables["chunks"].to_pylist()
     page_rows = tables["wiki_pages"].to_pylist()

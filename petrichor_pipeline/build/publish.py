@@ -33,6 +33,7 @@ from petrichor_pipeline.contract import (
     utc_now_iso,
     write_parquet_atomic,
 )
+from petrichor_pipeline.text import lexical
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,7 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
     for name in WIKI_TABLES:
         t = wh.read(name, None, SCHEMAS[name])
         tables[name] = t if t is not None else SCHEMAS[name].empty_table()
+    tables["lexical_index"] = lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer))
     return tables
 
 
@@ -150,7 +152,14 @@ def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stat
         embed_fingerprint=embed_fp,
         tables=manifest_tables,
         vector_tables=vector_tables,
-        lexical={"tokenizer": "bigram", "fields": {"title": 3, "summary": 2, "content": 1}, "k1": 1.5, "b": 0.75},
+        lexical={
+            "table": "lexical_index",
+            "tokenizer": ctx.settings.lexical_tokenizer,
+            "indexes": lexical.INDEXES,
+            "fields": {"title": 3, "summary": 2, "content": 1},
+            "k1": 1.5,
+            "b": 0.75,
+        },
         stats={"bucket_versions": bucket_versions, **(stats or {})},
     )
     publish(snaps, manifest)

@@ -23,7 +23,7 @@ from petrichor_pipeline.evaluation.retrieval import SEARCH_LIMIT, Ranking, Retri
 from petrichor_pipeline.knowledge.markdown_lines import scan_lines
 from petrichor_pipeline.text.normalize import normalize_text, sha256_hex
 from petrichor_pipeline.text.tokenize import get_tokenizer
-from petrichor_serving.recall.bm25 import BM25Index, top_ranked
+from petrichor_pipeline.text.bm25 import BM25Index, top_ranked
 
 NAIVE_CHUNK_CHARS = 512
 NAIVE_OVERLAP_CHARS = 64

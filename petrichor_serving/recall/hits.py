@@ -60,11 +60,3 @@ def compact_text(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def render_path(article_title: str, heading_path: tuple[str, ...], heading: str = "") -> str:
-    """`article › h1 › h2`: blanks and a part equal to the one before it are dropped."""
-    parts: list[str] = []
-    for part in (article_title, *(heading_path or ((heading,) if heading.strip() else ()))):
-        part = part.strip()
-        if part and (not parts or parts[-1] != part):
-            parts.append(part)
-    return " › ".join(parts)

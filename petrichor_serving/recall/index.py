@@ -17,9 +17,10 @@ import pyarrow as pa
 
 from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer, has_cjk
 from petrichor_serving.recall.access import Access, Scope, compute_access, page_readable
-from petrichor_serving.recall.bm25 import BM25Index
+from petrichor_pipeline.text.bm25 import BM25Index
 from petrichor_serving.recall.dense import maybe_dense
-from petrichor_serving.recall.hits import Hit, compact_text, render_path
+from petrichor_pipeline.text.lexical import build_indexes, render_path
+from petrichor_serving.recall.hits import Hit, compact_text
 from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, WikiPages
 
 _ACCESS_CACHE_SIZE = 256
@@ -56,24 +57,20 @@ class RecallIndex:
         question_vectors: Any = None,
         tokenizer: str = "bigram",
         tree_vectors: Any = None,
+        lexical: Mapping[str, BM25Index] | None = None,
     ) -> "RecallIndex":
         """Vector arguments are LanceDB tables already checked out at the snapshot's versions, or None
-        (`tree_vectors` rows are keyed by node_key). BM25 documents are (title, summary, content):
-        chunk and question rows use (article title + heading, `article › h1 › h2`, index_text)."""
+        (`tree_vectors` rows are keyed by node_key). `lexical` holds the snapshot's stored BM25 postings
+        (`text.lexical.from_table`), built with `tokenizer`; without it they are built here."""
         tok = get_tokenizer(tokenizer)
         art = Articles.from_arrow(articles)
         ch = Chunks.from_arrow(chunks, art)
         qs = Questions.from_arrow(questions, art, ch)
         wiki = WikiPages.from_arrow(wiki_pages)
         tree = TreeNodes.from_arrow(tree_nodes, art)
-
-        def chunk_fields(row: int) -> tuple[str, str]:
-            a = int(ch.article_rows[row])
-            title = art.titles[a] if a >= 0 else ""
-            heading = ch.headings[row]
-            return f"{title} {heading}".strip(), render_path(title, ch.heading_paths[row], heading)
-
-        chunk_meta = [chunk_fields(r) for r in range(len(ch.ids))]
+        if lexical is None:
+            tables = {"articles": articles, "chunks": chunks, "questions": questions, "wiki_pages": wiki_pages, "tree_nodes": tree_nodes}
+            lexical = build_indexes(tables, tok.name)
         return cls(
             tokenizer=tok,
             articles=art,
@@ -81,21 +78,10 @@ class RecallIndex:
             questions=qs,
             wiki=wiki,
             tree=tree,
-            chunk_bm25=BM25Index.build(
-                ((*chunk_meta[r], ch.index_texts[r]) for r in range(len(ch.ids))), tok.index
-            ),
-            question_bm25=BM25Index.build(
-                (
-                    (*(chunk_meta[c] if c >= 0 else ("", "")), qs.index_texts[r])
-                    for r, c in enumerate(qs.chunk_rows.tolist())
-                ),
-                tok.index,
-            ),
-            wiki_bm25=BM25Index.build(
-                zip(wiki.titles, wiki.summaries, (f"{c}\n{e}" for c, e in zip(wiki.contents, wiki.extras))),
-                tok.index,
-            ),
-            tree_bm25=BM25Index.build(zip(tree.titles, tree.summaries, tree.contents), tok.index),
+            chunk_bm25=lexical["chunk"],
+            question_bm25=lexical["question"],
+            wiki_bm25=lexical["wiki"],
+            tree_bm25=lexical["tree"],
             chunk_vectors=maybe_dense(chunk_vectors, ch.row_of),
             question_vectors=maybe_dense(question_vectors, qs.row_of),
             tree_vectors=maybe_dense(tree_vectors, tree.row_of),

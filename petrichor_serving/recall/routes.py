@@ -14,7 +14,7 @@ import numpy as np
 
 from petrichor_serving.recall.dense import DenseVectors
 from petrichor_serving.recall.access import Access, sql_quote
-from petrichor_serving.recall.bm25 import top_ranked
+from petrichor_pipeline.text.bm25 import top_ranked
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 from petrichor_serving.recall.index import RecallIndex
 

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pyarrow as pa
 
+from petrichor_pipeline.text.lexical import wiki_extra
 from petrichor_serving.recall.hits import normalize_knowledge_text
 
 WIKI_EXCLUDED_KINDS = frozenset({"source", "index", "log"})
@@ -146,7 +147,7 @@ class WikiPages:
         titles = _text(_col(table, "title"))
         summaries = _text(_col(table, "summary"))
         contents = _text(_col(table, "content_md"))
-        extras = [" ".join((k, *(a or ()))) for k, a in zip(keys, _col(table, "aliases"))]
+        extras = [wiki_extra(k, a) for k, a in zip(keys, _col(table, "aliases"))]
         kb_ids = _text(_col(table, "kb_id"))
         norm = normalize_knowledge_text
         return cls(

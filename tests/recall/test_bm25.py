@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from petrichor_pipeline.text.tokenize import index_tokens, query_tokens
-from petrichor_serving.recall.bm25 import BM25Index, top_ranked
+from petrichor_pipeline.text.bm25 import BM25Index, top_ranked
 
 
 def test_field_weights_reference_case():

@@ -154,3 +154,30 @@ def top_ranked(
         if len(sel_rows) == len(rows):
             return out
         want *= 4
+
+
+def from_postings(terms: Sequence[str], rows: Sequence[np.ndarray], weights: Sequence[np.ndarray], n_docs: int) -> BM25Index:
+    """Rebuild an index from stored postings (term -> ascending rows and weighted counts).
+
+    Every token adds its field weight to exactly one term's count and to the document length, so the
+    lengths are the per-row sums of the weights and need not be stored.
+    """
+    indptr = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum([len(r) for r in rows], out=indptr[1:])
+    indices = np.concatenate(rows).astype(np.int32) if len(rows) else np.empty(0, np.int32)
+    data = np.concatenate(weights).astype(np.float32) if len(weights) else np.empty(0, np.float32)
+    lengths = np.bincount(indices, weights=data, minlength=n_docs).astype(np.float64)
+    return BM25Index(vocab={t: i for i, t in enumerate(terms)}, indptr=indptr, indices=indices, data=data, lengths=lengths)
+
+
+def postings(index: BM25Index) -> tuple[list[str], list[np.ndarray], list[np.ndarray]]:
+    """(terms, rows per term, weights per term) in term-id order: what `from_postings` takes back."""
+    terms = [""] * len(index.vocab)
+    for term, t in index.vocab.items():
+        terms[t] = term
+    cuts = index.indptr.tolist()
+    return (
+        terms,
+        [index.indices[lo:hi] for lo, hi in zip(cuts, cuts[1:])],
+        [index.data[lo:hi] for lo, hi in zip(cuts, cuts[1:])],
+    )
