@@ -93,6 +93,20 @@ def _citations(reply: dict[str, Any], read_items: dict[str, dict[str, Any]], sna
     return out
 
 
+def _renumber(text: str, citations: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """Markers become 1..n in order of first use; a marker without a checked citation is removed."""
+    order: dict[int, int] = {}
+    for m in re.finditer(r"\[(\d+)\]", text):
+        old = int(m.group(1))
+        if old not in order and any(c["marker"] == old for c in citations):
+            order[old] = len(order) + 1
+    for c in citations:
+        order.setdefault(c["marker"], len(order) + 1)
+    text = re.sub(r"\[(\d+)\]", lambda m: f"[{order[int(m.group(1))]}]" if int(m.group(1)) in order else "", text)
+    renumbered = [{**c, "marker": order[c["marker"]]} for c in citations]
+    return re.sub(r"[ \t]+([。.，,；;])", r"\1", text).strip(), sorted(renumbered, key=lambda c: c["marker"])
+
+
 def answer(
     snap: Snapshot,
     question: str,
@@ -151,9 +165,7 @@ def answer(
         reply = {"answer": NOT_FOUND[lang], "citations": []}
     citations = _citations(reply, read_items, snap)
     trace.add("answer", t, citations=len(citations))
-    text = str(reply.get("answer") or "")
-    kept = {c["marker"] for c in citations}
-    text = re.sub(r"\[(\d+)\]", lambda m: m.group(0) if int(m.group(1)) in kept else "", text).strip()
+    text, citations = _renumber(str(reply.get("answer") or ""), citations)
     return {
         "answer": text or NOT_FOUND[lang],
         "citations": citations,
