@@ -34,8 +34,8 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, data_dir: Path, corpus_dir: Pa
         monkeypatch.delenv(name, raising=False)
 
 
-def run_cli_build(data_dir: Path, corpus_dir: Path, dagster_home: Path, *extra: str) -> dict:
-    """`petrichor build --json` in-process with the given paths; returns the parsed summary."""
+def run_cli_build(data_dir: Path, corpus_dir: Path, dagster_home: Path, *extra: str, env: dict[str, str] | None = None) -> dict:
+    """`petrichor build --json` in-process with the given paths (and `env` on top); returns the summary."""
     import contextlib
     import io
     import json
@@ -45,6 +45,8 @@ def run_cli_build(data_dir: Path, corpus_dir: Path, dagster_home: Path, *extra: 
     mp = pytest.MonkeyPatch()
     try:
         isolated_env(mp, data_dir, corpus_dir, dagster_home)
+        for name, value in (env or {}).items():
+            mp.setenv(name, value)
         dagster_home.mkdir(parents=True, exist_ok=True)
         (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
         buf = io.StringIO()

@@ -79,7 +79,9 @@ def plan(ctx: BuildContext, versions: dict[str, str]) -> tuple[list[str], list[s
     return stale, [b for b in BUCKETS if b not in stale]
 
 
-def _collect(result: Any, summary: BuildSummary, built: set[str]) -> None:
+def _collect(result: Any, summary: BuildSummary, built: set[str]) -> int:
+    """Fold a run's materialization metadata into the summary; returns the count of pending vectors."""
+    pending = 0
     for ev in result.get_asset_materialization_events():
         mat = ev.event_specific_data.materialization
         asset = mat.asset_key.to_user_string()
@@ -88,6 +90,7 @@ def _collect(result: Any, summary: BuildSummary, built: set[str]) -> None:
         for k in ("rows", "articles_built", "articles_skipped", "seconds"):
             if isinstance(meta.get(k), (int, float)):
                 stage[k] = round(stage[k] + meta[k], 3)
+        pending += int(meta.get("pending", 0) or 0)
         summary.model_calls += int(meta.get("model_calls", 0) or 0)
         summary.embedded_texts += int(meta.get("embedded_texts", 0) or 0)
         if asset != "articles":
@@ -95,6 +98,7 @@ def _collect(result: Any, summary: BuildSummary, built: set[str]) -> None:
             summary.warnings.extend(meta.get("warning_list") or [])
             for f in meta.get("failures") or []:
                 summary.errors.append(f)
+    return pending
 
 
 def run_build(
@@ -142,12 +146,14 @@ def run_build(
             run_config=QUIET_RUN_CONFIG,
             tags={"petrichor/trigger": "cli", "petrichor/full_rebuild": str(ctx.full_rebuild).lower()},
         )
-        _collect(res, summary, built)
+        pending = _collect(res, summary, built)
         if not res.success:
             summary.failed_run = f"bucket {bucket}: run {res.run_id} failed"
             break
         summary.materialized.append(bucket)
         state["buckets"][bucket] = {"data_version": versions[bucket], "build_key": key}
+        if pending:  # vectors left pending keep the bucket stale, so the next build retries them
+            state["buckets"][bucket]["pending_vectors"] = pending
         ctx.warehouse.write_state(state)
     if on_progress:
         on_progress("buckets", len(stale), len(stale))

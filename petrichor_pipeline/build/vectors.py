@@ -86,8 +86,8 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
     embedder = ctx.embedder()
     warnings: list[str] = []
     embedded = 0
-    if embedder is None:
-        return _pending(ctx, bucket, asset, rows, "", started)
+    if embedder is None:  # switched off: nothing is pending, nothing to retry
+        return _pending(ctx, bucket, asset, [], "", started)
     try:
         fp = embedder.fingerprint
         dim = embedder.dim

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Sequence
 
 from petrichor_pipeline.models.base import PageRequest
 from petrichor_pipeline.models.offline.sentences import Sentence, cut, is_prose, language_of, split_sentences
-from petrichor_pipeline.models.offline.terms import Term, term_for
+from petrichor_pipeline.models.offline.terms import term_for
 
 PAGE_SUMMARY_MAX = {"zh": 80, "en": 200}
 MAX_PAGE_POINTS = 4
@@ -16,18 +17,17 @@ LINK_DESCRIPTION_MAX = 300
 
 def generate_pages(req: PageRequest) -> dict[str, Any]:
     """Per requested page: title, summary, the document's sentences about it, links to co-occurring pages."""
-    sentences = split_sentences(req.document)
     lang = language_of(req.document or " ".join(str(p.get("name", "")) for p in req.requested))
     valid = {str(p.get("pageKey", "")): p for p in req.valid_pages if p.get("pageKey")}
-    matchers = {key: [term_for(n) for n in _names(page)] for key, page in valid.items()}
+    prose = _prose(req.document)
     pages = []
     for page in req.requested:
         key = str(page.get("pageKey", ""))
         name = str(page.get("name") or page.get("title") or key)
-        own = [term_for(n) for n in _names(page)] or [term_for(name)]
-        about = [s for s in sentences if is_prose(s.text) and any(m.occurs_in(s.text) for m in own)]
+        at = sorted(_mentioning(req.document, _names(page) or [name]))
+        about = [prose[i] for i in at]
         summary = str(page.get("summary") or (about[0].text if about else "")).strip()
-        links = _page_links(key, about, req.relations, valid, matchers)
+        links = _page_links(key, req.document, at, req.relations, valid)
         content = _page_markdown(name, summary, about, links, lang)
         pages.append({"pageKey": key, "summary": cut(summary, PAGE_SUMMARY_MAX[lang]), "contentMd": content})
     return {"pages": pages}
@@ -38,14 +38,35 @@ def _names(page: dict[str, Any]) -> list[str]:
     return [n for n in names if n.strip()]
 
 
+def _prose(document: str) -> list[Sentence]:
+    return [s for s in split_sentences(document) if is_prose(s.text)]
+
+
+@lru_cache(maxsize=2048)
+def _mentions(document: str, name: str) -> frozenset[int]:
+    """Positions in `_prose(document)` of the sentences naming `name`.
+
+    Cached: an article's pages are requested in batches over the same document and the same valid
+    pages, so each name is looked for in each sentence once per article rather than once per batch.
+    """
+    matcher = term_for(name)
+    return frozenset(i for i, s in enumerate(_prose(document)) if matcher.occurs_in(s.text))
+
+
+def _mentioning(document: str, names: Sequence[str]) -> frozenset[int]:
+    return frozenset().union(*(_mentions(document, n) for n in names))
+
+
 def _page_links(
     key: str,
-    about: Sequence[Sentence],
+    document: str,
+    about: Sequence[int],
     relations: Sequence[dict[str, Any]],
     valid: dict[str, dict[str, Any]],
-    matchers: dict[str, list[Term]],
 ) -> list[tuple[str, str, str]]:
-    """(pageKey, name, why) for valid pages sharing a relation or a sentence with this page; never itself."""
+    """(pageKey, name, why) for valid pages sharing a relation or a sentence with this page; never itself.
+
+    `about` are the positions in `_prose(document)` of the sentences naming this page."""
     links: dict[str, tuple[str, str, str]] = {}
     for relation in relations:
         ends = (str(relation.get("fromPageKey", "")), str(relation.get("toPageKey", "")))
@@ -54,10 +75,12 @@ def _page_links(
             if other != key and other in valid:
                 why = str(relation.get("description") or relation.get("relationType") or "")
                 links.setdefault(other, (other, _names(valid[other])[0] if _names(valid[other]) else other, why))
-    for sentence in about:
-        for other, found in matchers.items():
-            if other != key and other not in links and any(m.occurs_in(sentence.text) for m in found):
-                links[other] = (other, _names(valid[other])[0], sentence.text[:LINK_DESCRIPTION_MAX])
+    prose = _prose(document)
+    mentioned = {other: _mentioning(document, _names(page)) for other, page in valid.items()}
+    for at in about:
+        for other, found in mentioned.items():
+            if other != key and other not in links and at in found:
+                links[other] = (other, _names(valid[other])[0], prose[at].text[:LINK_DESCRIPTION_MAX])
     return list(links.values())[:MAX_PAGE_LINKS]
 
 

@@ -12,7 +12,7 @@ import re
 import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Iterable, Sequence
 
 from petrichor_pipeline.models.offline.sentences import CJK, CJK_RUN, Sentence, has_cjk, informative
@@ -70,7 +70,7 @@ class Term:
     first: int
     case_sensitive: bool = True
 
-    @property
+    @cached_property
     def pattern(self) -> re.Pattern[str]:
         return _term_pattern(self.text, self.case_sensitive)
 

@@ -1,0 +1,76 @@
+"""`SearchOptions`: the ablation switches of recall; the defaults must be the product's behaviour."""
+
+from __future__ import annotations
+
+import pytest
+
+from petrichor_serving.recall import Scope, SearchOptions, search
+from petrichor_serving.recall import routes
+from tests.recall.synthetic import SnapshotRows
+
+
+@pytest.fixture(scope="module")
+def index():
+    r = SnapshotRows()
+    r.article("ops", "Redis 运维", sections=[
+        (("部署",), "普通部署步骤：下载、解压、启动 Redis。", ["怎么部署 Redis？"]),
+        (("高可用", "Redis Sentinel 故障转移"), "哨兵模式下主节点故障时，哨兵会选出新的主节点。", ["哨兵如何切换主节点？"]),
+    ])
+    r.article("mq", "Kafka 入门", sections=[(("消费者",), "消费者组内每个分区只被一个消费者读取。", ["Kafka 消费者组是什么？"])])
+    r.article("cache", "Redis 缓存设计", sections=[(("淘汰",), "Redis 的淘汰策略有 LRU 和 LFU。", ["Redis 怎么淘汰键？"])])
+    r.article("db", "Redis 持久化", sections=[(("RDB",), "Redis 的 RDB 快照定期落盘。", ["Redis 如何持久化？"])])
+    r.wiki("entity-sentinel", "Redis Sentinel", "Redis 的高可用组件", "Sentinel 负责故障转移", ["ops"], aliases=["哨兵"])
+    return r.index()
+
+
+def keys(result):
+    return result.diagnostics["finalKeys"]
+
+
+def test_defaults_are_the_products_behaviour(index):
+    query = "Redis 哨兵怎么切换主节点"
+    assert keys(search(index, query, scope=Scope(), options=SearchOptions())) == keys(search(index, query, scope=Scope()))
+
+
+def test_a_disabled_route_is_not_run(index):
+    result = search(index, "Redis 哨兵", scope=Scope(), options=SearchOptions(disabled_routes=frozenset({routes.WIKI})))
+    assert result.diagnostics["wikiKeys"] == [] and all(c.page_key is None for c in result.candidates)
+    assert search(index, "Redis 哨兵", scope=Scope()).diagnostics["wikiKeys"]
+
+
+def test_questions_off_removes_both_question_routes(index):
+    off = SearchOptions(disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25}))
+    result = search(index, "怎么部署 Redis", scope=Scope(), options=off)
+    assert result.diagnostics["questionBm25Keys"] == [] and result.diagnostics["questionVectorKeys"] == []
+    assert all(not r.startswith("question_") for c in result.candidates for r in c.routes)
+
+
+def test_both_bm25_routes_off_falls_back_to_titles(index):
+    off = SearchOptions(disabled_routes=frozenset({routes.CHUNK_BM25, routes.QUESTION_BM25, routes.WIKI}))
+    result = search(index, "Kafka", scope=Scope(), options=off)
+    assert result.diagnostics["articleTitleKeys"] and result.diagnostics["chunkBm25Keys"] == []
+    assert {c.article_id for c in result.candidates} == {"mq"}
+
+
+def test_rerank_off_keeps_the_balanced_order(index):
+    result = search(index, "Redis 哨兵怎么切换主节点", scope=Scope(), options=SearchOptions(rerank=False))
+    d = result.diagnostics
+    assert d["rerankApplied"] is False and d["rerankStrategy"] == "skipped"
+    assert all(c.rerank_score is None for c in result.candidates)
+
+
+def test_article_top_k_widens_the_balancing_stage(index):
+    def groups(**options):
+        """Groups the balancing stage kept (a wiki page is a group of its own), articles among the results."""
+        result = search(index, "Redis Kafka", scope=Scope(), options=SearchOptions(**options))
+        return len(result.diagnostics["selectedArticleIds"]), len({c.article_id for c in result.candidates if c.article_id})
+
+    assert groups() == (3, 3)
+    assert groups(article_top_k=1) == (1, 1)
+    assert groups(article_top_k=10) == (5, 4)
+
+
+@pytest.mark.parametrize("bad", [{"disabled_routes": frozenset({"article_title"})}, {"article_top_k": 0}])
+def test_invalid_options_are_refused(bad):
+    with pytest.raises(ValueError):
+        SearchOptions(**bad)
