@@ -206,10 +206,17 @@ def _action(sentences: Sequence[Sentence], ranked: Sequence[Term], lang: str) ->
             after = sentence.text[at + len(verb) :]
             if lang == "zh" and has_cjk(after[:1]):
                 continue  # a Han word glued to the verb usually makes one noun with it (构建 + 产物 = build artifacts)
-            objects = [term for term in ranked if 0 <= term.find(after) <= _OBJECT_REACH[lang]]
+            objects = [term for term in ranked if _within(term, after, _OBJECT_REACH[lang])]
             if objects:
                 return verb, min(objects, key=lambda term: term.find(after)).text
     return "", ""
+
+
+def _within(term: Term, text: str, reach: int) -> bool:
+    """`0 <= term.find(text) <= reach`, searching only the head of `text` that can hold such a mention
+    (one character past it, so the word boundary after a mention at `reach` is still checked)."""
+    match = term.pattern.search(text, 0, reach + len(term.text) + 1)
+    return match is not None and match.start() <= reach
 
 
 def _task_verbs(text: str, lang: str) -> list[tuple[int, str]]:
@@ -220,8 +227,14 @@ def _task_verbs(text: str, lang: str) -> list[tuple[int, str]]:
     """
     if lang == "en":
         lowered = text.lower()
-        found = [(m.end() - len(verb), verb) for verb in _EN_VERBS if (m := _EN_INSTRUCTION[verb].search(lowered))]
+        found = [
+            (m.end() - len(verb), verb)
+            for verb in _EN_VERBS
+            if verb in lowered and (m := _EN_INSTRUCTION[verb].search(lowered))
+        ]
         return sorted(found)
+    if not any(verb in text for verb in _ZH_VERBS):
+        return []  # no verb to find: spare the segmentation
     out, pos, previous = [], 0, ""
     for word in zh_words(text):
         if word in _ZH_VERBS and (not previous or previous.isspace() or previous in _ZH_LEADS):

@@ -213,12 +213,13 @@ def _english_concepts(text: str) -> list[Term]:
 
     def close() -> None:
         if run:
-            stems = [_stem(w) for w, _ in run]
+            plain = [w for w, _ in run]
+            stems = [_stem(w) for w in plain]
             word_counts.update(stems)
             for size in range(1, min(3, len(run)) + 1):
                 for i in range(len(run) - size + 1):
                     key = " ".join(stems[i : i + size])
-                    words = " ".join(w for w, _ in run[i : i + size])
+                    words = " ".join(plain[i : i + size])
                     counts[key] += 1
                     forms[key][words.removesuffix("s")] += 1
                     surface.setdefault(key, words)
@@ -357,6 +358,7 @@ def search_tokens(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1 << 14)
 def _stem(word: str) -> str:
     if not word.isalpha():
         return word
