@@ -1,47 +1,126 @@
-"""Answers quoted from the evidence: the best-matching sentences, each cited, or an explicit not-found."""
+"""Answers quoted from the evidence: the best-matching passages, each cited, or an explicit not-found.
+
+The unit of an answer is what a reader would quote: a whole table row (the value sits beside its label),
+a whole short list item, or one sentence of prose. Every unit is a verbatim slice of the evidence, so its
+citation always checks out.
+"""
 
 from __future__ import annotations
 
+import math
+import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from petrichor_pipeline.models.base import EvidenceText
-from petrichor_pipeline.models.offline.sentences import Sentence, language_of, split_sentences
+from petrichor_pipeline.models.offline.sentences import informative, language_of, split_sentences
 from petrichor_pipeline.models.offline.terms import search_tokens
 
-MAX_ANSWER_SENTENCES = 3
+MAX_ANSWER_UNITS = 3
+KEEP_RATIO = 0.6
+"""A further passage joins the answer only if it scores at least this share of the best one."""
+SHORT_LINE = {"en": 240, "zh": 100}
+"""Lines up to this many code points are quoted whole; longer ones sentence by sentence."""
+QUESTION_WORDS = frozenset("多少 什么 怎么 怎样 如何 哪些 哪个 哪里 是否 为什么 几个 几种 可以 能否 需要".split())
+"""Words that shape a Chinese question but say nothing about its subject."""
 NOT_FOUND = {
     "zh": "知识库中没有找到能回答这个问题的内容。",
     "en": "Not found in the knowledge base: none of the passages read answers this question.",
 }
+_HEADING = re.compile(r"^#{1,6}[\t ]+(.+?)[\t ]*#*[\t ]*$")
+_FENCE = re.compile(r"^[\t ]*(```|~~~)")
+_TABLE_RULE = re.compile(r"^[\s|:\-+]+$")
+_LEAD = re.compile(r"^[\t ]*(?:[-*+][ \t]+|\d{1,3}[.)、][ \t]*|>[ \t]*|\|[ \t]*)*")
+
+
+@dataclass(frozen=True)
+class Unit:
+    text: str
+    heading_path: tuple[str, ...]
+    code: bool = False
+
+
+def answer_units(markdown: str) -> list[Unit]:
+    """Quotable units of a passage in order: table rows and short list items whole, prose sentence by
+    sentence, code line by line."""
+    units: list[Unit] = []
+    path: list[tuple[int, str]] = []
+    in_fence = False
+    long_lines: list[tuple[int, int]] = []
+    offset = 0
+    for line in markdown.split("\n"):
+        start, offset = offset, offset + len(line) + 1
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if in_fence:
+            units.append(Unit(stripped, tuple(t for _, t in path), code=True))
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            level = len(line) - len(line.lstrip("#"))
+            path = [p for p in path if p[0] < level] + [(level, heading.group(1))]
+            continue
+        if _TABLE_RULE.match(line) and "-" in line:
+            continue
+        lead = _LEAD.match(line).end()
+        body = line[lead:].rstrip().rstrip("|").rstrip()
+        item = "|" in body or line[:lead].strip() != ""  # a table row or a list item: quoted whole
+        if not item or len(body) > SHORT_LINE[language_of(body)]:
+            long_lines.append((start, start + len(line)))
+            units.append(Unit("", tuple(t for _, t in path)))  # placeholder keeps document order
+        elif informative(body):
+            units.append(Unit(body, tuple(t for _, t in path)))
+    sentences = split_sentences(markdown)
+    out: list[Unit] = []
+    long_iter = iter(long_lines)
+    for unit in units:
+        if unit.text:
+            out.append(unit)
+            continue
+        lo, hi = next(long_iter)
+        out.extend(Unit(s.text, unit.heading_path) for s in sentences if lo <= s.start < hi)
+    return out
 
 
 def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
-    """Up to three evidence sentences with the best term overlap, each cited; or an explicit not-found."""
+    """Up to three passages with the best idf-weighted term overlap, each cited; or an explicit not-found."""
     lang = language_of(question)
-    wanted = set(search_tokens(question))
-    scored: list[tuple[float, int, int, Sentence]] = []
-    pool: list[tuple[int, Sentence, set[str]]] = []
+    wanted = set(search_tokens(question)) - QUESTION_WORDS
+    pool: list[tuple[int, Unit, set[str], set[str]]] = []
     for n, item in enumerate(evidence, start=1):
-        for sentence in split_sentences(item.content, include_code=True):
-            pool.append((n, sentence, set(search_tokens(sentence.text))))
-    document_frequency = Counter(tok for _, _, toks in pool for tok in toks)
-    for order, (n, sentence, toks) in enumerate(pool):
+        for unit in answer_units(item.content):
+            heading_terms = set(search_tokens(" ".join((item.title, *unit.heading_path))))
+            pool.append((n, unit, set(search_tokens(unit.text)), heading_terms))
+    df = Counter(tok for _, _, toks, _ in pool for tok in toks)
+    scored: list[tuple[float, int, int, Unit]] = []
+    for order, (n, unit, toks, heading_terms) in enumerate(pool):
         overlap = wanted & toks
-        if overlap:
-            score = sum(1.0 / document_frequency[tok] for tok in overlap) + len(overlap)
-            scored.append((score, order, n, sentence))
+        if not overlap:
+            continue
+        score = sum(1.0 + math.log(1 + len(pool) / df[t]) for t in overlap)
+        score += 0.5 * len(wanted & heading_terms)  # the section it sits in is about the question too
+        if unit.code:
+            score *= 0.6
+        if len(unit.text) < 8:
+            score *= 0.5
+        scored.append((score, order, n, unit))
     if not scored:
         return {"answer": NOT_FOUND[lang], "citations": []}
     scored.sort(key=lambda s: (-s[0], s[1]))
     best = scored[0][0]
-    chosen: list[tuple[int, Sentence]] = []
-    for score, _, n, sentence in scored:
-        if score < best / 2 or len(chosen) == MAX_ANSWER_SENTENCES:
+    chosen: list[tuple[int, int, Unit]] = []
+    for score, order, n, unit in scored:
+        if score < best * KEEP_RATIO or len(chosen) == MAX_ANSWER_UNITS:
             break
-        if all(sentence.text != other.text for _, other in chosen):
-            chosen.append((n, sentence))
+        if all(unit.text != other.text for _, _, other in chosen):
+            chosen.append((order, n, unit))
+    chosen.sort(key=lambda c: c[0])  # read in document order
     joiner = "" if lang == "zh" else " "
-    text = joiner.join(f"{sentence.text} [{n}]" for n, sentence in chosen)
-    citations = [{"marker": n, "evidence_id": evidence[n - 1].evidence_id, "quote": sentence.text} for n, sentence in chosen]
+    text = joiner.join(f"{unit.text} [{n}]" for _, n, unit in chosen)
+    citations = [{"marker": n, "evidence_id": evidence[n - 1].evidence_id, "quote": unit.text} for _, n, unit in chosen]
     return {"answer": text, "citations": citations}

@@ -21,6 +21,9 @@ RELATED = {"zh": "关联", "en": "related"}
 _DEFINITION_CUE = re.compile(r"\s(?:is|are|means|refers to|stands for|holds|stores)\s|是|指|用于|负责|表示|：|:")
 _ACRONYM = re.compile(r"([^\s（(]{2,40}?(?:\s+[^\s（(]+){0,5})\s*[（(]([A-Z][A-Za-z0-9]{1,9})[)）]")
 _ACRONYM_TAIL = re.compile(r"[（(][A-Z][A-Za-z0-9]{1,9}[)）]")
+_SPACE_RUN = re.compile(r"\s+")
+_MAX_GAPS = 6
+"""Whitespace runs a match of `_ACRONYM` can span: five between words, one before the parenthesis."""
 
 
 def extract_candidates(req: CandidateRequest) -> dict[str, Any]:
@@ -85,14 +88,17 @@ def _acronym_aliases(document: str, ranked: Sequence[Term]) -> dict[str, str]:
 def _acronym_matches(document: str) -> Iterator[re.Match[str]]:
     """The matches of `_ACRONYM.finditer(document)`, found without trying the pattern at every offset.
 
-    A long form holds no opening parenthesis, so a match ends at the first "(" / "（" after its start,
-    and that one must open an acronym: only the text between such an acronym and the parenthesis
-    before it can hold a match's start. Searching just there keeps long documents linear.
+    A long form holds no opening parenthesis and at most five inner whitespace runs, so a match ends at
+    the first "(" / "（" after its start, that one must open an acronym, and the match starts after
+    the seventh whitespace run before it. Searching just there keeps long documents linear.
     """
     resume = 0
     for tail in _ACRONYM_TAIL.finditer(document):
         opening = tail.start()
         start = max(resume, document.rfind("(", 0, opening) + 1, document.rfind("（", 0, opening) + 1)
+        gaps = [gap.end() for gap in _SPACE_RUN.finditer(document, start, opening)]
+        if len(gaps) > _MAX_GAPS:
+            start = gaps[-_MAX_GAPS - 1]
         match = _ACRONYM.search(document, start, tail.end())
         if match:
             resume = match.end()

@@ -242,14 +242,29 @@ def _english_concepts(text: str) -> list[Term]:
             continue
         if count >= 2:
             kept[key] = 2.0 * count + sum(word_counts[w] for w in words) / len(words) + 0.5 * (len(words) - 1)
+    longer = _longer_phrases(kept)
     for key in list(kept):  # "snapshot" adds nothing when every mention is inside "snapshot manifest"
-        if any(key != other and f" {key} " in f" {other} " and counts[other] >= counts[key] for other in kept):
+        if any(other in kept and counts[other] >= counts[key] for other in longer.get(key, ())):
             kept.pop(key)
     if len(kept) < MIN_ENGLISH_CONCEPTS:
         for key in sorted(whole_runs - kept.keys(), key=lambda k: first[k]):
             if counts[key] == 1 and not any(w.endswith(("ed", "ing")) for w in surface[key].split(" ")):
                 kept[key] = 0.5 + sum(word_counts[w] for w in key.split(" ")) / 4
     return [Term(surface[k], CONCEPT, score, first[k], case_sensitive=False) for k, score in kept.items()]
+
+
+def _longer_phrases(phrases: Iterable[str]) -> dict[str, list[str]]:
+    """Each phrase's proper sub-phrases (contiguous words) → the phrases containing them.
+
+    Phrases have at most three words, so this is linear where comparing every pair was quadratic.
+    """
+    out: dict[str, list[str]] = defaultdict(list)
+    for phrase in phrases:
+        words = phrase.split(" ")
+        for size in range(1, len(words)):
+            for i in range(len(words) - size + 1):
+                out[" ".join(words[i : i + size])].append(phrase)
+    return out
 
 
 def _chinese_concepts(text: str) -> list[Term]:
@@ -300,9 +315,9 @@ def tagged_words(text: str) -> list[tuple[str, str]]:
     """`jieba.posseg.cut(text)` as (word, flag) pairs, tagged line by line through a cache.
 
     jieba never joins words across a line break (it emits each "\n" as its own token), so the result
-    equals tagging the whole text. Its HMM pass over unknown words is the model's largest cost, and the
-    same lines come back: a chunk's sentences when questions are generated, then the whole article's
-    when its candidates are extracted.
+    equals tagging the whole text (whose line ends are "\n" only, as normalisation leaves them). Its
+    HMM pass over unknown words is the model's largest cost, and the same lines come back: a chunk's
+    sentences when questions are generated, then the whole article's when its candidates are extracted.
     """
     out: list[tuple[str, str]] = []
     for i, line in enumerate(text.split("\n")):
