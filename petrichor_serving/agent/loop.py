@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from petrichor_pipeline.models.base import CallContext, ChatModel, EvidenceText, ModelError
+from petrichor_pipeline.text.tokenize import query_tokens
 from petrichor_serving.agent import tools
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.snapshot import Snapshot
@@ -93,6 +94,105 @@ def _citations(reply: dict[str, Any], read_items: dict[str, dict[str, Any]], sna
     return out
 
 
+def _named_article(snap: Snapshot, question: str, cands: Sequence[dict[str, Any]]) -> str | None:
+    """The candidates' article whose title the question names most (ties: search order)."""
+    wanted = set(query_tokens(question))
+    best, best_overlap = None, -1
+    for c in cands:
+        aid = c.get("article_id")
+        if not aid or aid not in snap.articles:
+            continue
+        overlap = len(wanted & set(query_tokens(snap.articles[aid]["title"])))
+        if overlap > best_overlap:
+            best, best_overlap = aid, overlap
+    return best
+
+
+def _heading_span(snap: Snapshot, node: dict[str, Any]) -> tuple[str, int, int] | None:
+    """The chunk holding an outline node's heading and the heading title's offsets in the article."""
+    article = snap.articles[node["article_id"]]
+    if node.get("node_key"):
+        row = snap.nodes[node["node_key"]]
+        line_no = row["start_line"] - 1
+        lines = article["content"].split("\n")
+        if not 0 <= line_no < len(lines):
+            return None
+        line_start = sum(len(line) + 1 for line in lines[:line_no])
+        pos = lines[line_no].find(row["title"])
+        if pos < 0:
+            return None
+        start = line_start + pos
+    else:
+        chunk = snap.chunks[node["chunk_id"]]
+        pos = chunk["content"].find(node["title"])
+        if pos < 0:
+            return None
+        start = chunk["start"] + pos
+    for cid in snap.chunks_by_article.get(node["article_id"], []):
+        c = snap.chunks[cid]
+        if c["start"] <= start < c["end"]:
+            return cid, start, start + len(node["title"])
+    return None
+
+
+def _sections_answer(snap: Snapshot, tree: dict[str, Any], lang: str) -> dict[str, Any] | None:
+    """A structure question answered from the outline: the top-level sections, each cited at its heading."""
+    nodes = [dict(n, article_id=tree["article_id"]) for n in tree["nodes"] if n.get("depth", 0) > 0 or n.get("chunk_id")]
+    if not nodes:
+        return None
+    article = snap.articles[tree["article_id"]]
+    top = min(n["depth"] for n in nodes)
+    sections: list[dict[str, Any]] = []
+    for n in (n for n in nodes if n["depth"] == top):
+        children = [m for m in nodes if n.get("node_key") and m.get("parent_key") == n["node_key"]]
+        # a heading that only restates the article title is not a section: list what it holds
+        sections.extend(children if n["title"].strip() == article["title"].strip() and children else [n])
+    sections = sections[:12]
+    citations, evidence, parts = [], [], []
+    for node in sections:
+        span = _heading_span(snap, node)
+        if span is None:
+            continue
+        cid, start, end = span
+        marker = len(citations) + 1
+        chunk = snap.chunks[cid]
+        citations.append(
+            {
+                "marker": marker,
+                "chunk_id": cid,
+                "article_id": tree["article_id"],
+                "article_version": article["article_version"],
+                "title": article["title"],
+                "heading_path": list(chunk["heading_path"]),
+                "quote_start": start,
+                "quote_end": end,
+                "quote": article["content"][start:end],
+            }
+        )
+        evidence.append(
+            {
+                "evidence_id": f"e{marker}",
+                "kind": "outline",
+                "chunk_id": cid,
+                "node_key": node.get("node_key"),
+                "article_id": tree["article_id"],
+                "article_version": article["article_version"],
+                "title": article["title"],
+                "heading_path": list(chunk["heading_path"]),
+                "start": start,
+                "end": end,
+            }
+        )
+        parts.append(f"{node['title']} [{marker}]")
+    if not citations:
+        return None
+    if lang == "zh":
+        text = f"《{article['title']}》包含以下章节：" + "；".join(parts) + "。"
+    else:
+        text = f"{article['title']} has these sections: " + "; ".join(parts) + "."
+    return {"answer": text, "citations": citations, "evidence": evidence}
+
+
 def _renumber(text: str, citations: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
     """Markers become 1..n in order of first use; a marker without a checked citation is removed."""
     order: dict[int, int] = {}
@@ -129,13 +229,14 @@ def answer(
     cands = found["candidates"]
     trace.add("search", t, query=question, hits=[c.get("chunk_id") or c.get("page_key") or c.get("node_key") for c in cands])
 
-    if STRUCTURAL.search(question) and cands and len(trace.steps) < budget.max_steps:
+    article_id = _named_article(snap, question, cands)
+    if STRUCTURAL.search(question) and article_id and len(trace.steps) < budget.max_steps:
         t = time.perf_counter()
-        tree = tools.outline(snap, scope, cands[0]["article_id"])
-        trace.add("outline", t, article_id=cands[0]["article_id"], nodes=tree["node_count"])
-        for node in tree["nodes"]:
-            if node.get("chunk_id"):
-                targets.append({"chunk_id": node["chunk_id"]})
+        tree = tools.outline(snap, scope, article_id)
+        trace.add("outline", t, article_id=article_id, nodes=tree["node_count"])
+        structural = _sections_answer(snap, tree, _lang(question))
+        if structural is not None:
+            return {**structural, "trace_id": trace.trace_id, "trace": trace.steps, "snapshot_version": snap.version}
     for c in cands:
         if c.get("chunk_id") and {"chunk_id": c["chunk_id"]} not in targets:
             targets.append({"chunk_id": c["chunk_id"]})
