@@ -1,6 +1,6 @@
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from petrichor_pipeline.assets._metadata import bucket_metadata
+from petrichor_pipeline.assets._metadata import materialized
 from petrichor_pipeline.build.steps import chunks_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
@@ -16,5 +16,5 @@ from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
     "article, and the index text. Unchanged articles reuse their previous rows.",
 )
 def chunks(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    result = chunks_step(petrichor.context(), context.partition_key)
-    return MaterializeResult(metadata=bucket_metadata(result, ("chunk_id", "heading", "start", "end")))
+    ctx = petrichor.context()
+    return materialized(ctx, chunks_step(ctx, context.partition_key), ("chunk_id", "heading", "start", "end"))

@@ -1,6 +1,6 @@
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from petrichor_pipeline.assets._metadata import bucket_metadata
+from petrichor_pipeline.assets._metadata import materialized
 from petrichor_pipeline.build.vectors import vectors_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
@@ -15,8 +15,8 @@ from petrichor_pipeline.resources import PetrichorResource
     "a failed call leaves vectors pending for the next run.",
 )
 def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    result = vectors_step(petrichor.context(), context.partition_key, "chunk")
-    return MaterializeResult(metadata=bucket_metadata(result, ("id", "content_hash")))
+    ctx = petrichor.context()
+    return materialized(ctx, vectors_step(ctx, context.partition_key, "chunk"), ("id", "content_hash"))
 
 
 @asset(
@@ -28,5 +28,5 @@ def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) 
     "ready (the spec's two-phase rule).",
 )
 def question_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    result = vectors_step(petrichor.context(), context.partition_key, "question")
-    return MaterializeResult(metadata=bucket_metadata(result, ("id", "content_hash")))
+    ctx = petrichor.context()
+    return materialized(ctx, vectors_step(ctx, context.partition_key, "question"), ("id", "content_hash"))

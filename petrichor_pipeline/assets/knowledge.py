@@ -1,6 +1,6 @@
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
-from petrichor_pipeline.assets._metadata import bucket_metadata
+from petrichor_pipeline.assets._metadata import materialized, usage_mark
 from petrichor_pipeline.build.steps import page_index_step, questions_step, wiki_candidates_step, wiki_pages_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
@@ -8,11 +8,8 @@ from petrichor_pipeline.resources import PetrichorResource
 
 def _with_calls(petrichor: PetrichorResource, step, partition: str, columns: tuple[str, ...]) -> MaterializeResult:
     ctx = petrichor.context()
-    before_calls, before_tokens = ctx.meter.total.calls, ctx.meter.total.prompt_tokens + ctx.meter.total.completion_tokens
-    result = step(ctx, partition)
-    meta = bucket_metadata(result, columns, model_calls=ctx.meter.total.calls - before_calls)
-    meta["model_tokens"] = ctx.meter.total.prompt_tokens + ctx.meter.total.completion_tokens - before_tokens
-    return MaterializeResult(metadata=meta)
+    mark = usage_mark(ctx)
+    return materialized(ctx, step(ctx, partition), columns, calls_before=mark)
 
 
 @asset(
@@ -60,4 +57,4 @@ def page_index(context: AssetExecutionContext, petrichor: PetrichorResource) -> 
 )
 def wiki_pages(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
     counts = wiki_pages_step(petrichor.context())
-    return MaterializeResult(metadata={"rows": MetadataValue.json(counts)})
+    return MaterializeResult(metadata={"rows": counts["wiki_pages"], "tables": MetadataValue.json(counts)})

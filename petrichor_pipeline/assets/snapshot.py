@@ -20,7 +20,8 @@ def snapshot(context: AssetExecutionContext, petrichor: PetrichorResource) -> Ma
         metadata={
             "snapshot_version": m.version,
             "parent_version": m.parent_version or "",
-            "rows": MetadataValue.json(m.row_counts),
+            "rows": sum(m.row_counts.values()),
+            "tables": MetadataValue.json(m.row_counts),
             "vector_tables": MetadataValue.json(m.vector_tables),
             "removed_snapshots": MetadataValue.json(result.removed_snapshots),
             "seconds": round(result.seconds, 3),

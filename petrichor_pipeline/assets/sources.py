@@ -1,6 +1,6 @@
-from dagster import AssetExecutionContext, DataVersion, MaterializeResult, asset
+from dagster import AssetExecutionContext, MaterializeResult, asset
 
-from petrichor_pipeline.assets._metadata import bucket_metadata
+from petrichor_pipeline.assets._metadata import materialized
 from petrichor_pipeline.build.steps import articles_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
@@ -15,7 +15,6 @@ from petrichor_pipeline.resources import PetrichorResource
     "downstream partitions go stale only where the bucket's articles changed.",
 )
 def articles(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    result, version = articles_step(petrichor.context(), context.partition_key)
-    meta = bucket_metadata(result, ("path", "title", "tenant", "visibility", "article_version"))
-    meta["data_version"] = version
-    return MaterializeResult(metadata=meta, data_version=DataVersion(version))
+    ctx = petrichor.context()
+    result, version = articles_step(ctx, context.partition_key)
+    return materialized(ctx, result, ("path", "title", "tenant", "visibility", "article_version"), data_version=version)

@@ -10,6 +10,7 @@ import hashlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.config import BUILD_VERSION, Settings
@@ -38,6 +39,12 @@ class BuildContext:
     settings: Settings
     full_rebuild: bool = False
     meter: UsageMeter = field(default_factory=UsageMeter)
+    on_stage: Callable[[str], None] | None = None
+    """Called with an asset name each time one of its bucket steps finishes (the CLI's progress bars)."""
+
+    def stage_done(self, asset: str) -> None:
+        if self.on_stage is not None:
+            self.on_stage(asset)
 
     @property
     def warehouse(self) -> Warehouse:

@@ -133,9 +133,15 @@ def run_build(
         stale.remove(bucket)
         summary.skipped.append(bucket)
     ctx.warehouse.write_state(state)
-    for i, bucket in enumerate(stale):
+    done: dict[str, int] = {}
+
+    def stage_done(asset: str) -> None:
+        done[asset] = done.get(asset, 0) + 1
         if on_progress:
-            on_progress("buckets", i, len(stale))
+            on_progress(asset, done[asset], len(stale))
+
+    ctx.on_stage = stage_done
+    for bucket in stale:
         res = materialize(
             all_assets(),
             instance=instance,
@@ -155,8 +161,6 @@ def run_build(
         if pending:  # vectors left pending keep the bucket stale, so the next build retries them
             state["buckets"][bucket]["pending_vectors"] = pending
         ctx.warehouse.write_state(state)
-    if on_progress:
-        on_progress("buckets", len(stale), len(stale))
 
     all_articles = [a for rows, _ in buckets.values() for a in rows]
     summary.errors = [e for _, errs in buckets.values() for e in errs] + summary.errors
@@ -180,8 +184,6 @@ def run_build(
         except (OSError, ValueError):
             published_versions = None
     if stale or published_versions != versions or ctx.full_rebuild:
-        if on_progress:
-            on_progress("publish", 0, 1)
         res = materialize(
             all_assets(),
             instance=instance,
@@ -198,6 +200,7 @@ def run_build(
             summary.published = True
         if on_progress:
             on_progress("publish", 1, 1)
+    ctx.on_stage = None
     summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
     summary.seconds = time.perf_counter() - started
     return summary
