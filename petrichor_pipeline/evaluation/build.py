@@ -7,9 +7,10 @@ snapshots or run history; the build is the incremental one, so an unchanged set 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from petrichor_pipeline.evaluation.corpus import materialise_corpus
 from petrichor_pipeline.evaluation.dataset import Dataset

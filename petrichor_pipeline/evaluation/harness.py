@@ -14,11 +14,22 @@ from pathlib import Path
 from typing import Any
 
 from petrichor_pipeline.evaluation.ablation import rebuild_index, variants
-from petrichor_pipeline.evaluation.baselines import NaiveBM25Retriever, NaiveVectorRetriever, chunk_corpus, embed_chunks
+from petrichor_pipeline.evaluation.baselines import (
+    NaiveBM25Retriever,
+    NaiveVectorRetriever,
+    chunk_corpus,
+    embed_chunks,
+)
 from petrichor_pipeline.evaluation.build import BuiltSet, EvalLayout, build_set
 from petrichor_pipeline.evaluation.dataset import Dataset, load_dataset
 from petrichor_pipeline.evaluation.retrieval import PetrichorRetriever, Retriever
-from petrichor_pipeline.evaluation.scoring import Outcome, Scorer, level_ranks, recall_curve, summarise
+from petrichor_pipeline.evaluation.scoring import (
+    Outcome,
+    Scorer,
+    level_ranks,
+    recall_curve,
+    summarise,
+)
 
 Log = Callable[[str], None]
 PROGRESS_EVERY = 50
@@ -55,7 +66,11 @@ def _curves(dataset: Dataset, outcomes: list[Outcome]) -> dict[str, list[float |
 
 def _answers(dataset: Dataset, built: BuiltSet, retrievers: dict[str, Retriever], scorer: Scorer, log: Log) -> dict[str, Any]:
     from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.evaluation.answers import agent_answer, retrieval_answer, summarise_answers
+    from petrichor_pipeline.evaluation.answers import (
+        agent_answer,
+        retrieval_answer,
+        summarise_answers,
+    )
     from petrichor_pipeline.models.factory import make_chat_model
 
     chat = make_chat_model(load_settings())
@@ -73,7 +88,9 @@ def _answers(dataset: Dataset, built: BuiltSet, retrievers: dict[str, Retriever]
 
 
 def _ablation(dataset: Dataset, built: BuiltSet, petrichor: PetrichorRetriever, full: list[Outcome], scorer: Scorer, log: Log) -> dict[str, Any]:
-    out: dict[str, Any] = {"full": summarise(dataset.questions, full, with_latency=False)}
+    out: dict[str, Any] = {
+        "full": {"description": "the product's defaults", **summarise(dataset.questions, full, with_latency=False)}
+    }
     indexes = {"bigram": petrichor.index}
     for variant in variants():
         if variant.tokenizer not in indexes:

@@ -92,7 +92,7 @@ class GoldPassage:
     phrase: str = ""
 
     @classmethod
-    def of(cls, text: str, lang: str) -> "GoldPassage":
+    def of(cls, text: str, lang: str) -> GoldPassage:
         if lang == "zh":
             return cls(text, lang, squeezed=squeeze(text))
         grams = frozenset(shingles(text))

@@ -27,24 +27,24 @@ METHOD_ROWS = (
 )
 ANSWER_ROWS = ("exact_match", "f1", "citation_precision", "citation_doc_precision", "citations_per_answer")
 ABLATION_COLUMNS = (
-    ("doc", "recall@1"),
-    ("doc", "recall@5"),
-    ("doc", "recall@10"),
-    ("doc", "mrr@10"),
-    ("chunk", "recall@5"),
-    ("chunk", "recall@10"),
-    ("section", "recall@5"),
-    ("section", "recall@10"),
-    ("recall_ms", "p50"),
+    ("doc", "recall@1", "doc R@1"),
+    ("doc", "recall@5", "doc R@5"),
+    ("doc", "recall@10", "doc R@10"),
+    ("doc", "mrr@10", "doc MRR"),
+    ("chunk", "recall@5", "chunk R@5"),
+    ("chunk", "recall@10", "chunk R@10"),
+    ("section", "recall@5", "sect. R@5"),
+    ("section", "recall@10", "sect. R@10"),
+    ("recall_ms", "p50", "ms p50"),
 )
 LEVEL_TITLES = {"doc": "document", "passage": "passage (chunk)", "section": "section (chunk)"}
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: Any, group: str = "") -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
-        return f"{value:.3f}" if value < 10 else f"{value:.1f}"
+        return f"{value:.1f}" if group.endswith("_ms") or value >= 10 else f"{value:.3f}"
     return str(value)
 
 
@@ -62,7 +62,7 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     for group, key in METHOD_ROWS:
         values = [_get(m, group, key) for m in methods.values()]
         if any(v is not None for v in values):
-            table.add_row(f"{group} {key}", *map(_fmt, values))
+            table.add_row(f"{group} {key}", *(_fmt(v, group) for v in values))
     for key in ANSWER_ROWS:
         values = [_get(m, "answer", key) for m in methods.values()]
         if any(v is not None for v in values):
@@ -77,20 +77,21 @@ def print_report(report: dict[str, Any], console: Console) -> None:
 
 
 def print_ablation(ablation: dict[str, Any], console: Console) -> None:
-    columns = [(g, k) for g, k in ABLATION_COLUMNS if any(_get(v, g, k) is not None for v in ablation.values())]
+    """One row per variant; each figure with its change against the full pipeline underneath."""
+    columns = [c for c in ABLATION_COLUMNS if any(_get(v, c[0], c[1]) is not None for v in ablation.values())]
     table = Table(title="ablation (petrichor)")
-    table.add_column("variant")
-    for group, key in columns:
-        table.add_column(f"{group} {key}", justify="right")
+    table.add_column("variant", no_wrap=True)
+    for _, _, header in columns:
+        table.add_column(header, justify="right", no_wrap=True)
     full = ablation["full"]
     for name, block in ablation.items():
         cells = []
-        for group, key in columns:
+        for group, key, _ in columns:
             value, base = _get(block, group, key), _get(full, group, key)
-            delta = ""
+            cell = _fmt(value, group)
             if name != "full" and group != "recall_ms" and value is not None and base is not None and value != base:
-                delta = f" ({value - base:+.3f})"
-            cells.append(_fmt(value) + delta)
+                cell += f"\n{value - base:+.3f}"
+            cells.append(cell)
         table.add_row(name, *cells)
     console.print(table)
 

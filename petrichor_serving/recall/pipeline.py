@@ -244,7 +244,9 @@ def search(
 
     stage_started = time.perf_counter()
     max_per_article = limit if focused else MAX_PER_ARTICLE
-    selection = select_diverse(reranked, limit, max_per_article, backfill=stage.hits, tokenize=tokenize)
+    # backfill from the article stage first, then from the rest of the fused list (seed §9.4), per-article cap kept
+    backfill = stage.hits + [h for h in fused if h.key not in {s.key for s in stage.hits}]
+    selection = select_diverse(reranked, limit, max_per_article, backfill=backfill, tokenize=tokenize)
     run.timed("diversity", stage_started)
     run.timed("total", started)
 

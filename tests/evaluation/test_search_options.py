@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_serving.recall import Scope, SearchOptions, search
-from petrichor_serving.recall import routes
+from petrichor_serving.recall import Scope, SearchOptions, routes, search
 from tests.recall.synthetic import SnapshotRows
 
 
