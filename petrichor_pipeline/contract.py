@@ -218,6 +218,11 @@ def vector_schema(dim: int) -> pa.Schema:
     )
 
 
+def chunk_id_of(article_id: str, chunk_key: str) -> str:
+    """A chunk's id across the snapshot: its article and its `chunk-NNN` key, never a running counter."""
+    return f"{article_id}:{chunk_key}"
+
+
 def empty_table(name: str) -> pa.Table:
     return SCHEMAS[name].empty_table()
 

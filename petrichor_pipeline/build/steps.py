@@ -15,7 +15,7 @@ import pyarrow as pa
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult, per_article_step
 from petrichor_pipeline.config import BUILD_VERSION
-from petrichor_pipeline.contract import SCHEMAS
+from petrichor_pipeline.contract import SCHEMAS, chunk_id_of
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION, chunk_markdown
 from petrichor_pipeline.text.index_text import index_text
@@ -114,7 +114,7 @@ def chunks_step(ctx: BuildContext, bucket: str) -> BucketResult:
             text = index_text(art["title"], c.heading_path, c.content)
             rows.append(
                 {
-                    "chunk_id": f"{art['article_id']}:{c.key}",
+                    "chunk_id": chunk_id_of(art["article_id"], c.key),
                     "article_id": art["article_id"],
                     "kb_id": art["kb_id"],
                     "tenant": art["tenant"],

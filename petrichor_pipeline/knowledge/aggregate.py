@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import pyarrow as pa
 
-from petrichor_pipeline.contract import to_table
+from petrichor_pipeline.contract import chunk_id_of, to_table
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge, PageContribution
 from petrichor_pipeline.knowledge.wiki_links import resolve_links
 
@@ -39,11 +39,6 @@ class WikiTables:
             "wiki_links": to_table("wiki_links", self.links),
             "wiki_sources": to_table("wiki_sources", self.sources),
         }
-
-
-def chunk_id_of(article_id: str, chunk_key: str) -> str:
-    """The chunk's snapshot id: article id plus its `chunk-NNN` key (ARCHITECTURE, identity)."""
-    return f"{article_id}:{chunk_key}"
 
 
 def render_aggregated_page(title: str, bodies: Sequence[str]) -> str:
