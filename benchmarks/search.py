@@ -482,7 +482,7 @@ def print_table(results: list[dict]) -> None:
     ]
     for label, fn in rows:
         table.add_row(label, *(fn(r) for r in results))
-    Console().print(table)
+    Console(width=max(110, Console().width)).print(table)
 
 
 def main() -> int:

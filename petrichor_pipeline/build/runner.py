@@ -165,10 +165,12 @@ def run_build(
     all_articles = [a for rows, _ in buckets.values() for a in rows]
     summary.errors = [e for _, errs in buckets.values() for e in errs] + summary.errors
     failed_ids = {e.get("path") for e in summary.errors}
+    # the id lists in run metadata are capped per bucket; the per-stage counts are not
+    n_built = max([len(built)] + [s["articles_built"] for name, s in summary.stages.items() if name != "articles"])
     summary.articles = {
         "total": len(all_articles),
-        "built": len(built),
-        "skipped": len(all_articles) - len(built),
+        "built": n_built,
+        "skipped": len(all_articles) - n_built,
         "failed": len(failed_ids),
     }
     if summary.failed_run:

@@ -140,10 +140,9 @@ def _chunks_by_article(ctx: BuildContext, bucket: str) -> dict[str, list[dict[st
     return group_rows(ctx.warehouse.read("chunks", bucket, SCHEMAS["chunks"]))
 
 
-def guide_for(ctx: BuildContext, kb_id: str) -> str:
-    """The knowledge base's compile guide, cleaned for prompts (comments and empty sections removed)."""
-    kb = ctx.scan().kbs.get(kb_id)
-    return _prepared(kb.guide_raw) if kb and kb.guide_raw else ""
+def guides(ctx: BuildContext) -> dict[str, str]:
+    """Every knowledge base's compile guide cleaned for prompts, from one scan: a step asks once, not per article."""
+    return {kb_id: _prepared(kb.guide_raw) if kb.guide_raw else "" for kb_id, kb in ctx.scan().kbs.items()}
 
 
 @functools.lru_cache(maxsize=64)
@@ -153,9 +152,9 @@ def _prepared(raw: str) -> str:
     return prepare_guide(raw)
 
 
-def model_key(ctx: BuildContext, art: dict[str, Any], fingerprint: str) -> str:
+def model_key(ctx: BuildContext, art: dict[str, Any], fingerprint: str, kb_guides: dict[str, str]) -> str:
     """Build key of model-derived rows: article and chunk versions, the model fingerprint and the guide."""
-    guide = sha256_hex(guide_for(ctx, art["kb_id"]))[:12]
+    guide = sha256_hex(kb_guides.get(art["kb_id"], ""))[:12]
     return f"{art['article_version']}|{ctx.chunk_key}|{fingerprint}|{art['tenant']}|{art['kb_id']}|guide-{guide}"
 
 
@@ -165,13 +164,14 @@ def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
 
     chunks = _chunks_by_article(ctx, bucket)
     model = ctx.chat()
+    kb_guides = guides(ctx)
 
     def build(art: dict[str, Any]) -> ArticleOutput:
         rows_in = chunks.get(art["article_id"], [])
         if not rows_in:
             return ArticleOutput([])
         items = [_ChunkView(r) for r in rows_in]
-        call = CallContext(article_id=art["article_id"], kb_id=art["kb_id"], guide=guide_for(ctx, art["kb_id"]))
+        call = CallContext(article_id=art["article_id"], kb_id=art["kb_id"], guide=kb_guides.get(art["kb_id"], ""))
         res = generate_questions(items, model, call, concurrency=ctx.settings.limits.question_batch_concurrency)
         rows = []
         for r in rows_in:
@@ -192,7 +192,7 @@ def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
                 )
         return ArticleOutput(rows, list(res.warnings))
 
-    return _run_articles(ctx, "questions", bucket, SCHEMAS["questions"], lambda a: model_key(ctx, a, model.fingerprint), build)
+    return _run_articles(ctx, "questions", bucket, SCHEMAS["questions"], lambda a: model_key(ctx, a, model.fingerprint, kb_guides), build)
 
 
 class _ChunkView:
@@ -228,6 +228,7 @@ def wiki_candidates_step(ctx: BuildContext, bucket: str) -> BucketResult:
     for q in [] if questions is None else questions.select(["chunk_id", "question"]).to_pylist():
         by_chunk.setdefault(q["chunk_id"], []).append(q["question"])
     model = ctx.chat()
+    kb_guides = guides(ctx)
     scan = ctx.scan()
 
     def build(art: dict[str, Any]) -> ArticleOutput:
@@ -245,14 +246,14 @@ def wiki_candidates_step(ctx: BuildContext, bucket: str) -> BucketResult:
             ),
             [_ChunkView(r) for r in rows_in],
             model,
-            CallContext(article_id=art["article_id"], kb_id=art["kb_id"], guide=guide_for(ctx, art["kb_id"])),
+            CallContext(article_id=art["article_id"], kb_id=art["kb_id"], guide=kb_guides.get(art["kb_id"], "")),
             questions={r["key"]: by_chunk.get(r["chunk_id"], []) for r in rows_in},
             concurrency=ctx.settings.limits.page_batch_concurrency,
         )
         row = {"article_id": art["article_id"], "kb_id": art["kb_id"], "tenant": art["tenant"], "knowledge_json": json.dumps(knowledge.to_dict(), ensure_ascii=False)}
         return ArticleOutput([row], list(knowledge.warnings))
 
-    return _run_articles(ctx, "wiki_candidates", bucket, CANDIDATE_SCHEMA, lambda a: model_key(ctx, a, model.fingerprint), build)
+    return _run_articles(ctx, "wiki_candidates", bucket, CANDIDATE_SCHEMA, lambda a: model_key(ctx, a, model.fingerprint, kb_guides), build)
 
 
 def page_index_step(ctx: BuildContext, bucket: str) -> BucketResult:
@@ -260,20 +261,21 @@ def page_index_step(ctx: BuildContext, bucket: str) -> BucketResult:
     from petrichor_pipeline.models.base import CallContext
 
     model = ctx.chat()
+    kb_guides = guides(ctx)
 
     def build(art: dict[str, Any]) -> ArticleOutput:
         res = build_page_index(
             art["content"],
             art["title"],
             model,
-            CallContext(article_id=art["article_id"], kb_id=art["kb_id"], guide=guide_for(ctx, art["kb_id"])),
+            CallContext(article_id=art["article_id"], kb_id=art["kb_id"], guide=kb_guides.get(art["kb_id"], "")),
             article_id=art["article_id"],
             kb_id=art["kb_id"],
             tenant=art["tenant"],
         )
         return ArticleOutput(list(res.rows), list(res.warnings))
 
-    return _run_articles(ctx, "page_index", bucket, SCHEMAS["tree_nodes"], lambda a: model_key(ctx, a, model.fingerprint), build)
+    return _run_articles(ctx, "page_index", bucket, SCHEMAS["tree_nodes"], lambda a: model_key(ctx, a, model.fingerprint, kb_guides), build)
 
 
 def wiki_pages_step(ctx: BuildContext) -> dict[str, int]:

@@ -81,7 +81,7 @@ def test_transcription_runs_at_most_four_pages_at_once():
             with lock:
                 in_flight += 1
                 peak = max(peak, in_flight)
-            time.sleep(0.05)
+            time.sleep(0.4)  # long enough to overlap even when page rendering is slow under load
             with lock:
                 in_flight -= 1
             return f"Page {page_number} text."
