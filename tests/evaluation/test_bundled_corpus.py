@@ -62,10 +62,11 @@ def test_every_gold_article_is_in_the_snapshot(bundled):
 def test_petrichor_retrieval_floors(bundled, petrichor_outcomes):
     questions = bundled[4]
     summary = summarise(questions, petrichor_outcomes)
-    # measured: doc R@1 0.79, R@5 1.0, MRR@10 0.89; passage R@5 1.0, R@10 1.0
-    assert summary["doc"]["recall@1"] >= 0.7, summary
+    # measured: doc R@1 0.88, R@5 1.0, MRR@10 0.93; passage R@5 1.0, R@10 1.0 (0.79 and 0.89 with the
+    # reference rerank): the floors leave room for two or three questions to move
+    assert summary["doc"]["recall@1"] >= 0.75, summary
     assert summary["doc"]["recall@5"] >= 0.9, summary
-    assert summary["doc"]["mrr@10"] >= 0.8, summary
+    assert summary["doc"]["mrr@10"] >= 0.85, summary
     assert summary["chunk"]["recall@5"] >= 0.85, summary
     assert summary["chunk"]["recall@10"] >= 0.9, summary
     assert summary["latency_ms"]["p50"] is not None and summary["recall_ms"]["p50"] > 0
