@@ -1,9 +1,9 @@
 """Ablation variants: Petrichor's search with one stage switched off or swapped, on the same snapshot.
 
-Each route off in turn, both question routes off together, the local rerank off, the jieba tokenizer in
+Each route off in turn, both question routes off together, the local rerank off, the rerank and the fusion
+as the reference has them (every query token alike; question routes at full weight), the jieba tokenizer in
 place of bigrams (the recall index is rebuilt from the snapshot's tables; vector tables are shared), and
-the article-balancing stage keeping ten articles instead of three; and `combined`, the switches that
-helped on the shared sets taken together (see docs/evaluation.md), to show what they add up to.
+the article-balancing stage keeping ten articles instead of three.
 """
 
 from __future__ import annotations
@@ -31,17 +31,10 @@ def variants() -> list[Variant]:
             SearchOptions(disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25})),
         ),
         Variant("no_rerank", "local rerank off", SearchOptions(rerank=False)),
+        Variant("rerank_uniform", "rerank weighs every query token alike (the reference)", SearchOptions(rerank_idf=False)),
+        Variant("questions_full_weight", "question routes weigh 1 in the fusion (the reference)", SearchOptions(route_weights=())),
         Variant("tokenizer_jieba", "jieba instead of bigram tokens for BM25, rerank and wiki", tokenizer="jieba"),
         Variant("articles_10", "article balancing keeps 10 articles instead of 3", SearchOptions(article_top_k=10)),
-        Variant(
-            "combined",
-            "rerank, question routes and wiki off; 10 articles",
-            SearchOptions(
-                disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25, routes.WIKI}),
-                rerank=False,
-                article_top_k=10,
-            ),
-        ),
     ]
     return out
 

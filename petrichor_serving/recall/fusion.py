@@ -9,23 +9,31 @@ and snippet replace the question's, while every rank contribution is kept.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from petrichor_serving.recall.hits import Hit
 
 RRF_K = 60
 FUSION_TOP_K = 30
+QUESTION_ROUTE_WEIGHT = 0.5
+"""Generated questions are aliases one step removed from the text: their routes count half in the fusion.
+Measured (docs/evaluation.md): at full weight, the offline model's questions took fusion slots from chunks
+that the text routes agreed on; at half weight they still add recall."""
 
 
 def _has_chunk_route(routes: Sequence[str]) -> bool:
     return any(r.startswith("chunk_") for r in routes)
 
 
-def fuse(groups: Sequence[Sequence[Hit]], limit: int = FUSION_TOP_K) -> list[Hit]:
+def fuse(
+    groups: Sequence[Sequence[Hit]], limit: int = FUSION_TOP_K, weights: Mapping[str, float] | None = None
+) -> list[Hit]:
     """Merge by `Hit.key`; the result's `score` is the RRF sum, `routes` the union in first-seen order.
-    Sorted by score, ties to the hit more routes agree on, then to first appearance."""
+    Sorted by score, ties to the hit more routes agree on, then to first appearance. `weights` scale a
+    route's contributions (by the route that produced the list; 1 when absent)."""
     merged: dict[str, Hit] = {}
     for group in groups:
+        weight = weights.get(group[0].routes[0], 1.0) if weights and group and group[0].routes else 1.0
         for rank, hit in enumerate(group):
             entry = merged.get(hit.key)
             if entry is None:
@@ -37,7 +45,7 @@ def fuse(groups: Sequence[Sequence[Hit]], limit: int = FUSION_TOP_K) -> list[Hit
                 entry = copy.copy(hit)
                 entry.routes, entry.score = routes, score
                 merged[hit.key] = entry
-            entry.score += 1.0 / (RRF_K + rank + 1)
+            entry.score += weight / (RRF_K + rank + 1)
             entry.routes.extend(r for r in hit.routes if r not in entry.routes)
     out = sorted(merged.values(), key=lambda h: (-h.score, -len(h.routes)))
     return out[:limit]

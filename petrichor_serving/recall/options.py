@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.balance import ARTICLE_TOP_K
+from petrichor_serving.recall.fusion import QUESTION_ROUTE_WEIGHT
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,13 @@ class SearchOptions:
     """Modern routes (`routes.MODERN_ROUTES`) that are not run at all."""
     rerank: bool = True
     """False keeps the article-balanced order instead of the local rerank."""
+    route_weights: tuple[tuple[str, float], ...] = (
+        (routes.QUESTION_VECTOR, QUESTION_ROUTE_WEIGHT),
+        (routes.QUESTION_BM25, QUESTION_ROUTE_WEIGHT),
+    )
+    """(route, weight) pairs scaling a route's RRF contributions; unnamed routes weigh 1."""
+    rerank_idf: bool = True
+    """False weighs every query token alike in the local rerank, as the reference does."""
     article_top_k: int = ARTICLE_TOP_K
     """How many articles the balancing stage keeps (a focused search keeps one regardless)."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from functools import partial
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -26,7 +27,7 @@ from petrichor_serving.recall.hits import Hit
 from petrichor_serving.recall.index import RecallIndex
 from petrichor_serving.recall.options import DEFAULT_OPTIONS, SearchOptions
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS, QueryVectorCache
-from petrichor_serving.recall.rerank import RERANK_TOP_K, STRATEGY, rerank
+from petrichor_serving.recall.rerank import RERANK_TOP_K, STRATEGY, idf_weights, rerank
 from petrichor_serving.recall.rewrite import build_queries
 
 DEFAULT_LIMIT = 10
@@ -200,6 +201,11 @@ def _recall(
         run.route(routes.TREE_BM25, routes.tree_bm25, index, access, index.tokenizer.query(q))
 
 
+def _idf_weights(index: RecallIndex, tokens: Sequence[str]) -> dict[str, float]:
+    bm25 = index.chunk_bm25
+    return idf_weights(tokens, lambda t: len(bm25.postings(t)[0]), bm25.size)
+
+
 def search(
     index: RecallIndex,
     query: str,
@@ -232,14 +238,15 @@ def search(
     _recall(run, index, access, queries, vectors, embedder.fingerprint if embedder else None, focused, options)
 
     stage_started = time.perf_counter()
-    fused = fuse([hits for _, hits in run.groups], FUSION_TOP_K)
+    fused = fuse([hits for _, hits in run.groups], FUSION_TOP_K, dict(options.route_weights))
     stage = select_articles(fused, 1 if focused else options.article_top_k, PER_ARTICLE_TOP_K)
     run.timed("fusion", stage_started)
 
     stage_started = time.perf_counter()
     top = stage.hits[:RERANK_TOP_K]
     rerank_applied = options.rerank and len(top) > 1
-    reranked = rerank(query, top, tokenize) if rerank_applied else top
+    token_weights = partial(_idf_weights, index) if options.rerank_idf else None
+    reranked = rerank(query, top, tokenize, token_weights) if rerank_applied else top
     run.timed("rerank", stage_started)
 
     stage_started = time.perf_counter()

@@ -1,12 +1,16 @@
 """Local rerank against the original question (reference §6.6): no extra model call.
 
 Sub-queries widen recall; the user's own question decides the order. A hit earns points where the whole
-normalised question or its tokens occur, title above path/snippet above body, on top of a small prior that
-keeps the fused order among equals.
+normalised question or its tokens occur, title above path/snippet above body, on top of a prior from the
+fused score. Two changes from the reference, both measured with `petrichor eval` (docs/evaluation.md): the
+prior is the fused score rather than the list position, and each query token is weighted by its IDF over
+the chunk index, so the words most questions of a manual share ("install", "Developer Hub") no longer
+outvote the one word that names the feature.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -20,15 +24,13 @@ _CONTENT_CHARS = 1200
 
 FUSED_PRIOR = 4.0
 """Weight of the hit's fused (RRF) score, scaled to the best hit's: as much as one title-token match."""
-COMMON_TOKEN_WEIGHT = 0.25
-"""A query token found in most candidates' titles ("install", "configure") says little about which one fits."""
 
 
 def rerank_score(
     hit: Hit, index: int, query_norm: str, tokens: Sequence[str], prior: float | None = None, weights: dict[str, float] | None = None
 ) -> float:
     """The reference's field scores; `prior` (fused score share) replaces its `1 / (index + 2)` order prior
-    and `weights` damp tokens common to most candidates (measured on rhdh_docs_en: see docs/evaluation.md)."""
+    and `weights` scale each token's points (1 when absent)."""
     title = normalize_knowledge_text(hit.title)
     summary = normalize_knowledge_text(hit.path + " " + hit.snippet)
     content = normalize_knowledge_text(hit.content[:_CONTENT_CHARS])
@@ -41,18 +43,28 @@ def rerank_score(
     return score
 
 
+def idf_weights(tokens: Sequence[str], document_frequency: Callable[[str], int], n_docs: int) -> dict[str, float]:
+    """Each token's BM25 IDF over the chunk index, scaled so the rarest query token weighs 1."""
+    idf = {t: math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) for t in tokens for df in [document_frequency(t)]}
+    top = max(idf.values(), default=0.0)
+    return {t: v / top if top > 0 else 1.0 for t, v in idf.items()}
+
+
 def rerank(
-    query: str, hits: Sequence[Hit], tokenize: Callable[[str], list[str]] = query_tokens
+    query: str,
+    hits: Sequence[Hit],
+    tokenize: Callable[[str], list[str]] = query_tokens,
+    token_weights: Callable[[Sequence[str]], dict[str, float]] | None = None,
 ) -> list[Hit]:
     """The hits (at most `RERANK_TOP_K` are expected) with `rerank_score` set, best first; stable.
-    A single hit is returned as is: there is nothing to reorder."""
+    A single hit is returned as is: there is nothing to reorder. `token_weights` (e.g. `idf_weights` over
+    the corpus) weighs each token; without it every token weighs 1, as in the reference."""
     if len(hits) <= 1:
         return list(hits)
     query_norm = normalize_knowledge_text(query)
     tokens = [t for t in map(normalize_knowledge_text, tokenize(query)) if t]
     best = max(h.score for h in hits)
-    titles = [normalize_knowledge_text(h.title) for h in hits]
-    weights = {t: COMMON_TOKEN_WEIGHT if 2 * sum(t in title for title in titles) > len(titles) else 1.0 for t in tokens}
+    weights = token_weights(tokens) if token_weights is not None else None
     scored = [
         replace(h, rerank_score=rerank_score(h, i, query_norm, tokens, h.score / best if best > 0 else None, weights))
         for i, h in enumerate(hits)

@@ -282,3 +282,38 @@ def test_catalog_without_sections_groups_pages_under_the_names_they_mention(mode
         assert path == ("其他",) or len(members) >= 2, "no folder per page"
     by_key = {item["pageKey"]: item["path"] for item in plan}
     assert by_key["entity/REDIS_PORT"] == by_key["concept/端口"], "a page sits with the page its summary names"
+
+
+@pytest.mark.parametrize(
+    "path,expected",
+    [
+        (("Guide", "Configuring the logo in the global header"), "What are the steps for configuring the logo in the global header?"),
+        (("About feedback collection",), "What is feedback collection?"),
+        (("Snapshots",), "What are Snapshots?"),
+        (("Spring Boot starter",), "What is Spring Boot starter?"),
+        (("Redis 运维手册", "部署 Redis"), "如何部署 Redis？"),
+        (("3.1 持久化",), "什么是持久化？"),
+        (("What does the cache hold?",), ""),
+        (("x" * 121,), ""),
+    ],
+)
+def test_the_heading_becomes_the_first_question(path: tuple[str, ...], expected: str) -> None:
+    from petrichor_pipeline.models.offline.questions import chunk_questions, heading_question
+
+    lang = "zh" if sentences.has_cjk(path[-1]) else "en"
+    content = "使用 docker compose up -d 启动 Redis 服务。" if lang == "zh" else "Set fullLogoWidth to change the logo width."
+    chunk = QuestionChunk("chunk-001", path[-1], path, content)
+    assert heading_question(chunk, lang) == expected
+    if expected:
+        assert chunk_questions(chunk)[0] == expected
+
+
+def test_sections_of_one_manual_get_distinct_questions(model: OfflineChatModel) -> None:
+    body = "Install Red Hat Developer Hub with the Operator, then configure it in the {} panel."
+    chunks = [
+        QuestionChunk(f"chunk-00{i}", h, ("Installing Red Hat Developer Hub", h), body.format(h.split()[-1]))
+        for i, h in enumerate(["Configuring the sidebar", "Enabling the theme", "Adding a logo"], 1)
+    ]
+    asked = model.generate_questions(chunks, CTX)["questions"]
+    firsts = [asked[c.key][0] for c in chunks]
+    assert len(set(firsts)) == 3 and all(c.heading.lower() in q for c, q in zip(chunks, firsts))

@@ -4,7 +4,7 @@ from petrichor_serving.recall.balance import select_articles
 from petrichor_serving.recall.diversity import select_diverse
 from petrichor_serving.recall.fusion import fuse
 from petrichor_serving.recall.hits import Hit
-from petrichor_serving.recall.rerank import rerank
+from petrichor_serving.recall.rerank import idf_weights, rerank
 
 
 def hit(chunk: int, route: str = "chunk_vector", title: str = "", snippet: str = "", *, article: int = 1,
@@ -106,3 +106,25 @@ def test_diversity_cap_jaccard_and_backfill():
     duplicate = hit(10, title="章节1", snippet="又一段", article=3)
     selection = select_diverse(same_article[:2], limit=4, backfill=[*same_article, duplicate, other])
     assert [h.chunk_id for h in selection.hits] == ["1", "2", "3", "9"]
+
+
+def test_route_weights_scale_a_routes_rrf_contributions():
+    question_first = [[hit(1, "question_vector")], [hit(2, "chunk_vector")]]
+    assert [h.chunk_id for h in fuse(question_first)] == ["1", "2"]  # equal ranks: first seen wins
+    fused = fuse(question_first, weights={"question_vector": 0.5})
+    assert [h.chunk_id for h in fused] == ["2", "1"]
+    assert fused[1].score == 0.5 / 61 and fused[0].score == 1 / 61
+
+
+def test_idf_weights_favour_the_rare_query_token():
+    df = {"install": 90, "sentinel": 2, "absent": 0}
+    weights = idf_weights(["install", "sentinel", "absent"], df.__getitem__, 100)
+    assert weights["absent"] == 1.0 and 0 < weights["install"] < weights["sentinel"] < 1.0
+
+
+def test_idf_rerank_lets_the_rare_token_decide():
+    # both titles hold one query token; uniform weights keep the fused order, IDF puts the rare match first
+    hits = [hit(1, title="install guide", score=0.03), hit(2, title="sentinel notes", score=0.03)]
+    assert rerank("install sentinel", hits, str.split)[0].chunk_id == "1"
+    weights = lambda tokens: idf_weights(tokens, {"install": 90, "sentinel": 2}.__getitem__, 100)
+    assert rerank("install sentinel", hits, str.split, weights)[0].chunk_id == "2"

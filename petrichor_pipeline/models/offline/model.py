@@ -24,7 +24,7 @@ from petrichor_pipeline.models.offline.tree import node_summary
 from petrichor_pipeline.models.prompts import ANSWER, CANDIDATES, CATALOG, PAGES, PROMPT_VERSION, QUESTIONS, TREE_SUMMARIES
 from petrichor_pipeline.models.usage import record_usage
 
-OFFLINE_VERSION = 1
+OFFLINE_VERSION = 3
 """Bumped whenever the offline model's output changes, so derived data built with it goes stale."""
 
 

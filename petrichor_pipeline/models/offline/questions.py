@@ -20,6 +20,8 @@ from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, salie
 from petrichor_pipeline.models.prompts import heading_label
 
 TOPIC_MAX = 30
+HEADING_QUESTION_MAX = 120
+"""Longest heading turned into a question of its own; longer ones are sentences, not section names."""
 
 _EN_VERBS = ("set up", "install", "configure", "deploy", "run", "start", "enable", "disable", "create", "build",
              "add", "remove", "update", "upgrade", "connect", "publish", "migrate", "rebuild", "call", "use")
@@ -93,7 +95,8 @@ def chunk_questions(chunk: QuestionChunk) -> list[str]:
     view = _view(chunk)
     forms = _ZH_FORMS if view.lang == "zh" else _EN_FORMS
     terms = list(view.terms)
-    out: list[str] = []
+    heading = heading_question(chunk, view.lang)
+    out: list[str] = [heading] if heading else []
 
     def add(form: str, **values: str) -> None:
         x = values.get("x")
@@ -115,12 +118,12 @@ def chunk_questions(chunk: QuestionChunk) -> list[str]:
                 return term
         return view.topic
 
+    if "default" in view.signals and view.default_setting:
+        add("default", x=view.default_setting)
     first = next_term()
     add("does" if first in view.commands else "what", x=first)
     if view.verb:
         add("how_do", verb=view.verb, x=view.verb_object or next_term(first))
-    if "default" in view.signals and view.default_setting:
-        add("default", x=view.default_setting)
     if "settings" in view.signals:
         add("settings", x=view.concept)
         if view.concept in terms:
@@ -137,6 +140,34 @@ def chunk_questions(chunk: QuestionChunk) -> list[str]:
         for form in ("what", "how_work", "role", "why_self", "about"):
             add(form, x=x)
     return out
+
+
+_EN_GERUND = re.compile(r"([A-Z][a-z]+)ing\b")
+"""A heading opening with a gerund names a task; a stem without a vowel is a word like "Spring" or "String"."""
+_EN_ABOUT = re.compile(r"(?:about|overview of|introduction to|understanding)\s+(?=\S)", re.IGNORECASE)
+
+
+def heading_question(chunk: QuestionChunk, lang: str) -> str:
+    """The question the section's own heading answers: "Configuring the global header" → "What are the steps
+    for configuring the global header?", "About feedback collection" → "What is feedback collection?",
+    "部署 Redis" → "如何部署 Redis？", "持久化" → "什么是持久化？", "Snapshots" → "What are Snapshots?".
+
+    Documentation headings name the task or topic a reader asks about, in the reader's words; term-based
+    questions alone turned into the same few generic questions across a manual's chunks ("How do I install
+    Red Hat Developer Hub?") and matched every query equally. Empty when the heading is missing, already a
+    question, or too long to be a section name.
+    """
+    heading = strip_section_number(chunk.heading_path[-1] if chunk.heading_path else chunk.heading)
+    if not heading or len(heading) > HEADING_QUESTION_MAX or _QUESTION_LIKE.search(heading):
+        return ""
+    if lang == "zh":
+        task = heading.startswith(_ZH_VERBS)
+        return _fill("如何{x}？" if task else _ZH_FORMS["what"], x=heading)
+    gerund = _EN_GERUND.match(heading)
+    if gerund and re.search(r"[aeiouy]", gerund.group(1).lower()):
+        return f"What are the steps for {heading[0].lower()}{heading[1:]}?"
+    topic = _EN_ABOUT.sub("", heading, count=1)
+    return _fill(_EN_FORMS["what_plural" if _PLURAL_PHRASE.fullmatch(topic.lower()) else "what"], x=topic)
 
 
 _ASCII = re.compile(r"[!-~]")

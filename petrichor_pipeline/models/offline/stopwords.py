@@ -24,6 +24,7 @@ ENGLISH: frozenset[str] = frozenset(
     allows helps shows creates sends adds removes contains includes provides supports requires becomes
     stays remains happens fails means says gives finds seems small large big fast slow easy hard good bad
     open read write unset
+    click select enter following optional custom example note procedure prerequisites verify step steps
     """.split()
 )
 
