@@ -155,7 +155,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from petrichor_pipeline.evaluation.cli import run_eval_command
+    from petrichor.evaluation.cli import run_eval_command
 
     return run_eval_command(args)
 

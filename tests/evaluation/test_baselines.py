@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from petrichor_pipeline.evaluation.baselines import (
+from petrichor.evaluation.baselines import (
     NaiveBM25Retriever,
     NaiveVectorRetriever,
     chunk_corpus,
     embed_chunks,
     naive_chunks,
 )
-from petrichor_pipeline.evaluation.dataset import EvalDoc
+from petrichor.evaluation.dataset import EvalDoc
 
 
 def test_windows_are_512_code_points_overlapping_by_64():

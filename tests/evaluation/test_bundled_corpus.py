@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from petrichor_pipeline.evaluation.answers import agent_answer, summarise_answers
-from petrichor_pipeline.evaluation.baselines import NaiveBM25Retriever, chunk_corpus
-from petrichor_pipeline.evaluation.dataset import EvalDoc, EvalQuestion
-from petrichor_pipeline.evaluation.retrieval import PetrichorRetriever
-from petrichor_pipeline.evaluation.scoring import Scorer, summarise
+from petrichor.evaluation.answers import agent_answer, summarise_answers
+from petrichor.evaluation.baselines import NaiveBM25Retriever, chunk_corpus
+from petrichor.evaluation.dataset import EvalDoc, EvalQuestion
+from petrichor.evaluation.retrieval import PetrichorRetriever
+from petrichor.evaluation.scoring import Scorer, summarise
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS
 from tests.conftest import REPO
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from petrichor_pipeline.evaluation.corpus import KB_ID, doc_filename, materialise_corpus
-from petrichor_pipeline.evaluation.dataset import EvalDoc, GoldSection, load_dataset
-from petrichor_pipeline.evaluation.retrieval import Ranking, Retrieved
-from petrichor_pipeline.evaluation.scoring import Scorer, summarise
+from petrichor.evaluation.corpus import KB_ID, doc_filename, materialise_corpus
+from petrichor.evaluation.dataset import EvalDoc, GoldSection, load_dataset
+from petrichor.evaluation.retrieval import Ranking, Retrieved
+from petrichor.evaluation.scoring import Scorer, summarise
 from petrichor_pipeline.sources.frontmatter import split_front_matter
 from petrichor_pipeline.sources.identity import article_id_of
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.evaluation.metrics import (
+from petrichor.evaluation.metrics import (
     GoldPassage,
     dedupe,
     doc_hit_rank,

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from petrichor_pipeline.evaluation.baselines import naive_chunks
-from petrichor_pipeline.evaluation.dataset import EvalDoc, parse_question
-from petrichor_pipeline.evaluation.metrics import GoldPassage
+from petrichor.evaluation.baselines import naive_chunks
+from petrichor.evaluation.dataset import EvalDoc, parse_question
+from petrichor.evaluation.metrics import GoldPassage
 from tests.conftest import SHARED_EVAL
 
 SETS = ("rhdh_docs_en", "cmrc2018_zh")

@@ -13,15 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from petrichor_pipeline.evaluation.dataset import EvalQuestion
-from petrichor_pipeline.evaluation.metrics import (
+from petrichor.evaluation.dataset import EvalQuestion
+from petrichor.evaluation.metrics import (
     exact_match,
     mean,
     percentile,
     quote_supports,
     token_f1,
 )
-from petrichor_pipeline.evaluation.scoring import Scorer
+from petrichor.evaluation.scoring import Scorer
 from petrichor_pipeline.models.base import CallContext, EvidenceText, ModelError
 
 READ_BUDGET = 4

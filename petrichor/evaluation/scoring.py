@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from petrichor_pipeline.evaluation.dataset import EvalQuestion
-from petrichor_pipeline.evaluation.metrics import (
+from petrichor.evaluation.dataset import EvalQuestion
+from petrichor.evaluation.metrics import (
     GoldPassage,
     dedupe,
     doc_hit_rank,
@@ -19,7 +19,7 @@ from petrichor_pipeline.evaluation.metrics import (
     section_hit,
     shingles,
 )
-from petrichor_pipeline.evaluation.retrieval import Ranking, Retrieved
+from petrichor.evaluation.retrieval import Ranking, Retrieved
 
 DOC_KS = (1, 5, 10)
 CHUNK_KS = (5, 10)

@@ -13,17 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from petrichor_pipeline.evaluation.ablation import rebuild_index, variants
-from petrichor_pipeline.evaluation.baselines import (
+from petrichor.evaluation.ablation import rebuild_index, variants
+from petrichor.evaluation.baselines import (
     NaiveBM25Retriever,
     NaiveVectorRetriever,
     chunk_corpus,
     embed_chunks,
 )
-from petrichor_pipeline.evaluation.build import BuiltSet, EvalLayout, build_set
-from petrichor_pipeline.evaluation.dataset import Dataset, load_dataset
-from petrichor_pipeline.evaluation.retrieval import PetrichorRetriever, Retriever
-from petrichor_pipeline.evaluation.scoring import (
+from petrichor.evaluation.build import BuiltSet, EvalLayout, build_set
+from petrichor.evaluation.dataset import Dataset, load_dataset
+from petrichor.evaluation.retrieval import PetrichorRetriever, Retriever
+from petrichor.evaluation.scoring import (
     Outcome,
     Scorer,
     level_ranks,
@@ -66,7 +66,7 @@ def _curves(dataset: Dataset, outcomes: list[Outcome]) -> dict[str, list[float |
 
 def _answers(dataset: Dataset, built: BuiltSet, retrievers: dict[str, Retriever], scorer: Scorer, log: Log) -> dict[str, Any]:
     from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.evaluation.answers import (
+    from petrichor.evaluation.answers import (
         agent_answer,
         retrieval_answer,
         summarise_answers,

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from petrichor_pipeline.evaluation.scoring import CURVE_KS
+from petrichor.evaluation.scoring import CURVE_KS
 
 METHOD_ROWS = (
     ("doc", "recall@1"),

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from petrichor_pipeline.evaluation.corpus import materialise_corpus
-from petrichor_pipeline.evaluation.dataset import Dataset
+from petrichor.evaluation.corpus import materialise_corpus
+from petrichor.evaluation.dataset import Dataset
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from rich.console import Console
 
 def run_eval_command(args: argparse.Namespace) -> int:
     from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.evaluation.harness import EvalConfig, run_eval
-    from petrichor_pipeline.evaluation.report import print_report, write_plots
+    from petrichor.evaluation.harness import EvalConfig, run_eval
+    from petrichor.evaluation.report import print_report, write_plots
 
     err = Console(stderr=True)
     dataset_dir = Path(args.dataset)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from petrichor_pipeline.evaluation.dataset import EvalDoc
+from petrichor.evaluation.dataset import EvalDoc
 from petrichor_pipeline.sources.identity import article_id_of
 
 KB_ID = "eval"

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from petrichor_pipeline.evaluation.dataset import EvalDoc
-from petrichor_pipeline.evaluation.retrieval import SEARCH_LIMIT, Ranking, Retrieved
+from petrichor.evaluation.dataset import EvalDoc
+from petrichor.evaluation.retrieval import SEARCH_LIMIT, Ranking, Retrieved
 from petrichor_pipeline.knowledge.markdown_lines import scan_lines
 from petrichor_pipeline.text.bm25 import BM25Index, top_ranked
 from petrichor_pipeline.text.normalize import normalize_text, sha256_hex
