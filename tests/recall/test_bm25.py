@@ -1,8 +1,10 @@
+import math
+
 import numpy as np
 import pytest
 
 from petrichor_pipeline.text.tokenize import index_tokens, query_tokens
-from petrichor_pipeline.text.bm25 import BM25Index, top_ranked
+from petrichor_pipeline.text.bm25 import B, K1, BM25Index, top_ranked
 
 
 def test_field_weights_reference_case():
@@ -58,3 +60,34 @@ def test_top_ranked_ties_by_row_and_one_per_group():
     groups = {0: "a", 1: "b", 2: "b", 3: "c", 4: "b", 5: "d"}
     assert [r.row for r in top_ranked(rows, scores, 3, group=groups.get)] == [1, 3, 0]
     assert [r.row for r in top_ranked(rows, scores, 10, group=groups.get)] == [1, 3, 0, 5]
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_top_equals_ranking_every_scored_row(seed):
+    # enough rows for the block bound to prune; few words, so many rows tie at the cut
+    docs = _corpus(seed, 3000)
+    index = BM25Index.build(docs, index_tokens)
+    rng = np.random.default_rng(seed)
+    groups = rng.integers(0, 400, size=len(docs))
+    for mask in (None, np.ones(len(docs), dtype=bool), rng.random(len(docs)) < 0.5, rng.random(len(docs)) < 0.01):
+        for query in ("redis 持久化 故障恢复", "kafka", "集群 延迟 unknown"):
+            terms = query_tokens(query)
+            for k, group in ((0, None), (1, None), (10, None), (10, groups.__getitem__), (50, groups.__getitem__)):
+                assert index.top(terms, k, mask, group) == top_ranked(*index.score(terms, mask), k, group)
+
+
+def test_precomputed_term_scores_equal_the_formula_bit_for_bit():
+    docs = _corpus(8, 200)
+    index = BM25Index.build(docs, index_tokens)
+    terms = query_tokens("redis 持久化 故障恢复")
+    avg_len = index.lengths.sum() / index.size
+    expected = np.zeros(index.size)
+    for term in terms:
+        rows, tf = index.postings(term)
+        idf = math.log(1 + (index.size - len(rows) + 0.5) / (len(rows) + 0.5))
+        tf = tf.astype(np.float64)
+        expected[rows] += idf * (tf * (K1 + 1) / (tf + K1 * (1 - B + B * index.lengths[rows] / avg_len)))
+    rows, scores = index.score(terms)
+    assert rows.tolist() == np.flatnonzero(expected).tolist()
+    assert scores.tolist() == expected[rows].tolist()
+    assert index.score(terms, np.ones(index.size, dtype=bool))[1].tolist() == scores.tolist()

@@ -1,0 +1,100 @@
+"""In-memory vector search: the quantised index proposes, the matrix decides, the access mask always holds."""
+
+from __future__ import annotations
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from petrichor_pipeline.contract import vector_schema
+from petrichor_serving.recall import dense
+from petrichor_serving.recall.dense import DenseVectors
+
+DIM = 16
+FP = "fixed:16:v1"
+N = 2500
+
+
+def _table(db, vectors: np.ndarray, ids: list[str], fingerprints: list[str]):
+    rows = [dict(id=i, article_id="a", kb_id="kb", tenant="t", content_hash="h", fingerprint=fp, vector=v.tolist())
+            for i, fp, v in zip(ids, fingerprints, vectors)]
+    return db.create_table("vectors", data=pa.Table.from_pylist(rows, schema=vector_schema(DIM)))
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    m = rng.standard_normal((n, DIM)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+@pytest.fixture()
+def tables(tmp_path, monkeypatch):
+    """The same vectors loaded with the quantised index and without; the table is not in row order."""
+    rng = np.random.default_rng(3)
+    order = rng.permutation(N)
+    ids = [f"c{i}" for i in order]
+    table = _table(lancedb.connect(tmp_path / "lance"), _unit(rng, N), ids, [FP] * N)
+    row_of = {f"c{i}": i for i in range(N)}
+    exact = DenseVectors.from_lance(table, row_of)
+    monkeypatch.setattr(dense, "ANN_MIN_ROWS", 1000)
+    quantised = DenseVectors.from_lance(table, row_of)
+    assert exact.ann is None and quantised.ann is not None and quantised.aligned
+    return exact, quantised
+
+
+def _queries(n: int = 20) -> np.ndarray:
+    return _unit(np.random.default_rng(11), n)
+
+
+def _masks() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(5)
+    three = np.zeros(N, dtype=bool)
+    three[[7, 1500, 2499]] = True
+    return {"all": np.ones(N, dtype=bool), "most": rng.random(N) < 0.8, "half": rng.random(N) < 0.5,
+            "a fifth": rng.random(N) < 0.21, "a tenth": rng.random(N) < 0.1, "three rows": three,
+            "none": np.zeros(N, dtype=bool)}
+
+
+def test_quantised_search_finds_the_exact_neighbours(tables):
+    exact, quantised = tables
+    for name, mask in _masks().items():
+        for q in _queries():
+            want = exact.nearest(q, mask, 10, FP)
+            got = quantised.nearest(q, mask, 10, FP)
+            assert [i for i, _ in got] == [i for i, _ in want], name
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
+
+
+def test_masked_rows_never_take_a_slot(tables):
+    _, quantised = tables
+    for name, mask in _masks().items():
+        for q in _queries(5):
+            got = quantised.nearest(q, mask, 30, FP)
+            assert len(got) == min(30, int(mask.sum())), name
+            assert all(mask[int(i[1:])] for i, _ in got), name
+
+
+def test_scores_are_exact_cosines_best_first(tables):
+    _, quantised = tables
+    q = _queries(1)[0]
+    got = quantised.nearest(q, np.ones(N, dtype=bool), 10, FP)
+    matrix = {i: quantised.matrix[k] for k, i in enumerate(quantised.ids)}
+    assert [s for _, s in got] == pytest.approx([float(matrix[i] @ q) for i, _ in got], abs=1e-6)
+    assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+
+
+def test_other_models_and_unknown_ids_are_never_returned(tmp_path):
+    rng = np.random.default_rng(9)
+    vectors = _unit(rng, 6)
+    ids = ["c0", "c1", "c2", "c1", "stray", "c3"]
+    fps = [FP, FP, FP, "other:16:v1", FP, FP]
+    table = _table(lancedb.connect(tmp_path / "lance"), vectors, ids, fps)
+    vecs = DenseVectors.from_lance(table, {"c0": 0, "c1": 1, "c2": 2, "c3": 3})
+    assert not vecs.aligned and "stray" not in vecs.ids
+    q = vectors[3]  # exactly the other model's vector of c1
+    got = vecs.nearest(q, np.ones(4, dtype=bool), 10, FP)
+    assert sorted(i for i, _ in got) == ["c0", "c1", "c2", "c3"]
+    assert dict(got)["c1"] == pytest.approx(float(vectors[1] @ q), abs=1e-6)
+    assert [i for i, _ in vecs.nearest(q, np.array([False, True, False, True]), 10, FP)] == sorted(
+        ["c1", "c3"], key=lambda i: -float(vectors[ids.index(i)] @ q))
+    assert vecs.nearest(q, np.ones(4, dtype=bool), 10, "unknown:16:v1") == []
