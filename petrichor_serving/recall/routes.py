@@ -7,7 +7,7 @@ query both BM25 routes missed; the legacy tree routes run only when no modern ro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -131,15 +131,23 @@ def _nearest(
     return [(row_id, 1.0 - d) for row_id, d in zip(result.column("id").to_pylist(), distances)]
 
 
+def _nearest_rows(
+    table: Any, row_of: Mapping[str, int], allowed: np.ndarray, access: Access, vector: np.ndarray, fingerprint: str | None
+) -> list[tuple[int, float]]:
+    """(recall row, similarity) of the `VECTOR_TOP_K` nearest readable vectors of a table keyed by row id."""
+    out = []
+    for key, similarity in _nearest(table, access, vector, fingerprint, VECTOR_TOP_K, allowed):
+        row = row_of.get(key)
+        if row is not None and allowed[row]:
+            out.append((row, similarity))
+    return out
+
+
 def chunk_vector(
     index: RecallIndex, access: Access, vector: np.ndarray, fingerprint: str | None
 ) -> list[Hit]:
-    hits = []
-    for chunk_id, similarity in _nearest(index.chunk_vectors, access, vector, fingerprint, VECTOR_TOP_K, access.chunks):
-        row = index.chunks.row_of.get(chunk_id)
-        if row is not None and access.chunks[row]:
-            hits.append(index.chunk_hit(row, CHUNK_VECTOR, similarity))
-    return hits
+    nearest = _nearest_rows(index.chunk_vectors, index.chunks.row_of, access.chunks, access, vector, fingerprint)
+    return [index.chunk_hit(row, CHUNK_VECTOR, similarity) for row, similarity in nearest]
 
 
 def question_vector(
@@ -166,9 +174,5 @@ def tree_vector(
     index: RecallIndex, access: Access, vector: np.ndarray, fingerprint: str | None
 ) -> list[Hit]:
     """Rows of the tree vector table are keyed by `node_key`."""
-    hits = []
-    for node_key, similarity in _nearest(index.tree_vectors, access, vector, fingerprint, VECTOR_TOP_K, access.tree):
-        row = index.tree.row_of.get(node_key)
-        if row is not None and access.tree[row]:
-            hits.append(index.tree_hit(row, TREE_VECTOR, similarity))
-    return hits
+    nearest = _nearest_rows(index.tree_vectors, index.tree.row_of, access.tree, access, vector, fingerprint)
+    return [index.tree_hit(row, TREE_VECTOR, similarity) for row, similarity in nearest]
