@@ -317,3 +317,16 @@ def test_sections_of_one_manual_get_distinct_questions(model: OfflineChatModel) 
     asked = model.generate_questions(chunks, CTX)["questions"]
     firsts = [asked[c.key][0] for c in chunks]
     assert len(set(firsts)) == 3 and all(c.heading.lower() in q for c, q in zip(chunks, firsts))
+
+
+def test_answer_prefers_the_higher_ranked_evidence_among_equal_matches(model: OfflineChatModel) -> None:
+    first, second, unrelated = "Redis 默认监听 6379 端口。", "Redis 默认监听 6380 端口。", "日志保存七天。"
+    question = "Redis 默认监听哪个端口？"
+
+    def cited(*texts: str) -> list[str]:
+        evidence = [EvidenceText(f"e{n}", "t", (), text) for n, text in enumerate(texts, 1)]
+        return [c["quote"] for c in model.answer(question, evidence, CTX)["citations"]]
+
+    assert cited(first, unrelated, second) == [first]
+    assert cited(second, unrelated, first) == [second]
+    assert cited(first, second) == [first, second]  # the next item still counts when it matches as well

