@@ -55,7 +55,7 @@ class BM25Index:
         if n_docs == 0 or not len(self.indices):
             object.__setattr__(self, "impacts", np.empty(0, np.float64))
             return
-        idf = np.array([_idf(n_docs, int(d)) for d in df.tolist()], dtype=np.float64)
+        idf = np.array([bm25_idf(n_docs, int(d)) for d in df.tolist()], dtype=np.float64)
         avg_len = max(1.0, float(self.lengths.sum()) / n_docs)
         norm = _norm(self.data, self.lengths[self.indices], avg_len)
         object.__setattr__(self, "impacts", np.repeat(idf, df) * norm)
@@ -97,6 +97,11 @@ class BM25Index:
             data=np.frombuffer(counts, dtype=np.float32)[order],
             lengths=np.frombuffer(lengths, dtype=np.float64).copy(),
         )
+
+    def idf(self, term: str) -> float:
+        """The term's IDF over every row (a term in no row gets the largest)."""
+        t = self.vocab.get(term)
+        return bm25_idf(self.size, 0 if t is None else int(self.indptr[t + 1] - self.indptr[t]))
 
     def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
         t = self.vocab.get(term)
@@ -162,7 +167,7 @@ class BM25Index:
             keep = mask[rows]
             rows, tf = rows[keep], tf[keep]
             if len(rows):
-                out.append((rows, _idf(n_docs, len(rows)) * _norm(tf, self.lengths[rows], avg_len)))
+                out.append((rows, bm25_idf(n_docs, len(rows)) * _norm(tf, self.lengths[rows], avg_len)))
         return out
 
 
@@ -181,7 +186,8 @@ def _at_most_kth(values: np.ndarray, k: int) -> float:
     return float(np.partition(maxima, blocks - k)[blocks - k])
 
 
-def _idf(n_docs: int, df: int) -> float:
+def bm25_idf(n_docs: int, df: int) -> float:
+    """The reference's IDF: log(1 + (N - df + 0.5) / (df + 0.5))."""
     return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from functools import partial
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -201,11 +201,6 @@ def _recall(
         run.route(routes.TREE_BM25, routes.tree_bm25, index, access, index.tokenizer.query(q))
 
 
-def _idf_weights(index: RecallIndex, tokens: Sequence[str]) -> dict[str, float]:
-    bm25 = index.chunk_bm25
-    return idf_weights(tokens, lambda t: len(bm25.postings(t)[0]), bm25.size)
-
-
 def search(
     index: RecallIndex,
     query: str,
@@ -245,7 +240,7 @@ def search(
     stage_started = time.perf_counter()
     top = stage.hits[:RERANK_TOP_K]
     rerank_applied = options.rerank and len(top) > 1
-    token_weights = partial(_idf_weights, index) if options.rerank_idf else None
+    token_weights = partial(idf_weights, idf=index.chunk_bm25.idf) if options.rerank_idf else None
     reranked = rerank(query, top, tokenize, token_weights) if rerank_applied else top
     run.timed("rerank", stage_started)
 

@@ -10,7 +10,6 @@ outvote the one word that names the feature.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -43,11 +42,11 @@ def rerank_score(
     return score
 
 
-def idf_weights(tokens: Sequence[str], document_frequency: Callable[[str], int], n_docs: int) -> dict[str, float]:
-    """Each token's BM25 IDF over the chunk index, scaled so the rarest query token weighs 1."""
-    idf = {t: math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) for t in tokens for df in [document_frequency(t)]}
-    top = max(idf.values(), default=0.0)
-    return {t: v / top if top > 0 else 1.0 for t, v in idf.items()}
+def idf_weights(tokens: Sequence[str], idf: Callable[[str], float]) -> dict[str, float]:
+    """Each token's IDF (from the chunk index), scaled so the rarest query token weighs 1."""
+    raw = {t: idf(t) for t in tokens}
+    top = max(raw.values(), default=0.0)
+    return {t: v / top if top > 0 else 1.0 for t, v in raw.items()}
 
 
 def rerank(

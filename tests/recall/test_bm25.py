@@ -91,3 +91,10 @@ def test_precomputed_term_scores_equal_the_formula_bit_for_bit():
     assert rows.tolist() == np.flatnonzero(expected).tolist()
     assert scores.tolist() == expected[rows].tolist()
     assert index.score(terms, np.ones(index.size, dtype=bool))[1].tolist() == scores.tolist()
+
+
+def test_idf_of_a_term_counts_the_rows_holding_it():
+    from petrichor_pipeline.text.bm25 import BM25Index, bm25_idf
+
+    index = BM25Index.build([("a b", "", ""), ("a", "", ""), ("c", "", "")], str.split)
+    assert index.idf("a") == bm25_idf(3, 2) < index.idf("c") == bm25_idf(3, 1) < index.idf("zzz") == bm25_idf(3, 0)

@@ -1,5 +1,6 @@
 """Fusion, article balancing, local rerank and diversity against the reference cases (§8, 9–13)."""
 
+from petrichor_pipeline.text.bm25 import bm25_idf
 from petrichor_serving.recall.balance import select_articles
 from petrichor_serving.recall.diversity import select_diverse
 from petrichor_serving.recall.fusion import fuse
@@ -118,7 +119,7 @@ def test_route_weights_scale_a_routes_rrf_contributions():
 
 def test_idf_weights_favour_the_rare_query_token():
     df = {"install": 90, "sentinel": 2, "absent": 0}
-    weights = idf_weights(["install", "sentinel", "absent"], df.__getitem__, 100)
+    weights = idf_weights(["install", "sentinel", "absent"], lambda t: bm25_idf(100, df[t]))
     assert weights["absent"] == 1.0 and 0 < weights["install"] < weights["sentinel"] < 1.0
 
 
@@ -126,5 +127,5 @@ def test_idf_rerank_lets_the_rare_token_decide():
     # both titles hold one query token; uniform weights keep the fused order, IDF puts the rare match first
     hits = [hit(1, title="install guide", score=0.03), hit(2, title="sentinel notes", score=0.03)]
     assert rerank("install sentinel", hits, str.split)[0].chunk_id == "1"
-    weights = lambda tokens: idf_weights(tokens, {"install": 90, "sentinel": 2}.__getitem__, 100)
+    weights = lambda tokens: idf_weights(tokens, lambda t: bm25_idf(100, {"install": 90, "sentinel": 2}[t]))
     assert rerank("install sentinel", hits, str.split, weights)[0].chunk_id == "2"
