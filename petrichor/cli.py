@@ -81,10 +81,11 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def _open_snapshot():
     from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.factory import make_chat_model, make_embedder
+    from petrichor_pipeline.models.providers import make_answer_model, make_embedder
     from petrichor_serving.snapshot import SnapshotStore
 
     settings = load_settings()
+    chat = make_answer_model(settings)
     embedder = make_embedder(settings) if settings.embed_enabled else None
     store = SnapshotStore(settings.data_dir, embed_fingerprint=embedder.fingerprint if embedder else None)
     store.refresh()
@@ -92,7 +93,7 @@ def _open_snapshot():
         status = store.status()
         reason = status["refused"]["error"] if status["refused"] else "no snapshot published yet"
         raise SystemExit(f"petrichor: cannot open a snapshot in {settings.data_dir}: {reason}; run `petrichor build`")
-    return settings, store.current, embedder, make_chat_model(settings)
+    return settings, store.current, embedder, chat
 
 
 def _scope(args: argparse.Namespace):
@@ -140,7 +141,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from petrichor_pipeline.config import load_settings
-    from petrichor_serving.app import build_services, create_app
+    from petrichor_pipeline.models.providers import make_answer_model, make_embedder
+    from petrichor_serving.app import create_app
+    from petrichor_serving.services import ServingSettings, build_services
 
     settings = load_settings()
     host = args.host
@@ -149,7 +152,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             err.print(f"no API key file configured (PETRICHOR_API_KEYS): refusing to listen on {host}; using 127.0.0.1")
             host = "127.0.0.1"
         err.print("single-user local mode: no API key file, every tenant is readable, listening on 127.0.0.1 only")
-    services = build_services(settings)
+    serving = ServingSettings(data_dir=settings.data_dir, api_keys_file=settings.api_keys_file, reload_interval_s=settings.reload_interval_s)
+    embedder = make_embedder(settings) if settings.embed_enabled else None
+    services = build_services(serving, chat=make_answer_model(settings), embedder=embedder)
     uvicorn.run(create_app(services), host=host, port=args.port, log_level="info")
     return 0
 
@@ -198,7 +203,12 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    return int(args.fn(args) or 0)
+    from petrichor_pipeline.models.providers import UnknownProviderError
+
+    try:
+        return int(args.fn(args) or 0)
+    except UnknownProviderError as exc:
+        raise SystemExit(f"petrichor: {exc}") from None
 
 
 if __name__ == "__main__":

@@ -29,13 +29,18 @@ def _env_float(name: str, default: float) -> float:
 
 @dataclass(frozen=True)
 class ModelEndpoint:
-    """An OpenAI-compatible endpoint; `base_url` empty means the offline default is used."""
+    """A model endpoint and the provider that talks to it (`models.providers`).
+
+    `provider` empty means "by configuration": the OpenAI-compatible client when `base_url` is set,
+    the offline default otherwise.
+    """
 
     base_url: str = ""
     model: str = ""
     api_key: str = ""
     timeout_s: float = 60.0
     max_retries: int = 3
+    provider: str = ""
 
     @property
     def configured(self) -> bool:
@@ -97,13 +102,14 @@ class Settings:
         return replace(self, data_dir=Path(data_dir), corpus_dir=Path(corpus_dir) if corpus_dir else self.corpus_dir)
 
 
-def _endpoint(prefix: str) -> ModelEndpoint:
+def _endpoint(prefix: str, *, pick_provider: bool = True) -> ModelEndpoint:
     return ModelEndpoint(
         base_url=os.environ.get(f"{prefix}_BASE_URL", "").strip(),
         model=os.environ.get(f"{prefix}_MODEL", "").strip(),
         api_key=os.environ.get(f"{prefix}_API_KEY", "").strip() or "unused",
         timeout_s=_env_float(f"{prefix}_TIMEOUT", 60.0),
         max_retries=_env_int(f"{prefix}_MAX_RETRIES", 3),
+        provider=os.environ.get(f"{prefix}_PROVIDER", "").strip().lower() if pick_provider else "",
     )
 
 
@@ -116,7 +122,7 @@ def load_settings() -> Settings:
         api_keys_file=Path(keys) if keys else None,
         chat=_endpoint("PETRICHOR_LLM"),
         embed=_endpoint("PETRICHOR_EMBED"),
-        vision=_endpoint("PETRICHOR_VISION"),
+        vision=_endpoint("PETRICHOR_VISION", pick_provider=False),
         limits=BuildLimits(
             article_concurrency=_env_int("PETRICHOR_ARTICLE_CONCURRENCY", 8),
             model_concurrency=_env_int("PETRICHOR_MODEL_CONCURRENCY", 64),

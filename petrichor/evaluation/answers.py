@@ -22,7 +22,7 @@ from petrichor.evaluation.metrics import (
     token_f1,
 )
 from petrichor.evaluation.scoring import Scorer
-from petrichor_pipeline.models.base import CallContext, EvidenceText, ModelError
+from petrichor_pipeline.models.protocols import CallContext, EvidenceText, ModelError
 
 READ_BUDGET = 4
 _MARKER = re.compile(r"\[\d+\]")

@@ -64,7 +64,7 @@ def build_set(
     """Materialise the corpus, run the incremental build, and load the published snapshot."""
     from petrichor_pipeline.build.runner import run_build
     from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.factory import make_embedder
+    from petrichor_pipeline.models.providers import make_embedder
     from petrichor_pipeline.resources import build_context
     from petrichor_serving.snapshot import SnapshotStore
 

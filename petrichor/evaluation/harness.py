@@ -71,7 +71,7 @@ def _answers(dataset: Dataset, built: BuiltSet, retrievers: dict[str, Retriever]
         retrieval_answer,
         summarise_answers,
     )
-    from petrichor_pipeline.models.factory import make_chat_model
+    from petrichor_pipeline.models.providers import make_chat_model
 
     chat = make_chat_model(load_settings())
     doc_of_article = {a: d for d, a in built.article_of.items()}

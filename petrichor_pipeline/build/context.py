@@ -14,7 +14,7 @@ from typing import Callable
 
 from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.config import BUILD_VERSION, Settings
-from petrichor_pipeline.models.base import ChatModel, Embedder, UsageMeter
+from petrichor_pipeline.models.protocols import ChatModel, Embedder, UsageMeter
 from petrichor_pipeline.sources.corpus import CorpusScan, scan_corpus
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 
@@ -69,7 +69,7 @@ class BuildContext:
         return page_transcriber(self.settings.vision, cache_dir=self.settings.data_dir / "cache" / "vision")
 
     def chat(self) -> ChatModel:
-        from petrichor_pipeline.models.factory import make_chat_model
+        from petrichor_pipeline.models.providers import make_chat_model
 
         key = ("chat", self.settings.chat, id(self.meter))
         with _lock:
@@ -81,7 +81,7 @@ class BuildContext:
         """The passage embedder, or None when embedding is switched off."""
         if not self.settings.embed_enabled:
             return None
-        from petrichor_pipeline.models.factory import make_embedder
+        from petrichor_pipeline.models.providers import make_embedder
 
         key = ("embed", self.settings.embed)
         with _lock:

@@ -160,7 +160,7 @@ def model_key(ctx: BuildContext, art: dict[str, Any], fingerprint: str, kb_guide
 
 def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
     from petrichor_pipeline.knowledge.questions import generate_questions
-    from petrichor_pipeline.models.base import CallContext
+    from petrichor_pipeline.models.protocols import CallContext
 
     chunks = _chunks_by_article(ctx, bucket)
     model = ctx.chat()
@@ -220,7 +220,7 @@ def wiki_candidates_step(ctx: BuildContext, bucket: str) -> BucketResult:
     import json
 
     from petrichor_pipeline.knowledge.wiki import ArticleInput, build_article_knowledge
-    from petrichor_pipeline.models.base import CallContext
+    from petrichor_pipeline.models.protocols import CallContext
 
     chunks = _chunks_by_article(ctx, bucket)
     questions = ctx.warehouse.read("questions", bucket, SCHEMAS["questions"])
@@ -258,7 +258,7 @@ def wiki_candidates_step(ctx: BuildContext, bucket: str) -> BucketResult:
 
 def page_index_step(ctx: BuildContext, bucket: str) -> BucketResult:
     from petrichor_pipeline.knowledge.page_index import build_page_index
-    from petrichor_pipeline.models.base import CallContext
+    from petrichor_pipeline.models.protocols import CallContext
 
     model = ctx.chat()
     kb_guides = guides(ctx)

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 from petrichor_pipeline.knowledge.document import SUMMARY_MAX_CHARS, local_document_summary
 from petrichor_pipeline.knowledge.page_keys import normalize_any_page_key, normalize_page_key
 from petrichor_pipeline.knowledge.strings import cut, name_identity, normalize_string_list
-from petrichor_pipeline.models.base import CandidateRequest, CallContext, ChatModel, ModelError
+from petrichor_pipeline.models.protocols import CandidateRequest, CallContext, ChatModel, ModelError
 
 CANDIDATE_LIMIT = 24
 ALIAS_LIMIT = 12

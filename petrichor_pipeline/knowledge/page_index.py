@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from petrichor_pipeline.knowledge.document import clip, plain_text
 from petrichor_pipeline.knowledge.markdown_lines import Line, scan_lines
-from petrichor_pipeline.models.base import CallContext, ChatModel, ModelError, TreeNodeText
+from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError, TreeNodeText
 from petrichor_pipeline.text.normalize import sha256_hex
 
 UNTITLED_DOCUMENT = "（无标题文档）"

@@ -16,7 +16,7 @@ from petrichor_pipeline.knowledge.candidates import CANDIDATE_SUMMARY_CHARS, Can
 from petrichor_pipeline.knowledge.page_keys import normalize_any_page_key
 from petrichor_pipeline.knowledge.strings import capped_warnings, cut
 from petrichor_pipeline.knowledge.wiki_links import resolve_links, wiki_link
-from petrichor_pipeline.models.base import CallContext, ChatModel, ModelError, PageRequest
+from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError, PageRequest
 
 PAGE_BATCH_SIZE = 4
 NO_DETAIL = "暂无详细说明。"

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 from petrichor_pipeline.knowledge.batching import batch_by_budget, map_ordered
 from petrichor_pipeline.knowledge.chunk_view import ChunkLike, heading_label
 from petrichor_pipeline.knowledge.strings import capped_warnings, is_cjk, normalize_string_list
-from petrichor_pipeline.models.base import CallContext, ChatModel, ModelError, QuestionChunk
+from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError, QuestionChunk
 
 BATCH_MAX_CHARS = 4000
 BATCH_MAX_ITEMS = 4

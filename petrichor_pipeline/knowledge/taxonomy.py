@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 
 from petrichor_pipeline.knowledge.candidates import Candidate, ExistingPage
 from petrichor_pipeline.knowledge.page_keys import normalize_any_page_key
-from petrichor_pipeline.models.base import CallContext, ChatModel, ModelError
+from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError
 
 MAX_DEPTH = 2
 EXISTING_FOLDERS_LIMIT = 120

@@ -19,7 +19,7 @@ from petrichor_pipeline.knowledge.page_keys import KINDS
 from petrichor_pipeline.knowledge.strings import capped_warnings
 from petrichor_pipeline.knowledge.taxonomy import plan_categories
 from petrichor_pipeline.knowledge.wiki_links import linked_keys, wiki_link
-from petrichor_pipeline.models.base import CallContext, ChatModel
+from petrichor_pipeline.models.protocols import CallContext, ChatModel
 
 SOURCE_KIND = "source"
 EXTRACTS = "extracts"

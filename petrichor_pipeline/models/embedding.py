@@ -13,7 +13,7 @@ import numpy as np
 from openai.types import CreateEmbeddingResponse
 
 from petrichor_pipeline.config import BuildLimits, ModelEndpoint
-from petrichor_pipeline.models.base import ModelError, UsageMeter
+from petrichor_pipeline.models.protocols import ModelError, UsageMeter
 from petrichor_pipeline.models.transport import EndpointClient
 
 EMBEDDING_VERSION = 1

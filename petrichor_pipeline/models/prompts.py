@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from petrichor_pipeline.models.base import (
+from petrichor_pipeline.models.protocols import (
     CandidateRequest,
     EvidenceText,
     PageRequest,

@@ -16,7 +16,7 @@ from typing import Callable, TypeVar
 import openai
 
 from petrichor_pipeline.config import BuildLimits, ModelEndpoint
-from petrichor_pipeline.models.base import ModelError, UsageMeter, UsageRecord
+from petrichor_pipeline.models.protocols import ModelError, UsageMeter, UsageRecord
 from petrichor_pipeline.models.usage import record_usage
 
 R = TypeVar("R")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from petrichor_pipeline.models.base import UsageMeter, UsageRecord
+from petrichor_pipeline.models.protocols import UsageMeter, UsageRecord
 
 _lock = threading.Lock()
 

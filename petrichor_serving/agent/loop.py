@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from petrichor_pipeline.models.base import CallContext, ChatModel, EvidenceText, ModelError
+from petrichor_pipeline.models.protocols import AnswerModel, CallContext, EvidenceText, ModelError
 from petrichor_pipeline.text.tokenize import query_tokens
 from petrichor_serving.agent import tools
 from petrichor_serving.recall.access import Scope
@@ -212,7 +212,7 @@ def answer(
     question: str,
     scope: Scope,
     *,
-    chat: ChatModel,
+    chat: AnswerModel,
     embedder: Any = None,
     budget: AgentBudget | None = None,
     sub_queries: Sequence[str] | None = None,

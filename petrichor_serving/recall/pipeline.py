@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from petrichor_pipeline.models.base import Embedder
+from petrichor_pipeline.models.protocols import Embedder
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.access import Access, Scope
 from petrichor_serving.recall.balance import PER_ARTICLE_TOP_K, select_articles

@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from petrichor_pipeline.models.base import ModelError
+from petrichor_pipeline.models.protocols import ModelError
 
 Script = Callable[..., dict[str, Any]]
 

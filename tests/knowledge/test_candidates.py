@@ -9,7 +9,7 @@ from petrichor_pipeline.knowledge.candidates import (
     normalize_candidates,
     normalize_relations,
 )
-from petrichor_pipeline.models.base import CallContext
+from petrichor_pipeline.models.protocols import CallContext
 
 from .doubles import ScriptedChatModel, fails, returns
 

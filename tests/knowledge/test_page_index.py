@@ -11,7 +11,7 @@ from petrichor_pipeline.knowledge.page_index import (
     tree_hash,
     tree_node_rows,
 )
-from petrichor_pipeline.models.base import CallContext
+from petrichor_pipeline.models.protocols import CallContext
 
 from .doubles import ScriptedChatModel, fails, returns
 

@@ -5,7 +5,7 @@ import pytest
 
 from petrichor_pipeline.knowledge.batching import batch_by_budget, map_ordered
 from petrichor_pipeline.knowledge.questions import generate_questions, normalize_questions, template_questions
-from petrichor_pipeline.models.base import CallContext, ModelError
+from petrichor_pipeline.models.protocols import CallContext, ModelError
 
 from .doubles import ScriptedChatModel, chunk, fails, returns
 

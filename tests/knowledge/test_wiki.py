@@ -8,7 +8,7 @@ from petrichor_pipeline.knowledge.wiki import (
     SourceRef,
     build_article_knowledge,
 )
-from petrichor_pipeline.models.base import CallContext
+from petrichor_pipeline.models.protocols import CallContext
 
 from .doubles import ScriptedChatModel, chunk, fails, returns
 

@@ -10,7 +10,7 @@ import pytest
 
 from petrichor_pipeline.config import BuildLimits, ModelEndpoint
 from petrichor_pipeline.models import transport
-from petrichor_pipeline.models.base import CallContext, EvidenceText, ModelError, QuestionChunk, UsageMeter
+from petrichor_pipeline.models.protocols import CallContext, EvidenceText, ModelError, QuestionChunk, UsageMeter
 from petrichor_pipeline.models.chat import OpenAIChatModel
 from petrichor_pipeline.models.prompts import CONTRACT_WINS_LINE, PROMPT_VERSION
 

@@ -8,7 +8,7 @@ import jieba
 import pytest
 
 from petrichor_pipeline.models.offline import sentences, terms
-from petrichor_pipeline.models.base import (
+from petrichor_pipeline.models.protocols import (
     CallContext,
     CandidateRequest,
     EvidenceText,
@@ -17,7 +17,8 @@ from petrichor_pipeline.models.base import (
     TreeNodeText,
     UsageMeter,
 )
-from petrichor_pipeline.models.offline import OFFLINE_VERSION, OfflineChatModel
+from petrichor_pipeline.models.offline.answerer import OFFLINE_VERSION
+from petrichor_pipeline.models.offline.model import OfflineChatModel
 from petrichor_pipeline.models.offline.answers import NOT_FOUND
 from petrichor_pipeline.models.prompts import PROMPT_VERSION
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from petrichor_pipeline.models.base import CandidateRequest, QuestionChunk, TreeNodeText
+from petrichor_pipeline.models.protocols import CandidateRequest, QuestionChunk, TreeNodeText
 from petrichor_pipeline.models.prompts import (
     ANSWER,
     CANDIDATES,

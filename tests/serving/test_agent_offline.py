@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from petrichor_pipeline.config import load_settings
-from petrichor_pipeline.models.factory import make_chat_model
+from petrichor_pipeline.models.providers import make_chat_model
 from petrichor_serving.agent import loop
 from petrichor_serving.recall.access import Scope
 

@@ -9,20 +9,22 @@ import pytest
 from starlette.testclient import TestClient
 
 from petrichor_pipeline.config import load_settings
-from petrichor_serving.app import Services, create_app
+from petrichor_serving.app import create_app
 from petrichor_serving.auth import KeyStore
+from petrichor_serving.services import Services, ServingSettings
 from tests.conftest import isolated_env
 
 
 def _client(built_corpus, monkeypatch, keys: KeyStore | None = None) -> TestClient:
-    from petrichor_pipeline.models.factory import make_chat_model, make_embedder
+    from petrichor_pipeline.models.providers import make_answer_model, make_embedder
     from petrichor_serving.snapshot import SnapshotStore
 
     isolated_env(monkeypatch, built_corpus.data_dir, built_corpus.corpus_dir, built_corpus.dagster_home)
     settings = load_settings()
     embedder = make_embedder(settings)
     store = SnapshotStore(settings.data_dir, embed_fingerprint=embedder.fingerprint)
-    services = Services(settings=settings, store=store, keys=keys, chat=make_chat_model(settings), embedder=embedder)
+    serving = ServingSettings(data_dir=settings.data_dir)
+    services = Services(settings=serving, store=store, keys=keys, chat=make_answer_model(settings), embedder=embedder)
     return TestClient(create_app(services, watch=False))
 
 

@@ -13,9 +13,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from petrichor_pipeline.models.base import EvidenceText
+from petrichor_pipeline.models.protocols import EvidenceText
 from petrichor_pipeline.models.offline.sentences import informative, language_of, split_sentences
-from petrichor_pipeline.models.offline.terms import search_tokens
+from petrichor_pipeline.models.offline.overlap import search_tokens
 
 MAX_ANSWER_UNITS = 3
 KEEP_RATIO = 0.6

@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 from typing import Any, Iterator, Sequence
 
-from petrichor_pipeline.models.base import CandidateRequest
+from petrichor_pipeline.models.protocols import CandidateRequest
 from petrichor_pipeline.models.offline.sentences import CJK_RUN, Sentence, cut, is_prose, language_of, split_sentences
 from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, name_identity, salient_terms
 

@@ -2,42 +2,23 @@
 
 from __future__ import annotations
 
-import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-from petrichor_pipeline.models.base import (
-    CallContext,
-    CandidateRequest,
-    EvidenceText,
-    PageRequest,
-    QuestionChunk,
-    TreeNodeText,
-    UsageMeter,
-    UsageRecord,
-)
-from petrichor_pipeline.models.offline.answers import answer
+from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
 from petrichor_pipeline.models.offline.candidates import extract_candidates
 from petrichor_pipeline.models.offline.catalog import plan_catalog
 from petrichor_pipeline.models.offline.pages import generate_pages
 from petrichor_pipeline.models.offline.questions import chunk_questions
 from petrichor_pipeline.models.offline.tree import node_summary
-from petrichor_pipeline.models.prompts import ANSWER, CANDIDATES, CATALOG, PAGES, PROMPT_VERSION, QUESTIONS, TREE_SUMMARIES
-from petrichor_pipeline.models.usage import record_usage
-
-OFFLINE_VERSION = 3
-"""Bumped whenever the offline model's output changes, so derived data built with it goes stale."""
+from petrichor_pipeline.models.prompts import CANDIDATES, CATALOG, PAGES, QUESTIONS, TREE_SUMMARIES
+from petrichor_pipeline.models.protocols import CallContext, CandidateRequest, PageRequest, QuestionChunk, TreeNodeText
 
 
-class OfflineChatModel:
+class OfflineChatModel(OfflineAnswerer):
     """`ChatModel` without a network: keyword and structure based, deterministic, grounded.
 
-    Calls are metered like endpoint calls (no tokens), so build summaries count them the same way.
+    Answering is inherited from `OfflineAnswerer`, so both halves share one fingerprint.
     """
-
-    fingerprint = f"offline:{OFFLINE_VERSION}:{PROMPT_VERSION}"
-
-    def __init__(self, meter: UsageMeter | None = None):
-        self._meter = meter
 
     def generate_questions(self, chunks: Sequence[QuestionChunk], ctx: CallContext) -> dict[str, Any]:
         return self._timed(QUESTIONS.op, ctx, lambda: {"questions": {c.key: chunk_questions(c) for c in chunks}})
@@ -56,13 +37,3 @@ class OfflineChatModel:
             return {"summaries": {str(n.position): s for n in nodes if (s := node_summary(n))}}
 
         return self._timed(TREE_SUMMARIES.op, ctx, summaries)
-
-    def answer(self, question: str, evidence: Sequence[EvidenceText], ctx: CallContext) -> dict[str, Any]:
-        return self._timed(ANSWER.op, ctx, lambda: answer(question, evidence))
-
-    def _timed(self, op: str, ctx: CallContext, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        started = time.perf_counter()
-        try:
-            return run()
-        finally:
-            record_usage(self._meter, op, ctx.article_id, UsageRecord(calls=1, latency_s=time.perf_counter() - started))

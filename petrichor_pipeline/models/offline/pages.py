@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Sequence
 
-from petrichor_pipeline.models.base import PageRequest
+from petrichor_pipeline.models.protocols import PageRequest
 from petrichor_pipeline.models.offline.sentences import Sentence, cut, is_prose, language_of, split_sentences
 from petrichor_pipeline.models.offline.terms import term_for
 

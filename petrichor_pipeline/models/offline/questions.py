@@ -7,7 +7,7 @@ import string
 from dataclasses import dataclass
 from typing import Sequence
 
-from petrichor_pipeline.models.base import QuestionChunk
+from petrichor_pipeline.models.protocols import QuestionChunk
 from petrichor_pipeline.models.offline.sentences import (
     Sentence,
     cut,

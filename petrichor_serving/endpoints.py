@@ -1,0 +1,166 @@
+"""An endpoint is one handler plus one `Endpoint` line: the route, the body check and its OpenAPI entry.
+
+`Endpoint.route()` reads and validates the body against the endpoint's request model (`schema`),
+authenticates when the endpoint is secured, and maps errors to `{"error": ...}` replies;
+`openapi_document()` writes the same declarations out as OpenAPI 3.1.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from pydantic import BaseModel, ValidationError
+from pydantic.json_schema import models_json_schema
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from petrichor_serving.agent.tools import ToolError
+from petrichor_serving.auth import LOCAL, Principal, public_scope
+from petrichor_serving.recall.access import Scope
+from petrichor_serving.schema import MAX_BODY_BYTES, ErrorResponse
+from petrichor_serving.services import Services
+from petrichor_serving.snapshot import Snapshot
+
+MAX_ERROR_CHARS = 200
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request as a handler sees it: the services, and who is asking."""
+
+    request: Request
+    services: Services
+    principal: Principal | None
+    """None on an anonymous endpoint: the scope is public shares only."""
+
+    def snapshot(self) -> Snapshot:
+        snap = self.services.store.current
+        if snap is None:
+            raise HttpError(503, "no snapshot is loaded yet: run `petrichor build`")
+        return snap
+
+    def scope(self, *, kb_ids: list[str] | None, article_id: str | None = None) -> Scope:
+        if self.principal is None:
+            return public_scope(kb_ids=kb_ids)
+        return self.principal.scope(kb_ids=kb_ids, article_id=article_id)
+
+
+Handler = Callable[..., Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    method: str
+    path: str
+    handler: Handler
+    """`handler(call, body)` with a request model, `handler(call)` without one; returns the JSON reply."""
+    summary: str
+    response: type[BaseModel]
+    request: type[BaseModel] | None = None
+    secured: bool = True
+    """Needs an API key when a key file is configured; False: anonymous, public shares only."""
+
+    def route(self) -> Route:
+        async def endpoint(request: Request) -> JSONResponse:
+            try:
+                services: Services = request.app.state.services
+                body = _validated(self.request, await _json_body(request)) if self.request else None
+                call = Call(request, services, _principal(services, request) if self.secured else None)
+                reply = await (self.handler(call, body) if self.request else self.handler(call))
+                return JSONResponse(reply)
+            except HttpError as exc:
+                return JSONResponse({"error": exc.message}, status_code=exc.status)
+            except ToolError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+        endpoint.__name__ = self.handler.__name__
+        return Route(self.path, endpoint, methods=[self.method])
+
+
+async def _json_body(request: Request) -> Any:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise HttpError(413, f"request body over {MAX_BODY_BYTES} bytes")
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        raise HttpError(413, f"request body over {MAX_BODY_BYTES} bytes")
+    try:
+        data = json.loads(body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise HttpError(400, f"body is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise HttpError(400, "body must be a JSON object")
+    return data
+
+
+def _validated(model: type[BaseModel], data: dict[str, Any]) -> BaseModel:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise HttpError(400, validation_message(exc)) from None
+
+
+def validation_message(exc: ValidationError) -> str:
+    """The first offending field and what it should be; never the input itself (it may be large)."""
+    errors = exc.errors(include_input=False, include_url=False)
+    field = ".".join(str(part) for part in errors[0]["loc"] if isinstance(part, (str, int)) and part not in ("str", "list[str]", "int"))
+    same = [e["msg"] for e in errors if e["loc"][:1] == errors[0]["loc"][:1]]
+    message = f"{field or 'body'}: {' or '.join(dict.fromkeys(same))}"
+    return message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 1] + "…"
+
+
+def _principal(services: Services, request: Request) -> Principal:
+    if services.keys is None:
+        return LOCAL
+    principal = services.keys.authenticate(request.headers.get("authorization"))
+    if principal is None:
+        raise HttpError(401, "a valid API key is required (Authorization: Bearer <key>)")
+    return principal
+
+
+_ERRORS = {
+    400: "Bad input",
+    404: "Not found or out of scope",
+    413: f"Body over {MAX_BODY_BYTES // 1024} KiB",
+    503: "No snapshot loaded",
+}
+
+
+def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
+    """OpenAPI 3.1 from the endpoint table: request and response schemas come from `schema`'s models."""
+    models = {(e.request, "validation") for e in endpoints if e.request} | {(e.response, "serialization") for e in endpoints}
+    models.add((ErrorResponse, "serialization"))
+    refs, defs = models_json_schema(sorted(models, key=lambda m: (m[0].__name__, m[1])), ref_template="#/components/schemas/{model}")
+    paths: dict[str, Any] = {}
+    for e in endpoints:
+        op: dict[str, Any] = {
+            "operationId": e.handler.__name__,
+            "summary": e.summary,
+            "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": refs[(e.response, "serialization")]}}}},
+        }
+        if e.request:
+            op["requestBody"] = {"required": True, "content": {"application/json": {"schema": refs[(e.request, "validation")]}}}
+            errors = dict(_ERRORS)
+            if e.secured:
+                errors[401] = "Missing or invalid API key"
+            error = refs[(ErrorResponse, "serialization")]
+            for status, text in sorted(errors.items()):
+                op["responses"][str(status)] = {"description": text, "content": {"application/json": {"schema": error}}}
+            op["security"] = [{"apiKey": []}] if e.secured else []
+        paths.setdefault(e.path, {})[e.method.lower()] = op
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Petrichor", "version": "0.1.0", "description": "Read-only knowledge search and cited answers."},
+        "components": {"securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer"}}, "schemas": defs.get("$defs", {})},
+        "paths": paths,
+    }

@@ -1,0 +1,53 @@
+"""What a running server holds: its settings, the snapshot store, the key file and the model clients.
+
+Serving reads no environment and builds no model provider: the layer above (the CLI) reads the
+configuration, builds the clients through `petrichor_pipeline.models.providers`, and hands them in as
+`ServingSettings` plus protocol-typed objects.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from petrichor_pipeline.models.protocols import AnswerModel, Embedder
+from petrichor_serving.auth import KeyStore
+from petrichor_serving.snapshot import SnapshotStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ServingSettings:
+    data_dir: Path
+    api_keys_file: Path | None = None
+    """None: single-user local mode, every tenant readable."""
+    reload_interval_s: float = 2.0
+    """How often the store looks for a newly published snapshot."""
+
+
+@dataclass
+class Services:
+    settings: ServingSettings
+    store: SnapshotStore
+    keys: KeyStore | None
+    chat: AnswerModel
+    embedder: Embedder | None
+
+
+def build_services(settings: ServingSettings, *, chat: AnswerModel, embedder: Embedder | None) -> Services:
+    """Wire the store and the key file around the given clients; loads jieba and the embedder once."""
+    from petrichor_pipeline.text.tokenize import init_jieba
+
+    init_jieba()
+    keys = KeyStore.load(settings.api_keys_file) if settings.api_keys_file else None
+    fingerprint = None
+    if embedder is not None:
+        try:
+            fingerprint = embedder.fingerprint
+        except Exception as exc:  # an unreachable endpoint: serve lexical routes only
+            log.warning("embedder unavailable, vector routes off: %s", exc)
+            embedder = None
+    store = SnapshotStore(settings.data_dir, embed_fingerprint=fingerprint)
+    return Services(settings=settings, store=store, keys=keys, chat=chat, embedder=embedder)
