@@ -17,7 +17,7 @@ from functools import cached_property, lru_cache
 from typing import Iterable, Sequence
 
 from petrichor_pipeline.models.offline.overlap import stem
-from petrichor_pipeline.models.offline.sentences import CJK, CJK_RUN, Sentence, has_cjk, informative
+from petrichor_pipeline.models.offline.sentences import CJK, CJK_RUN, Sentence, informative
 from petrichor_pipeline.models.offline.stopwords import CHINESE, ENGLISH
 
 _lock = threading.Lock()
