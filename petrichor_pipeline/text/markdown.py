@@ -148,9 +148,9 @@ def scan_lines(markdown: str) -> Iterator[Line]:
         start += len(text) + 1
 
 
-def headings(markdown: str) -> list[Heading]:
+def headings(markdown: str) -> Iterator[Heading]:
     """The headings of `markdown` outside fences, in order."""
-    return [mark for mark in scan_marks(markdown) if isinstance(mark, Heading)]
+    return (mark for mark in scan_marks(markdown) if isinstance(mark, Heading))
 
 
 def drop_code_blocks(markdown: str, replacement: str = " ") -> str:
