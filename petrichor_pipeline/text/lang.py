@@ -19,7 +19,7 @@ CJK_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 """CJK ideographs: Extension A, the unified block and the compatibility block (a regex class body)."""
 CJK = re.compile(f"[{CJK_CLASS}]")
 CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-_LATIN = re.compile(r"[A-Za-z]")
+LATIN = re.compile(r"[A-Za-z]")
 CJK_TO_LATIN_RATIO = 3
 """One Han character weighs as much as three Latin letters in the language guess."""
 
@@ -37,7 +37,7 @@ def has_cjk(text: str) -> bool:
 def language_of(text: str) -> Language:
     """"zh" when the text has Han characters and they outweigh its Latin letters 1:3, else "en"."""
     cjk = len(CJK.findall(text))
-    return "zh" if cjk and cjk * CJK_TO_LATIN_RATIO >= len(_LATIN.findall(text)) else "en"
+    return "zh" if cjk and cjk * CJK_TO_LATIN_RATIO >= len(LATIN.findall(text)) else "en"
 
 
 _jieba_lock = threading.Lock()

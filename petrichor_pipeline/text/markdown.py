@@ -29,6 +29,7 @@ _HEADING_MARK = re.compile(r"(#{1,6})[\t\n\f\r ]+")
 # `[\t\f\r ]`, so the second branch is the fence pattern `^\s*(```|~~~)`. Searching for a literal "\n"
 # prefix is several times faster in `re` than a MULTILINE `^`.
 _LINE_OF_INTEREST = re.compile(r"\n(?:(#)|[\t\f\r ]*(?:```|~~~))")
+_TABLE_RULE = re.compile(r"^[\s|:\-+]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +152,11 @@ def scan_lines(markdown: str) -> Iterator[Line]:
 def headings(markdown: str) -> Iterator[Heading]:
     """The headings of `markdown` outside fences, in order."""
     return (mark for mark in scan_marks(markdown) if isinstance(mark, Heading))
+
+
+def is_table_rule(line: str) -> bool:
+    """A table's header rule such as `|---|:--:|`: layout, not content."""
+    return "-" in line and _TABLE_RULE.match(line) is not None
 
 
 def drop_code_blocks(markdown: str, replacement: str = " ") -> str:
