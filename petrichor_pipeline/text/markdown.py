@@ -154,6 +154,11 @@ def headings(markdown: str) -> Iterator[Heading]:
     return (mark for mark in scan_marks(markdown) if isinstance(mark, Heading))
 
 
+def has_title_heading(markdown: str) -> bool:
+    """Whether `markdown` has a level-1 heading outside fences (a page that names itself)."""
+    return any(heading.level == 1 for heading in headings(markdown))
+
+
 def is_table_rule(line: str) -> bool:
     """A table's header rule such as `|---|:--:|`: layout, not content."""
     return "-" in line and _TABLE_RULE.match(line) is not None
