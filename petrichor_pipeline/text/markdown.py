@@ -1,7 +1,8 @@
 """Markdown structure every part of Petrichor agrees on: which lines are headings, fences and fenced code.
 
 One linear scanner, the chunker's (reference §1.3), serves the chunker, the sources' title, the PageIndex
-tree, the guide cleaner and the offline model, so a heading has the same title wherever it is read.
+tree, the guide cleaner, wiki pages, local summaries and the offline model, so a heading has the same
+title wherever it is read.
 
 The rules:
 
@@ -41,7 +42,7 @@ class Heading(NamedTuple):
     """0-based line index."""
     level: int
     title: str
-    """The heading text without marks or surrounding whitespace; may be empty (`#  `, `# ##`... see rules)."""
+    """The heading text without marks or surrounding whitespace; empty for a line such as `#  `."""
     start: int
     end: int
 
