@@ -38,7 +38,7 @@ class Services:
 
 def build_services(settings: ServingSettings, *, chat: AnswerModel, embedder: Embedder | None) -> Services:
     """Wire the store and the key file around the given clients; loads jieba and the embedder once."""
-    from petrichor_pipeline.text.tokenize import init_jieba
+    from petrichor_pipeline.text.lang import init_jieba
 
     init_jieba()
     keys = KeyStore.load(settings.api_keys_file) if settings.api_keys_file else None

@@ -20,8 +20,8 @@ import numpy as np
 
 from petrichor.evaluation.dataset import EvalDoc
 from petrichor.evaluation.retrieval import SEARCH_LIMIT, Ranking, Retrieved
-from petrichor_pipeline.knowledge.markdown_lines import scan_lines
 from petrichor_pipeline.text.bm25 import BM25Index, top_ranked
+from petrichor_pipeline.text.markdown import headings
 from petrichor_pipeline.text.normalize import normalize_text, sha256_hex
 from petrichor_pipeline.text.tokenize import get_tokenizer
 
@@ -47,16 +47,12 @@ def _heading_marks(text: str) -> tuple[list[int], list[tuple[str, ...]]]:
     """Offsets where a heading line starts and the heading path from there on."""
     offsets, paths = [0], [()]
     stack: list[tuple[int, str]] = []
-    position = 0
-    lines = text.split("\n")
-    for line in scan_lines(lines):
-        if line.level:
-            while stack and stack[-1][0] >= line.level:
-                stack.pop()
-            stack.append((line.level, line.title))
-            offsets.append(position)
-            paths.append(tuple(t for _, t in stack))
-        position += len(line.text) + 1
+    for heading in headings(text):
+        while stack and stack[-1][0] >= heading.level:
+            stack.pop()
+        stack.append((heading.level, heading.title))
+        offsets.append(heading.start)
+        paths.append(tuple(t for _, t in stack))
     return offsets, paths
 
 

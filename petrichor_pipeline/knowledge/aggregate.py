@@ -18,11 +18,11 @@ import pyarrow as pa
 from petrichor_pipeline.contract import chunk_id_of, to_table
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge, PageContribution
 from petrichor_pipeline.knowledge.wiki_links import resolve_links
+from petrichor_pipeline.text.markdown import has_title_heading
 
 ALIAS_LIMIT = 20
 
 _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
-_H1_LINE = re.compile(r"^#[ \t]", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -49,13 +49,13 @@ def render_aggregated_page(title: str, bodies: Sequence[str]) -> str:
     """
     bodies = [b.strip() for b in bodies if b.strip()]
     if len(bodies) == 1:
-        return bodies[0] if _H1_LINE.search(bodies[0]) else f"# {title}\n\n{bodies[0]}"
+        return bodies[0] if has_title_heading(bodies[0]) else f"# {title}\n\n{bodies[0]}"
     blocks = [f"# {title}"]
     seen: set[str] = set()
     for body in bodies:
         for block in _PARAGRAPH_BREAK.split(body):
             block = block.strip()
-            if not block or ("\n" not in block and _H1_LINE.match(block)):
+            if not block or ("\n" not in block and has_title_heading(block)):
                 continue
             identity = " ".join(block.lower().split())
             if identity not in seen:

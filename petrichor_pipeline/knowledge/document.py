@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from petrichor_pipeline.knowledge.wiki_links import WIKI_LINK
+from petrichor_pipeline.text.markdown import drop_code_blocks
 
 DOCUMENT_MAX_CHARS = 72000
 HEAD_SHARE_PERCENT = 62
@@ -17,7 +18,6 @@ SUMMARY_MAX_CHARS = 800
 LOCAL_SUMMARY_CHARS = 260
 
 _NEWLINES = re.compile(r"\r\n?")
-_FENCED_BLOCK = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.DOTALL | re.MULTILINE)
 _TAG = re.compile(r"<[^>\n]+>")
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)")
 _LINK = re.compile(r"\[([^\]\n]*)\]\([^)\n]*\)")
@@ -36,7 +36,7 @@ def whole_document_context(markdown: str, max_chars: int = DOCUMENT_MAX_CHARS) -
 
 def plain_text(markdown: str) -> str:
     """Markdown reduced to its readable words on one line: no code blocks, tags, images or link syntax."""
-    text = _FENCED_BLOCK.sub(" ", markdown)
+    text = drop_code_blocks(markdown)
     text = _TAG.sub(" ", text)
     text = _IMAGE.sub(" ", text)
     text = _LINK.sub(r"\1", text)

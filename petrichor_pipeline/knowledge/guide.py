@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from petrichor_pipeline.knowledge.markdown_lines import scan_lines
+from petrichor_pipeline.text.markdown import scan_lines
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _BLANK_RUN = re.compile(r"\n{3,}")
@@ -23,7 +23,7 @@ def prepare_guide(raw_markdown: str) -> str:
     code fences are body lines. Comments are removed first, so a section holding only a comment is empty.
     """
     text = _COMMENT.sub("", raw_markdown.replace("\r\n", "\n").replace("\r", "\n"))
-    lines = list(scan_lines(text.split("\n")))
+    lines = list(scan_lines(text))
     dropped: set[int] = set()
     for pos, line in enumerate(lines):
         if not line.level:
@@ -36,6 +36,6 @@ def prepare_guide(raw_markdown: str) -> str:
                 has_body = True
                 break
         if not has_body:
-            dropped.add(line.index)
-    kept = ["" if not ln.text.strip() else ln.text.rstrip() for ln in lines if ln.index not in dropped]
+            dropped.add(line.line_no)
+    kept = ["" if not ln.text.strip() else ln.text.rstrip() for ln in lines if ln.line_no not in dropped]
     return _BLANK_RUN.sub("\n\n", "\n".join(kept)).strip()

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from petrichor_pipeline.knowledge.document import clip, plain_text
-from petrichor_pipeline.knowledge.markdown_lines import Line, scan_lines
 from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError, TreeNodeText
+from petrichor_pipeline.text.markdown import Line, scan_lines
 from petrichor_pipeline.text.normalize import sha256_hex
 
 UNTITLED_DOCUMENT = "（无标题文档）"
@@ -57,9 +57,9 @@ def parse_markdown_tree(markdown: str, root_title: str, article_id: str) -> list
     is the text up to the next heading, the heading line excluded. Lines inside code fences are never
     headings; fence lines stay in the content. Lines are 1-based: a node spans `start_line..end_line`.
     """
-    lines = list(scan_lines(markdown.replace("\r\n", "\n").split("\n")))
+    lines = list(scan_lines(markdown.replace("\r\n", "\n")))
     headings = [ln for ln in lines if ln.level]
-    first = headings[0].index if headings else len(lines)
+    first = headings[0].line_no if headings else len(lines)
     nodes = [
         TreeNode(0, 0, -1, root_title.strip() or UNTITLED_DOCUMENT, _body(lines, 0, first), 1, first, article_id)
     ]
@@ -67,7 +67,7 @@ def parse_markdown_tree(markdown: str, root_title: str, article_id: str) -> list
     seen: dict[tuple[str, ...], int] = {}
     for i, heading in enumerate(headings):
         position = i + 1
-        end = headings[i + 1].index if i + 1 < len(headings) else len(lines)
+        end = headings[i + 1].line_no if i + 1 < len(headings) else len(lines)
         while stack and stack[-1][0] >= heading.level:
             stack.pop()
         parent = stack[-1][1] if stack else 0
@@ -76,8 +76,8 @@ def parse_markdown_tree(markdown: str, root_title: str, article_id: str) -> list
         path = tuple(t for _, _, t in stack)
         occurrence = seen.get(path, 0)
         seen[path] = occurrence + 1
-        content = _body(lines, heading.index + 1, end)
-        nodes.append(TreeNode(position, heading.level, parent, title, content, heading.index + 1, end, article_id, path, occurrence))
+        content = _body(lines, heading.line_no + 1, end)
+        nodes.append(TreeNode(position, heading.level, parent, title, content, heading.line_no + 1, end, article_id, path, occurrence))
     return nodes
 
 

@@ -17,6 +17,7 @@ from petrichor_pipeline.knowledge.page_keys import normalize_any_page_key
 from petrichor_pipeline.knowledge.strings import capped_warnings, cut
 from petrichor_pipeline.knowledge.wiki_links import resolve_links, wiki_link
 from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError, PageRequest
+from petrichor_pipeline.text.markdown import has_title_heading
 
 PAGE_BATCH_SIZE = 4
 NO_DETAIL = "暂无详细说明。"
@@ -25,7 +26,6 @@ RELATED_SECTION = "## 相关知识"
 
 _SUMMARY_LINE = re.compile(r"^\s*SUMMARY:", re.IGNORECASE)
 _CHUNK_REF = re.compile(r"`?chunk-\d+`?")
-_H1 = re.compile(r"^#[ \t]", re.MULTILINE)
 _BLANK_RUN = re.compile(r"\n{3,}")
 
 
@@ -63,7 +63,7 @@ def normalize_generated_page_content(content: str, name: str, summary: str) -> s
     text = _BLANK_RUN.sub("\n\n", _CHUNK_REF.sub("", text)).strip()
     if not text:
         return f"# {name}\n\n{summary or NO_DETAIL}"
-    return text if _H1.search(text) else f"# {name}\n\n{text}"
+    return text if has_title_heading(text) else f"# {name}\n\n{text}"
 
 
 def fallback_page(candidate: Candidate, relations: Sequence[Relation], names: Mapping[str, str]) -> str:

@@ -11,11 +11,8 @@ from dataclasses import dataclass
 from petrichor_pipeline.sources.decode import decode_text
 from petrichor_pipeline.sources.errors import RejectedFile
 from petrichor_pipeline.sources.frontmatter import FrontMatter, parse_front_matter, split_front_matter
+from petrichor_pipeline.text.markdown import headings
 
-# The chunker's heading and fence rules (reference §1.3), except that a closing `#` run needs a space
-# before it, as in CommonMark, so a title like "C# and F#" keeps its last character.
-_HEADING = re.compile(r"^(#{1,6})[\t\f\r ]+(.+?)(?:[\t\f\r ]+#+)?[\t\f\r ]*$")
-_FENCE = re.compile(r"^[\t\f\r ]*(```|~~~)")
 _EMPHASIS = re.compile(r"(\*{1,3}|_{1,3})(\S(?:.*?\S)?)\1")
 
 
@@ -27,18 +24,13 @@ class MarkdownDocument:
 
 
 def first_heading(markdown: str, max_level: int = 6) -> str | None:
-    """The text of the first ATX heading of level `max_level` or less (`#` is 1), skipping fenced code.
+    """The text of the first heading of level `max_level` or less (`#` is 1) outside fences (`text.markdown`).
 
     Emphasis markers are dropped (PDF conversion writes bold headings as `# **Title**`): a title is plain text.
     """
-    in_fence = False
-    for line in markdown.split("\n"):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        match = None if in_fence else _HEADING.match(line)
-        if match and len(match.group(1)) <= max_level:
-            title = _EMPHASIS.sub(r"\2", match.group(2)).strip()
+    for heading in headings(markdown):
+        if heading.level <= max_level:
+            title = _EMPHASIS.sub(r"\2", heading.title).strip()
             if title.strip("#"):
                 return title
     return None

@@ -3,8 +3,8 @@
 An article becomes retrieval chunks in three deterministic stages, so that a chunk keeps its heading path
 and code blocks or steps are not cut mid-way:
 
-1. sections: every h1–h6 heading outside a code fence starts a section that carries its heading path;
-   text before the first heading is the preamble, named after the article;
+1. sections: every h1–h6 heading outside a code fence (by the rules of `text.markdown`) starts a section
+   that carries its heading path; text before the first heading is the preamble, named after the article;
 2. merge: neighbouring sections of one top-level topic are merged greedily toward 1200 code points, then
    groups under 400 fold into a neighbour of the same topic (forward first, then backward); a merged
    chunk is named after the section holding at least 60 % of its text, else the first substantial
@@ -27,12 +27,12 @@ Only the first 120 chunks of an article are kept (product rule); a warning then 
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from petrichor_pipeline.text.markdown import Fence, scan_marks
 from petrichor_pipeline.text.normalize import normalize_text
 
 ALGORITHM_VERSION = 2
@@ -46,16 +46,6 @@ SPLIT_FLOOR_CHARS = MAX_CHARS * 55 // 100  # breaks are searched in [cursor + 17
 CHUNK_LIMIT = 120
 UNTITLED_HEADING = "文档正文"
 
-# The original patterns are RE2, where `\s` is ASCII whitespace only; the class is spelled out so that
-# Python does not also match U+3000 and other Unicode spaces. The heading pattern is
-# `^(#{1,6})\s+(.+?)\s*#*\s*$`; `_heading` evaluates it without backtracking, which in `re` is cubic in the
-# length of a run of spaces.
-_ASCII_SPACE = "\t\n\f\r "
-_HEADING_MARK = re.compile(r"(#{1,6})[\t\n\f\r ]+")
-# A line that may be a heading (group 1) or is a fence opener/closer. Inside one line `\s` can only be one of
-# `[\t\f\r ]`, so the second branch is the original fence pattern `^\s*(```|~~~)`. Searching for a
-# literal "\n" prefix is several times faster in `re` than a MULTILINE `^`.
-_LINE_OF_INTEREST = re.compile(r"\n(?:(#)|[\t\f\r ]*(?:```|~~~))")
 _SENTENCE_ENDS = "。！？；!?;"
 _PREAMBLE_TOPIC = "\x00导语"  # grouping key of the preamble; normalised headings never contain NUL
 
@@ -131,62 +121,32 @@ def chunk_markdown(markdown: str, title: str) -> ChunkResult:
 def _parse_sections(body: str, title: str, preamble_heading: str) -> tuple[list[_Section], list[tuple[int, int]]]:
     """Stage 1 over `body` (the trimmed text): sections plus the fenced blocks as (start, end) spans.
 
-    A fence span runs from its opener's line start to its closer's line end (an unclosed fence runs to
-    the end); any ``` or ~~~ line toggles the fence regardless of its kind, as in the reference.
+    Headings and fences are `text.markdown`'s. A fence span runs from its opener's line start to its
+    closer's line end (an unclosed fence runs to the end).
     """
     sections: list[_Section] = []
     fences: list[tuple[int, int]] = []
     stack: list[tuple[int, str]] = []
     section_start, heading, path = 0, preamble_heading, ()
     fence_start = -1
-    # Searching "\n" + body makes the first line like any other: a match at i is the line starting at i.
-    for match in _LINE_OF_INTEREST.finditer("\n" + body):
-        line_start = match.start()
-        line_end = body.find("\n", line_start)
-        if line_end < 0:
-            line_end = len(body)
-        if match.group(1) is None:  # a fence line
-            if fence_start < 0:
-                fence_start = line_start
+    for mark in scan_marks(body):
+        if isinstance(mark, Fence):
+            if mark.opens:
+                fence_start = mark.start
             else:
-                fences.append((fence_start, line_end))
+                fences.append((fence_start, mark.end))
                 fence_start = -1
             continue
-        if fence_start >= 0:
-            continue
-        found = _heading(body[line_start:line_end])
-        if found is None:
-            continue
-        _append_section(sections, body, section_start, line_start, heading, path)
-        level, name = found
-        heading = name.strip() or title
-        while stack and stack[-1][0] >= level:
+        _append_section(sections, body, section_start, mark.start, heading, path)
+        heading = mark.title or title
+        while stack and stack[-1][0] >= mark.level:
             stack.pop()
-        stack.append((level, heading))
-        section_start, path = line_start, tuple(name for _, name in stack)
+        stack.append((mark.level, heading))
+        section_start, path = mark.start, tuple(name for _, name in stack)
     if fence_start >= 0:
         fences.append((fence_start, len(body)))
     _append_section(sections, body, section_start, len(body), heading, path)
     return sections, fences
-
-
-def _heading(line: str) -> tuple[int, str] | None:
-    r"""(level, group 2) of `^(#{1,6})\s+(.+?)\s*#*\s*$` on `line`, or None if it does not match.
-
-    The level is fixed by the hashes. `\s+` keeps its whole run unless nothing would be left for `(.+?)`,
-    which then takes the run's last space. Otherwise `(.+?)` is the shortest non-empty prefix of the rest
-    whose remainder has the form spaces, hashes, spaces; since every suffix of such a remainder has that
-    form too, it ends where the longest such suffix begins (or after one character).
-    """
-    mark = _HEADING_MARK.match(line)
-    if mark is None:
-        return None
-    level = len(mark.group(1))
-    rest = line[mark.end() :]
-    if not rest:
-        return (level, line[-1]) if mark.end() - level >= 2 else None
-    kept = len(rest.rstrip(_ASCII_SPACE).rstrip("#").rstrip(_ASCII_SPACE))
-    return level, rest[: max(1, kept)]
 
 
 def _append_section(

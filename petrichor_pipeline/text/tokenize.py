@@ -7,7 +7,7 @@ whole Chinese sentence into one token; bigrams need no dictionary and match any 
 
 `jieba` keeps the same latin rules but segments CJK runs with jieba's search mode, which yields real words
 plus their sub-words. It is an alternative for corpora where bigram noise hurts; the dictionary is loaded
-once per process, lazily, or eagerly through `init_jieba()` at start-up.
+once per process by `text.lang.init_jieba`, lazily or at start-up.
 
 The bigram tokenizer is one precompiled regex `findall`: no Python code runs per character or per token.
 """
@@ -15,16 +15,15 @@ The bigram tokenizer is one precompiled regex `findall`: no Python code runs per
 from __future__ import annotations
 
 import functools
-import logging
 import re
 import sys
-import threading
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+from petrichor_pipeline.text.lang import CJK_CLASS as _CJK
+from petrichor_pipeline.text.lang import init_jieba
+
 _BMP_END = 0x10000
 
 
@@ -53,7 +52,6 @@ def _punctuation_and_symbols(lo: int, hi: int) -> str:
 # symbols (emoji, mostly) are rare and are turned into spaces first, only when the text has any.
 _SPLIT = " \t\n\r" + _punctuation_and_symbols(0, _BMP_END)
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-_CJK_CHAR = re.compile(f"[{_CJK}]")
 
 # One match per token, the token in group 1 (so `findall` returns the list without Python per token):
 #   a CJK character followed by another      -> the two-character window, one character consumed;
@@ -90,28 +88,7 @@ def query_tokens(text: str) -> list[str]:
     return list(dict.fromkeys(_TOKENS.findall(_prepare(text))))
 
 
-def has_cjk(text: str) -> bool:
-    return _CJK_CHAR.search(text) is not None
-
-
 # ------------------------------------------------------------------------------------------------ jieba
-
-_jieba_lock = threading.Lock()
-_jieba: ModuleType | None = None
-
-
-def init_jieba() -> ModuleType:
-    """Import jieba and load its dictionary once per process; safe to call from several threads."""
-    global _jieba
-    if _jieba is None:
-        with _jieba_lock:
-            if _jieba is None:
-                import jieba
-
-                jieba.setLogLevel(logging.WARNING)
-                jieba.initialize()
-                _jieba = jieba
-    return _jieba
 
 
 def jieba_index_tokens(text: str) -> list[str]:

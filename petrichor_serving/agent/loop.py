@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from petrichor_pipeline.models.protocols import AnswerModel, CallContext, EvidenceText, ModelError
+from petrichor_pipeline.text.lang import NOT_FOUND, language_of
 from petrichor_pipeline.text.tokenize import query_tokens
 from petrichor_serving.agent import tools
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.snapshot import Snapshot
 
 STRUCTURAL = re.compile(r"(有哪些章节|哪些章节|目录|大纲|按顺序|章节结构|outline|table of contents|which sections|what sections|list the sections)", re.I)
-NOT_FOUND = {"zh": "知识库中未检索到相关内容。", "en": "The knowledge base has nothing on this."}
 
 
 @dataclass
@@ -38,11 +38,6 @@ class Trace:
 
     def add(self, tool: str, started: float, **info: Any) -> None:
         self.steps.append({"tool": tool, "ms": round((time.perf_counter() - started) * 1000, 2), **info})
-
-
-def _lang(text: str) -> str:
-    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
-    return "zh" if cjk * 4 >= len(text.strip()) or cjk >= 4 else "en"
 
 
 def _evidence_entry(i: int, item: dict[str, Any]) -> dict[str, Any]:
@@ -234,7 +229,7 @@ def answer(
         t = time.perf_counter()
         tree = tools.outline(snap, scope, article_id)
         trace.add("outline", t, article_id=article_id, nodes=tree["node_count"])
-        structural = _sections_answer(snap, tree, _lang(question))
+        structural = _sections_answer(snap, tree, language_of(question))
         if structural is not None:
             return {**structural, "trace_id": trace.trace_id, "trace": trace.steps, "snapshot_version": snap.version}
     for c in cands:
@@ -250,7 +245,7 @@ def answer(
             read_items[f"e{i + 1}"] = item
         trace.add("read_many", t, targets=targets, read=len(got["results"]))
 
-    lang = _lang(question)
+    lang = language_of(question)
     if not read_items:
         return {"answer": NOT_FOUND[lang], "citations": [], "evidence": [], "trace_id": trace.trace_id, "trace": trace.steps, "snapshot_version": snap.version}
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer, has_cjk
+from petrichor_pipeline.text.lang import has_cjk
+from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer
 from petrichor_serving.recall.access import Access, Scope, compute_access, page_readable
 from petrichor_pipeline.text.bm25 import BM25Index
 from petrichor_serving.recall.dense import maybe_dense

@@ -7,7 +7,6 @@ import re
 import jieba
 import pytest
 
-from petrichor_pipeline.models.offline import sentences, terms
 from petrichor_pipeline.models.protocols import (
     CallContext,
     CandidateRequest,
@@ -19,8 +18,8 @@ from petrichor_pipeline.models.protocols import (
 )
 from petrichor_pipeline.models.offline.answerer import OFFLINE_VERSION
 from petrichor_pipeline.models.offline.model import OfflineChatModel
-from petrichor_pipeline.models.offline.answers import NOT_FOUND
 from petrichor_pipeline.models.prompts import PROMPT_VERSION
+from petrichor_pipeline.text.lang import NOT_FOUND, has_cjk, init_jieba
 
 EN_DOC = """# Operating the pipeline
 
@@ -118,7 +117,7 @@ def test_three_distinct_questions_per_chunk_about_its_own_terms(model: OfflineCh
             assert question.endswith("？" if lang == "zh" else "?")
             assert question.rstrip("？?") not in chunk.content, "a question must not be a sentence of the chunk"
             if lang == "zh":
-                assert sentences.has_cjk(question)
+                assert has_cjk(question)
     assert any(q.startswith("What is the default of PETRICHOR_DATA") for q in model.generate_questions(EN_CHUNKS, CTX)["questions"]["chunk-001"])
 
 
@@ -232,7 +231,7 @@ def test_answer_says_not_found_when_nothing_overlaps(model: OfflineChatModel) ->
 
 
 def test_jieba_is_initialised_once_per_process(model: OfflineChatModel, monkeypatch: pytest.MonkeyPatch) -> None:
-    terms.ensure_jieba()
+    init_jieba()
 
     def fail() -> None:
         raise AssertionError("jieba initialised again")
@@ -301,7 +300,7 @@ def test_catalog_without_sections_groups_pages_under_the_names_they_mention(mode
 def test_the_heading_becomes_the_first_question(path: tuple[str, ...], expected: str) -> None:
     from petrichor_pipeline.models.offline.questions import chunk_questions, heading_question
 
-    lang = "zh" if sentences.has_cjk(path[-1]) else "en"
+    lang = "zh" if has_cjk(path[-1]) else "en"
     content = "使用 docker compose up -d 启动 Redis 服务。" if lang == "zh" else "Set fullLogoWidth to change the logo width."
     chunk = QuestionChunk("chunk-001", path[-1], path, content)
     assert heading_question(chunk, lang) == expected

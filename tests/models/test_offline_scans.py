@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from petrichor_pipeline.models.offline.candidates import _ACRONYM, _acronym_matches
-from petrichor_pipeline.models.offline.terms import _longer_phrases, ensure_jieba, tagged_words
+from petrichor_pipeline.models.offline.terms import _longer_phrases, tagged_words
+from petrichor_pipeline.text.lang import init_jieba
 
 PIECES = ["RRF", "RAG", "Reciprocal Rank Fusion", "检索增强生成", "(", ")", "（", "）", " ", "  ", "\n", "\t", "a", "Bc",
           "(RRF)", "（RAG）", "x y z w v u t", "主节点", "，", "\x1f"]
@@ -28,12 +29,12 @@ def test_acronym_scan_on_a_long_paragraph() -> None:
 @settings(max_examples=100, deadline=None)
 @given(texts)
 def test_line_by_line_tagging_equals_tagging_the_whole_text(text: str) -> None:
-    ensure_jieba()
+    init_jieba()
     assert tagged_words(text) == [(p.word, p.flag) for p in jieba.posseg.cut(text)]
 
 
 def test_tagging_matches_jieba_on_prose() -> None:
-    ensure_jieba()
+    init_jieba()
     text = "Redis Sentinel 负责监控主节点。\n\n故障转移完成后，客户端获取新的主节点地址。\n使用 `docker compose up -d` 启动。"
     assert tagged_words(text) == [(p.word, p.flag) for p in jieba.posseg.cut(text)]
 

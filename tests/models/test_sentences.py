@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.models.offline.sentences import cut, language_of, split_sentences, strip_section_number
+from petrichor_pipeline.models.offline.sentences import cut, split_sentences, strip_section_number
 
 DOC = """导语一段。
 
@@ -49,14 +49,6 @@ def test_code_lines_are_sentences_only_on_request() -> None:
     code = [s for s in split_sentences(DOC, include_code=True) if s.code]
     assert [s.text for s in code] == ["# not a heading", "docker ps"]
     assert all(DOC[s.start : s.end] == s.text for s in code)
-
-
-@pytest.mark.parametrize(
-    "text,lang",
-    [("Redis 怎么部署", "zh"), ("使用 PETRICHOR_DATA 环境变量", "zh"), ("How do I deploy Redis?", "en"), ("", "en")],
-)
-def test_language_of(text: str, lang: str) -> None:
-    assert language_of(text) == lang
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,9 @@
 import pytest
 
+from petrichor_pipeline.text.lang import init_jieba
 from petrichor_pipeline.text.tokenize import (
     get_tokenizer,
     index_tokens,
-    init_jieba,
     jieba_index_tokens,
     jieba_query_tokens,
     query_tokens,

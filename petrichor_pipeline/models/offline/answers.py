@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from petrichor_pipeline.models.protocols import EvidenceText
-from petrichor_pipeline.models.offline.sentences import informative, language_of, split_sentences
+from petrichor_pipeline.models.offline.sentences import informative, split_sentences
 from petrichor_pipeline.models.offline.overlap import search_tokens
+from petrichor_pipeline.text.lang import NOT_FOUND, language_of
+from petrichor_pipeline.text.markdown import LineKind, is_table_rule, scan_lines
 
 MAX_ANSWER_UNITS = 3
 KEEP_RATIO = 0.6
@@ -29,13 +31,6 @@ SHORT_LINE = {"en": 240, "zh": 100}
 """Lines up to this many code points are quoted whole; longer ones sentence by sentence."""
 QUESTION_WORDS = frozenset("多少 什么 怎么 怎样 如何 哪些 哪个 哪里 是否 为什么 几个 几种 可以 能否 需要".split())
 """Words that shape a Chinese question but say nothing about its subject."""
-NOT_FOUND = {
-    "zh": "知识库中没有找到能回答这个问题的内容。",
-    "en": "Not found in the knowledge base: none of the passages read answers this question.",
-}
-_HEADING = re.compile(r"^#{1,6}[\t ]+(.+?)[\t ]*#*[\t ]*$")
-_FENCE = re.compile(r"^[\t ]*(```|~~~)")
-_TABLE_RULE = re.compile(r"^[\s|:\-+]+$")
 _LEAD = re.compile(r"^[\t ]*(?:[-*+][ \t]+|\d{1,3}[.)、][ \t]*|>[ \t]*|\|[ \t]*)*")
 
 
@@ -51,26 +46,19 @@ def answer_units(markdown: str) -> list[Unit]:
     sentence, code line by line."""
     units: list[Unit] = []
     path: list[tuple[int, str]] = []
-    in_fence = False
     long_lines: list[tuple[int, int]] = []
-    offset = 0
-    for line in markdown.split("\n"):
-        start, offset = offset, offset + len(line) + 1
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            continue
+    for scanned in scan_lines(markdown):
+        line, start = scanned.text, scanned.start
         stripped = line.strip()
-        if not stripped:
+        if scanned.kind is LineKind.FENCE or not stripped:
             continue
-        if in_fence:
+        if scanned.kind is LineKind.CODE:
             units.append(Unit(stripped, tuple(t for _, t in path), code=True))
             continue
-        heading = _HEADING.match(line)
-        if heading:
-            level = len(line) - len(line.lstrip("#"))
-            path = [p for p in path if p[0] < level] + [(level, heading.group(1))]
+        if scanned.heading:
+            path = [p for p in path if p[0] < scanned.level] + [(scanned.level, scanned.title)]
             continue
-        if _TABLE_RULE.match(line) and "-" in line:
+        if is_table_rule(line):
             continue
         lead = _LEAD.match(line).end()
         body = line[lead:].rstrip().rstrip("|").rstrip()

@@ -7,8 +7,9 @@ from collections import defaultdict
 from typing import Any, Iterator, Sequence
 
 from petrichor_pipeline.models.protocols import CandidateRequest
-from petrichor_pipeline.models.offline.sentences import CJK_RUN, Sentence, cut, is_prose, language_of, split_sentences
+from petrichor_pipeline.models.offline.sentences import Sentence, cut, is_prose, split_sentences
 from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, name_identity, salient_terms
+from petrichor_pipeline.text.lang import CJK_RUN, language_of
 
 MAX_CANDIDATES = 20
 """The spec asks for usually 5–20 items, at most 24 (`ITEM_LIMIT`)."""

@@ -6,8 +6,9 @@ import re
 from collections import Counter
 from typing import Any, Sequence
 
-from petrichor_pipeline.models.offline.sentences import language_of, strip_section_number
+from petrichor_pipeline.models.offline.sentences import strip_section_number
 from petrichor_pipeline.models.offline.terms import name_identity, term_for
+from petrichor_pipeline.text.lang import language_of
 
 MAX_TOP_FOLDERS = 6
 HUB_MAX_SHARE = 2 / 3

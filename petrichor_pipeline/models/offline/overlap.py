@@ -8,9 +8,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from petrichor_pipeline.models.offline.sentences import CJK_RUN, has_cjk
 from petrichor_pipeline.models.offline.stopwords import CHINESE, ENGLISH
-from petrichor_pipeline.text.tokenize import init_jieba
+from petrichor_pipeline.text.lang import CJK_RUN, has_cjk, init_jieba
 
 _LATIN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
 _SUFFIXES = ("ing", "ed", "es", "s", "e")

@@ -6,8 +6,9 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from petrichor_pipeline.models.protocols import PageRequest
-from petrichor_pipeline.models.offline.sentences import Sentence, cut, is_prose, language_of, split_sentences
+from petrichor_pipeline.models.offline.sentences import Sentence, cut, is_prose, split_sentences
 from petrichor_pipeline.models.offline.terms import term_for
+from petrichor_pipeline.text.lang import language_of
 
 PAGE_SUMMARY_MAX = {"zh": 80, "en": 200}
 MAX_PAGE_POINTS = 4

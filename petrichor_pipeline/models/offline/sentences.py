@@ -1,7 +1,7 @@
-"""Sentences with offsets, language detection and plain-text helpers for the offline model.
+"""Sentences with offsets and plain-text helpers for the offline model.
 
 Sentences keep their offsets into the source text, so whatever the offline model quotes or summarises
-from them is a verbatim substring of what it was given.
+from them is a verbatim substring of what it was given. Headings and fences are `text.markdown`'s.
 """
 
 from __future__ import annotations
@@ -11,26 +11,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator
 
-CJK_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-CJK = re.compile(f"[{CJK_CLASS}]")
-CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-_LATIN = re.compile(r"[A-Za-z]")
-_HEADING = re.compile(r"^(#{1,6})[\t\n\f\r ]+(.+?)[\t\n\f\r ]*#*[\t\n\f\r ]*$")
-_FENCE = re.compile(r"^[\t\n\f\r ]*(```|~~~)")
-_TABLE_RULE = re.compile(r"^[\s|:\-+]+$")
+from petrichor_pipeline.text.lang import CJK, LATIN, has_cjk
+from petrichor_pipeline.text.markdown import LineKind, drop_code_blocks, is_table_rule, scan_lines
+
 _CELL_SEP = re.compile(r"\t+|(?<!\\)\|")
 _SENTENCE_END = re.compile(r"(?:[。！？；]+|[.!?;]+(?=\s|$))[”’\"'』」）)]*")
 _MARKERS = re.compile(r"^(?:[-*+][ \t]+|\d{1,3}[.)、][ \t]*|>[ \t]*|\[[ xX]\][ \t]+)+")
-
-
-def language_of(text: str) -> str:
-    """"zh" when Han characters carry the text (identifiers inside Chinese prose do not flip it), else "en"."""
-    cjk = len(CJK.findall(text))
-    return "zh" if cjk and cjk * 3 >= len(_LATIN.findall(text)) else "en"
-
-
-def has_cjk(text: str) -> bool:
-    return bool(CJK.search(text))
 
 
 _SECTION_NUMBER = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*(?:[.、)](?!\d)\s*|\s+)|[一二三四五六七八九十]+[、.]\s*)(?=\S)")
@@ -64,16 +50,13 @@ def split_sentences(markdown: str, include_code: bool = False) -> tuple[Sentence
     out: list[Sentence] = []
     stack: list[tuple[int, str]] = []
     paragraph = 0
-    in_fence = False
-    offset = 0
-    for line in markdown.split("\n"):
-        line_start, offset = offset, offset + len(line) + 1
+    for scanned in scan_lines(markdown):
+        line, line_start = scanned.text, scanned.start
         path = tuple(title for _, title in stack)
-        if _FENCE.match(line):
-            in_fence = not in_fence
+        if scanned.kind is LineKind.FENCE:
             paragraph += 1
             continue
-        if in_fence:
+        if scanned.kind is LineKind.CODE:
             if include_code and line.strip():
                 lead = len(line) - len(line.lstrip())
                 text = line.strip()
@@ -82,15 +65,13 @@ def split_sentences(markdown: str, include_code: bool = False) -> tuple[Sentence
         if not line.strip():
             paragraph += 1
             continue
-        heading = _HEADING.match(line)
-        if heading:
-            level = len(heading.group(1))
-            while stack and stack[-1][0] >= level:
+        if scanned.heading:
+            while stack and stack[-1][0] >= scanned.level:
                 stack.pop()
-            stack.append((level, heading.group(2).strip()))
+            stack.append((scanned.level, scanned.title))
             paragraph += 1
             continue
-        if _TABLE_RULE.match(line) and "-" in line:
+        if is_table_rule(line):
             continue
         for start, end in _cells(line):
             for s, e in _sentence_spans(line, start, end):
@@ -128,7 +109,7 @@ def _sentence_spans(line: str, start: int, end: int) -> Iterator[tuple[int, int]
 
 def informative(text: str) -> bool:
     """At least two letters or Han characters: skips bare numbers, symbols and table rules."""
-    return len(CJK.findall(text)) + len(_LATIN.findall(text)) >= 2
+    return len(CJK.findall(text)) + len(LATIN.findall(text)) >= 2
 
 
 _CODE_LIKE = re.compile(r"-->|==>|\[\"|<br\s*/?>|^\w+\s*[\[(]\"|[{}]\s*$|^\s*[$]\s|\w\(.*\)\s*$")
@@ -146,7 +127,6 @@ def is_prose(text: str) -> bool:
     return len(re.findall(r"[A-Za-z]+", text)) >= 5
 
 
-_CODE_FENCE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?(^[ \t]*\1[^\n]*$|\Z)", re.DOTALL | re.MULTILINE)
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _WIKI_LINK = re.compile(r"\[\[([^\]|]+)\|([^\]]+)\]\]")
@@ -156,12 +136,12 @@ _MARKUP = re.compile(r"[#>*`~|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 def drop_headings(markdown: str) -> str:
     """The text without its heading lines (a section summary should not restate the title)."""
-    return "\n".join(line for line in markdown.split("\n") if not _HEADING.match(line))
+    return "\n".join(line.text for line in scan_lines(markdown) if not line.heading)
 
 
 def plain_text(markdown: str) -> str:
     """Markdown with code blocks, images, link targets, tags and markup symbols removed; spaces collapsed."""
-    text = _CODE_FENCE_BLOCK.sub(" ", markdown)
+    text = drop_code_blocks(markdown)
     text = _IMAGE.sub(" ", text)
     text = _WIKI_LINK.sub(r"\2", text)
     text = _LINK.sub(r"\1", text)

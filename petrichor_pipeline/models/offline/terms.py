@@ -7,36 +7,17 @@ split of phrases at stopwords. Everything is deterministic: ties break by first 
 
 from __future__ import annotations
 
-import logging
 import re
 import sys
-import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Iterable, Sequence
 
 from petrichor_pipeline.models.offline.overlap import stem
-from petrichor_pipeline.models.offline.sentences import CJK, CJK_RUN, Sentence, informative
+from petrichor_pipeline.models.offline.sentences import Sentence, informative
 from petrichor_pipeline.models.offline.stopwords import CHINESE, ENGLISH
-
-_lock = threading.Lock()
-_jieba_ready = False
-
-
-def ensure_jieba() -> None:
-    """Load jieba's dictionary once per process (it costs ~0.7 s), quietly."""
-    global _jieba_ready
-    if _jieba_ready:
-        return
-    with _lock:
-        if not _jieba_ready:
-            import jieba
-            import jieba.analyse  # noqa: F401  (loads the IDF table used below)
-
-            jieba.setLogLevel(logging.WARNING)
-            jieba.initialize()
-            _jieba_ready = True
+from petrichor_pipeline.text.lang import CJK, CJK_RUN, init_jieba
 
 
 ENTITY = "entity"
@@ -271,8 +252,8 @@ def _longer_phrases(phrases: Iterable[str]) -> dict[str, list[str]]:
 
 def _chinese_concepts(text: str) -> list[Term]:
     """Nouns by TF-IDF over jieba's IDF table, plus noun compounds that recur (主 + 节点 → 主节点)."""
-    ensure_jieba()
-    import jieba.analyse
+    init_jieba()
+    import jieba.analyse  # its IDF table loads on first import
 
     tfidf = jieba.analyse.default_tfidf
     tokens = tagged_words(text)
@@ -353,7 +334,4 @@ def _count_compounds(run: list[str], compounds: Counter[str], first: dict[str, i
 
 def zh_words(text: str) -> list[str]:
     """jieba's segmentation, covering the text exactly (offsets add up)."""
-    ensure_jieba()
-    import jieba
-
-    return jieba.lcut(text)
+    return init_jieba().lcut(text)

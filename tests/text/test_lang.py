@@ -1,0 +1,56 @@
+import threading
+
+import pytest
+
+from petrichor_pipeline.text import lang
+from petrichor_pipeline.text.lang import NOT_FOUND, has_cjk, init_jieba, language_of
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Redis 怎么部署", "zh"),
+        ("使用 PETRICHOR_DATA 环境变量", "zh"),
+        ("How do I deploy Redis?", "en"),
+        ("What does 缓存 mean here?", "en"),
+        ("", "en"),
+        ("12345 !?", "en"),
+        ("㐀", "zh"),  # Extension A counts as Han
+    ],
+)
+def test_language_of(text: str, expected: str) -> None:
+    assert language_of(text) == expected
+
+
+def test_one_han_character_weighs_three_latin_letters() -> None:
+    assert language_of("部abc") == "zh"
+    assert language_of("部abcd") == "en"
+
+
+@pytest.mark.parametrize("text,expected", [("abc", False), ("部署", True), ("\u3000", False), ("かな", False), ("鿿", True)])
+def test_has_cjk(text: str, expected: bool) -> None:
+    assert has_cjk(text) is expected
+
+
+def test_not_found_texts_exist_in_both_languages_and_follow_the_guess() -> None:
+    assert set(NOT_FOUND) == {"zh", "en"}
+    assert language_of(NOT_FOUND["zh"]) == "zh"
+    assert language_of(NOT_FOUND["en"]) == "en"
+
+
+def test_jieba_is_initialised_once_across_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    import jieba
+
+    calls: list[int] = []
+    real = jieba.initialize
+    monkeypatch.setattr(lang, "_jieba", None)
+    monkeypatch.setattr(jieba, "initialize", lambda *a, **k: (calls.append(1), real(*a, **k)))
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda: results.append(init_jieba())) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == [1]
+    assert all(r is jieba for r in results)
+    assert init_jieba().lcut("部署缓存") == ["部署", "缓存"]
