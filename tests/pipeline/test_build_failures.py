@@ -11,6 +11,8 @@ from tests.models.fake_openai import CHAT, EMBEDDINGS, FakeOpenAI, embedding_rep
 from tests.pipeline.snapshot_io import current_version, snapshot_rows
 from tests.sources.helpers import three_page_pdf, write
 
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
+
 GOOD = "# Good article\n\nThe service starts on port 8000 and answers health checks.\n\n## Details\n\nIt keeps five snapshots.\n"
 
 

@@ -6,12 +6,15 @@ import shutil
 import uuid
 
 from dagster import DagsterInstance
+import pytest
 
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.runner import run_build
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from tests.conftest import isolated_env, run_cli_build
 from tests.pipeline.snapshot_io import current_version, snapshot_rows
+
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
 
 CHANGED = "petrichor-en/guides/access-control.md"
 DELETED = "petrichor-zh/concepts/pageindex.md"

@@ -13,6 +13,8 @@ from petrichor_serving.app import Services, create_app
 from petrichor_serving.auth import KeyStore
 from tests.conftest import isolated_env
 
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
+
 
 def _client(built_corpus, monkeypatch, keys: KeyStore | None = None) -> TestClient:
     from petrichor_pipeline.models.factory import make_chat_model, make_embedder
