@@ -3,7 +3,7 @@
 For each size, a snapshot of N chunks is generated and published through the build's own path: articles,
 chunks (3 generated questions each), wiki pages, PageIndex nodes and vectors are written to a temporary
 warehouse by hash bucket, then `publish_snapshot` assembles the Parquet tables, syncs the LanceDB tables
-(an IVF_PQ index is built above 50,000 rows, as in a real build) and moves `CURRENT`. The text is synthetic
+and moves `CURRENT`. The text is synthetic
 mixed Chinese/English prose; the vectors are random unit vectors of dimension 384 stored under the offline
 embedder's fingerprint, so serving accepts them and embeds real queries against them (similarities are
 meaningless, the work is the same).
