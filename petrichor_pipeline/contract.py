@@ -146,6 +146,14 @@ ranking; `lexical_index` holds the BM25 postings over the other tables' rows (se
 
 VECTOR_TABLES = ("chunk_vectors", "question_vectors")
 
+# ------------------------------------------------------------------------------ build warehouse tables
+
+SOURCE_SCHEMA = pa.schema([f for f in SCHEMAS["articles"] if f.name not in ("chunk_count", "chat_fingerprint")])
+"""The build's `articles` table stores the sources; the snapshot adds what the build derived (chunk count, model)."""
+
+CANDIDATE_SCHEMA = pa.schema([("article_id", _str), ("kb_id", _str), ("tenant", _str), ("knowledge_json", _str)])
+"""The build's `wiki_candidates` table: one row per article, its wiki contribution (`ArticleKnowledge.to_dict()`)."""
+
 # ------------------------------------------------------------------------------ pandera validation
 
 UNIQUE = {

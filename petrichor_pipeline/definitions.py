@@ -5,7 +5,10 @@ from __future__ import annotations
 from dagster import Definitions
 
 from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
+from petrichor_pipeline.checks import snapshot_checks
+from petrichor_pipeline.jobs import bucket_build_job, nightly_full_rebuild, publish_job
 from petrichor_pipeline.resources import PetrichorResource
+from petrichor_pipeline.sensors import corpus_sensor, publish_after_build
 
 PARTITIONED_ASSETS = [
     sources.articles,
@@ -24,10 +27,6 @@ def all_assets() -> list:
 
 
 def _definitions() -> Definitions:
-    from petrichor_pipeline.jobs import bucket_build_job, nightly_full_rebuild, publish_job
-    from petrichor_pipeline.checks import snapshot_checks
-    from petrichor_pipeline.sensors import corpus_sensor, publish_after_build
-
     return Definitions(
         assets=all_assets(),
         asset_checks=snapshot_checks,

@@ -21,7 +21,7 @@ BUCKET_GROUPS = ("sources", "chunks", "knowledge", "embeddings")
 
 bucket_build_job = define_asset_job(
     "bucket_build",
-    selection=AssetSelection.groups(*BUCKET_GROUPS) - AssetSelection.groups("wiki"),
+    selection=AssetSelection.groups(*BUCKET_GROUPS),
     partitions_def=buckets,
     description="Rebuild one hash bucket; unchanged articles inside it reuse their rows.",
 )

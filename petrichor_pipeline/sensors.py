@@ -13,7 +13,7 @@ from dagster import (
     sensor,
 )
 
-from petrichor_pipeline.build.runner import current_bucket_versions
+from petrichor_pipeline.build.steps.articles import current_bucket_versions
 from petrichor_pipeline.jobs import bucket_build_job, publish_job
 from petrichor_pipeline.resources import build_context
 

@@ -88,9 +88,9 @@ def embed_chunks(
 ) -> np.ndarray:
     """A unit vector per chunk, from the embedding cache where present; new ones are added batch by batch,
     so an interrupted run keeps what it computed."""
-    from petrichor_pipeline.build.vectors import EmbeddingCache
+    from petrichor_pipeline.build.embedding_cache import EmbeddingCache
 
-    cache = EmbeddingCache.open(cache_dir, embedder.fingerprint)
+    cache = EmbeddingCache(cache_dir, embedder.fingerprint)
     hashes = [sha256_hex(c.text) for c in chunks]
     missing = list(dict.fromkeys(h for h in hashes if cache.get(h) is None))
     text_of = {h: c.text for h, c in zip(hashes, chunks)}

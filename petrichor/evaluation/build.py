@@ -62,7 +62,7 @@ def build_set(
     dataset: Dataset, layout: EvalLayout, on_progress: Callable[[str, int, int], None] | None = None
 ) -> BuiltSet:
     """Materialise the corpus, run the incremental build, and load the published snapshot."""
-    from petrichor_pipeline.build.runner import run_build
+    from petrichor_pipeline.runner import run_build
     from petrichor_pipeline.config import load_settings
     from petrichor_pipeline.models.providers import make_embedder
     from petrichor_pipeline.resources import build_context

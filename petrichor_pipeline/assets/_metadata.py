@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from dagster import DataVersion, MaterializeResult, MetadataValue
@@ -36,22 +37,36 @@ def materialized(
     result: BucketResult,
     columns: tuple[str, ...],
     *,
-    calls_before: tuple[int, int] | None = None,
+    calls_before: UsageMark | None = None,
     data_version: str | None = None,
 ) -> MaterializeResult:
     """The Dagster result of one bucket step; also tells the CLI's progress display the stage is done."""
     meta = bucket_metadata(result, columns)
     if calls_before is not None:
-        total = ctx.meter.total
-        meta["model_calls"] = total.calls - calls_before[0]
-        meta["model_tokens"] = total.prompt_tokens + total.completion_tokens - calls_before[1]
+        now = usage_mark(ctx)
+        meta["model_calls"] = now.calls - calls_before.calls
+        meta["model_tokens"] = now.tokens - calls_before.tokens
+        by_article = {a: n - calls_before.by_article.get(a, 0) for a, n in now.by_article.items()}
+        meta["model_calls_by_article"] = MetadataValue.json({a: n for a, n in sorted(by_article.items()) if n})
     if data_version is not None:
         meta["data_version"] = data_version
     ctx.stage_done(result.asset)
     return MaterializeResult(metadata=meta, data_version=DataVersion(data_version) if data_version else None)
 
 
-def usage_mark(ctx: BuildContext) -> tuple[int, int]:
-    """Model calls and tokens so far, to report what one step spent."""
+@dataclass(frozen=True)
+class UsageMark:
+    """The run meter's reading before a step, to report what that step spent."""
+
+    calls: int
+    tokens: int
+    by_article: dict[str, int]
+
+
+def usage_mark(ctx: BuildContext) -> UsageMark:
     total = ctx.meter.total
-    return total.calls, total.prompt_tokens + total.completion_tokens
+    return UsageMark(
+        calls=total.calls,
+        tokens=total.prompt_tokens + total.completion_tokens,
+        by_article={a: rec.calls for a, rec in ctx.meter.by_article.items()},
+    )

@@ -1,7 +1,7 @@
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from petrichor_pipeline.assets._metadata import materialized
-from petrichor_pipeline.build.steps import chunks_step
+from petrichor_pipeline.build.steps.chunks import chunks_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION

@@ -1,7 +1,10 @@
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from petrichor_pipeline.assets._metadata import materialized, usage_mark
-from petrichor_pipeline.build.steps import page_index_step, questions_step, wiki_candidates_step, wiki_pages_step
+from petrichor_pipeline.build.steps.page_index import page_index_step
+from petrichor_pipeline.build.steps.questions import questions_step
+from petrichor_pipeline.build.steps.wiki_candidates import wiki_candidates_step
+from petrichor_pipeline.build.steps.wiki_pages import wiki_pages_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
 

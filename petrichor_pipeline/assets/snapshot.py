@@ -1,7 +1,7 @@
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from petrichor_pipeline.build.publish import publish_snapshot
-from petrichor_pipeline.build.runner import current_bucket_versions
+from petrichor_pipeline.build.steps.articles import current_bucket_versions
 from petrichor_pipeline.resources import PetrichorResource
 
 

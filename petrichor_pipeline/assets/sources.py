@@ -1,7 +1,7 @@
 from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from petrichor_pipeline.assets._metadata import materialized
-from petrichor_pipeline.build.steps import articles_step
+from petrichor_pipeline.build.steps.articles import articles_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
 

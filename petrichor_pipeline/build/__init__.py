@@ -1,1 +1,1 @@
-"""Build steps behind the Dagster assets: warehouse, per-article reuse, embeddings, publish, the CLI runner."""
+"""Build steps behind the Dagster assets: warehouse, per-article reuse, embeddings, publish (no Dagster here)."""

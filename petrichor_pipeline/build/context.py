@@ -1,81 +1,91 @@
-"""What every build step needs: settings, the warehouse, the models, and one corpus scan per process.
+"""What every build step of one run needs: settings, the warehouse, and that run's models, meter and caches.
 
-The CLI runs one Dagster run per stale bucket in a single process; caching the scan and the models at
-module level means the corpus is listed once and the embedder is loaded once per build, not per run.
+A context lives for one Dagster run (`resources.PetrichorResource` sets one up per run) or for one planning
+pass of `petrichor build`. Its corpus scan, model clients, embedding caches and usage meter belong to it
+alone, so one run's counts and state never leak into another's; only the embedder's weights are shared by
+the process (`models.embedding`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from petrichor_pipeline.build.embedding_cache import EmbeddingCache
 from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.config import BUILD_VERSION, Settings
-from petrichor_pipeline.models.protocols import ChatModel, Embedder, UsageMeter
+from petrichor_pipeline.models.protocols import ChatModel, Embedder
+from petrichor_pipeline.models.usage import RunMeter
 from petrichor_pipeline.sources.corpus import CorpusScan, scan_corpus
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 
-_lock = threading.Lock()
-_scan_cache: dict[tuple[str, str], CorpusScan] = {}
-_model_cache: dict[tuple, object] = {}
+class StageListener:
+    """Hears an asset name each time one of its bucket steps finishes (the CLI's progress bars).
 
+    Without a callback it hears nothing: the runs of the Dagster UI, sensors and schedules.
+    """
 
-def corpus_signature(corpus_dir: Path) -> str:
-    """A cheap fingerprint of the corpus listing (paths, sizes, mtimes) to know when a rescan is needed."""
-    h = hashlib.sha256()
-    if corpus_dir.exists():
-        for p in sorted(corpus_dir.rglob("*")):
-            if p.is_file():
-                st = p.stat()
-                h.update(f"{p.relative_to(corpus_dir).as_posix()}|{st.st_size}|{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
+    def __init__(self, callback: Callable[[str], None] | None = None):
+        self._callback = callback
+
+    def __call__(self, asset: str) -> None:
+        if self._callback is not None:
+            self._callback(asset)
 
 
 @dataclass
 class BuildContext:
     settings: Settings
     full_rebuild: bool = False
-    meter: UsageMeter = field(default_factory=UsageMeter)
-    on_stage: Callable[[str], None] | None = None
-    """Called with an asset name each time one of its bucket steps finishes (the CLI's progress bars)."""
+    on_stage: StageListener = field(default_factory=StageListener)
+    embed_dim: int | None = None
+    """The embedding dimension when the build already knows it (its planning pass asked), so a run's
+    fresh embedder sends no probe request."""
+    meter: RunMeter = field(init=False)
+    """This run's usage, and the request slots its model clients share (sized by `model_concurrency`)."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _scan: CorpusScan | None = field(default=None, init=False, repr=False)
+    _chat: ChatModel | None = field(default=None, init=False, repr=False)
+    _embedder: Embedder | None = field(default=None, init=False, repr=False)
+    _caches: dict[str, EmbeddingCache] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.meter = RunMeter(self.settings.limits.model_concurrency)
 
     def stage_done(self, asset: str) -> None:
-        if self.on_stage is not None:
-            self.on_stage(asset)
+        self.on_stage(asset)
 
     @property
     def warehouse(self) -> Warehouse:
         return Warehouse(self.settings.warehouse_dir)
 
     def scan(self) -> CorpusScan:
-        corpus = self.settings.corpus_dir.resolve()
-        key = (str(corpus), corpus_signature(corpus))
-        with _lock:
-            cached = _scan_cache.get(key)
-        if cached is None:
-            cached = scan_corpus(corpus, max_file_bytes=self.settings.limits.max_file_bytes, pdf_transcriber=self.transcriber())
-            with _lock:
-                _scan_cache.clear()
-                _scan_cache[key] = cached
-        return cached
+        """The corpus as this run first saw it: every step of the run works from the same listing."""
+        with self._lock:
+            if self._scan is None:
+                self._scan = scan_corpus(
+                    Path(self.settings.corpus_dir).resolve(),
+                    max_file_bytes=self.settings.limits.max_file_bytes,
+                    pdf_transcriber=self._transcriber(),
+                )
+            return self._scan
 
-    def transcriber(self):
+    def _transcriber(self):
         from petrichor_pipeline.sources.vision import page_transcriber
 
         # cached by page image, so a rebuild neither repeats requests nor changes the article's version
-        return page_transcriber(self.settings.vision, cache_dir=self.settings.data_dir / "cache" / "vision")
+        cache_dir = self.settings.data_dir / "cache" / "vision"
+        return page_transcriber(self.settings.vision, cache_dir, self.settings.limits, self.meter)
 
     def chat(self) -> ChatModel:
         from petrichor_pipeline.models.providers import make_chat_model
 
-        key = ("chat", self.settings.chat, id(self.meter))
-        with _lock:
-            if key not in _model_cache:
-                _model_cache[key] = make_chat_model(self.settings, self.meter)
-            return _model_cache[key]  # type: ignore[return-value]
+        with self._lock:
+            if self._chat is None:
+                self._chat = make_chat_model(self.settings, self.meter)
+            return self._chat
 
     def embedder(self) -> Embedder | None:
         """The passage embedder, or None when embedding is switched off."""
@@ -83,11 +93,10 @@ class BuildContext:
             return None
         from petrichor_pipeline.models.providers import make_embedder
 
-        key = ("embed", self.settings.embed)
-        with _lock:
-            if key not in _model_cache:
-                _model_cache[key] = make_embedder(self.settings)
-            return _model_cache[key]  # type: ignore[return-value]
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = make_embedder(self.settings, self.meter, self.embed_dim)
+            return self._embedder
 
     def embed_fingerprint(self) -> str:
         """The embedder's fingerprint; "off" or "unavailable" when there is none to use."""
@@ -98,6 +107,19 @@ class BuildContext:
             return embedder.fingerprint
         except Exception:  # an unreachable endpoint: vectors stay pending, the build goes on
             return "unavailable"
+
+    def known_embed_dim(self) -> int | None:
+        """The embedder's dimension if it can be had; None when embedding is off or unreachable."""
+        if self.embed_fingerprint() in ("off", "unavailable"):
+            return None
+        return self.embedder().dim  # type: ignore[union-attr]
+
+    def embedding_cache(self, fingerprint: str) -> EmbeddingCache:
+        """The vector cache of `fingerprint`, read once per run however many buckets ask."""
+        with self._lock:
+            if fingerprint not in self._caches:
+                self._caches[fingerprint] = EmbeddingCache(self.settings.embed_cache_dir, fingerprint)
+            return self._caches[fingerprint]
 
     @property
     def chunk_key(self) -> str:

@@ -18,11 +18,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.steps import SOURCE_SCHEMA
 from petrichor_pipeline.config import BUCKETS, BUILD_VERSION
 from petrichor_pipeline.contract import (
     SCHEMA_VERSION,
     SCHEMAS,
+    SOURCE_SCHEMA,
     VECTOR_TABLES,
     Manifest,
     collect_garbage,
@@ -113,8 +113,6 @@ def sync_lance(ctx: BuildContext, name: str, table: pa.Table) -> dict[str, Any]:
     else:
         tbl = db.create_table(lance_name, table)
     rows = tbl.count_rows()
-    if rows >= ctx.settings.ann_index_threshold and not tbl.list_indices():
-        tbl.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_PQ")
     return {"uri": "lance", "table": lance_name, "version": tbl.version, "rows": rows, "fingerprint": fp}
 
 

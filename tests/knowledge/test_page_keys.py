@@ -53,6 +53,7 @@ def test_kind_inference_for_bare_keys():
     assert normalize_any_page_key("  ") == ""
 
 
+@pytest.mark.slow  # 200 generated names, each keyed twice
 @settings(max_examples=200, deadline=None)
 @given(raw=st.text(max_size=40), name=st.text(max_size=20), kind=st.sampled_from(["entity", "concept"]))
 def test_keys_are_safe_and_stable(raw, name, kind):

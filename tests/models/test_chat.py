@@ -9,8 +9,8 @@ import time
 import pytest
 
 from petrichor_pipeline.config import BuildLimits, ModelEndpoint
-from petrichor_pipeline.models import transport
 from petrichor_pipeline.models.protocols import CallContext, EvidenceText, ModelError, QuestionChunk, UsageMeter
+from petrichor_pipeline.models.usage import RunMeter
 from petrichor_pipeline.models.chat import OpenAIChatModel
 from petrichor_pipeline.models.prompts import CONTRACT_WINS_LINE, PROMPT_VERSION
 
@@ -139,10 +139,10 @@ def test_usage_is_accounted_per_article_and_per_op(fake_openai: FakeOpenAI) -> N
     assert meter.total.latency_s > 0
 
 
-def test_model_calls_share_one_process_wide_limit(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(transport, "_slots", None)
+def test_model_calls_of_one_run_share_its_limit(fake_openai: FakeOpenAI) -> None:
     endpoint = ModelEndpoint(base_url=fake_openai.base_url, model="m", timeout_s=5.0)
-    models = [OpenAIChatModel(endpoint, BuildLimits(model_concurrency=2)) for _ in range(2)]
+    run = RunMeter(model_concurrency=2)
+    models = [OpenAIChatModel(endpoint, BuildLimits(model_concurrency=64), run) for _ in range(2)]
     fake_openai.script(CHAT, *[chat_reply(json.dumps(QUESTIONS), delay_s=0.15) for _ in range(6)])
     threads = [threading.Thread(target=ask, args=(models[i % 2],)) for i in range(6)]
     for thread in threads:

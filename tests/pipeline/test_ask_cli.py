@@ -12,6 +12,8 @@ import pytest
 from petrichor.cli import main
 from tests.conftest import isolated_env
 
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
+
 
 def _cli(built_corpus, monkeypatch, *argv: str) -> dict:
     isolated_env(monkeypatch, built_corpus.data_dir, built_corpus.corpus_dir, built_corpus.dagster_home)

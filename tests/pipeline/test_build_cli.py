@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 
 import pyarrow.parquet as pq
+import pytest
 
 from petrichor_pipeline.contract import SCHEMAS, read_current
 from tests.conftest import run_cli_build
+
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
 
 
 def test_first_build_publishes_a_complete_snapshot(built_corpus):

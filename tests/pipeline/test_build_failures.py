@@ -11,6 +11,8 @@ from tests.models.fake_openai import CHAT, EMBEDDINGS, FakeOpenAI, embedding_rep
 from tests.pipeline.snapshot_io import current_version, snapshot_rows
 from tests.sources.helpers import three_page_pdf, write
 
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
+
 GOOD = "# Good article\n\nThe service starts on port 8000 and answers health checks.\n\n## Details\n\nIt keeps five snapshots.\n"
 
 
@@ -84,7 +86,8 @@ def test_failed_embeddings_stay_pending_and_the_next_build_fills_them(tmp_path, 
 
     fake.replies[EMBEDDINGS].clear()
     n_chunks = len(snapshot_rows(data, "chunks"))
-    fake.script(EMBEDDINGS, vectors(n_chunks), vectors(3 * n_chunks))  # chunks, then questions (dim known)
+    # each build asks the dimension once (its runs are told it), then chunks, then questions
+    fake.script(EMBEDDINGS, embedding_reply([[1.0, 0.0, 0.0]]), vectors(n_chunks), vectors(3 * n_chunks))
     second = run_cli_build(data, corpus, tmp_path / "home", env=env)
     assert second["_exit_code"] == 0 and second["partitions"]["materialized"]  # pending vectors keep the bucket stale
     assert second["articles"]["built"] == 0 and second["embedded_texts"] == 4 * n_chunks

@@ -7,11 +7,14 @@ import shutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 from dagster import AssetSelection, DagsterInstance, Definitions
+import pytest
 
 from petrichor_pipeline.checks import snapshot_checks
 from petrichor_pipeline.definitions import all_assets
 from petrichor_pipeline.resources import PetrichorResource
 from tests.conftest import EMBED_CACHE
+
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
 
 
 def _evaluate(data_dir, corpus_dir, monkeypatch) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import pytest
 import signal
 import subprocess
 import sys
@@ -13,6 +14,8 @@ import time
 from petrichor_serving.snapshot import load_snapshot
 from tests.conftest import EMBED_CACHE, REPO, run_cli_build
 from tests.pipeline.snapshot_io import KEYS, current_version, snapshot_rows
+
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
 
 EDITS = ["petrichor-en/overview.md", "petrichor-zh/operations/snapshots.md", "petrichor-en/reference/http-api.md", "petrichor-zh/concepts/chunking.md"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pytest
 import signal
 import socket
 import subprocess
@@ -13,6 +14,8 @@ import urllib.request
 from pathlib import Path
 
 from tests.conftest import CORPUS, EMBED_CACHE, REPO
+
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
 
 DAGSTER = str(Path(sys.executable).parent / "dagster")
 

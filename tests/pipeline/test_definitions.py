@@ -6,6 +6,7 @@ import shutil
 
 import pyarrow.parquet as pq
 from dagster import AssetKey, DagsterInstance, materialize
+import pytest
 
 from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, defs
 from petrichor_pipeline.resources import PetrichorResource
@@ -29,6 +30,7 @@ def test_definitions_load_with_groups_jobs_schedules_sensors_and_checks():
         assert graph.get(key).description, key
 
 
+@pytest.mark.slow
 def test_materialize_all_assets_into_a_temporary_folder(tmp_path, monkeypatch):
     corpus = tmp_path / "corpus"
     (corpus / "petrichor-en" / "guides").mkdir(parents=True)

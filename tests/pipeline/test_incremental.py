@@ -5,10 +5,16 @@ from __future__ import annotations
 import shutil
 import uuid
 
+from dagster import DagsterInstance
+import pytest
+
 from petrichor_pipeline.resources import build_context
+from petrichor_pipeline.runner import run_build
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
-from tests.conftest import run_cli_build
+from tests.conftest import isolated_env, run_cli_build
 from tests.pipeline.snapshot_io import current_version, snapshot_rows
+
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
 
 CHANGED = "petrichor-en/guides/access-control.md"
 DELETED = "petrichor-zh/concepts/pageindex.md"
@@ -21,7 +27,7 @@ def _copy(built_corpus, tmp_path):
     return corpus, data
 
 
-def test_one_changed_article_rebuilds_only_its_bucket(built_corpus, tmp_path):
+def test_one_changed_article_rebuilds_only_its_bucket(built_corpus, tmp_path, monkeypatch):
     corpus, data = _copy(built_corpus, tmp_path)
     before = current_version(data)
     path = corpus / CHANGED
@@ -30,14 +36,18 @@ def test_one_changed_article_rebuilds_only_its_bucket(built_corpus, tmp_path):
     path.write_text(path.read_text(encoding="utf-8") + f"\n\n## Rotating keys\n\nRotate key {marker} by adding the new hash, deploying, then removing the old hash.\n", encoding="utf-8")
     aid = article_id_of(CHANGED)
 
-    summary = run_cli_build(data, corpus, tmp_path / "home")
+    isolated_env(monkeypatch, data, corpus, tmp_path / "home")
+    with DagsterInstance.ephemeral() as instance:
+        build = run_build(build_context(str(data), str(corpus)), instance=instance)
+    summary = build.to_json()
 
-    assert summary["_exit_code"] == 0
+    assert build.ok
     assert summary["partitions"]["materialized"] == [bucket_of(aid)]
     assert summary["articles"]["built"] == 1
-    meter = build_context(str(data), str(corpus)).meter
-    assert set(meter.by_article) == {aid}  # the model was called for that article only
-    assert summary["model_calls"] == meter.total.calls > 0
+    bucket_run, publish_run = build.runs  # each run meters itself; the build sums its runs
+    assert bucket_run.partition == bucket_of(aid) and set(bucket_run.calls_by_article) == {aid}
+    assert publish_run.model_calls == 0
+    assert summary["model_calls"] == bucket_run.model_calls == sum(bucket_run.calls_by_article.values()) > 0
 
     after = current_version(data)
     assert after != before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from datetime import datetime, timezone
+import pytest
 
 from dagster import DagsterInstance, RunRequest, SkipReason, build_schedule_context, build_sensor_context
 
@@ -11,6 +12,8 @@ from petrichor_pipeline.jobs import nightly_full_rebuild
 from petrichor_pipeline.sensors import corpus_sensor
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from tests.conftest import isolated_env
+
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
 
 
 def test_corpus_sensor_requests_only_changed_buckets(built_corpus, tmp_path, monkeypatch):

@@ -2,9 +2,11 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from petrichor_pipeline.text.tokenize import index_tokens, query_tokens
-from petrichor_pipeline.text.bm25 import B, K1, BM25Index, top_ranked
+from petrichor_pipeline.text.bm25 import B, FIELD_WEIGHTS, K1, BM25Index, top_ranked
 
 
 def test_field_weights_reference_case():
@@ -98,3 +100,35 @@ def test_idf_of_a_term_counts_the_rows_holding_it():
 
     index = BM25Index.build([("a b", "", ""), ("a", "", ""), ("c", "", "")], str.split)
     assert index.idf("a") == bm25_idf(3, 2) < index.idf("c") == bm25_idf(3, 1) < index.idf("zzz") == bm25_idf(3, 0)
+
+
+# ------------------------------------------------------------------------------ bm25s as the parity oracle
+
+_WORDS = ["redis", "kafka", "持久化", "消费者", "集群", "故障", "恢复", "备份", "索引", "查询", "延迟", "wal"]
+_field = st.lists(st.sampled_from(_WORDS), max_size=12).map(" ".join)
+
+
+def _weighted_tokens(doc: tuple[str, str, str]) -> list[str]:
+    """The token list our index counts for a document: each field's tokens repeated by its weight."""
+    return [t for weight, text in zip(FIELD_WEIGHTS, doc) for t in index_tokens(text) * weight]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(st.tuples(_field, _field, _field), min_size=1, max_size=25).filter(
+        lambda ds: all(_weighted_tokens(d) for d in ds)
+    ),
+    query=st.lists(st.sampled_from(_WORDS + ["absent"]), min_size=1, max_size=4),
+)
+def test_scores_match_bm25s_on_the_same_tokens(docs, query):
+    """Ours is Lucene-variant BM25 (same IDF, k1, b) with the classic (k1 + 1) numerator, a constant factor."""
+    bm25s = pytest.importorskip("bm25s")
+    corpus = [_weighted_tokens(d) for d in docs]
+    oracle = bm25s.BM25(k1=K1, b=B, method="lucene", dtype="float64")
+    oracle.index(corpus, show_progress=False)
+    terms = list(dict.fromkeys(t for word in query for t in query_tokens(word)))
+    known = [t for t in terms if t in oracle.vocab_dict]
+    expected = (K1 + 1) * oracle.get_scores(known) if known else np.zeros(len(docs))
+
+    ours = BM25Index.build(docs, index_tokens).totals(terms)
+    np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12)

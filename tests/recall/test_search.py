@@ -107,6 +107,7 @@ def test_jieba_index_searches_the_same_way():
     assert result.candidates[0].chunk_id == "ops:chunk-002"
 
 
+@pytest.mark.slow
 def test_recall_imports_no_dagster_and_only_shared_pipeline_modules():
     import subprocess
     import sys

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from petrichor_pipeline.config import ModelEndpoint
 from petrichor_pipeline.models.chat import OpenAIChatModel
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.recall.access import Scope
 from tests.models.fake_openai import CHAT, FakeOpenAI, chat_reply, error_reply
+
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
 
 QUESTION = "What does the key file store instead of the API keys themselves?"
 

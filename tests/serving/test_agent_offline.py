@@ -9,6 +9,8 @@ from petrichor_pipeline.models.providers import make_chat_model
 from petrichor_serving.agent import loop
 from petrichor_serving.recall.access import Scope
 
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
+
 
 @pytest.fixture(scope="module")
 def chat():

@@ -14,6 +14,8 @@ from petrichor_serving.auth import KeyStore
 from petrichor_serving.services import Services, ServingSettings
 from tests.conftest import isolated_env
 
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
+
 
 def _client(built_corpus, monkeypatch, keys: KeyStore | None = None) -> TestClient:
     from petrichor_pipeline.models.providers import make_answer_model, make_embedder

@@ -6,10 +6,14 @@ import json
 import shutil
 import threading
 
+import pytest
+
 from petrichor_pipeline.contract import MANIFEST_FILE, write_text_atomic
 from petrichor_serving.agent import tools
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.snapshot import SnapshotStore
+
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
 
 
 def _clone_snapshot(data, src: str, dst: str) -> None:

@@ -14,6 +14,8 @@ import pytest
 from petrichor_serving.agent import tools
 from petrichor_serving.recall.access import Scope
 
+pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
+
 QUERIES = ["snapshot CURRENT atomic swap", "快照 原子 切换", "API key tenant", "切片 算法", "Quick start build ask"]
 SCOPES = {
     "acme": Scope(tenant="acme"),

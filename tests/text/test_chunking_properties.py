@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+import pytest
 
 from petrichor_pipeline.text.chunking import CHUNK_LIMIT, MAX_CHARS, ChunkResult, chunk_markdown
 from petrichor_pipeline.text.normalize import normalize_text
@@ -309,6 +310,7 @@ def blank_line_articles(draw: st.DrawFn) -> str:
     return "\n\n".join(draw(article_blocks))
 
 
+@pytest.mark.slow  # 150 generated articles through the chunker and the reference
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(markdown=blank_line_articles(), title=st.sampled_from(["部署指南", ""]))
 def test_parity_with_the_reference_when_sections_are_separated_by_blank_lines(markdown: str, title: str) -> None:
@@ -316,6 +318,7 @@ def test_parity_with_the_reference_when_sections_are_separated_by_blank_lines(ma
     assert [(c.heading, c.heading_path, c.content) for c in result.chunks] == reference_chunks(markdown, title)
 
 
+@pytest.mark.slow  # 150 generated articles through the chunker and the reference
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(markdown=articles(), title=st.sampled_from(["部署指南", "Guide", "", "  "]))
 def test_chunks_cover_the_article_and_respect_its_structure(markdown: str, title: str) -> None:

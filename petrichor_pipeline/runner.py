@@ -14,14 +14,28 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.steps import bucket_data_version, scan_buckets
+from dagster import DagsterInstance, materialize
+
+from petrichor_pipeline.build.context import BuildContext, StageListener
+from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract import read_current, read_manifest
+from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets
+from petrichor_pipeline.resources import PetrichorResource
 
 log = logging.getLogger(__name__)
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+
+
+@dataclass
+class RunUsage:
+    """What one Dagster run of a build spent on models (its run meter, as the assets reported it)."""
+
+    run_id: str
+    partition: str | None
+    model_calls: int = 0
+    calls_by_article: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -31,13 +45,18 @@ class BuildSummary:
     articles: dict[str, int] = field(default_factory=lambda: {"total": 0, "built": 0, "skipped": 0, "failed": 0})
     materialized: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-    model_calls: int = 0
+    runs: list[RunUsage] = field(default_factory=list)
     embedded_texts: int = 0
     warnings: list[str] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
     stages: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
     failed_run: str | None = None
+
+    @property
+    def model_calls(self) -> int:
+        """Model calls of the whole build: each run meters itself, so the build is the sum of its runs."""
+        return sum(run.model_calls for run in self.runs)
 
     @property
     def ok(self) -> bool:
@@ -59,14 +78,8 @@ class BuildSummary:
         }
 
 
-def current_bucket_versions(ctx: BuildContext) -> dict[str, str]:
-    return {b: bucket_data_version(rows, errs) for b, (rows, errs) in scan_buckets(ctx).items()}
-
-
 def build_key(ctx: BuildContext) -> str:
     """Everything besides the articles themselves that decides a bucket's outputs."""
-    from petrichor_pipeline.definitions import PARTITIONED_ASSETS
-
     codes = ",".join(f"{a.key.to_user_string()}={a.code_versions_by_key.get(a.key)}" for a in PARTITIONED_ASSETS)
     parts = [ctx.chunk_key, ctx.chat().fingerprint, ctx.embed_fingerprint(), codes]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
@@ -79,9 +92,11 @@ def plan(ctx: BuildContext, versions: dict[str, str]) -> tuple[list[str], list[s
     return stale, [b for b in BUCKETS if b not in stale]
 
 
-def _collect(result: Any, summary: BuildSummary, built: set[str]) -> int:
+def _collect(result: Any, summary: BuildSummary, built: set[str], partition: str | None = None) -> int:
     """Fold a run's materialization metadata into the summary; returns the count of pending vectors."""
     pending = 0
+    usage = RunUsage(run_id=result.run_id, partition=partition)
+    summary.runs.append(usage)
     for ev in result.get_asset_materialization_events():
         mat = ev.event_specific_data.materialization
         asset = mat.asset_key.to_user_string()
@@ -91,7 +106,9 @@ def _collect(result: Any, summary: BuildSummary, built: set[str]) -> int:
             if isinstance(meta.get(k), (int, float)):
                 stage[k] = round(stage[k] + meta[k], 3)
         pending += int(meta.get("pending", 0) or 0)
-        summary.model_calls += int(meta.get("model_calls", 0) or 0)
+        usage.model_calls += int(meta.get("model_calls", 0) or 0)
+        for aid, calls in (meta.get("model_calls_by_article") or {}).items():
+            usage.calls_by_article[aid] = usage.calls_by_article.get(aid, 0) + int(calls)
         summary.embedded_texts += int(meta.get("embedded_texts", 0) or 0)
         if asset != "articles":
             built.update(meta.get("built_article_ids") or [])
@@ -107,15 +124,21 @@ def run_build(
     instance: Any = None,
     on_progress: Callable[[str, int, int], None] | None = None,
 ) -> BuildSummary:
-    from dagster import DagsterInstance, materialize
-
-    from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets
-    from petrichor_pipeline.resources import PetrichorResource
-
     started = time.perf_counter()
     instance = instance or DagsterInstance.get()
+    done: dict[str, int] = {}
+
+    def stage_done(asset: str) -> None:
+        done[asset] = done.get(asset, 0) + 1
+        if on_progress:
+            on_progress(asset, done[asset], len(stale))
+
     resource = PetrichorResource(
-        data_dir=str(ctx.settings.data_dir), corpus_dir=str(ctx.settings.corpus_dir), full_rebuild=ctx.full_rebuild
+        data_dir=str(ctx.settings.data_dir),
+        corpus_dir=str(ctx.settings.corpus_dir),
+        full_rebuild=ctx.full_rebuild,
+        embed_dim=ctx.known_embed_dim() or 0,
+        progress=StageListener(stage_done),
     )
     summary = BuildSummary()
     buckets = scan_buckets(ctx)
@@ -133,14 +156,6 @@ def run_build(
         stale.remove(bucket)
         summary.skipped.append(bucket)
     ctx.warehouse.write_state(state)
-    done: dict[str, int] = {}
-
-    def stage_done(asset: str) -> None:
-        done[asset] = done.get(asset, 0) + 1
-        if on_progress:
-            on_progress(asset, done[asset], len(stale))
-
-    ctx.on_stage = stage_done
     for bucket in stale:
         res = materialize(
             all_assets(),
@@ -152,7 +167,7 @@ def run_build(
             run_config=QUIET_RUN_CONFIG,
             tags={"petrichor/trigger": "cli", "petrichor/full_rebuild": str(ctx.full_rebuild).lower()},
         )
-        pending = _collect(res, summary, built)
+        pending = _collect(res, summary, built, bucket)
         if not res.success:
             summary.failed_run = f"bucket {bucket}: run {res.run_id} failed"
             break
@@ -202,7 +217,6 @@ def run_build(
             summary.published = True
         if on_progress:
             on_progress("publish", 1, 1)
-    ctx.on_stage = None
     summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
     summary.seconds = time.perf_counter() - started
     return summary
