@@ -1,4 +1,4 @@
-"""Hybrid search: rewrite → the registered routes per query → RRF → article balance → local rerank → diversity.
+"""Hybrid search: rewrite → registered routes per query → RRF → article balance → local rerank → diversity.
 
 Every stage is a plain function of the previous one's output; this module only wires them, times them and
 records what each produced, so a poor answer can be traced to the route or stage that lost the evidence.
@@ -149,7 +149,10 @@ def _embed_queries(
 
 
 def _runnable(route: Route, ctx: RouteContext, query: RouteQuery) -> bool:
-    return route.vectors is None or (query.vector is not None and ctx.index.vectors.get(route.vectors.name) is not None)
+    """A vector route needs the query's embedding and its table loaded; every other route can always run."""
+    if route.vectors is None:
+        return True
+    return query.vector is not None and ctx.index.vectors.get(route.vectors.name) is not None
 
 
 def _recall(run: _Run, ctx: RouteContext, queries: Sequence[RouteQuery], active: Sequence[Route]) -> None:

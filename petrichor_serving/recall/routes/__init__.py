@@ -42,13 +42,6 @@ def registered() -> tuple[Route, ...]:
     return ROUTES
 
 
-def get(name: str) -> Route:
-    for route in ROUTES:
-        if route.name == name:
-            return route
-    raise KeyError(f"no recall route {name!r}; registered: {[r.name for r in ROUTES]}")
-
-
 def switchable() -> tuple[str, ...]:
     """Names of the routes `SearchOptions.disabled_routes` may name, in run order."""
     return tuple(r.name for r in ROUTES if r.switchable)
@@ -66,5 +59,5 @@ def vector_tables() -> dict[str, VectorTable]:
 
 __all__ = [
     "CHUNK_BM25", "CHUNK_VECTOR", "QUESTION_BM25", "QUESTION_VECTOR", "ROUTES", "WIKI", "Route", "RouteContext",
-    "RouteQuery", "Tier", "VectorTable", "default_weights", "get", "registered", "switchable", "vector_tables",
+    "RouteQuery", "Tier", "VectorTable", "default_weights", "registered", "switchable", "vector_tables",
 ]

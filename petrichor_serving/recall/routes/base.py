@@ -46,7 +46,7 @@ class Tier(Enum):
     PRIMARY = "primary"
     """Runs for every query; can be switched off by name (`SearchOptions.disabled_routes`)."""
     FALLBACK = "fallback"
-    """Runs for a query only when the routes in `fallback_for` found nothing for it."""
+    """Runs for a query only when the routes in `fallback_for` (listed before it in `ROUTES`) found nothing."""
     LEGACY = "legacy"
     """Runs, for every query, only when no primary route found anything in the whole search."""
 

@@ -14,7 +14,8 @@ def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
     index, access = ctx.index, ctx.access
     row_of, allowed = index.chunks.row_of, access.chunks
     hits = []
-    for key, similarity in nearest(index.vectors[TABLE.name], access, query.vector, ctx.fingerprint, query.top_k, allowed):
+    table = index.vectors[TABLE.name]
+    for key, similarity in nearest(table, access, query.vector, ctx.fingerprint, query.top_k, allowed):
         row = row_of.get(key)
         if row is not None and allowed[row]:
             hits.append(index.chunk_hit(row, NAME, similarity))
