@@ -315,8 +315,8 @@ def naive_hybrid(index, embedder, question: str, limit: int = 10) -> list[str]:
     """One embedding, BM25 over chunks and one product over every chunk vector, fused by RRF: the chunk
     ids of the best `limit`."""
     vector = embedder.embed_queries([question])[0]
-    lexical = [index.chunks.ids[r.row] for r in index.chunk_bm25.top(index.tokenizer.query(question), limit)]
-    vectors = index.chunk_vectors
+    lexical = [index.chunks.ids[r.row] for r in index.bm25["chunk"].top(index.tokenizer.query(question), limit)]
+    vectors = index.vectors["chunk_vectors"]
     scores = vectors.matrix @ vector
     best = np.argpartition(-scores, limit - 1)[:limit]
     dense = [vectors.ids[i] for i in best[np.argsort(-scores[best])]]

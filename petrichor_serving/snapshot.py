@@ -93,8 +93,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
         tables["questions"],
         tables["wiki_pages"],
         tables["tree_nodes"],
-        chunk_vectors=vec_tables.get("chunk_vectors"),
-        question_vectors=vec_tables.get("question_vectors"),
+        vectors=vec_tables,
         tokenizer=tokenizer,
         lexical=stored,
     )

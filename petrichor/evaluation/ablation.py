@@ -23,7 +23,7 @@ class Variant:
 
 
 def variants() -> list[Variant]:
-    out = [Variant(f"no_{r}", f"{r} route off", SearchOptions(disabled_routes=frozenset({r}))) for r in routes.MODERN_ROUTES]
+    out = [Variant(f"no_{r}", f"{r} route off", SearchOptions(disabled_routes=frozenset({r}))) for r in routes.switchable()]
     out += [
         Variant(
             "no_questions",
@@ -50,7 +50,6 @@ def rebuild_index(snapshot, tokenizer: str):
         t["questions"],
         t["wiki_pages"],
         t["tree_nodes"],
-        chunk_vectors=snapshot.recall.chunk_vectors,
-        question_vectors=snapshot.recall.question_vectors,
+        vectors=snapshot.recall.vectors,
         tokenizer=tokenizer,
     )

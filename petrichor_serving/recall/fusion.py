@@ -15,10 +15,6 @@ from petrichor_serving.recall.hits import Hit
 
 RRF_K = 60
 FUSION_TOP_K = 30
-QUESTION_ROUTE_WEIGHT = 0.5
-"""Generated questions are aliases one step removed from the text: their routes count half in the fusion.
-Measured (docs/evaluation.md): at full weight, the offline model's questions took fusion slots from chunks
-that the text routes agreed on; at half weight they still add recall."""
 
 
 def _has_chunk_route(routes: Sequence[str]) -> bool:

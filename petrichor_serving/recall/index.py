@@ -21,6 +21,7 @@ from petrichor_serving.recall.access import Access, Scope, compute_access, page_
 from petrichor_pipeline.text.bm25 import BM25Index
 from petrichor_serving.recall.dense import maybe_dense
 from petrichor_pipeline.text.lexical import build_indexes, render_path
+from petrichor_serving.recall import routes
 from petrichor_serving.recall.hits import Hit, compact_text
 from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, WikiPages
 
@@ -35,14 +36,10 @@ class RecallIndex:
     questions: Questions
     wiki: WikiPages
     tree: TreeNodes
-    chunk_bm25: BM25Index
-    question_bm25: BM25Index
-    wiki_bm25: BM25Index
-    """Picks the wiki route's candidate pool; the pool is then ranked by the reference's field score."""
-    tree_bm25: BM25Index
-    chunk_vectors: Any = None
-    question_vectors: Any = None
-    tree_vectors: Any = None
+    bm25: Mapping[str, BM25Index]
+    """The snapshot's BM25 indexes by `text.lexical.INDEXES` name (`chunk`, `question`, `wiki`, `tree`)."""
+    vectors: dict[str, Any] = field(default_factory=dict)
+    """The vector tables routes search, by manifest name (`routes.vector_tables()`); absent when not loaded."""
     _access: OrderedDict[Scope, Access] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -54,15 +51,14 @@ class RecallIndex:
         questions: pa.Table,
         wiki_pages: pa.Table,
         tree_nodes: pa.Table,
-        chunk_vectors: Any = None,
-        question_vectors: Any = None,
+        vectors: Mapping[str, Any] | None = None,
         tokenizer: str = "bigram",
-        tree_vectors: Any = None,
         lexical: Mapping[str, BM25Index] | None = None,
     ) -> "RecallIndex":
-        """Vector arguments are LanceDB tables already checked out at the snapshot's versions, or None
-        (`tree_vectors` rows are keyed by node_key). `lexical` holds the snapshot's stored BM25 postings
-        (`text.lexical.from_table`), built with `tokenizer`; without it they are built here."""
+        """`vectors` are LanceDB tables already checked out at the snapshot's versions, by manifest name;
+        the ones a route declares are loaded (into memory when they fit), keyed by the rows the route names.
+        `lexical` holds the snapshot's stored BM25 postings (`text.lexical.from_table`), built with
+        `tokenizer`; without it they are built here."""
         tok = get_tokenizer(tokenizer)
         art = Articles.from_arrow(articles)
         ch = Chunks.from_arrow(chunks, art)
@@ -72,21 +68,12 @@ class RecallIndex:
         if lexical is None:
             tables = {"articles": articles, "chunks": chunks, "questions": questions, "wiki_pages": wiki_pages, "tree_nodes": tree_nodes}
             lexical = build_indexes(tables, tok.name)
-        return cls(
-            tokenizer=tok,
-            articles=art,
-            chunks=ch,
-            questions=qs,
-            wiki=wiki,
-            tree=tree,
-            chunk_bm25=lexical["chunk"],
-            question_bm25=lexical["question"],
-            wiki_bm25=lexical["wiki"],
-            tree_bm25=lexical["tree"],
-            chunk_vectors=maybe_dense(chunk_vectors, ch.row_of),
-            question_vectors=maybe_dense(question_vectors, qs.row_of),
-            tree_vectors=maybe_dense(tree_vectors, tree.row_of),
-        )
+        index = cls(tokenizer=tok, articles=art, chunks=ch, questions=qs, wiki=wiki, tree=tree, bm25=dict(lexical))
+        declared = routes.vector_tables()
+        for name, table in (vectors or {}).items():
+            if table is not None and name in declared:
+                index.vectors[name] = maybe_dense(table, getattr(index, declared[name].rows).row_of)
+        return index
 
     # ------------------------------------------------------------------------------------------ access
 

@@ -1,4 +1,4 @@
-"""Hybrid search: rewrite → five routes per query → RRF → article balance → local rerank → diversity.
+"""Hybrid search: rewrite → registered routes per query → RRF → article balance → local rerank → diversity.
 
 Every stage is a plain function of the previous one's output; this module only wires them, times them and
 records what each produced, so a poor answer can be traced to the route or stage that lost the evidence.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
@@ -19,7 +19,7 @@ import numpy as np
 
 from petrichor_pipeline.models.protocols import Embedder
 from petrichor_serving.recall import routes
-from petrichor_serving.recall.access import Access, Scope
+from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.balance import PER_ARTICLE_TOP_K, select_articles
 from petrichor_serving.recall.diversity import MAX_PER_ARTICLE, select_diverse
 from petrichor_serving.recall.fusion import FUSION_TOP_K, fuse
@@ -29,20 +29,9 @@ from petrichor_serving.recall.options import DEFAULT_OPTIONS, SearchOptions
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS, QueryVectorCache
 from petrichor_serving.recall.rerank import RERANK_TOP_K, STRATEGY, idf_weights, rerank
 from petrichor_serving.recall.rewrite import build_queries
+from petrichor_serving.recall.routes import Route, RouteContext, RouteQuery, Tier
 
 DEFAULT_LIMIT = 10
-MAX_LIMIT = 20
-
-_ROUTE_DIAGNOSTICS = {
-    routes.CHUNK_VECTOR: "chunkVectorKeys",
-    routes.QUESTION_VECTOR: "questionVectorKeys",
-    routes.CHUNK_BM25: "chunkBm25Keys",
-    routes.QUESTION_BM25: "questionBm25Keys",
-    routes.WIKI: "wikiKeys",
-    routes.ARTICLE_TITLE: "articleTitleKeys",
-    routes.TREE_VECTOR: "treeKeys",
-    routes.TREE_BM25: "treeKeys",
-}
 
 
 @dataclass(frozen=True)
@@ -106,28 +95,28 @@ class _Run:
     """Runs routes for one search: collects their ranked lists, keys, failures and timings."""
 
     def __init__(self) -> None:
-        self.groups: list[tuple[str, list[Hit]]] = []
+        self.groups: list[tuple[Route, list[Hit]]] = []
         self.legacy = False
         self.degraded: dict[str, str] = {}
         self.timings: defaultdict[str, float] = defaultdict(float)
 
-    def route(self, name: str, fn: Callable[..., list[Hit]], *args: Any) -> list[Hit]:
+    def route(self, route: Route, ctx: RouteContext, query: RouteQuery) -> list[Hit]:
         started = time.perf_counter()
         try:
-            hits = fn(*args)
+            hits = route.run(ctx, query)
         except Exception as err:  # one broken route must not take the others down
-            self.degraded[name] = str(err) or type(err).__name__
+            self.degraded[route.name] = str(err) or type(err).__name__
             hits = []
-        self.timings[name] += (time.perf_counter() - started) * 1000
+        self.timings[route.name] += (time.perf_counter() - started) * 1000
         if hits:
-            self.groups.append((name, hits))
+            self.groups.append((route, hits))
         return hits
 
     def timed(self, name: str, started: float) -> None:
         self.timings[name] += (time.perf_counter() - started) * 1000
 
-    def has_modern_hits(self) -> bool:
-        return any(name in routes.MODERN_ROUTES for name, _ in self.groups)
+    def has_primary_hits(self) -> bool:
+        return any(route.tier is Tier.PRIMARY for route, _ in self.groups)
 
 
 def _embed_queries(
@@ -136,69 +125,55 @@ def _embed_queries(
     queries: Sequence[str],
     index: RecallIndex,
     cache: QueryVectorCache,
-    options: SearchOptions,
+    active: Sequence[Route],
 ) -> dict[str, np.ndarray]:
-    vector_routes = tuple(
-        (name, table)
-        for name, table in ((routes.CHUNK_VECTOR, index.chunk_vectors), (routes.QUESTION_VECTOR, index.question_vectors))
-        if options.runs(name)
-    )
+    vector_routes = [r for r in active if r.vectors is not None]
     if not vector_routes:
         return {}
     if embedder is None:
-        for name, _ in vector_routes:
-            run.degraded[name] = "no query embedder configured"
+        for route in vector_routes:
+            run.degraded[route.name] = "no query embedder configured"
         return {}
-    for name, table in vector_routes:
-        if table is None:
-            run.degraded[name] = f"snapshot has no {name}s table"
+    for route in vector_routes:
+        if index.vectors.get(route.vectors.name) is None:
+            run.degraded[route.name] = f"snapshot has no {route.vectors.name} table"
     started = time.perf_counter()
     try:
         return cache.embed(embedder, queries)
     except Exception as err:
-        for name, _ in vector_routes:
-            run.degraded[name] = str(err) or type(err).__name__
+        for route in vector_routes:
+            run.degraded[route.name] = str(err) or type(err).__name__
         return {}
     finally:
         run.timed("embed", started)
 
 
-def _recall(
-    run: _Run,
-    index: RecallIndex,
-    access: Access,
-    queries: Sequence[str],
-    vectors: dict[str, np.ndarray],
-    fingerprint: str | None,
-    focused: bool,
-    options: SearchOptions,
-) -> None:
-    """Every enabled route for every query; the legacy tree only when no modern route found anything."""
-    runs = options.runs
-    for q in queries:
-        terms = index.tokenizer.query(q)
-        vector = vectors.get(q)
-        if vector is not None and index.chunk_vectors is not None and runs(routes.CHUNK_VECTOR):
-            run.route(routes.CHUNK_VECTOR, routes.chunk_vector, index, access, vector, fingerprint)
-        if vector is not None and index.question_vectors is not None and runs(routes.QUESTION_VECTOR):
-            run.route(routes.QUESTION_VECTOR, routes.question_vector, index, access, vector, fingerprint)
-        lexical: list[Hit] = []
-        if runs(routes.CHUNK_BM25):
-            lexical += run.route(routes.CHUNK_BM25, routes.chunk_bm25, index, access, terms)
-        if runs(routes.QUESTION_BM25):
-            lexical += run.route(routes.QUESTION_BM25, routes.question_bm25, index, access, terms)
-        if not lexical:
-            run.route(routes.ARTICLE_TITLE, routes.article_title, index, access, terms)
-        if not focused and runs(routes.WIKI):
-            run.route(routes.WIKI, routes.wiki_lexical, index, access, q, terms)
-    if run.has_modern_hits():
+def _runnable(route: Route, ctx: RouteContext, query: RouteQuery) -> bool:
+    """A vector route needs the query's embedding and its table loaded; every other route can always run."""
+    if route.vectors is None:
+        return True
+    return query.vector is not None and ctx.index.vectors.get(route.vectors.name) is not None
+
+
+def _recall(run: _Run, ctx: RouteContext, queries: Sequence[RouteQuery], active: Sequence[Route]) -> None:
+    """Every active route for every query, in registry order; a fallback route only when the routes it
+    backs up found nothing for that query; the legacy routes only when no primary route found anything."""
+    for query in queries:
+        found: set[str] = set()
+        for route in active:
+            if route.tier is Tier.LEGACY or not _runnable(route, ctx, query):
+                continue
+            if route.tier is Tier.FALLBACK and found.intersection(route.fallback_for):
+                continue
+            if run.route(route, ctx, query):
+                found.add(route.name)
+    if run.has_primary_hits():
         return
     run.legacy = True
-    for q in queries:
-        vector = vectors.get(q)
-        if vector is not None and index.tree_vectors is not None:
-            run.route(routes.TREE_VECTOR, routes.tree_vector, index, access, vector, fingerprint)
-        run.route(routes.TREE_BM25, routes.tree_bm25, index, access, index.tokenizer.query(q))
+    for query in queries:
+        for route in active:
+            if route.tier is Tier.LEGACY and _runnable(route, ctx, query):
+                run.route(route, ctx, query)
 
 
 def search(
@@ -214,33 +189,37 @@ def search(
     options: SearchOptions = DEFAULT_OPTIONS,
 ) -> SearchResult:
     """Search the readable part of `index` for `query` (plus `sub_queries`, else the rewrite's clauses).
-    `limit` is clamped to 1..20; `now` decides which public shares have expired; `options` switch stages
-    off for evaluation and default to the product's behaviour."""
+    Returns at most `limit` candidates (callers bound it; the HTTP schema does for requests); `now` decides
+    which public shares have expired; `options` switch stages off for evaluation and default to the
+    product's behaviour."""
     query = query.strip()
     if not query:
         raise ValueError("query must not be empty")
-    limit = max(1, min(MAX_LIMIT, limit or DEFAULT_LIMIT))
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
     now = now or datetime.now(timezone.utc)
     focused = scope.article_id is not None
     tokenize = index.tokenizer.query
     started = time.perf_counter()
     run = _Run()
 
-    queries = build_queries(query, sub_queries)
-    access = index.access(scope, now)
+    texts = build_queries(query, sub_queries)
+    ctx = RouteContext(index, index.access(scope, now), embedder.fingerprint if embedder else None)
     run.timed("access", started)
-    vectors = _embed_queries(run, embedder, queries, index, cache, options)
-    _recall(run, index, access, queries, vectors, embedder.fingerprint if embedder else None, focused, options)
+    active = [r for r in routes.registered() if options.runs(r.name) and (r.focused or not focused)]
+    vectors = _embed_queries(run, embedder, texts, index, cache, active)
+    queries = [RouteQuery(q, tokenize(q), vectors.get(q)) for q in texts]
+    _recall(run, ctx, queries, active)
 
     stage_started = time.perf_counter()
-    fused = fuse([hits for _, hits in run.groups], FUSION_TOP_K, dict(options.route_weights))
+    fused = fuse([hits for _, hits in run.groups], FUSION_TOP_K, options.weights())
     stage = select_articles(fused, 1 if focused else options.article_top_k, PER_ARTICLE_TOP_K)
     run.timed("fusion", stage_started)
 
     stage_started = time.perf_counter()
     top = stage.hits[:RERANK_TOP_K]
     rerank_applied = options.rerank and len(top) > 1
-    token_weights = partial(idf_weights, idf=index.chunk_bm25.idf) if options.rerank_idf else None
+    token_weights = partial(idf_weights, idf=index.bm25["chunk"].idf) if options.rerank_idf else None
     reranked = rerank(query, top, tokenize, token_weights) if rerank_applied else top
     run.timed("rerank", stage_started)
 
@@ -254,13 +233,13 @@ def search(
 
     diagnostics: dict[str, Any] = {
         "query": query,
-        "rewrittenQueries": queries[1:],
-        "subQueryCount": len(queries) - 1,
+        "rewrittenQueries": texts[1:],
+        "subQueryCount": len(texts) - 1,
         "retrievalScope": scope.retrieval_scope,
-        **{key: [] for key in dict.fromkeys(_ROUTE_DIAGNOSTICS.values())},
+        **{r.diagnostics_key: [] for r in routes.registered()},
     }
-    for name, hits in run.groups:
-        diagnostics[_ROUTE_DIAGNOSTICS[name]].extend(h.key for h in hits)
+    for route, hits in run.groups:
+        diagnostics[route.diagnostics_key].extend(h.key for h in hits)
     diagnostics.update(
         treeAttempted=run.legacy,
         fusionKeys=[h.key for h in fused],

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-MAX_QUERIES = 4
+MAX_CLAUSES = 3
+"""Clauses the rewrite searches besides the question itself."""
 MIN_REWRITE_CHARS = 18
 MIN_CLAUSE_CHARS = 4
 
@@ -28,7 +29,7 @@ def _trim_prefix(clause: str) -> str:
     return clause
 
 
-def rewrite_query(query: str, max_: int = 3) -> list[str]:
+def rewrite_query(query: str) -> list[str]:
     """The clauses of a compound question; empty for a short or simple one."""
     text = query.strip()
     if len(text) < MIN_REWRITE_CHARS:
@@ -43,16 +44,16 @@ def rewrite_query(query: str, max_: int = 3) -> list[str]:
         if len(clause) < MIN_CLAUSE_CHARS or clause == text or clause in out:
             continue
         out.append(clause)
-        if len(out) >= max_:
+        if len(out) >= MAX_CLAUSES:
             break
     return out
 
 
 def build_queries(primary: str, sub_queries: Sequence[str] | None = None) -> list[str]:
-    """`[primary, *extra]`, at most four: explicit sub-queries win over the rewrite; repeats (ignoring
-    case) and one-character values are dropped. `queries[1:]` are the rewritten ones."""
+    """`[primary, *extra]`: explicit sub-queries (as many as the caller gives) win over the rewrite's
+    clauses; repeats (ignoring case) and one-character values are dropped. `queries[1:]` are the rewritten ones."""
     primary = primary.strip()
-    extra = [q for q in sub_queries or () if isinstance(q, str)] or rewrite_query(primary, 3)
+    extra = list(sub_queries or ()) or rewrite_query(primary)
     queries = [primary]
     seen = {primary.lower()}
     for value in extra:
@@ -61,6 +62,4 @@ def build_queries(primary: str, sub_queries: Sequence[str] | None = None) -> lis
             continue
         seen.add(value.lower())
         queries.append(value)
-        if len(queries) >= MAX_QUERIES:
-            break
     return queries

@@ -24,6 +24,12 @@ def test_english_and_conjunction():
     assert rewrite_query(q) == ["explain snapshot persistence", "describe the recovery steps"]
 
 
-def test_explicit_sub_queries_win_are_deduped_and_capped():
-    queries = build_queries(" Redis ", ["redis", "a", "持久化", "主从复制", "哨兵", "集群"])
-    assert queries == ["Redis", "持久化", "主从复制", "哨兵"]
+def test_explicit_sub_queries_win_and_are_deduped_not_capped():
+    """How many sub-queries a request may send is the HTTP schema's rule; recall searches what it is given."""
+    queries = build_queries(" Redis ", ["redis", "a", "持久化", "主从复制", "哨兵", "集群", "哨兵"])
+    assert queries == ["Redis", "持久化", "主从复制", "哨兵", "集群"]
+
+
+def test_the_rewrite_makes_at_most_three_clauses():
+    q = "请比较 Redis 的持久化方案，以及说明各自适用场景，还有主从复制的配置，以及哨兵的切换流程，再看集群分片"
+    assert len(rewrite_query(q)) == 3 and len(build_queries(q)) == 4

@@ -88,9 +88,17 @@ def test_article_title_fallback_when_both_bm25_routes_miss(index):
 
 def test_limit_and_validation(index):
     assert len(search(index, "Redis", scope=Scope(), limit=1).candidates) == 1
-    assert len(search(index, "Redis", scope=Scope(), limit=500).candidates) <= 20
+    # no cap of its own (the HTTP schema bounds a request's limit): three queries find 30 distinct chunks
+    many = SnapshotRows()
+    for i in range(30):
+        word = ("apple", "banana", "cherry")[i // 10]
+        many.article(f"a{i}", f"Article {i}", sections=[((f"part {i}",), f"{word} notes {i} on topic{i}", [])])
+    found = search(many.index(), "apple", scope=Scope(), sub_queries=["banana", "cherry"], limit=25)
+    assert len(found.candidates) == 25
     with pytest.raises(ValueError):
         search(index, "   ", scope=Scope())
+    with pytest.raises(ValueError):
+        search(index, "Redis", scope=Scope(), limit=0)
     empty = search(index, "完全无关的词语", scope=Scope())
     assert empty.candidates == [] and empty.diagnostics["rerankStrategy"] == "skipped"
 

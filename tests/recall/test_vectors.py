@@ -36,8 +36,8 @@ def _row(row_id: str, article_id: str, kb: str, tenant: str, vector, fingerprint
                 fingerprint=fingerprint, vector=_unit(vector))
 
 
-@pytest.fixture()
-def indexed(tmp_path):
+def vector_index(tmp_path):
+    """The tenant corpus with LanceDB chunk and question vectors around the query's `NEAR`."""
     rows: SnapshotRows = tenant_rows()
     db = lancedb.connect(tmp_path / "lance")
     chunk_rows = []
@@ -64,10 +64,15 @@ def indexed(tmp_path):
                                    kb_id=ACME_KB, tenant="acme", position=3 + i, question=f"主从复制问题{i}",
                                    index_text=f"主从复制问题{i}"))
     index = rows.index(
-        chunk_vectors=_vector_table(db, "chunk_vectors", chunk_rows),
-        question_vectors=_vector_table(db, "question_vectors", question_rows),
+        vectors={"chunk_vectors": _vector_table(db, "chunk_vectors", chunk_rows),
+                 "question_vectors": _vector_table(db, "question_vectors", question_rows)},
     )
     return index
+
+
+@pytest.fixture()
+def indexed(tmp_path):
+    return vector_index(tmp_path)
 
 
 def test_vector_routes_search_only_the_scope_and_the_embedding_model(indexed):
@@ -89,7 +94,7 @@ def test_vector_routes_search_only_the_scope_and_the_embedding_model(indexed):
 
 
 def test_a_chunk_found_only_through_a_question_shows_the_question(indexed):
-    indexed.chunk_vectors = None
+    del indexed.vectors["chunk_vectors"]
     embedder = FixedEmbedder({"zzzz": [0.8, 0.0, 0.2, 0.0]})
     result = search(indexed, "zzzz", scope=Scope(tenant="acme"), embedder=embedder, now=NOW,
                     cache=QueryVectorCache())
@@ -126,7 +131,7 @@ def test_a_broken_vector_table_is_recorded_and_the_rest_continue(indexed):
         def search(self, *args, **kwargs):
             raise OSError("lance file missing")
 
-    indexed.chunk_vectors = Broken()
+    indexed.vectors["chunk_vectors"] = Broken()
     embedder = FixedEmbedder({QUERY: NEAR})
     result = search(indexed, QUERY, scope=Scope(tenant="acme"), embedder=embedder, now=NOW,
                     cache=QueryVectorCache())

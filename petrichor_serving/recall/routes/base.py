@@ -1,0 +1,81 @@
+"""What every recall route is: one function `run(ctx, query) -> list[Hit]` and a declaration of what it
+needs, so the pipeline, the options and the index loader read routes from the registry instead of naming them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from petrichor_serving.recall.access import Access
+from petrichor_serving.recall.hits import Hit
+
+if TYPE_CHECKING:
+    from petrichor_serving.recall.index import RecallIndex
+
+ROUTE_TOP_K = 10
+"""Hits each route returns per query."""
+
+
+@dataclass(frozen=True)
+class RouteContext:
+    """What stays the same for every query of one search."""
+
+    index: RecallIndex
+    access: Access
+    fingerprint: str | None
+    """The query embedder's fingerprint: vector routes compare only with vectors of the same model."""
+
+
+@dataclass(frozen=True)
+class RouteQuery:
+    """One of the search's queries (the question or a rewritten clause)."""
+
+    text: str
+    terms: Sequence[str]
+    """`text` through the index's query tokenizer."""
+    vector: np.ndarray | None = None
+    """The query embedding; None without an embedder (vector routes are then skipped)."""
+    top_k: int = ROUTE_TOP_K
+
+
+class Tier(Enum):
+    PRIMARY = "primary"
+    """Runs for every query; can be switched off by name (`SearchOptions.disabled_routes`)."""
+    FALLBACK = "fallback"
+    """Runs for a query only when the routes in `fallback_for` (listed before it in `ROUTES`) found nothing."""
+    LEGACY = "legacy"
+    """Runs, for every query, only when no primary route found anything in the whole search."""
+
+
+@dataclass(frozen=True)
+class VectorTable:
+    """A snapshot vector table a route searches, and the recall table whose ids key its rows."""
+
+    name: str
+    """The manifest's vector table name, e.g. `chunk_vectors`."""
+    rows: str
+    """The `RecallIndex` table (`chunks`, `questions`, ...) whose `row_of` maps the vector ids."""
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    run: Callable[[RouteContext, RouteQuery], list[Hit]]
+    diagnostics_key: str
+    """The search diagnostics list that records the keys this route found (routes may share one)."""
+    weight: float = 1.0
+    """Scales the route's contributions in the rank fusion."""
+    tier: Tier = Tier.PRIMARY
+    fallback_for: tuple[str, ...] = ()
+    vectors: VectorTable | None = None
+    """Set for vector routes: they run only with a query vector and this table loaded."""
+    focused: bool = True
+    """False: skipped when the search focuses on one article."""
+
+    @property
+    def switchable(self) -> bool:
+        return self.tier is Tier.PRIMARY

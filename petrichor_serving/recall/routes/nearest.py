@@ -1,0 +1,31 @@
+"""Filtered nearest-neighbour search over a vector table, shared by the vector routes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from petrichor_serving.recall.access import Access, sql_quote
+from petrichor_serving.recall.dense import DenseVectors
+
+
+def nearest(
+    table: Any, access: Access, vector: np.ndarray, fingerprint: str | None, limit: int, allowed_rows: np.ndarray
+) -> list[tuple[str, float]]:
+    """(id, cosine similarity) of the `limit` nearest rows of this embedding model that `access` allows,
+    filtered *before* the top-k is taken (a row mask in memory, a prefilter in LanceDB)."""
+    if not access.any_article:
+        return []
+    if isinstance(table, DenseVectors):
+        return table.nearest(vector, allowed_rows, limit, fingerprint)
+    conditions = [f"({access.vector_filter})"] if access.vector_filter else []
+    if fingerprint:
+        conditions.append(f"fingerprint = {sql_quote(fingerprint)}")
+    query = table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
+    query = query.distance_type("cosine")
+    if conditions:
+        query = query.where(" AND ".join(conditions), prefilter=True)
+    result = query.select(["id", "_distance"]).limit(limit).to_arrow()
+    distances = result.column("_distance").to_pylist()
+    return [(row_id, 1.0 - d) for row_id, d in zip(result.column("id").to_pylist(), distances)]
