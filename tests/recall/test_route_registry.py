@@ -10,7 +10,6 @@ import json
 import sys
 from pathlib import Path
 
-import lancedb
 import numpy as np
 import pytest
 
