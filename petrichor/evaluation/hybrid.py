@@ -10,6 +10,7 @@ The naive 512-code-point windows, ranked by two routes and fused by reciprocal r
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Sequence
@@ -51,6 +52,7 @@ class BM25sRoute:
     def __init__(self, texts: Sequence[str]):
         import bm25s
 
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs every index build at DEBUG
         self.index = bm25s.BM25()
         self.index.index([hybrid_tokens(t) for t in texts], show_progress=False)
 
