@@ -87,7 +87,8 @@ def test_eval_command(tmp_path, monkeypatch, capsys):
     assert {"full", "no_chunk_vector", "no_wiki", "no_questions", "no_rerank", "tokenizer_jieba"} <= set(report["ablation"])
     assert (tmp_path / "data" / "eval" / "tiny_set" / "corpus" / "eval").is_dir()
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
-        "tiny_set-doc-recall.png", "tiny_set-passage-recall.png", "tiny_set-section-recall.png"
+        "tiny_set-all_doc-recall.png", "tiny_set-doc-recall.png", "tiny_set-passage-recall.png",
+        "tiny_set-section-recall.png",
     ]
 
     # a second run over the unchanged set publishes nothing new and skips the ablation as asked
