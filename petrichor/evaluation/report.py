@@ -131,14 +131,14 @@ def print_report(report: dict[str, Any], console: Console) -> None:
 
 
 def print_ablation(ablation: dict[str, Any], console: Console, methods: dict[str, Any] | None = None) -> None:
-    """One row per variant; under each figure its change against the full pipeline, then against
-    naive_hybrid (`h`); the baselines' own rows close the table."""
+    """One row per variant; under each figure its change against the full pipeline (`·`: none), then
+    against naive_hybrid (`h`); the baselines' own rows close the table."""
     methods = methods or {}
     bar = methods.get(BAR)
     baselines = {n: methods[n] for n in _ordered(methods) if n != "petrichor"}
     rows = {**ablation, **baselines}
     columns = [c for c in ABLATION_COLUMNS if any(_get(v, c[0], c[1]) is not None for v in rows.values())]
-    table = Table(title="ablation (petrichor); under each figure: − full, then h: − naive_hybrid")
+    table = Table(title="ablation (petrichor); under each figure: − full (· unchanged), then h: − naive_hybrid")
     table.add_column("variant", no_wrap=True)
     for _, _, header in columns:
         table.add_column(header, justify="right", no_wrap=True)
@@ -149,8 +149,8 @@ def print_ablation(ablation: dict[str, Any], console: Console, methods: dict[str
             value, base = _get(block, group, key), _get(full, group, key)
             cell = _fmt(value, group)
             if name in ablation and group != "recall_ms" and value is not None:
-                if name != "full" and base is not None and value != base:
-                    cell += f"\n{value - base:+.3f}"
+                if name != "full" and base is not None:
+                    cell += f"\n{value - base:+.3f}" if value != base else "\n·"
                 hybrid = _get(bar, group, key) if bar else None
                 if hybrid is not None:
                     cell += f"\nh {value - hybrid:+.3f}"
