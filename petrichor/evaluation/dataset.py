@@ -35,6 +35,9 @@ class EvalQuestion:
     gold_doc_ids: tuple[str, ...]
     gold_match: str = "any"
     """`any`: one gold document is enough; `all`: every gold document must be retrieved."""
+    gold_doc_groups: tuple[tuple[str, ...], ...] = ()
+    """Groups of interchangeable documents; the question needs one document of every group."""
+    subset: str = ""
     answer: str = ""
     answers_all: tuple[str, ...] = ()
     """Short extractive answers; empty when the set only has a free-text answer."""
@@ -42,12 +45,28 @@ class EvalQuestion:
     gold_sections: tuple[GoldSection, ...] = ()
     lang: str = "en"
 
+    @property
+    def has_gold(self) -> bool:
+        return bool(self.gold_doc_ids or self.gold_doc_groups)
+
+    @property
+    def needed_docs(self) -> tuple[tuple[str, ...], ...]:
+        """The groups a complete retrieval must cover, one document of each; empty when one gold document
+        is enough (`gold_match: any` without groups)."""
+        if self.gold_doc_groups:
+            return self.gold_doc_groups
+        if self.gold_match == "all" and len(self.gold_doc_ids) > 1:
+            return tuple((d,) for d in self.gold_doc_ids)
+        return ()
+
 
 @dataclass(frozen=True)
 class Dataset:
     name: str
     docs: tuple[EvalDoc, ...]
     questions: tuple[EvalQuestion, ...]
+    skipped: int = 0
+    """Questions left out because they have no gold documents (MultiHop-RAG's `null_query`)."""
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -63,18 +82,31 @@ def _section(raw: Any, fallback_doc: str) -> GoldSection:
     return GoldSection(doc_id, tuple(p.strip() for p in path.split(" > ") if p.strip()))
 
 
+def _flatten(value: Any) -> list[str]:
+    """Strings of a possibly nested list (RGB keeps alternative spellings in inner lists)."""
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _flatten(v)]
+    return [str(value)] if value not in (None, "") else []
+
+
 def parse_question(row: dict[str, Any]) -> EvalQuestion:
-    gold_docs = tuple(str(d) for d in row.get("gold_doc_ids") or ())
+    groups = tuple(tuple(str(d) for d in g) for g in row.get("gold_doc_groups") or () if g)
+    gold_docs = tuple(str(d) for d in row.get("gold_doc_ids") or ()) or tuple(dict.fromkeys(d for g in groups for d in g))
     passages = tuple(str(p) for p in row.get("gold_passages") or ())
     lang = row.get("lang") or ("zh" if has_cjk(row["question"]) else "en")
-    answers = tuple(str(a) for a in row.get("answers_all") or ())
+    raw_answer = row.get("answer")
+    answers = tuple(_flatten(row.get("answers_all"))) or (
+        tuple(_flatten(raw_answer)) if isinstance(raw_answer, list) else ()
+    )
     sections = tuple(_section(s, gold_docs[0] if gold_docs else "") for s in row.get("gold_sections") or ())
     return EvalQuestion(
         qid=str(row["qid"]),
         question=str(row["question"]),
         gold_doc_ids=gold_docs,
         gold_match=str(row.get("gold_match") or "any"),
-        answer=str(row.get("answer") or ""),
+        gold_doc_groups=groups,
+        subset=str(row.get("subset") or ""),
+        answer="; ".join(_flatten(raw_answer)),
         answers_all=answers,
         gold_passages=passages,
         gold_sections=tuple(s for s in sections if s.heading_path),
@@ -83,13 +115,15 @@ def parse_question(row: dict[str, Any]) -> EvalQuestion:
 
 
 def load_dataset(directory: Path, limit: int = 0) -> Dataset:
-    """The set in `directory`; `limit` > 0 keeps only the first questions (all documents stay)."""
+    """The set in `directory`; questions without gold documents are skipped; `limit` > 0 keeps only the
+    first of the others (all documents stay)."""
     directory = Path(directory)
     docs = tuple(
         EvalDoc(str(r["doc_id"]), str(r.get("title") or r["doc_id"]), str(r.get("content") or ""))
         for r in _read_jsonl(directory / "docs.jsonl")
     )
-    questions = tuple(parse_question(r) for r in _read_jsonl(directory / "qa.jsonl"))
+    parsed = [parse_question(r) for r in _read_jsonl(directory / "qa.jsonl")]
+    questions = tuple(q for q in parsed if q.has_gold)
     if limit > 0:
         questions = questions[:limit]
-    return Dataset(directory.resolve().name, docs, questions)
+    return Dataset(directory.resolve().name, docs, questions, skipped=len(parsed) - sum(q.has_gold for q in parsed))

@@ -1,8 +1,8 @@
 """One evaluation run: build the set, run every question through each method, score, and assemble the report.
 
-Petrichor and both baselines are measured in the same process on the same questions. Latency is measured
-per question with a cold query-vector cache (query embedding included); ablation variants reuse the warm
-cache, so their `recall_ms` is recall work alone.
+Petrichor and the baselines (naive_hybrid, the bar; naive_vector; naive_bm25) are measured in the same
+process on the same questions. Latency is measured per question with a cold query-vector cache (query
+embedding included); ablation variants reuse the warm cache, so their `recall_ms` is recall work alone.
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ from petrichor.evaluation.ablation import rebuild_index, variants
 from petrichor.evaluation.baselines import (
     NaiveBM25Retriever,
     NaiveVectorRetriever,
+    QueryEmbeddings,
     chunk_corpus,
     embed_chunks,
 )
 from petrichor.evaluation.build import BuiltSet, EvalLayout, build_set
 from petrichor.evaluation.dataset import Dataset, load_dataset
+from petrichor.evaluation.hybrid import NaiveHybridRetriever
 from petrichor.evaluation.retrieval import PetrichorRetriever, Retriever
 from petrichor.evaluation.scoring import (
     Outcome,
@@ -29,6 +31,7 @@ from petrichor.evaluation.scoring import (
     level_ranks,
     recall_curve,
     summarise,
+    summarise_subsets,
 )
 
 Log = Callable[[str], None]
@@ -57,7 +60,7 @@ def _run_questions(dataset: Dataset, retriever: Retriever, scorer: Scorer, log: 
 
 def _curves(dataset: Dataset, outcomes: list[Outcome]) -> dict[str, list[float | None]]:
     out = {}
-    for level in ("doc", "passage", "section"):
+    for level in ("doc", "all_doc", "passage", "section"):
         ranks = level_ranks(dataset.questions, outcomes, level)
         if ranks:
             out[level] = recall_curve(ranks)
@@ -112,11 +115,11 @@ def _ablation(dataset: Dataset, built: BuiltSet, petrichor: PetrichorRetriever, 
 
 
 def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
-    """The report: `{dataset, questions, snapshot, methods: {petrichor, naive_vector, naive_bm25}, ablation,
-    curves, seconds}`."""
+    """The report: `{dataset, questions, skipped_questions, snapshot, methods: {petrichor, naive_hybrid,
+    naive_vector, naive_bm25}, subsets, ablation, curves, seconds}`."""
     started = time.perf_counter()
     dataset = load_dataset(config.dataset_dir, config.limit)
-    log(f"{dataset.name}: {len(dataset.docs)} documents, {len(dataset.questions)} questions")
+    log(f"{dataset.name}: {len(dataset.docs)} documents, {len(dataset.questions)} questions ({dataset.skipped} without gold skipped)")
     built = build_set(dataset, EvalLayout(config.root), on_progress=lambda stage, done, total: log(f"build {stage}: {done}/{total}"))
     build_seconds = time.perf_counter() - started
     log(f"snapshot {built.snapshot.version} ready in {build_seconds:.1f}s")
@@ -126,16 +129,20 @@ def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
     vectors = embed_chunks(naive, embedder, config.embed_cache_dir, lambda done, total: log(f"naive chunk vectors: {done}/{total}"))
     doc_of_article = {a: d for d, a in built.article_of.items()}
     petrichor = PetrichorRetriever(built.snapshot, doc_of_article, embedder=embedder)
+    naive_vector = NaiveVectorRetriever(naive, vectors, QueryEmbeddings(embedder))
     retrievers: dict[str, Retriever] = {
         "petrichor": petrichor,
-        "naive_vector": NaiveVectorRetriever(naive, vectors, embedder),
+        "naive_hybrid": NaiveHybridRetriever(naive, naive_vector),
+        "naive_vector": naive_vector,
         "naive_bm25": NaiveBM25Retriever(naive),
     }
     embedder.embed_queries(["warm-up"])  # loads the model outside the timed loop
     PetrichorRetriever(built.snapshot, doc_of_article, embedder=embedder).retrieve("warm-up")
+    retrievers["naive_hybrid"].retrieve("warm-up 预热")  # jieba's dictionary and bm25s's first call
 
     scorer = Scorer(dataset.questions)
     methods: dict[str, Any] = {}
+    subsets: dict[str, Any] = {}
     curves: dict[str, Any] = {}
     outcomes: dict[str, list[Outcome]] = {}
     for name, retriever in retrievers.items():
@@ -143,6 +150,7 @@ def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
         methods[name] = summarise(dataset.questions, outcomes[name])
         methods[name]["chunk"]["reachable"] = scorer.reachable(retriever.all_chunks())
         curves[name] = _curves(dataset, outcomes[name])
+        subsets[name] = summarise_subsets(dataset.questions, outcomes[name])
     if config.answers:
         for name, summary in _answers(dataset, built, retrievers, scorer, log).items():
             methods[name]["answer"] = summary
@@ -151,6 +159,7 @@ def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
     return {
         "dataset": dataset.name,
         "questions": len(dataset.questions),
+        "skipped_questions": dataset.skipped,
         "snapshot": {
             "version": built.snapshot.version,
             "articles": rows.get("articles"),
@@ -163,6 +172,7 @@ def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
             "build_warnings": len(built.build.get("warnings") or []),
         },
         "methods": methods,
+        "subsets": {name: s for name, s in subsets.items() if s},
         "ablation": ablation,
         "curves": curves,
         "seconds": round(time.perf_counter() - started, 1),

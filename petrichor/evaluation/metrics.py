@@ -2,7 +2,9 @@
 
 Document level: a question's ranked documents are the retrieved items mapped to their documents, repeats
 dropped, order kept. `gold_match="any"` needs one gold document within the cut-off; `"all"` needs every one
-(and MRR then counts the rank at which the last gold document arrived).
+(and MRR then counts the rank at which the last gold document arrived). All-gold figures (`cover_rank`) need
+one document of every group within the cut-off: each gold document its own group for `gold_match: all`,
+the set's own groups for `gold_doc_groups`; the same rule over gold passages gives all-passage recall.
 
 Chunk level: a chunk hits a gold passage when it contains it — Chinese: as a substring after removing all
 whitespace; English: at least half of the passage's lower-cased word 6-gram shingles occur in the chunk.
@@ -40,18 +42,32 @@ def dedupe(items: Iterable[str | None]) -> list[str]:
 
 def doc_hit_rank(ranked: Sequence[str], gold: Sequence[str], match: str = "any") -> int | None:
     """1-based rank at which the gold condition is first met, or None if never."""
-    gold_set = set(gold)
-    if not gold_set:
+    gold = list(dict.fromkeys(gold))
+    if match == "all":
+        return group_hit_rank(ranked, [(g,) for g in gold])
+    return group_hit_rank(ranked, [gold]) if gold else None
+
+
+def cover_rank(found: Iterable[Iterable[int]], need: int) -> int | None:
+    """1-based rank at which the items seen so far cover all `need` groups (numbered 0..need-1), or None.
+    `found[i]` holds the groups the i-th ranked item belongs to (a document may sit in several groups)."""
+    if need <= 0:
         return None
-    need = len(gold_set) if match == "all" else 1
-    found = 0
-    for rank, doc in enumerate(ranked, 1):
-        if doc in gold_set:
-            found += 1
-            gold_set.discard(doc)
-            if found >= need:
-                return rank
+    covered: set[int] = set()
+    for rank, groups in enumerate(found, 1):
+        covered.update(g for g in groups if 0 <= g < need)
+        if len(covered) == need:
+            return rank
     return None
+
+
+def group_hit_rank(ranked: Sequence[str], groups: Sequence[Sequence[str]]) -> int | None:
+    """1-based rank of the ranked document that completes one document of every group, or None."""
+    member: dict[str, list[int]] = {}
+    for g, docs in enumerate(groups):
+        for d in docs:
+            member.setdefault(d, []).append(g)
+    return cover_rank((member.get(d, ()) for d in ranked), len(groups))
 
 
 def recall_at(rank: int | None, k: int) -> float:

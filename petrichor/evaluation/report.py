@@ -10,11 +10,19 @@ from rich.table import Table
 
 from petrichor.evaluation.scoring import CURVE_KS
 
+BAR = "naive_hybrid"
+"""The baseline every table sets Petrichor against, with the difference beside it."""
 METHOD_ROWS = (
     ("doc", "recall@1"),
     ("doc", "recall@5"),
     ("doc", "recall@10"),
     ("doc", "mrr@10"),
+    ("all_gold", "recall@5"),
+    ("all_gold", "recall@10"),
+    ("all_gold", "mrr@10"),
+    ("all_gold", "passage_recall@5"),
+    ("all_gold", "passage_recall@10"),
+    ("all_gold", "questions"),
     ("chunk", "recall@5"),
     ("chunk", "recall@10"),
     ("chunk", "reachable"),
@@ -31,13 +39,20 @@ ABLATION_COLUMNS = (
     ("doc", "recall@5", "doc R@5"),
     ("doc", "recall@10", "doc R@10"),
     ("doc", "mrr@10", "doc MRR"),
+    ("all_gold", "recall@5", "all R@5"),
+    ("all_gold", "recall@10", "all R@10"),
     ("chunk", "recall@5", "chunk R@5"),
     ("chunk", "recall@10", "chunk R@10"),
     ("section", "recall@5", "sect. R@5"),
     ("section", "recall@10", "sect. R@10"),
     ("recall_ms", "p50", "ms p50"),
 )
-LEVEL_TITLES = {"doc": "document", "passage": "passage (chunk)", "section": "section (chunk)"}
+LEVEL_TITLES = {
+    "doc": "document",
+    "all_doc": "all gold documents",
+    "passage": "passage (chunk)",
+    "section": "section (chunk)",
+}
 
 
 def _fmt(value: Any, group: str = "") -> str:
@@ -52,47 +67,95 @@ def _get(block: dict[str, Any], group: str, key: str) -> Any:
     return (block.get(group) or {}).get(key)
 
 
+def _difference(value: Any, bar: Any, group: str) -> str:
+    """Petrichor − naive_hybrid; for times also the ratio, the form the latency target takes."""
+    if not isinstance(value, (int, float)) or not isinstance(bar, (int, float)) or isinstance(value, bool):
+        return "–"
+    if group.endswith("_ms"):
+        return f"{value - bar:+.1f} (×{value / bar:.2f})" if bar else f"{value - bar:+.1f}"
+    if isinstance(value, int) and isinstance(bar, int):
+        return "" if value == bar else f"{value - bar:+d}"
+    return f"{value - bar:+.3f}"
+
+
+def _ordered(methods: dict[str, Any]) -> list[str]:
+    """Petrichor, the bar, then every other method in report order."""
+    first = [m for m in ("petrichor", BAR) if m in methods]
+    return first + [m for m in methods if m not in first]
+
+
+def comparison_table(title: str, methods: dict[str, dict[str, Any]], rows: Any = METHOD_ROWS) -> Table:
+    """One column per method, Petrichor first with its difference from naive_hybrid right after the bar."""
+    names = _ordered(methods)
+    with_bar = "petrichor" in methods and BAR in methods
+    table = Table(title=title)
+    table.add_column("metric")
+    for name in names:
+        table.add_column(name, justify="right")
+        if with_bar and name == BAR:
+            table.add_column(f"petrichor − {BAR}", justify="right")
+    for group, key in rows:
+        values = {n: _get(methods[n], group, key) for n in names}
+        if all(v is None for v in values.values()):
+            continue
+        cells = []
+        for name in names:
+            cells.append(_fmt(values[name], group))
+            if with_bar and name == BAR:
+                cells.append(_difference(values["petrichor"], values[BAR], group))
+        table.add_row(f"{group} {key}", *cells)
+    return table
+
+
 def print_report(report: dict[str, Any], console: Console) -> None:
     methods = report["methods"]
     snap = report["snapshot"]
-    table = Table(title=f"{report['dataset']}: {report['questions']} questions, snapshot {snap['version']}")
-    table.add_column("metric")
-    for name in methods:
-        table.add_column(name, justify="right")
-    for group, key in METHOD_ROWS:
-        values = [_get(m, group, key) for m in methods.values()]
-        if any(v is not None for v in values):
-            table.add_row(f"{group} {key}", *(_fmt(v, group) for v in values))
-    for key in ANSWER_ROWS:
-        values = [_get(m, "answer", key) for m in methods.values()]
-        if any(v is not None for v in values):
-            table.add_row(f"answer {key}", *map(_fmt, values))
-    console.print(table)
+    skipped = report.get("skipped_questions") or 0
+    title = f"{report['dataset']}: {report['questions']} questions"
+    title += f" ({skipped} without gold skipped)" if skipped else ""
+    console.print(comparison_table(f"{title}, snapshot {snap['version']}", methods))
+    answers = {n: m["answer"] for n, m in methods.items() if m.get("answer")}
+    if answers:
+        console.print(comparison_table("answers", {n: {"answer": a} for n, a in answers.items()},
+                                       [("answer", key) for key in ANSWER_ROWS]))
+    for subset in dict.fromkeys(s for per_method in (report.get("subsets") or {}).values() for s in per_method):
+        blocks = {n: per[subset] for n, per in report["subsets"].items() if subset in per}
+        count = next(iter(blocks.values())).get("questions")
+        console.print(comparison_table(f"subset {subset}: {count} questions", blocks))
     console.print(
         f"articles {snap['articles']}, chunks {snap['chunks']}, questions {snap['questions']}, "
         f"naive chunks {snap['naive_chunks']}; build {snap['build_seconds']}s, run {report['seconds']}s"
     )
     if report.get("ablation"):
-        print_ablation(report["ablation"], console)
+        print_ablation(report["ablation"], console, methods)
 
 
-def print_ablation(ablation: dict[str, Any], console: Console) -> None:
-    """One row per variant; each figure with its change against the full pipeline underneath."""
-    columns = [c for c in ABLATION_COLUMNS if any(_get(v, c[0], c[1]) is not None for v in ablation.values())]
-    table = Table(title="ablation (petrichor)")
+def print_ablation(ablation: dict[str, Any], console: Console, methods: dict[str, Any] | None = None) -> None:
+    """One row per variant; under each figure its change against the full pipeline (`·`: none), then
+    against naive_hybrid (`h`); the baselines' own rows close the table."""
+    methods = methods or {}
+    bar = methods.get(BAR)
+    baselines = {n: methods[n] for n in _ordered(methods) if n != "petrichor"}
+    rows = {**ablation, **baselines}
+    columns = [c for c in ABLATION_COLUMNS if any(_get(v, c[0], c[1]) is not None for v in rows.values())]
+    table = Table(title="ablation (petrichor); under each figure: − full (· unchanged), then h: − naive_hybrid")
     table.add_column("variant", no_wrap=True)
     for _, _, header in columns:
         table.add_column(header, justify="right", no_wrap=True)
     full = ablation["full"]
-    for name, block in ablation.items():
+    for name, block in rows.items():
         cells = []
         for group, key, _ in columns:
             value, base = _get(block, group, key), _get(full, group, key)
             cell = _fmt(value, group)
-            if name != "full" and group != "recall_ms" and value is not None and base is not None and value != base:
-                cell += f"\n{value - base:+.3f}"
+            if name in ablation and group != "recall_ms" and value is not None:
+                if name != "full" and base is not None:
+                    cell += f"\n{value - base:+.3f}" if value != base else "\n·"
+                hybrid = _get(bar, group, key) if bar else None
+                if hybrid is not None:
+                    cell += f"\nh {value - hybrid:+.3f}"
             cells.append(cell)
-        table.add_row(name, *cells)
+        table.add_row(name, *cells, end_section=name == next(reversed(ablation)))
     console.print(table)
 
 

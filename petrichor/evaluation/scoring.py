@@ -1,17 +1,24 @@
-"""Score rankings against a question's gold evidence and summarise a method over the whole set."""
+"""Score rankings against a question's gold evidence and summarise a method over the whole set.
+
+Document figures count the first gold document (any one of them); questions that need several documents
+(`gold_match: all`, `gold_doc_groups`) also get all-gold figures of their own: the rank at which every
+needed document, and every gold passage, has been retrieved.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from petrichor.evaluation.dataset import EvalQuestion
 from petrichor.evaluation.metrics import (
     GoldPassage,
+    cover_rank,
     dedupe,
     doc_hit_rank,
     first_hit_rank,
+    group_hit_rank,
     mean,
     percentile,
     recall_at,
@@ -36,6 +43,10 @@ class Outcome:
     section_rank: int | None
     latency_ms: float
     recall_ms: float | None
+    all_doc_rank: int | None = None
+    """Rank at which one document of every needed group is in the list (questions needing several)."""
+    all_passage_rank: int | None = None
+    """Rank at which every gold passage has been found (questions needing several documents)."""
 
 
 class Scorer:
@@ -54,25 +65,32 @@ class Scorer:
             grams = self._grams[text] = shingles(text)
         return grams
 
-    def passage_hit(self, question: EvalQuestion, item: Retrieved) -> bool:
+    def passages_found(self, question: EvalQuestion, item: Retrieved) -> set[int]:
+        """Indices of the question's gold passages that the item contains."""
         if not item.is_chunk:
-            return False
-        passages = self.passages[question.qid]
+            return set()
         grams = self._chunk_grams(item.text) if question.lang != "zh" else None
-        return any(p.found_in(item.text, grams) for p in passages)
+        return {n for n, p in enumerate(self.passages[question.qid]) if p.found_in(item.text, grams)}
+
+    def passage_hit(self, question: EvalQuestion, item: Retrieved) -> bool:
+        return bool(self.passages_found(question, item))
 
     def outcome(self, question: EvalQuestion, ranking: Ranking) -> Outcome:
         docs = dedupe(i.doc_id for i in ranking.items)
         sections = [(s.doc_id, s.heading_path) for s in question.gold_sections]
+        found = [self.passages_found(question, i) for i in ranking.items]
+        several = bool(question.needed_docs)
         return Outcome(
             qid=question.qid,
-            doc_rank=doc_hit_rank(docs, question.gold_doc_ids, question.gold_match),
-            passage_rank=first_hit_rank([self.passage_hit(question, i) for i in ranking.items]),
+            doc_rank=doc_hit_rank(docs, question.gold_doc_ids),
+            passage_rank=first_hit_rank([bool(f) for f in found]),
             section_rank=first_hit_rank(
                 [i.is_chunk and section_hit(i.doc_id, i.heading_path, sections) for i in ranking.items]
             ),
             latency_ms=ranking.latency_ms,
             recall_ms=ranking.recall_ms,
+            all_doc_rank=group_hit_rank(docs, question.needed_docs) if several else None,
+            all_passage_rank=cover_rank(found, len(question.gold_passages)) if several else None,
         )
 
     def reachable(self, chunks: Sequence[Retrieved]) -> float | None:
@@ -91,15 +109,32 @@ class Scorer:
         return round(hits / len(asked), 4)
 
 
-LEVELS = {"doc": "gold_doc_ids", "passage": "gold_passages", "section": "gold_sections"}
+LEVELS: dict[str, tuple[str, Callable[[EvalQuestion], bool]]] = {
+    "doc": ("doc_rank", lambda q: bool(q.gold_doc_ids)),
+    "passage": ("passage_rank", lambda q: bool(q.gold_passages)),
+    "section": ("section_rank", lambda q: bool(q.gold_sections)),
+    "all_doc": ("all_doc_rank", lambda q: bool(q.needed_docs)),
+    "all_passage": ("all_passage_rank", lambda q: bool(q.needed_docs) and bool(q.gold_passages)),
+}
 
 
 def level_ranks(
     questions: Sequence[EvalQuestion], outcomes: Sequence[Outcome], level: str
 ) -> list[int | None]:
-    """The ranks at `level` ("doc", "passage", "section") of the questions that have that kind of gold."""
+    """The ranks at `level` (a key of `LEVELS`) of the questions that have that kind of gold."""
     by_id = {q.qid: q for q in questions}
-    return [getattr(o, f"{level}_rank") for o in outcomes if getattr(by_id[o.qid], LEVELS[level])]
+    attribute, applies = LEVELS[level]
+    return [getattr(o, attribute) for o in outcomes if o.qid in by_id and applies(by_id[o.qid])]
+
+
+def summarise_subsets(questions: Sequence[EvalQuestion], outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """The same figures per `subset` of the set (RGB's `zh_refine`, `zh_int`); empty for a set without."""
+    names = dict.fromkeys(q.subset for q in questions if q.subset)
+    return {
+        name: {"questions": sum(q.subset == name for q in questions),
+               **summarise([q for q in questions if q.subset == name], outcomes, with_latency=False)}
+        for name in names
+    }
 
 
 def _recalls(ranks: Sequence[int | None], ks: Sequence[int]) -> dict[str, float | None]:
@@ -109,16 +144,28 @@ def _recalls(ranks: Sequence[int | None], ks: Sequence[int]) -> dict[str, float 
 def summarise(
     questions: Sequence[EvalQuestion], outcomes: Sequence[Outcome], with_latency: bool = True
 ) -> dict[str, Any]:
-    """`{"doc": {recall@1/5/10, mrr@10}, "chunk": {recall@5/10}, "section"?: {...}, "latency_ms"?: {p50, p95},
-    "recall_ms"?: {p50, p95}}`; each figure is averaged over the questions that have that kind of gold
-    evidence. `with_latency=False` leaves out end-to-end latency (measured on a warm query-vector cache it
-    would only repeat `recall_ms`)."""
+    """`{"doc": {recall@1/5/10, mrr@10}, "all_gold"?: {recall@5/10, mrr@10, passage_recall@5/10, questions},
+    "chunk": {recall@5/10}, "section"?: {...}, "latency_ms"?: {p50, p95}, "recall_ms"?: {p50, p95}}`; each
+    figure is averaged over the questions (of `questions`) that have that kind of gold evidence.
+    `with_latency=False` leaves out end-to-end latency (measured on a warm query-vector cache it would only
+    repeat `recall_ms`)."""
+    wanted = {q.qid for q in questions}
+    outcomes = [o for o in outcomes if o.qid in wanted]
     doc = level_ranks(questions, outcomes, "doc")
     section = level_ranks(questions, outcomes, "section")
     out: dict[str, Any] = {
         "doc": {**_recalls(doc, DOC_KS), "mrr@10": mean([reciprocal_rank(r, 10) for r in doc])},
         "chunk": _recalls(level_ranks(questions, outcomes, "passage"), CHUNK_KS),
     }
+    several = level_ranks(questions, outcomes, "all_doc")
+    if several:
+        passages = level_ranks(questions, outcomes, "all_passage")
+        out["all_gold"] = {
+            **_recalls(several, CHUNK_KS),
+            "mrr@10": mean([reciprocal_rank(r, 10) for r in several]),
+            **{f"passage_{k}": v for k, v in _recalls(passages, CHUNK_KS).items()},
+            "questions": len(several),
+        }
     if section:
         out["section"] = _recalls(section, CHUNK_KS)
     if with_latency:

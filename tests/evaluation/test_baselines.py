@@ -7,6 +7,7 @@ import numpy as np
 from petrichor.evaluation.baselines import (
     NaiveBM25Retriever,
     NaiveVectorRetriever,
+    QueryEmbeddings,
     chunk_corpus,
     embed_chunks,
     naive_chunks,
@@ -36,6 +37,7 @@ class CountingEmbedder:
 
     def __init__(self):
         self.embedded = 0
+        self.queries = 0
 
     def _vectors(self, texts):
         m = np.array([[t.count("a") + 0.01, t.count("b") + 0.01, t.count("c") + 0.01] for t in texts], np.float32)
@@ -46,6 +48,7 @@ class CountingEmbedder:
         return self._vectors(texts)
 
     def embed_queries(self, texts):
+        self.queries += len(texts)
         return self._vectors(texts)
 
 
@@ -64,7 +67,7 @@ def test_vector_baseline_ranks_by_cosine_and_reuses_cached_vectors(tmp_path):
     assert len(chunks) == 5 and embedder.embedded == 4
     again = CountingEmbedder()
     assert np.allclose(embed_chunks(chunks, again, tmp_path), vectors) and again.embedded == 0
-    ranking = NaiveVectorRetriever(chunks, vectors, embedder).retrieve("bbb")
+    ranking = NaiveVectorRetriever(chunks, vectors, QueryEmbeddings(embedder)).retrieve("bbb")
     assert [i.doc_id for i in ranking.items][:2] == ["B", "D"] and len(ranking.items) == 5
     assert ranking.latency_ms >= ranking.recall_ms >= 0
 

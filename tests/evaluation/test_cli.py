@@ -71,13 +71,15 @@ def test_eval_command(tmp_path, monkeypatch, capsys):
     report = json.loads(capsys.readouterr().out)
 
     assert report["dataset"] == "tiny_set" and report["questions"] == 3
-    assert set(report["methods"]) == {"petrichor", "naive_vector", "naive_bm25"}
+    assert set(report["methods"]) == {"petrichor", "naive_hybrid", "naive_vector", "naive_bm25"}
     for method in report["methods"].values():
         assert set(method["doc"]) == {"recall@1", "recall@5", "recall@10", "mrr@10"}
         assert {"recall@5", "recall@10"} <= set(method["chunk"])
         assert set(method["section"]) == {"recall@5", "recall@10"}
         assert set(method["latency_ms"]) == {"p50", "p95"}
         assert method["answer"]["exact_match"] is not None and method["answer"]["f1"] is not None
+    for method in report["methods"].values():  # en-2 needs both of its documents
+        assert method["all_gold"]["questions"] == 1 and method["all_gold"]["recall@5"] is not None
     petrichor = report["methods"]["petrichor"]
     assert petrichor["doc"]["recall@5"] == 1.0, petrichor
     assert petrichor["chunk"]["recall@5"] == 1.0 and petrichor["section"]["recall@5"] == 1.0, petrichor
@@ -85,7 +87,8 @@ def test_eval_command(tmp_path, monkeypatch, capsys):
     assert {"full", "no_chunk_vector", "no_wiki", "no_questions", "no_rerank", "tokenizer_jieba"} <= set(report["ablation"])
     assert (tmp_path / "data" / "eval" / "tiny_set" / "corpus" / "eval").is_dir()
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
-        "tiny_set-doc-recall.png", "tiny_set-passage-recall.png", "tiny_set-section-recall.png"
+        "tiny_set-all_doc-recall.png", "tiny_set-doc-recall.png", "tiny_set-passage-recall.png",
+        "tiny_set-section-recall.png",
     ]
 
     # a second run over the unchanged set publishes nothing new and skips the ablation as asked

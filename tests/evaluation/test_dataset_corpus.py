@@ -9,7 +9,7 @@ import pytest
 from petrichor.evaluation.corpus import KB_ID, doc_filename, materialise_corpus
 from petrichor.evaluation.dataset import EvalDoc, GoldSection, load_dataset
 from petrichor.evaluation.retrieval import Ranking, Retrieved
-from petrichor.evaluation.scoring import Scorer, summarise
+from petrichor.evaluation.scoring import Scorer, summarise, summarise_subsets
 from petrichor_pipeline.sources.frontmatter import split_front_matter
 from petrichor_pipeline.sources.identity import article_id_of
 
@@ -89,3 +89,49 @@ def test_scoring_a_ranking(dataset_dir):
 def test_render_keeps_plain_paragraphs(tmp_path):
     materialise_corpus([EvalDoc("p", "T", "第一段。\n\n第二段。")], tmp_path)
     assert (tmp_path / KB_ID / "p.md").read_text(encoding="utf-8") == "---\ntitle: T\n---\n\n第一段。\n\n第二段。\n"
+
+
+MULTI_DOC_QUESTIONS = [
+    {"qid": "mhr_1", "question": "Did A and B both report it?", "answer": "Yes", "gold_match": "all",
+     "gold_doc_ids": ["a", "b"], "gold_passages": ["alpha one two three four five six", "beta seven eight nine ten eleven twelve"]},
+    {"qid": "mhr_2", "question": "Unanswerable?", "answer": "Insufficient information.", "gold_match": "all",
+     "gold_doc_ids": [], "gold_passages": [], "question_type": "null_query"},
+    {"qid": "zh_int_1", "question": "2021年香港和澳门的GDP增长率", "answer": ["6.4%", ["18%", "百分之十八"]],
+     "gold_doc_ids": ["h1", "h2", "m1"], "gold_doc_groups": [["h1", "h2"], ["m1"]], "subset": "zh_int", "lang": "zh"},
+    {"qid": "zh_refine_1", "question": "2023年世界人工智能大会在哪举办", "answer": ["上海"],
+     "gold_doc_ids": ["s1", "s2"], "subset": "zh_refine", "lang": "zh"},
+]
+
+
+def test_questions_needing_several_documents_load_and_score(tmp_path):
+    d = tmp_path / "multi"
+    d.mkdir()
+    (d / "docs.jsonl").write_text(json.dumps({"doc_id": "a", "title": "A", "content": "x"}) + "\n", encoding="utf-8")
+    (d / "qa.jsonl").write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in MULTI_DOC_QUESTIONS), encoding="utf-8")
+    ds = load_dataset(d)
+    assert [q.qid for q in ds.questions] == ["mhr_1", "zh_int_1", "zh_refine_1"] and ds.skipped == 1
+    mhr, zh_int, zh_refine = ds.questions
+    assert mhr.needed_docs == (("a",), ("b",)) and zh_refine.needed_docs == ()
+    assert zh_int.needed_docs == (("h1", "h2"), ("m1",)) and zh_int.subset == "zh_int"
+    assert zh_int.answers_all == ("6.4%", "18%", "百分之十八") and zh_refine.answer == "上海"
+
+    scorer = Scorer(ds.questions)
+    outcomes = [
+        scorer.outcome(mhr, Ranking([Retrieved("a", "alpha one two three four five six"), Retrieved("x", "y"),
+                                     Retrieved("b", "beta seven eight nine ten eleven twelve")], 5.0)),
+        scorer.outcome(zh_int, Ranking([Retrieved("h2", "香港"), Retrieved("h1", "香港"), Retrieved("m1", "澳门")], 5.0)),
+        scorer.outcome(zh_refine, Ranking([Retrieved("x", "无关"), Retrieved("s2", "上海")], 5.0)),
+    ]
+    assert [(o.doc_rank, o.all_doc_rank, o.passage_rank, o.all_passage_rank) for o in outcomes] == [
+        (1, 3, 1, 3), (1, 3, None, None), (2, None, None, None)
+    ]
+    summary = summarise(ds.questions, outcomes)
+    assert summary["doc"]["recall@1"] == 0.6667
+    assert summary["all_gold"] == {
+        "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.3333, "passage_recall@5": 1.0,
+        "passage_recall@10": 1.0, "questions": 2,
+    }
+    by_subset = summarise_subsets(ds.questions, outcomes)
+    assert set(by_subset) == {"zh_int", "zh_refine"}
+    assert by_subset["zh_int"]["questions"] == 1 and by_subset["zh_int"]["all_gold"]["recall@5"] == 1.0
+    assert "all_gold" not in by_subset["zh_refine"] and by_subset["zh_refine"]["doc"]["mrr@10"] == 0.5

@@ -1,15 +1,19 @@
-"""Metric functions against hand-computed values."""
+"""Metric functions against hand-computed values, and their properties over generated rankings."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from petrichor.evaluation.metrics import (
     GoldPassage,
+    cover_rank,
     dedupe,
     doc_hit_rank,
     exact_match,
     first_hit_rank,
+    group_hit_rank,
     normalize_answer,
     percentile,
     quote_supports,
@@ -38,6 +42,24 @@ def test_chunk_hits_become_ranked_documents():
 )
 def test_doc_hit_rank(ranked, gold, match, rank):
     assert doc_hit_rank(ranked, gold, match) == rank
+
+
+def test_group_hit_rank_needs_one_document_of_every_group():
+    groups = [["a1", "a2"], ["b1"]]
+    assert group_hit_rank(["a2", "x", "a1", "b1"], groups) == 4
+    assert group_hit_rank(["b1", "a1"], groups) == 2
+    assert group_hit_rank(["a1", "a2", "x"], groups) is None
+    assert group_hit_rank(["a1"], []) is None
+    # a document in two groups covers both
+    assert group_hit_rank(["x", "ab"], [["ab", "a"], ["ab", "b"]]) == 2
+
+
+def test_cover_rank_counts_the_groups_seen_so_far():
+    assert cover_rank([set(), {1}, {0, 1}], 2) == 3
+    assert cover_rank([{0, 1}], 2) == 1
+    assert cover_rank([{0}, {0}], 2) is None
+    assert cover_rank([{5}], 1) is None  # out-of-range groups count for nothing
+    assert cover_rank([], 0) is None
 
 
 def test_recall_and_reciprocal_rank():
@@ -98,3 +120,39 @@ def test_quote_supports_by_answer_or_passage():
 def test_percentile_interpolates():
     assert percentile([10, 20, 30, 40], 50) == 25.0
     assert percentile([], 50) is None
+
+
+DOC_IDS = st.sampled_from([f"d{i}" for i in range(8)])
+RANKINGS = st.lists(DOC_IDS, max_size=12).map(dedupe)
+RANKS = st.one_of(st.none(), st.integers(min_value=1, max_value=30))
+
+
+@given(RANKS, st.integers(min_value=1, max_value=20), st.integers(min_value=0, max_value=20))
+def test_recall_at_k_is_monotone_in_k(rank, k, more):
+    assert recall_at(rank, k) <= recall_at(rank, k + more)
+    assert reciprocal_rank(rank, k) <= reciprocal_rank(rank, k + more) <= recall_at(rank, k + more)
+
+
+@given(RANKINGS, st.lists(st.lists(DOC_IDS, min_size=1, max_size=3), min_size=1, max_size=4))
+def test_all_gold_is_never_easier_than_one_gold(ranked, groups):
+    all_rank = group_hit_rank(ranked, groups)
+    any_rank = doc_hit_rank(ranked, [d for g in groups for d in g])
+    if all_rank is not None:
+        assert any_rank is not None and any_rank <= all_rank <= len(ranked)
+        assert set(ranked[all_rank - 1]) and any(ranked[all_rank - 1] in g for g in groups)
+        # the ranking cut at that rank covers every group, one rank earlier it does not
+        assert all(set(g) & set(ranked[:all_rank]) for g in groups)
+        assert not all(set(g) & set(ranked[: all_rank - 1]) for g in groups)
+
+
+@given(RANKINGS, st.lists(DOC_IDS, min_size=1, max_size=4))
+def test_gold_match_all_is_groups_of_one(ranked, gold):
+    assert doc_hit_rank(ranked, gold, "all") == group_hit_rank(ranked, [[g] for g in dict.fromkeys(gold)])
+    assert doc_hit_rank(ranked, gold, "any") == group_hit_rank(ranked, [gold])
+
+
+@given(RANKINGS, st.lists(DOC_IDS, min_size=1, max_size=4), DOC_IDS)
+def test_appending_a_document_never_loses_a_hit(ranked, gold, extra):
+    before = doc_hit_rank(ranked, gold, "all")
+    after = doc_hit_rank(dedupe([*ranked, extra]), gold, "all")
+    assert before is None or after == before
