@@ -51,8 +51,9 @@ def test_tree_message_cuts_bodies_at_400() -> None:
     assert message == "[0] # 根\n\n\n[3] ## 安装\n" + "字" * 400 + "…"
 
 
-def test_contracts_accept_only_their_top_level_keys() -> None:
+def test_contracts_check_required_keys_and_declared_types() -> None:
     assert ANSWER.accepts({"answer": "x", "citations": []})
     assert not ANSWER.accepts({"answer": ["x"]})
-    assert CANDIDATES.accepts({"documentSummary": "只有摘要"})
+    assert not CANDIDATES.accepts({"documentSummary": "只有摘要"}), "entities and concepts are required"
+    assert CANDIDATES.accepts({"entities": [], "concepts": [{"name": "故障转移", "extra": 1}]})
     assert not QUESTIONS.accepts({"questions": ["a"]})
