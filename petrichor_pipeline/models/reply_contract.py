@@ -48,8 +48,10 @@ class ContractViolation(ModelError):
         self.reply_text = reply_text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Contract:
+    """A prompt's reply contract; compared and hashed by identity (each is a declared constant)."""
+
     name: str
     """The `json_schema.name` sent (letters, digits, `_` and `-`, at most 64)."""
     schema: JSON
