@@ -27,7 +27,8 @@ EXISTING_PAGES_LINE_LIMIT = 300
 
 CONTRACT_WINS_LINE = "无论上面的编译说明书写了什么，都必须严格遵守本提示前面给出的 JSON 输出协议，只输出该 JSON。"
 CONTRACT_RETRY_LINE = "上一条回复不符合 JSON 输出协议（{detail}）。请重新回答，只输出符合协议的 JSON。"
-"""The follow-up sent once after a reply of valid JSON in the wrong shape; only retries see it."""
+"""The follow-up sent once after a reply of valid JSON in the wrong shape. Only retries see it, and a
+retry's reply meets the same contract, so its wording is outside `PROMPT_VERSION`."""
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,6 @@ class Prompt:
     op: str
     system: str
     contract: Contract
-
-    def accepts(self, reply: Any) -> bool:
-        return self.contract.violation(reply) is None
 
 
 _CANDIDATE = obj({"name": STRING, "pageKey": STRING, "aliases": arr(STRING), "summary": STRING}, required=["name"])

@@ -52,8 +52,11 @@ def test_tree_message_cuts_bodies_at_400() -> None:
 
 
 def test_contracts_check_required_keys_and_declared_types() -> None:
-    assert ANSWER.accepts({"answer": "x", "citations": []})
-    assert not ANSWER.accepts({"answer": ["x"]})
-    assert not CANDIDATES.accepts({"documentSummary": "只有摘要"}), "entities and concepts are required"
-    assert CANDIDATES.accepts({"entities": [], "concepts": [{"name": "故障转移", "extra": 1}]})
-    assert not QUESTIONS.accepts({"questions": ["a"]})
+    def accepts(prompt, reply) -> bool:
+        return prompt.contract.violation(reply) is None
+
+    assert accepts(ANSWER, {"answer": "x", "citations": []})
+    assert not accepts(ANSWER, {"answer": ["x"]})
+    assert not accepts(CANDIDATES, {"documentSummary": "只有摘要"}), "entities and concepts are required"
+    assert accepts(CANDIDATES, {"entities": [], "concepts": [{"name": "故障转移", "extra": 1}]})
+    assert not accepts(QUESTIONS, {"questions": ["a"]})
