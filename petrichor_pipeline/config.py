@@ -7,7 +7,7 @@ only, and tests point a build at a temporary folder by passing a `Settings` with
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 BUILD_VERSION = 4
@@ -27,6 +27,9 @@ def _env_float(name: str, default: float) -> float:
     return float(raw) if raw else default
 
 
+RESPONSE_FORMAT_MODES = ("auto", "json_schema", "json_object", "off")
+
+
 @dataclass(frozen=True)
 class ModelEndpoint:
     """A model endpoint and the provider that talks to it (`models.providers`).
@@ -41,6 +44,9 @@ class ModelEndpoint:
     timeout_s: float = 60.0
     max_retries: int = 3
     provider: str = ""
+    response_format: str = "auto"
+    """Structured-output hints for chat (`PETRICHOR_LLM_RESPONSE_FORMAT`, one of `RESPONSE_FORMAT_MODES`):
+    "auto" tries a JSON schema, then a JSON object, then none, learning what the endpoint accepts."""
 
     @property
     def configured(self) -> bool:
@@ -95,8 +101,6 @@ class Settings:
         return self.embed_cache or self.warehouse_dir / "embedding_cache"
 
     def with_paths(self, data_dir: Path | str, corpus_dir: Path | str | None = None) -> "Settings":
-        from dataclasses import replace
-
         return replace(self, data_dir=Path(data_dir), corpus_dir=Path(corpus_dir) if corpus_dir else self.corpus_dir)
 
 
@@ -111,6 +115,13 @@ def _endpoint(prefix: str, *, pick_provider: bool = True) -> ModelEndpoint:
     )
 
 
+def _response_format_mode() -> str:
+    mode = os.environ.get("PETRICHOR_LLM_RESPONSE_FORMAT", "").strip().lower() or "auto"
+    if mode not in RESPONSE_FORMAT_MODES:
+        raise ValueError(f"unknown PETRICHOR_LLM_RESPONSE_FORMAT {mode!r}; known: {', '.join(RESPONSE_FORMAT_MODES)}")
+    return mode
+
+
 def load_settings() -> Settings:
     """Settings from the environment (`PETRICHOR_*`), with the bundled corpus as the default."""
     keys = os.environ.get("PETRICHOR_API_KEYS", "").strip()
@@ -118,7 +129,7 @@ def load_settings() -> Settings:
         data_dir=Path(os.environ.get("PETRICHOR_DATA", "./data")),
         corpus_dir=Path(os.environ.get("PETRICHOR_CORPUS", "./data/corpus")),
         api_keys_file=Path(keys) if keys else None,
-        chat=_endpoint("PETRICHOR_LLM"),
+        chat=replace(_endpoint("PETRICHOR_LLM"), response_format=_response_format_mode()),
         embed=_endpoint("PETRICHOR_EMBED"),
         vision=_endpoint("PETRICHOR_VISION", pick_provider=False),
         limits=BuildLimits(

@@ -1,16 +1,17 @@
 """Entity and concept candidates of one article, extracted from the whole document (reference §3.2).
 
-The model proposes; these rules decide. Every key is re-normalised, classes are capped and interleaved
-so neither crowds out the other, and relations survive only between candidates of this article.
+The model proposes; these rules decide. Every key is re-normalised (and replaced by the name's key when
+the model made it up), classes are capped and interleaved so neither crowds out the other, and
+relations survive only between candidates of this article.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from petrichor_pipeline.knowledge.document import SUMMARY_MAX_CHARS, local_document_summary
-from petrichor_pipeline.knowledge.page_keys import normalize_any_page_key, normalize_page_key
+from petrichor_pipeline.knowledge.page_keys import candidate_page_key, normalize_any_page_key
 from petrichor_pipeline.knowledge.strings import cut, name_identity, normalize_string_list
 from petrichor_pipeline.models.protocols import CandidateRequest, CallContext, ChatModel, ModelError
 
@@ -72,8 +73,15 @@ class Extraction:
     model_calls: int
 
 
-def normalize_candidates(items: object, kind: str) -> list[Candidate]:
-    """`normalizeKnowledgeCandidates`: named items only, one per key, ≤ 12 aliases, summary ≤ 500."""
+def normalize_candidates(
+    items: object, kind: str, known_keys: Collection[str] = (), rekeyed: dict[str, str] | None = None
+) -> list[Candidate]:
+    """`normalizeKnowledgeCandidates`: named items only, one per key, ≤ 12 aliases, summary ≤ 500.
+
+    A model key not derived from the name (nor reusing one of `known_keys`) is replaced by the name's
+    key (`page_keys.candidate_page_key`); `rekeyed` collects each replaced key -> its replacement, so
+    relations naming the old key still resolve and the build can warn.
+    """
     out: list[Candidate] = []
     seen: set[str] = set()
     for item in items if isinstance(items, (list, tuple)) else ():
@@ -83,15 +91,24 @@ def normalize_candidates(items: object, kind: str) -> list[Candidate]:
         name = name.strip() if isinstance(name, str) else ""
         if not name:
             continue
-        key = normalize_page_key(item.get("pageKey"), kind, name)
-        if key in seen:
-            continue
-        seen.add(key)
         aliases = [a for a in normalize_string_list(item.get("aliases"), ALIAS_LIMIT + 1) if a != name][:ALIAS_LIMIT]
+        chosen = candidate_page_key(item.get("pageKey"), kind, name, aliases, known_keys)
+        if chosen.rejected and rekeyed is not None:
+            rekeyed.setdefault(chosen.rejected, chosen.key)
+        if chosen.key in seen:
+            continue
+        seen.add(chosen.key)
         summary = item.get("summary")
         summary = cut(summary.strip(), CANDIDATE_SUMMARY_CHARS) if isinstance(summary, str) else ""
-        out.append(Candidate(kind, name, key, tuple(aliases), summary))
+        out.append(Candidate(kind, name, chosen.key, tuple(aliases), summary))
     return out
+
+
+def rekeyed_warning(rekeyed: Mapping[str, str]) -> str:
+    """One warning for every model key replaced by its name's key, naming the first three."""
+    shown = "，".join(f"{old} → {new}" for old, new in list(rekeyed.items())[:3])
+    more = "…" if len(rekeyed) > 3 else ""
+    return f"{len(rekeyed)} 个模型给出的 pageKey 不是由名称得出，已改用名称生成的 key：{shown}{more}"
 
 
 def limit_candidates(entities: Sequence[Candidate], concepts: Sequence[Candidate], limit: int = CANDIDATE_LIMIT) -> list[Candidate]:
@@ -108,15 +125,20 @@ def limit_candidates(entities: Sequence[Candidate], concepts: Sequence[Candidate
     return out
 
 
-def normalize_relations(items: object, candidates: Sequence[Candidate]) -> list[Relation]:
-    """`normalizeKnowledgeRelations`: both ends known candidates and distinct; unique per from|to|type; ≤ 160."""
+def normalize_relations(items: object, candidates: Sequence[Candidate], rekeyed: Mapping[str, str] | None = None) -> list[Relation]:
+    """`normalizeKnowledgeRelations`: both ends known candidates and distinct; unique per from|to|type; ≤ 160.
+
+    An end naming a key that `normalize_candidates` replaced is read as its replacement.
+    """
     keys = {c.page_key for c in candidates}
+    renamed = rekeyed or {}
     out: list[Relation] = []
     seen: set[tuple[str, str, str]] = set()
     for item in items if isinstance(items, (list, tuple)) else ():
         if not isinstance(item, Mapping):
             continue
-        src, dst = normalize_any_page_key(item.get("fromPageKey")), normalize_any_page_key(item.get("toPageKey"))
+        src, dst = (normalize_any_page_key(item.get(end)) for end in ("fromPageKey", "toPageKey"))
+        src, dst = renamed.get(src, src), renamed.get(dst, dst)
         if src not in keys or dst not in keys or src == dst:
             continue
         rtype, desc = item.get("relationType"), item.get("description")
@@ -174,8 +196,12 @@ def extract_candidates(
         return Extraction(local_document_summary(markdown), (), (), (f"Wiki 候选抽取失败：{exc.reason}",), 1)
     if not isinstance(reply, Mapping):
         return Extraction(local_document_summary(markdown), (), (), ("Wiki 候选抽取结果不是有效 JSON",), 1)
+    known = {p.page_key for p in existing_pages}
+    rekeyed: dict[str, str] = {}
     candidates = limit_candidates(
-        normalize_candidates(reply.get("entities"), "entity"), normalize_candidates(reply.get("concepts"), "concept")
+        normalize_candidates(reply.get("entities"), "entity", known, rekeyed),
+        normalize_candidates(reply.get("concepts"), "concept", known, rekeyed),
     )
-    relations = normalize_relations(reply.get("relations"), candidates)
-    return Extraction(document_summary(reply.get("documentSummary"), markdown), tuple(candidates), tuple(relations), (), 1)
+    relations = normalize_relations(reply.get("relations"), candidates, rekeyed)
+    warnings = (rekeyed_warning(rekeyed),) if rekeyed else ()
+    return Extraction(document_summary(reply.get("documentSummary"), markdown), tuple(candidates), tuple(relations), warnings, 1)

@@ -1,12 +1,15 @@
 """Stable wiki page keys (reference §3.3): the same object gets the same key in every article and build.
 
 Keys are what links, source refs and the existing-pages catalog agree on, so the rule is applied to
-every key a model returns, never trusted as given.
+every key a model returns, never trusted as given: a model-made key must also be derived from the
+candidate's name (or one of its aliases) or reuse an existing page's key, else the name's key replaces it.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Collection, Sequence
 
 KINDS = ("entity", "concept")
 
@@ -54,3 +57,34 @@ def normalize_any_page_key(raw: object) -> str:
     if not text:
         return ""
     return normalize_page_key(text, infer_kind(text), text)
+
+
+_SEPARATORS = str.maketrans("", "", "-_.")
+
+
+@dataclass(frozen=True)
+class CandidateKey:
+    key: str
+    rejected: str = ""
+    """The model's key when it was replaced (not derived from the name), else ""."""
+
+
+def candidate_page_key(raw: object, kind: str, name: str, aliases: Sequence[str] = (), known: Collection[str] = ()) -> CandidateKey:
+    """The key of a model-proposed candidate: the model's key only when it is derived from the name.
+
+    Derived means its slug spells the name or an alias, separators aside (`entity/Redis_Sentinel` for
+    "Redis Sentinel"), or it is the key of an existing page (`known`), which the extraction prompt asks
+    the model to reuse. Anything else (`entity-concepts-1` for "Redis Sentinel") is replaced by the
+    name's own key, and the rejected key is reported so the build can warn.
+    """
+    from_name = normalize_page_key("", kind, name)
+    if not (isinstance(raw, str) and raw.strip()):
+        return CandidateKey(from_name)
+    key = normalize_page_key(raw, kind, name)
+    if key in known or _spelling(key, kind) in {_spelling(normalize_page_key("", kind, n), kind) for n in (name, *aliases)}:
+        return CandidateKey(key)
+    return CandidateKey(from_name, rejected=key)
+
+
+def _spelling(key: str, kind: str) -> str:
+    return key[len(kind) + 1 :].translate(_SEPARATORS)

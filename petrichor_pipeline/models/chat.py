@@ -2,8 +2,8 @@
 
 Each operation renders its prompt (`prompts`), sends one request through `EndpointClient` (shared
 concurrency limit, bounded retries, usage per op and article), recovers the JSON object from the reply
-(`jsonparse`) and checks it against the operation's contract. `response_format` is not sent: several
-compatible servers reject it, and the prompts already demand JSON only.
+(`jsonparse`) and checks it against the operation's contract (`reply_contract`). Requests carry the
+`response_format` hint built from that contract where the endpoint accepts one (`response_format`).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from petrichor_pipeline.models.protocols import (
     CallContext,
     CandidateRequest,
     EvidenceText,
-    ModelError,
     PageRequest,
     QuestionChunk,
     TreeNodeText,
     UsageMeter,
 )
-from petrichor_pipeline.models.jsonparse import JSONReplyError, parse_json_reply
+from petrichor_pipeline.models.reply_contract import ContractViolation
+from petrichor_pipeline.models.response_format import ResponseFormats, response_format
 from petrichor_pipeline.models.transport import EndpointClient
 
 
@@ -42,9 +42,12 @@ class OpenAIChatModel:
         self.fingerprint = f"openai:{endpoint.model}:{prompts.PROMPT_VERSION}"
         self._model = endpoint.model
         self._client = EndpointClient(endpoint, limits or BuildLimits(), meter, backoff_base_s)
+        self._endpoint_key = (endpoint.base_url, endpoint.model)
+        self.response_formats = ResponseFormats(endpoint.response_format)
 
     def generate_questions(self, chunks: Sequence[QuestionChunk], ctx: CallContext) -> dict[str, Any]:
-        return self._ask(prompts.QUESTIONS, prompts.questions_user_message(chunks), ctx, ctx.guide)
+        keys = [c.key for c in chunks]
+        return self._ask(prompts.QUESTIONS, prompts.questions_user_message(chunks), ctx, ctx.guide, keys)
 
     def extract_candidates(self, req: CandidateRequest, ctx: CallContext) -> dict[str, Any]:
         return self._ask(prompts.CANDIDATES, prompts.candidates_user_message(req), ctx, ctx.guide)
@@ -56,30 +59,43 @@ class OpenAIChatModel:
         return self._ask(prompts.PAGES, prompts.pages_user_message(req), ctx, ctx.guide)
 
     def summarize_tree(self, nodes: Sequence[TreeNodeText], ctx: CallContext) -> dict[str, Any]:
-        return self._ask(prompts.TREE_SUMMARIES, prompts.tree_user_message(nodes), ctx, guide="")
+        keys = [str(n.position) for n in nodes]
+        return self._ask(prompts.TREE_SUMMARIES, prompts.tree_user_message(nodes), ctx, "", keys)
 
     def answer(self, question: str, evidence: Sequence[EvidenceText], ctx: CallContext) -> dict[str, Any]:
         return self._ask(prompts.ANSWER, prompts.answer_user_message(question, evidence), ctx, guide="")
 
-    def _ask(self, prompt: prompts.Prompt, user: str, ctx: CallContext, guide: str) -> dict[str, Any]:
-        """One request; the compile guide reaches only the build prompts (the spec names those four)."""
+    def _ask(self, prompt: prompts.Prompt, user: str, ctx: CallContext, guide: str, keys: Sequence[str] = ()) -> dict[str, Any]:
+        """One exchange; a reply of valid JSON in the wrong shape gets one retry that names the problem.
+
+        The compile guide reaches only the build prompts (the spec names those four); `keys` are what
+        the request's keyed map must hold (chunk ids, section positions) in the structured-output schema.
+        """
         messages = [
             {"role": "system", "content": prompts.system_prompt(prompt.system, guide)},
             {"role": "user", "content": user},
         ]
+        try:
+            return self._exchange(prompt, messages, ctx, keys)
+        except ContractViolation as violation:
+            follow_up = prompts.CONTRACT_RETRY_LINE.format(detail=violation.detail)
+            retry = [*messages, {"role": "assistant", "content": violation.reply_text}, {"role": "user", "content": follow_up}]
+            return self._exchange(prompt, retry, ctx, keys)
 
-        def send(client: Any) -> ChatCompletion:
-            return client.chat.completions.create(model=self._model, messages=messages)
+    def _exchange(self, prompt: prompts.Prompt, messages: list[dict[str, str]], ctx: CallContext, keys: Sequence[str]) -> dict[str, Any]:
+        """One request, with the `response_format` hint the endpoint is known (or being probed) to accept."""
 
-        def parse(reply: ChatCompletion) -> dict[str, Any]:
-            content = reply.choices[0].message.content if reply.choices else None
-            try:
-                parsed = parse_json_reply(content or "")
-            except JSONReplyError as error:
-                raise ModelError(prompt.op, f"reply is not valid JSON for the contract: {error}") from error
-            if not prompt.accepts(parsed):
-                expected = " or ".join(f'"{key}"' for key in prompt.contract)
-                raise ModelError(prompt.op, f"reply is not valid JSON for the contract: expected {expected} at the top level")
-            return parsed
+        def attempt(form: str) -> dict[str, Any]:
+            hint = response_format(form, prompt.contract, keys)
+            extra = {"response_format": hint} if hint else {}
 
-        return self._client.call(prompt.op, ctx.article_id, send, parse)
+            def send(client: Any) -> ChatCompletion:
+                return client.chat.completions.create(model=self._model, messages=messages, **extra)
+
+            def parse(reply: ChatCompletion) -> dict[str, Any]:
+                content = reply.choices[0].message.content if reply.choices else None
+                return prompt.contract.parse(prompt.op, content or "")
+
+            return self._client.call(prompt.op, ctx.article_id, send, parse)
+
+        return self.response_formats.call(self._endpoint_key, attempt)

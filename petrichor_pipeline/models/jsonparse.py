@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()
@@ -19,20 +19,34 @@ class JSONReplyError(ValueError):
     """No JSON object could be recovered from a model reply."""
 
 
-def parse_json_reply(text: str) -> dict[str, Any]:
-    """The first JSON object found in `text`, trying the strictest reading first."""
+def parse_json_reply(text: str, accept: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
+    """The first JSON object found in `text`, trying the strictest reading first.
+
+    With `accept` (a reply contract's check), the first object it accepts wins, so an example object in
+    the prose before the real one cannot; when none is accepted the first object found is returned.
+    """
+    first: dict[str, Any] | None = None
+    for obj in _objects(text):
+        if accept is None or accept(obj):
+            return obj
+        first = first if first is not None else obj
+    if first is not None:
+        return first
+    raise JSONReplyError(f"no JSON object in reply: {text[:120]!r}")
+
+
+def _objects(text: str) -> Iterator[dict[str, Any]]:
     for candidate in _candidates(text):
         obj = _as_object(candidate)
         if obj is not None:
-            return obj
+            yield obj
     for start in _object_starts(text):
         try:
             value, _ = _DECODER.raw_decode(text, start)
         except json.JSONDecodeError:
             continue
         if isinstance(value, dict):
-            return value
-    raise JSONReplyError(f"no JSON object in reply: {text[:120]!r}")
+            yield value
 
 
 def _candidates(text: str) -> Iterator[str]:

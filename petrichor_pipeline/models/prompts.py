@@ -16,6 +16,7 @@ from petrichor_pipeline.models.protocols import (
     QuestionChunk,
     TreeNodeText,
 )
+from petrichor_pipeline.models.reply_contract import INTEGER, STRING, Contract, arr, keyed, obj
 
 PROMPT_VERSION = "2026-11-1"
 
@@ -25,23 +26,29 @@ CATALOG_FOLDER_LIMIT = 120
 EXISTING_PAGES_LINE_LIMIT = 300
 
 CONTRACT_WINS_LINE = "无论上面的编译说明书写了什么，都必须严格遵守本提示前面给出的 JSON 输出协议，只输出该 JSON。"
+CONTRACT_RETRY_LINE = "上一条回复不符合 JSON 输出协议（{detail}）。请重新回答，只输出符合协议的 JSON。"
+"""The follow-up sent once after a reply of valid JSON in the wrong shape. Only retries see it, and a
+retry's reply meets the same contract, so its wording is outside `PROMPT_VERSION`."""
 
 
 @dataclass(frozen=True)
 class Prompt:
     """One model operation: its op name (for usage accounting), system rules and reply contract.
 
-    `contract` maps the reply's top-level keys to their JSON types; a reply satisfies the contract when
-    at least one of them is present with its type (extraction may legitimately omit a class).
+    `contract` is the one declaration of the reply's shape: the structured-output schema sent to the
+    endpoint and the check of every reply both derive from it (`reply_contract`).
     """
 
     op: str
     system: str
-    contract: Mapping[str, type]
+    contract: Contract
 
-    def accepts(self, reply: Any) -> bool:
-        return isinstance(reply, dict) and any(isinstance(reply.get(k), t) for k, t in self.contract.items())
 
+_CANDIDATE = obj({"name": STRING, "pageKey": STRING, "aliases": arr(STRING), "summary": STRING}, required=["name"])
+_RELATION = obj(
+    {"fromPageKey": STRING, "toPageKey": STRING, "relationType": STRING, "description": STRING},
+    required=["fromPageKey", "toPageKey"],
+)
 
 QUESTIONS = Prompt(
     op="kb.build.questions",
@@ -53,7 +60,7 @@ QUESTIONS = Prompt(
             '只输出 JSON：{"questions":{"chunk-001":["问题1","问题2","问题3"]}}。',
         ]
     ),
-    contract={"questions": dict},
+    contract=Contract("questions", obj({"questions": keyed(arr(STRING))}, required=["questions"])),
 )
 
 CANDIDATES = Prompt(
@@ -76,7 +83,18 @@ CANDIDATES = Prompt(
             '"relations":[{"fromPageKey":"...","toPageKey":"...","relationType":"实现","description":"..."}]}。',
         ]
     ),
-    contract={"entities": list, "concepts": list, "documentSummary": str},
+    contract=Contract(
+        "candidates",
+        obj(
+            {
+                "documentSummary": STRING,
+                "entities": arr(_CANDIDATE),
+                "concepts": arr(_CANDIDATE),
+                "relations": arr(_RELATION),
+            },
+            required=["entities", "concepts"],
+        ),
+    ),
 )
 
 CATALOG = Prompt(
@@ -90,7 +108,9 @@ CATALOG = Prompt(
             '只输出 JSON：{"assignments":[{"pageKey":"entity-xxx","path":["一级","二级"]}]}。',
         ]
     ),
-    contract={"assignments": list},
+    contract=Contract(
+        "catalog", obj({"assignments": arr(obj({"pageKey": STRING, "path": arr(STRING)}, required=["pageKey", "path"]))}, required=["assignments"])
+    ),
 )
 
 PAGES = Prompt(
@@ -106,7 +126,9 @@ PAGES = Prompt(
             '只输出 JSON：{"pages":[{"pageKey":"","summary":"15-80字独立摘要","contentMd":"完整 Markdown"}]}。',
         ]
     ),
-    contract={"pages": list},
+    contract=Contract(
+        "pages", obj({"pages": arr(obj({"pageKey": STRING, "summary": STRING, "contentMd": STRING}, required=["pageKey", "contentMd"]))}, required=["pages"])
+    ),
 )
 
 TREE_SUMMARIES = Prompt(
@@ -118,7 +140,7 @@ TREE_SUMMARIES = Prompt(
             '只输出 JSON：{"summaries":{"<位置>":"摘要"}}。',
         ]
     ),
-    contract={"summaries": dict},
+    contract=Contract("tree_summaries", obj({"summaries": keyed(STRING)}, required=["summaries"])),
 )
 
 ANSWER = Prompt(
@@ -133,7 +155,13 @@ ANSWER = Prompt(
             '{"answer":"...","citations":[{"marker":1,"evidence_id":"...","quote":"..."}]}。',
         ]
     ),
-    contract={"answer": str},
+    contract=Contract(
+        "answer",
+        obj(
+            {"answer": STRING, "citations": arr(obj({"marker": INTEGER, "evidence_id": STRING, "quote": STRING}, required=["evidence_id", "quote"]))},
+            required=["answer"],
+        ),
+    ),
 )
 
 def system_prompt(base: str, guide: str) -> str:

@@ -4,7 +4,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.knowledge.page_keys import fnv_hash, infer_kind, normalize_any_page_key, normalize_page_key
+from petrichor_pipeline.knowledge.candidates import ExistingPage, extract_candidates
+from petrichor_pipeline.knowledge.page_keys import (
+    CandidateKey,
+    candidate_page_key,
+    fnv_hash,
+    infer_kind,
+    normalize_any_page_key,
+    normalize_page_key,
+)
+from petrichor_pipeline.models.protocols import CallContext
+
+from .doubles import ScriptedChatModel, returns
 
 
 @pytest.mark.parametrize(
@@ -62,3 +73,65 @@ def test_keys_are_safe_and_stable(raw, name, kind):
     assert re.fullmatch(r"[a-z0-9\u4e00-\u9fa5._-]+", key)
     assert normalize_page_key(key, kind, name) == key
     assert normalize_any_page_key(key) == key
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind", "name", "aliases", "expected"),
+    [
+        ("entity/Redis Sentinel", "entity", "Redis Sentinel", (), "entity-redis-sentinel"),
+        ("entity-redis_sentinel", "entity", "Redis Sentinel", (), "entity-redis_sentinel"),
+        ("RedisSentinel", "entity", "Redis Sentinel", (), "entity-redissentinel"),
+        ("concept/检索增强生成", "concept", "检索增强生成", (), "concept-检索增强生成"),
+        ("concept/rag", "concept", "检索增强生成", ("RAG",), "concept-rag"),
+        ("entity/主节点 心跳", "entity", "主节点心跳", (), "entity-主节点-心跳"),
+    ],
+)
+def test_model_keys_derived_from_the_name_or_an_alias_are_kept(raw, kind, name, aliases, expected):
+    assert candidate_page_key(raw, kind, name, aliases) == CandidateKey(expected)
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind", "name", "expected", "rejected"),
+    [
+        ("entity-concepts-1", "entity", "Redis Sentinel", "entity-redis-sentinel", "entity-concepts-1"),
+        ("concept/concepts-2", "concept", "故障转移", "concept-故障转移", "concept-concepts-2"),
+        ("entity/sentinel", "entity", "Redis Sentinel", "entity-redis-sentinel", "entity-sentinel"),
+        ("concept/failover", "concept", "故障转移", "concept-故障转移", "concept-failover"),
+        ("entity/主从", "entity", "主从复制", "entity-主从复制", "entity-主从"),
+        ("Concept:RAG", "concept", "RAG", "concept-rag", "concept-conceptrag"),
+        ("entity/hiragana", "entity", "ひらがな", "entity-" + fnv_hash("ひらがな")[:12], "entity-hiragana"),
+    ],
+)
+def test_model_keys_not_derived_from_the_name_are_replaced(raw, kind, name, expected, rejected):
+    assert candidate_page_key(raw, kind, name) == CandidateKey(expected, rejected=rejected)
+
+
+def test_an_existing_pages_key_may_be_reused_and_no_key_means_the_names_key():
+    assert candidate_page_key("entity-redis-哨兵", "entity", "Redis Sentinel", known={"entity-redis-哨兵"}) == CandidateKey("entity-redis-哨兵")
+    assert candidate_page_key(None, "concept", "故障转移") == CandidateKey("concept-故障转移")
+    assert candidate_page_key("  ", "entity", "Redis Sentinel") == CandidateKey("entity-redis-sentinel")
+
+
+def test_extraction_replaces_made_up_keys_keeps_their_relations_and_warns():
+    reply = {
+        "documentSummary": "讲 Redis 高可用。",
+        "entities": [
+            {"name": "Redis Sentinel", "pageKey": "entity-concepts-1"},
+            {"name": "Redis", "pageKey": "entity/Redis"},
+            {"name": "主节点", "pageKey": "entity-concepts-3"},
+        ],
+        "concepts": [{"name": "故障转移", "pageKey": "concept/failover"}, {"name": "主观下线", "pageKey": "concept-sdown"}],
+        "relations": [
+            {"fromPageKey": "entity-concepts-1", "toPageKey": "concept/failover", "relationType": "执行"},
+            {"fromPageKey": "entity-redis", "toPageKey": "entity-concepts-1", "relationType": "包含"},
+        ],
+    }
+    model = ScriptedChatModel(extract_candidates=returns(reply))
+    existing = [ExistingPage("concept-sdown", "concept", "主观下线")]
+    ex = extract_candidates(kb_name="运维", title="Redis", markdown="正文", document="正文", existing_pages=existing, model=model, ctx=CallContext())
+    assert [c.page_key for c in ex.candidates] == ["entity-redis-sentinel", "concept-故障转移", "entity-redis", "concept-sdown", "entity-主节点"]
+    assert [(r.from_key, r.to_key) for r in ex.relations] == [("entity-redis-sentinel", "concept-故障转移"), ("entity-redis", "entity-redis-sentinel")]
+    assert ex.warnings == (
+        "3 个模型给出的 pageKey 不是由名称得出，已改用名称生成的 key："
+        "entity-concepts-1 → entity-redis-sentinel，entity-concepts-3 → entity-主节点，concept-failover → concept-故障转移",
+    )

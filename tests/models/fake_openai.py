@@ -12,7 +12,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 CHAT = "/v1/chat/completions"
 EMBEDDINGS = "/v1/embeddings"
@@ -53,10 +53,15 @@ def error_reply(status: int, message: str = "scripted error", **kw: Any) -> Repl
 
 
 class FakeOpenAI:
-    """Serves queued `Reply`s per path; records every request body; tracks peak concurrency."""
+    """Serves queued `Reply`s per path; records every request body; tracks peak concurrency.
+
+    `gate`, when set, sees each request first and may answer it instead of the queue (an endpoint that
+    refuses a request field, say), leaving the queued replies for the requests it lets through.
+    """
 
     def __init__(self) -> None:
         self.replies: dict[str, deque[Reply]] = {CHAT: deque(), EMBEDDINGS: deque()}
+        self.gate: Callable[[str, dict[str, Any]], Reply | None] | None = None
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.in_flight = 0
         self.peak_in_flight = 0
@@ -89,6 +94,9 @@ class FakeOpenAI:
             self.requests.append((path, body))
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            refused = self.gate(path, body) if self.gate else None
+            if refused is not None:
+                return refused
             queue = self.replies.get(path)
             return queue.popleft() if queue else error_reply(500, f"no scripted reply left for {path}")
 

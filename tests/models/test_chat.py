@@ -12,6 +12,7 @@ from petrichor_pipeline.config import BuildLimits, ModelEndpoint
 from petrichor_pipeline.models.protocols import CallContext, EvidenceText, ModelError, QuestionChunk, UsageMeter
 from petrichor_pipeline.models.usage import RunMeter
 from petrichor_pipeline.models.chat import OpenAIChatModel
+from petrichor_pipeline.models import prompts as PROMPTS
 from petrichor_pipeline.models.prompts import CONTRACT_WINS_LINE, PROMPT_VERSION
 
 from .fake_openai import CHAT, FakeOpenAI, Reply, chat_reply, error_reply
@@ -54,7 +55,10 @@ def test_request_carries_rendered_chunks_guide_and_contract_last(fake_openai: Fa
     request = fake_openai.calls(CHAT)[0]
     system, user = request["messages"][0]["content"], request["messages"][1]["content"]
     assert request["model"] == "test-model"
-    assert "response_format" not in request
+    assert request["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "questions", "schema": PROMPTS.QUESTIONS.contract.response_schema(["chunk-001"]), "strict": True},
+    }
     assert system.startswith("你是知识库问题生成器。")
     assert "<compile_guide>\n# 领域\n\n面向运维读者。\n</compile_guide>" in system
     assert system.index("</compile_guide>") < system.index(CONTRACT_WINS_LINE)
@@ -72,14 +76,14 @@ def test_answer_prompt_numbers_the_evidence(fake_openai: FakeOpenAI) -> None:
     assert "<compile_guide>" not in request["messages"][0]["content"]
 
 
-@pytest.mark.parametrize("content", ["not json at all", '{"questions": [1, 2', '{"answers": {}}', '["chunk-001"]'])
-def test_malformed_or_off_contract_reply_is_a_model_error(fake_openai: FakeOpenAI, content: str) -> None:
+@pytest.mark.parametrize("content", ["not json at all", '{"questions": [1, 2', '["chunk-001"]'])
+def test_a_reply_without_a_json_object_is_a_model_error_and_not_retried(fake_openai: FakeOpenAI, content: str) -> None:
     meter = UsageMeter()
     fake_openai.script(CHAT, chat_reply(content))
     with pytest.raises(ModelError, match="reply is not valid JSON for the contract") as caught:
         ask(make_model(fake_openai, meter))
     assert caught.value.op == "kb.build.questions"
-    assert len(fake_openai.calls(CHAT)) == 1, "a reply that breaks the contract is not retried"
+    assert len(fake_openai.calls(CHAT)) == 1, "a reply with no JSON object is not retried"
     assert (meter.total.calls, meter.total.failures) == (1, 1)
 
 

@@ -40,3 +40,11 @@ def test_nothing_parses(reply: str) -> None:
     with pytest.raises(JSONReplyError):
         parse_json_reply(reply)
     assert issubclass(JSONReplyError, ValueError)
+
+
+def test_accept_picks_the_first_object_it_accepts_else_the_first_found() -> None:
+    reply = 'Example: {"example": true}. Real: ' + json.dumps(OBJ)
+    assert parse_json_reply(reply) == {"example": True}
+    assert parse_json_reply(reply, accept=lambda obj: "questions" in obj) == OBJ
+    assert parse_json_reply(reply, accept=lambda obj: False) == {"example": True}
+    assert parse_json_reply('{"wrapper": ' + json.dumps(OBJ) + "}", accept=lambda obj: "questions" in obj) == OBJ

@@ -330,3 +330,26 @@ def test_answer_prefers_the_higher_ranked_evidence_among_equal_matches(model: Of
     assert cited(first, unrelated, second) == [first]
     assert cited(second, unrelated, first) == [second]
     assert cited(first, second) == [first, second]  # the next item still counts when it matches as well
+
+
+@pytest.mark.parametrize("doc", [ZH_DOC, EN_DOC], ids=["zh", "en"])
+def test_offline_replies_meet_the_same_contracts_as_a_model_endpoint(doc: str) -> None:
+    from petrichor_pipeline.models import prompts
+
+    model = OfflineChatModel()
+    ctx = CallContext(article_id="a1")
+    chunks = [QuestionChunk("chunk-001", "部署", ("Redis", "部署"), doc)]
+    extraction = model.extract_candidates(CandidateRequest("运维", "Redis", doc), ctx)
+    candidates = [
+        {**item, "kind": kind} for kind, group in (("entity", "entities"), ("concept", "concepts")) for item in extraction[group]
+    ]
+    replies = {
+        prompts.QUESTIONS: model.generate_questions(chunks, ctx),
+        prompts.CANDIDATES: extraction,
+        prompts.CATALOG: model.plan_catalog(candidates, [], ctx),
+        prompts.PAGES: model.generate_pages(PageRequest("Redis", doc, candidates, extraction["relations"], candidates[:4]), ctx),
+        prompts.TREE_SUMMARIES: model.summarize_tree([TreeNodeText(1, 1, "部署", doc)], ctx),
+        prompts.ANSWER: model.answer("默认端口是多少？", [EvidenceText("e1", "Redis", ("部署",), doc)], ctx),
+    }
+    for prompt, reply in replies.items():
+        assert prompt.contract.violation(reply) is None, prompt.op

@@ -51,8 +51,12 @@ def test_tree_message_cuts_bodies_at_400() -> None:
     assert message == "[0] # 根\n\n\n[3] ## 安装\n" + "字" * 400 + "…"
 
 
-def test_contracts_accept_only_their_top_level_keys() -> None:
-    assert ANSWER.accepts({"answer": "x", "citations": []})
-    assert not ANSWER.accepts({"answer": ["x"]})
-    assert CANDIDATES.accepts({"documentSummary": "只有摘要"})
-    assert not QUESTIONS.accepts({"questions": ["a"]})
+def test_contracts_check_required_keys_and_declared_types() -> None:
+    def accepts(prompt, reply) -> bool:
+        return prompt.contract.violation(reply) is None
+
+    assert accepts(ANSWER, {"answer": "x", "citations": []})
+    assert not accepts(ANSWER, {"answer": ["x"]})
+    assert not accepts(CANDIDATES, {"documentSummary": "只有摘要"}), "entities and concepts are required"
+    assert accepts(CANDIDATES, {"entities": [], "concepts": [{"name": "故障转移", "extra": 1}]})
+    assert not accepts(QUESTIONS, {"questions": ["a"]})
