@@ -43,10 +43,13 @@ def test_candidates_follow_the_contract(index):
     as_json = top.to_json()
     assert list(as_json) == ["chunk_id", "article_id", "title", "heading_path", "snippet", "routes", "score"]
     assert as_json["score"] == round(as_json["score"], 4)
-    wiki = next(c for c in result.candidates if c.page_key)
+    # a fact question: the matching page credits its source chunk instead of standing beside it
+    assert all(c.page_key is None for c in result.candidates) and "wiki" in top.routes
+    asked = search(index, "Redis Sentinel 是什么？", scope=Scope())  # a question about the page's subject
+    wiki = next(c for c in asked.candidates if c.page_key)
     assert wiki.page_key == "entity-sentinel" and wiki.article_id is None
     assert "page_key" in wiki.to_json() and "chunk_id" not in wiki.to_json()
-    assert all(c.page_key != "source-ops" for c in result.candidates)  # source pages are not searched
+    assert all(c.page_key != "source-ops" for c in asked.candidates)  # source pages are not searched
 
 
 def test_diagnostics(index):
@@ -63,7 +66,7 @@ def test_diagnostics(index):
     ]
     assert "kb:ops" in d["selectedArticleIds"]
     assert d["chunkBm25Keys"][0] == "chunk:kb:ops:chunk-002"
-    assert d["wikiKeys"] == ["wiki:kb:entity-sentinel"]
+    assert d["wikiKeys"] == ["chunk:kb:ops:chunk-002"]  # the page's source chunk, not the page
     assert {"chunk_bm25", "question_bm25", "wiki", "fusion", "rerank", "total"} <= set(d["timingsMs"])
     assert d["treeKeys"] == [] and d["treeAttempted"] is False
     assert "rerank_score" not in str([c.to_json() for c in result.candidates])

@@ -13,7 +13,7 @@ from petrichor_pipeline.models.prompts import ANSWER, PROMPT_VERSION
 from petrichor_pipeline.models.protocols import CallContext, EvidenceText, UsageMeter, UsageRecord
 from petrichor_pipeline.models.usage import record_usage
 
-OFFLINE_VERSION = 3
+OFFLINE_VERSION = 4
 """Bumped whenever the offline model's output changes, so derived data built with it goes stale."""
 
 

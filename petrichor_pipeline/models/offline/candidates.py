@@ -8,8 +8,8 @@ from typing import Any, Iterator, Sequence
 
 from petrichor_pipeline.models.protocols import CandidateRequest
 from petrichor_pipeline.models.offline.sentences import Sentence, cut, is_prose, split_sentences
-from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, name_identity, salient_terms
-from petrichor_pipeline.text.lang import CJK_RUN, language_of
+from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, is_identifier, name_identity, salient_terms
+from petrichor_pipeline.text.lang import CJK, CJK_RUN, language_of
 
 MAX_CANDIDATES = 20
 """The spec asks for usually 5–20 items, at most 24 (`ITEM_LIMIT`)."""
@@ -23,6 +23,18 @@ _DEFINITION_CUE = re.compile(r"\s(?:is|are|means|refers to|stands for|holds|stor
 _ACRONYM = re.compile(r"([^\s（(]{2,40}?(?:\s+[^\s（(]+){0,5})\s*[（(]([A-Z][A-Za-z0-9]{1,9})[)）]")
 _ACRONYM_TAIL = re.compile(r"[（(][A-Z][A-Za-z0-9]{1,9}[)）]")
 _SPACE_RUN = re.compile(r"\s+")
+_DEFINITION_LEAD = re.compile(r"[\s*_`\"'“‘「【\[(（-]*(?:(?:the|an?)\s+)?", re.IGNORECASE)
+"""What may come before a term a sentence defines: markers, quotes, bold, an article."""
+_DEFINITION_TAIL = re.compile(
+    r"[*_`\"'”’」】\]]*\s*(?:[（(][^）)\n]{0,60}[)）])?[*_`]*\s*"
+    r"(?:(?:is|are|means|refers to|stands for|denotes)\s|是|指|即|用于|负责|表示|[：:]|[—–]|-\s)",
+    re.IGNORECASE,
+)
+"""What follows a defined term: "X is a …", "X（…）是…", "X：…", "X — …", parenthetical aside allowed."""
+MIN_SECTIONS = 2
+MIN_MENTIONS = 3
+"""A name no sentence defines earns a page by recurring: in `MIN_SECTIONS` sections of the article, or
+`MIN_MENTIONS` times in one (a short article or a single passage has one section)."""
 _MAX_GAPS = 6
 """Whitespace runs a match of `_ACRONYM` can span: five between words, one before the parenthesis."""
 
@@ -44,7 +56,7 @@ def extract_candidates(req: CandidateRequest) -> dict[str, Any]:
         if not identity or identity in seen or (alias and name_identity(alias) in seen):
             continue
         definition = _defining_sentence(term, sentences)
-        if definition is None:
+        if definition is None or not (alias or worth_a_page(term, sentences, req.document)):
             continue
         seen.add(identity)
         selected.append(term)
@@ -104,6 +116,37 @@ def _acronym_matches(document: str) -> Iterator[re.Match[str]]:
         if match:
             resume = match.end()
             yield match
+
+
+def worth_a_page(term: Term, sentences: Sequence[Sentence], document: str) -> bool:
+    """Only things worth a page get one: a code identifier, a term some sentence defines (an acronym
+    spelled out, "Reciprocal Rank Fusion (RRF)", is one too: the caller knows it), or a name that
+    recurs (`MIN_SECTIONS`, `MIN_MENTIONS`). A name is an entity or a compound concept ("snapshot manifest",
+    标题路径); a plain word (文章, 调用, "loop") that is never defined is vocabulary, not a topic, and a page
+    for it would only restate the passages that use it."""
+    if is_identifier(term.text) or (f"`{term.text}`" in document and not CJK.search(term.text)):
+        return True
+    sections, mentions = set(), 0
+    for sentence in sentences:
+        found = len(term.pattern.findall(sentence.text))
+        if found:
+            if defines(term, sentence.text):
+                return True
+            sections.add(sentence.heading_path)
+            mentions += found
+    named = term.kind == ENTITY or " " in term.text.strip() or len(CJK.findall(term.text)) >= 3
+    return named and (len(sections) >= MIN_SECTIONS or mentions >= MIN_MENTIONS)
+
+
+def defines(term: Term, text: str) -> bool:
+    """Whether `text` defines the term: it leads the sentence (after markers or an article) and a
+    definition cue follows, or it is the bold head of the sentence ("**X** …")."""
+    match = term.pattern.search(text)
+    if match is None or not _DEFINITION_LEAD.fullmatch(text[: match.start()]):
+        return False
+    after = text[match.end() :]
+    bold = text[: match.start()].lstrip().startswith("**") and after.startswith("**")
+    return bold or _DEFINITION_TAIL.match(after) is not None
 
 
 def _defining_sentence(term: Term, sentences: Sequence[Sentence]) -> Sentence | None:

@@ -162,13 +162,13 @@ def _latin_entities(text: str, sentence_spans: dict[int, int], english: bool) ->
             continue  # "Then", "Each": capitalised only because a sentence starts there
         take(name, start, start + len(name))
     terms = [
-        Term(name, ENTITY, len(spots) + (0.5 if _is_identifier(name) else 0.0), min(spots))
+        Term(name, ENTITY, len(spots) + (0.5 if is_identifier(name) else 0.0), min(spots))
         for name, spots in found.items()
     ]
     return "".join(chars), terms
 
 
-def _is_identifier(name: str) -> bool:
+def is_identifier(name: str) -> bool:
     """Code-like names (identifiers, commands with arguments) rank above plain capitalised words."""
     return any(p.fullmatch(name) for p in _IDENTIFIERS) or (" " in name and not name.istitle())
 

@@ -1,15 +1,42 @@
-"""Readable entity/concept pages scored field by field (reference §6.3); not run in a focused search."""
+"""Readable entity/concept pages scored field by field (reference §6.3); not run in a focused search.
+
+A page is derived text: it restates chunks of the articles it was built from. So a matching page first
+credits its source chunks (the readable chunks of its articles that name it, as the build's source refs
+pick them), which helps the chunk that states a fact rank instead of displacing it. The page itself is a
+candidate only when the query asks about the page's subject ("什么是主节点", "What is RRF?"); for any
+other question its evidence is its sources.
+"""
 
 from __future__ import annotations
 
+import re
+import weakref
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 from petrichor_serving.recall.routes.base import Route, RouteContext, RouteQuery
 
+if TYPE_CHECKING:
+    from petrichor_serving.recall.index import RecallIndex
+
 NAME = "wiki"
 LEXICAL_POOL = 400
 """Wiki pages field-scored per query: the best by BM25, as the reference caps its candidate query."""
+SOURCE_CHUNKS_PER_ARTICLE = 3
+"""Chunks a page credits per article it was built from: the first that name it, as the build's
+`knowledge.wiki.SOURCE_CHUNKS_PER_PAGE` source refs are chosen."""
+
+_CONCEPT_CUES = re.compile(
+    r"什么是|是什么|什么叫|何为|何谓|是指什么|指的是什么|指什么|是啥|啥是|的定义|定义|的含义|含义|的概念|概念|"
+    r"的意思|意思|的作用|作用|介绍一下|介绍|解释一下|解释|请问|吗|呢|"
+    r"\b(?:what|who)(?:'s|\s+(?:is|are|was|were))\b|\b(?:define|definition of|meaning of|explain|describe|"
+    r"tell me about|overview of|the|an?)\b",
+    re.IGNORECASE,
+)
+"""Phrasing that asks what something is; what remains of such a question is the subject's name."""
+_STANDALONE_ALIAS = re.compile(r"[A-Z][A-Z0-9]+|.*[\u3400-\u9fff].*")
+"""Alias pieces that name the page on their own: acronyms (RRF) and anything with CJK (哨兵)."""
 
 
 def score_knowledge_fields(
@@ -26,11 +53,88 @@ def score_knowledge_fields(
     return score
 
 
+def question_subject(query: str) -> str:
+    """The normalised query without what-is phrasing: equal to a page's name when the query asks about it."""
+    return normalize_knowledge_text(_CONCEPT_CUES.sub(" ", query))
+
+
+def names_page(subject: str, title: str, extra: str) -> bool:
+    """Whether `subject` (from `question_subject`) is one of the page's names, or all of its aliases read
+    together (a single multi-word alias: "Reciprocal Rank Fusion"). `extra` is the page key then the
+    aliases, space-joined (`text.lexical.wiki_extra`)."""
+    if not subject:
+        return False
+    return subject in page_names(title, extra) or subject == normalize_knowledge_text(extra.partition(" ")[2])
+
+
+def page_names(title: str, extra: str) -> frozenset[str]:
+    """The normalised names a source chunk may call the page by: its title, its key's name and its aliases
+    (of a multi-word alias list, only the pieces that stand alone: CJK words and acronyms)."""
+    key, _, aliases = extra.partition(" ")
+    names = {title, key.partition("-")[2]}
+    pieces = aliases.split()
+    names.update(pieces if len(pieces) == 1 else (p for p in pieces if _STANDALONE_ALIAS.fullmatch(p)))
+    return frozenset(n for n in map(normalize_knowledge_text, names) if len(n) >= 2)
+
+
+class _PageSources:
+    """Per index: each page's source chunk rows, found on first use and kept (an index is read-only).
+
+    Concurrent searches may fill the same entry twice; both compute the same value."""
+
+    def __init__(self, index: RecallIndex) -> None:
+        chunks_of: dict[int, list[int]] = {}
+        for row, article_row in enumerate(index.chunks.article_rows.tolist()):
+            chunks_of.setdefault(article_row, []).append(row)
+        self._chunks_of = chunks_of
+        self._norm_chunks: dict[int, str] = {}
+        self._pages: dict[int, tuple[int, ...]] = {}
+
+    def rows(self, index: RecallIndex, page: int) -> tuple[int, ...]:
+        """Chunk rows of the page's articles whose heading or text names the page, the first few per
+        article, in table order."""
+        cached = self._pages.get(page)
+        if cached is not None:
+            return cached
+        names = page_names(index.wiki.titles[page], index.wiki.extras[page])
+        found: list[int] = []
+        for article_id in index.wiki.article_ids[page]:
+            article_row = index.articles.row_of.get(article_id)
+            taken = 0
+            for row in self._chunks_of.get(article_row, ()) if article_row is not None else ():
+                text = self._norm_chunks.get(row)
+                if text is None:
+                    ch = index.chunks
+                    text = normalize_knowledge_text(" ".join((*ch.heading_paths[row], ch.headings[row], ch.contents[row])))
+                    self._norm_chunks[row] = text
+                if any(n in text for n in names):
+                    found.append(row)
+                    taken += 1
+                    if taken >= SOURCE_CHUNKS_PER_ARTICLE:
+                        break
+        self._pages[page] = rows = tuple(found)
+        return rows
+
+
+_SOURCES: dict[int, _PageSources] = {}
+
+
+def page_sources(index: RecallIndex) -> _PageSources:
+    """The index's `_PageSources`, created once and dropped with the index."""
+    sources = _SOURCES.get(id(index))
+    if sources is None:
+        sources = _SOURCES.setdefault(id(index), _PageSources(index))
+        weakref.finalize(index, _SOURCES.pop, id(index), None)
+    return sources
+
+
 def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
-    """The pool is the `LEXICAL_POOL` best pages by BM25, then ranked by the field score."""
+    """The pool is the `LEXICAL_POOL` best pages by BM25, ranked by the field score. Each page in turn
+    adds its readable source chunks (at the page's score), then itself when the query names it."""
     index = ctx.index
     w = index.wiki
     query_norm = normalize_knowledge_text(query.text)
+    subject = question_subject(query.text)
     tokens = [t for t in map(normalize_knowledge_text, query.terms) if t]
     pool = sorted(r.row for r in index.bm25["wiki"].top(query.terms, LEXICAL_POOL, ctx.access.wiki))
     scored: list[tuple[float, int]] = []
@@ -41,7 +145,20 @@ def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
         if score > 0:
             scored.append((score, row))
     scored.sort(key=lambda item: -item[0])  # stable: ties keep table order
-    return [index.wiki_hit(row, NAME, score) for score, row in scored[: query.top_k]]
+    sources = page_sources(index)
+    readable = ctx.access.chunks
+    hits: list[Hit] = []
+    credited: set[int] = set()
+    for score, row in scored:
+        for chunk_row in sources.rows(index, row):
+            if chunk_row not in credited and readable[chunk_row]:
+                credited.add(chunk_row)
+                hits.append(index.chunk_hit(chunk_row, NAME, score))
+        if names_page(subject, w.titles[row], w.extras[row]):
+            hits.append(index.wiki_hit(row, NAME, score))
+        if len(hits) >= query.top_k:
+            break
+    return hits[: query.top_k]
 
 
 ROUTE = Route(NAME, run, diagnostics_key="wikiKeys", focused=False)
