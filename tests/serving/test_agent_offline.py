@@ -44,7 +44,7 @@ def test_structure_questions_list_sections_from_the_outline(served_snapshot, cha
     doc = loop.answer(snap, "切片算法这篇文档有哪些章节？", Scope(), chat=chat, embedder=embedder)
     assert doc["answer"].startswith("《切片算法 v2》")
     assert len(doc["citations"]) >= 3 and [c["marker"] for c in doc["citations"]] == list(range(1, len(doc["citations"]) + 1))
-    assert [step["tool"] for step in doc["trace"]] == ["search", "outline"]
+    assert doc["trace"]["plan"] == ["search", "outline", "read_many"]
     _check_citations(snap, doc)
 
 

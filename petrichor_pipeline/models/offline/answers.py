@@ -80,8 +80,13 @@ def answer_units(markdown: str) -> list[Unit]:
     return out
 
 
-def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
-    """Up to three passages with the best idf-weighted term overlap, each cited; or an explicit not-found."""
+def answer(
+    question: str, evidence: Sequence[EvidenceText], *, max_units: int = MAX_ANSWER_UNITS, keep_ratio: float = KEEP_RATIO
+) -> dict[str, Any]:
+    """Up to `max_units` passages with the best idf-weighted term overlap, each cited; or an explicit not-found.
+
+    The agent's fact plan asks for fewer, closer passages (`max_units`, `keep_ratio`) than the defaults: a
+    citation beside the point costs more than a second passage gains."""
     lang = language_of(question)
     wanted = set(search_tokens(question)) - QUESTION_WORDS
     pool: list[tuple[int, Unit, set[str], set[str]]] = []
@@ -109,7 +114,7 @@ def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
     best = scored[0][0]
     chosen: list[tuple[int, int, Unit]] = []
     for score, order, n, unit in scored:
-        if score < best * KEEP_RATIO or len(chosen) == MAX_ANSWER_UNITS:
+        if score < best * keep_ratio or len(chosen) == max_units:
             break
         if all(unit.text != other.text for _, _, other in chosen):
             chosen.append((order, n, unit))
