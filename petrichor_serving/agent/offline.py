@@ -54,6 +54,13 @@ def _chunk_targets(cands: list[dict[str, Any]], limit: int) -> list[dict[str, st
     return out[:limit]
 
 
+def _in_language(run: Run, cands: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Candidates from articles in the answer's language first (stable otherwise): a Chinese comparison
+    quotes the Chinese article where both languages hold the same text."""
+    languages = structure.heading_index(run.snap).languages
+    return sorted(cands, key=lambda c: languages.get(c.get("article_id") or "") != run.route.language)
+
+
 def _missing(run: Run, question: str) -> str:
     """The question's content words that nothing read contains: what the knowledge base lacks."""
     read = " ".join(v.get("content") or "" for v in run.evidence.items.values()).lower()
@@ -81,7 +88,8 @@ def _quote(run: Run, question: str, ids: list[str], *, max_units: int = FACT_MAX
     # the extractor marks a passage by its evidence position; here each quote gets its own marker
     cited = [{"marker": i, "evidence_id": c["evidence_id"], "quote": c["quote"]} for i, c in enumerate(reply["citations"], 1)]
     joiner = "" if run.route.language == "zh" else " "
-    return Draft(joiner.join(f"{c['quote']} [{c['marker']}]" for c in cited), cited)
+    shown = [c.get("text") or c["quote"] for c in reply["citations"]]
+    return Draft(joiner.join(f"{text} [{c['marker']}]" for text, c in zip(shown, cited)), cited)
 
 
 def fact(run: Run, question: str, cands: list[dict[str, Any]] | None = None) -> Draft:
@@ -153,7 +161,7 @@ def comparison(run: Run, question: str) -> Draft:
         aspect = aspect.replace(item, " ")
     sides: list[Draft] = []
     for item in items:
-        cands = run.search(item, limit=SEARCH_LIMIT)
+        cands = _in_language(run, run.search(item, limit=SEARCH_LIMIT))
         ids = run.read_many(_chunk_targets(cands, COMPARISON_READS))
         side = _quote(run, f"{item} {aspect}", ids, max_units=1, keep_ratio=1.0)
         sides.append(side or Draft(""))
