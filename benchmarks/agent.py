@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     from petrichor_pipeline.models.providers import make_embedder
     from petrichor_serving.agent import loop, tools
     from petrichor_serving.recall.access import Scope
+    from petrichor_serving.recall.pipeline import QUERY_VECTORS
     from petrichor_serving.snapshot import SnapshotStore
 
     settings = load_settings()
@@ -80,9 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     tools.search(snap, Scope(), "warm up", embedder=embedder, limit=10)  # loads jieba and the query embedder once
     agent_ms, search_ms, results = [], [], []
     for row in rows:
+        QUERY_VECTORS._items.clear()  # both timings embed the question afresh, as a new question would
         started = time.perf_counter()
         tools.search(snap, Scope(), row["question"], embedder=embedder, limit=10)
         search_ms.append((time.perf_counter() - started) * 1000)
+        QUERY_VECTORS._items.clear()
         started = time.perf_counter()
         doc = loop.answer(snap, row["question"], Scope(), chat=None, embedder=embedder)
         agent_ms.append((time.perf_counter() - started) * 1000)

@@ -8,10 +8,11 @@ configuration, builds the clients through `petrichor_pipeline.models.providers`,
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from petrichor_pipeline.models.protocols import AnswerModel, Embedder
+from petrichor_serving.agent.trace import TraceStore
 from petrichor_serving.auth import KeyStore
 from petrichor_serving.snapshot import SnapshotStore
 
@@ -34,6 +35,8 @@ class Services:
     keys: KeyStore | None
     chat: AnswerModel
     embedder: Embedder | None
+    traces: TraceStore = field(default_factory=TraceStore)
+    """The recent agent runs, each readable by its own principal at `GET /api/traces/{trace_id}`."""
 
 
 def build_services(settings: ServingSettings, *, chat: AnswerModel, embedder: Embedder | None) -> Services:

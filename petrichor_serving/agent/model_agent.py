@@ -181,7 +181,7 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
                     "tool_calls": [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}} for c in reply["tool_calls"]],
                 }
             )
-            before = len(run.evidence.items)
+            before = _known(run)
             exhausted = False
             for call in reply["tool_calls"]:
                 result = _tool_result(run, call, seen_calls)
@@ -189,7 +189,7 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": _data(result)})
             if exhausted:
                 break
-            no_progress = no_progress + 1 if len(run.evidence.items) == before else 0
+            no_progress = no_progress + 1 if _known(run) == before else 0
             if no_progress >= MAX_NO_PROGRESS:
                 stop = StopReason.NO_PROGRESS
                 break
@@ -221,6 +221,12 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
     if draft.stop_reason is StopReason.ANSWERED:
         draft.stop_reason = stop
     return draft
+
+
+def _known(run: Run) -> int:
+    """How much the run has found: read items plus distinct locators returned. An iteration that adds
+    neither made no progress."""
+    return len(run.evidence.items) + len({loc for s in run.trace.steps for loc in s.locators if s.tool != "answer"})
 
 
 def _tool_result(run: Run, call: dict[str, Any], seen: set[str]) -> dict[str, Any]:

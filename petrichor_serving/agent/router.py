@@ -44,6 +44,13 @@ _STRUCTURE = re.compile(
     r"\blist (the|all)\b|what'?s (in|under)\b|what is (in|under)\b|\bwhat (can|does) .{0,60}\b(include|contain)s?\b|\bwhich lists\b)",
     re.I,
 )
+_LISTING = re.compile(
+    r"(\b(describe[sd]?|explains?|listed|lists?|options|ways|groups|kinds|types|include[sd]?|contains?|under)\b|\bwhat can (i|you|we) (see|find|do)\b|"
+    r"\bwhat does .{0,80}\bsay\b|有哪些|哪几种|哪些方式|哪几个)",
+    re.I,
+)
+_DOC_REFERENCE = re.compile(r"(\b(guide|documentation|docs?|manual|reference|release notes|appendix|page)\b|文档|指南|手册|这篇|一文)", re.I)
+"""A listing word ("which options…", "what does it describe") asks for structure only about a named document."""
 _CONCEPT = re.compile(r"(什么是|是什么意思|的概念|的含义|的原理|如何工作|怎么工作|^\s*(what is|what are|explain|define)\b|\bhow does .+ work\b)", re.I)
 _QUESTION_MARKS = re.compile(r"[?？]")
 
@@ -99,7 +106,7 @@ def classify(question: str) -> Route:
         kind = QuestionClass.COMPARISON
     elif len(_QUESTION_MARKS.findall(q)) >= 2:
         kind = QuestionClass.COMPLEX
-    elif _STRUCTURE.search(q):
+    elif _STRUCTURE.search(q) or (_LISTING.search(q) and _DOC_REFERENCE.search(q)):
         kind = QuestionClass.STRUCTURE
     elif _CONCEPT.search(q):
         kind = QuestionClass.CONCEPT

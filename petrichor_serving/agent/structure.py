@@ -63,6 +63,23 @@ def _tokens(text: str) -> frozenset[str]:
     return frozenset(search_tokens(text))
 
 
+_RAW_WORD = re.compile(r"[a-z0-9]+|[\u4e00-\u9fff]")
+FUZZY_PREFIX = 6
+"""Two words sharing their first six letters match ("Keycloack" in a heading, "Keycloak" in the question)."""
+
+
+def _raw_words(text: str) -> frozenset[str]:
+    """Every word, stopwords included: the tie-break between a section and a child that adds "Using"."""
+    return frozenset(_RAW_WORD.findall(text.lower()))
+
+
+def _fuzzy(wanted: frozenset[str], tokens: frozenset[str]) -> frozenset[str]:
+    """The heading tokens the question holds, exactly or by a shared long prefix."""
+    exact = wanted & tokens
+    prefixes = {w[:FUZZY_PREFIX] for w in wanted - exact if len(w) >= FUZZY_PREFIX}
+    return exact | {t for t in tokens - exact if len(t) >= FUZZY_PREFIX and t[:FUZZY_PREFIX] in prefixes}
+
+
 def _build_index(snap: Snapshot) -> HeadingIndex:
     headings: dict[str, list[Heading]] = {}
     for aid, keys in snap.nodes_by_article.items():
@@ -122,6 +139,7 @@ def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: l
     wanted = _tokens(question) - STRUCTURE_WORDS
     if not wanted:
         return None
+    raw = _raw_words(question)
     votes: Counter[str] = Counter()
     for rank, c in enumerate(hits):
         if c.get("article_id"):
@@ -140,14 +158,15 @@ def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: l
             if not h.children or not h.tokens:
                 continue
             own = h.tokens - title if h.depth > 1 else h.tokens
-            matched = wanted & h.tokens
+            matched = _fuzzy(wanted, h.tokens)
             if not matched:
                 continue
             coverage = index.weight(matched) / index.weight(h.tokens)
             if coverage < MIN_COVERAGE and len(matched - title) < 2 and matched != wanted:
                 continue
-            fresh = wanted & own - title  # words of the section beyond the guide's own title
+            fresh = matched & own - title  # words of the section beyond the guide's own title
             score = index.weight(matched) * math.sqrt(coverage) + 0.5 * index.weight(fresh) + article_score
+            score += 0.1 * len(raw & _raw_words(h.title))
             candidates.append((score, h))
         for score, h in candidates:
             if best is None or score > best.score + 1e-9:
