@@ -32,6 +32,8 @@ STRUCTURE_WORDS = frozenset(
 MIN_COVERAGE = 0.5
 """A section is named when the question holds at least half of its heading (idf-weighted), or two of its words."""
 MAX_CHILDREN = 15
+TITLE_WORD_SHARE = 0.3
+"""How much a heading word that is also in the article title counts towards naming the section."""
 
 
 @dataclass(frozen=True)
@@ -152,21 +154,26 @@ def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: l
         if index.languages.get(aid) != lang:
             article_score *= 0.5
         candidates: list[tuple[float, Heading | None]] = []
-        if title_hit and (title_hit >= 0.5 * index.weight(title) or len(wanted & title) >= 2 or wanted <= title):
-            candidates.append((title_hit + article_score, None))
+
+        def weight(tokens: frozenset[str]) -> float:
+            # a word the section shares with its guide's title mostly names the guide, not the section
+            return sum(index.idf.get(t, 1.0) * (TITLE_WORD_SHARE if t in title else 1.0) for t in tokens)
+
+        title_cover = title_hit / max(index.weight(title), 1e-9)
+        if title_hit and (title_cover >= 0.5 or len(wanted & title) >= 2 or wanted <= title):
+            candidates.append((TITLE_WORD_SHARE * title_hit * math.sqrt(title_cover) + 0.5 * title_hit + article_score, None))
+        title_raw = _raw_words(snap.articles[aid]["title"]) if aid in snap.articles else frozenset()
         for h in index.headings.get(aid, []):
             if not h.children or not h.tokens:
                 continue
-            own = h.tokens - title if h.depth > 1 else h.tokens
             matched = _fuzzy(wanted, h.tokens)
             if not matched:
                 continue
-            coverage = index.weight(matched) / index.weight(h.tokens)
+            coverage = weight(matched) / weight(h.tokens)
             if coverage < MIN_COVERAGE and len(matched - title) < 2 and matched != wanted:
                 continue
-            fresh = matched & own - title  # words of the section beyond the guide's own title
-            score = index.weight(matched) * math.sqrt(coverage) + 0.5 * index.weight(fresh) + article_score
-            score += 0.1 * len(raw & _raw_words(h.title))
+            score = weight(matched) * math.sqrt(coverage) + 0.5 * title_hit + article_score
+            score += 0.1 * len(raw & (_raw_words(h.title) - title_raw))
             candidates.append((score, h))
         for score, h in candidates:
             if best is None or score > best.score + 1e-9:
