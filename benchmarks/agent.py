@@ -66,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     from petrichor_serving.recall.pipeline import QUERY_VECTORS
     from petrichor_serving.snapshot import SnapshotStore
 
+    from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+
+    answerer = OfflineAnswerer()
     settings = load_settings()
     embedder = make_embedder(settings) if settings.embed_enabled else None
     store = SnapshotStore(args.data, embed_fingerprint=embedder.fingerprint if embedder else None)
@@ -87,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         search_ms.append((time.perf_counter() - started) * 1000)
         QUERY_VECTORS._items.clear()
         started = time.perf_counter()
-        doc = loop.answer(snap, row["question"], Scope(), chat=None, embedder=embedder)
+        doc = loop.answer(snap, row["question"], Scope(), chat=answerer, embedder=embedder)
         agent_ms.append((time.perf_counter() - started) * 1000)
         result = {"qid": row["qid"], "plan": doc["trace"]["plan"], "stop_reason": doc["stop_reason"], "ms": round(agent_ms[-1], 1)}
         if "children" in row:

@@ -123,8 +123,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_ask(args: argparse.Namespace) -> int:
     from petrichor_serving.agent import loop
 
+    from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+
     _, snap, embedder, chat = _open_snapshot()
-    doc = loop.answer(snap, args.question, _scope(args), chat=chat, embedder=embedder)
+    doc = loop.answer(snap, args.question, _scope(args), chat=chat, embedder=embedder, extractor=OfflineAnswerer())
     trace = doc.pop("trace")
     if args.json:
         print(json.dumps({**doc, "trace": trace} if args.trace else doc, ensure_ascii=False, indent=2))
@@ -162,7 +164,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         err.print("single-user local mode: no API key file, every tenant is readable, listening on 127.0.0.1 only")
     serving = ServingSettings(data_dir=settings.data_dir, api_keys_file=settings.api_keys_file, reload_interval_s=settings.reload_interval_s)
     embedder = make_embedder(settings) if settings.embed_enabled else None
-    services = build_services(serving, chat=make_answer_model(settings), embedder=embedder)
+    from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+
+    services = build_services(serving, chat=make_answer_model(settings), embedder=embedder, extractor=OfflineAnswerer())
     uvicorn.run(create_app(services), host=host, port=args.port, log_level="info")
     return 0
 

@@ -35,11 +35,16 @@ class Services:
     keys: KeyStore | None
     chat: AnswerModel
     embedder: Embedder | None
+    extractor: AnswerModel | None = None
+    """The offline answerer beside an endpoint chat model: the agent's fallback when the model's answer has
+    no verified citation. None: `chat` is the offline answerer itself."""
     traces: TraceStore = field(default_factory=TraceStore)
     """The recent agent runs, each readable by its own principal at `GET /api/traces/{trace_id}`."""
 
 
-def build_services(settings: ServingSettings, *, chat: AnswerModel, embedder: Embedder | None) -> Services:
+def build_services(
+    settings: ServingSettings, *, chat: AnswerModel, embedder: Embedder | None, extractor: AnswerModel | None = None
+) -> Services:
     """Wire the store and the key file around the given clients; loads jieba and the embedder once."""
     from petrichor_pipeline.text.lang import init_jieba
 
@@ -53,4 +58,4 @@ def build_services(settings: ServingSettings, *, chat: AnswerModel, embedder: Em
             log.warning("embedder unavailable, vector routes off: %s", exc)
             embedder = None
     store = SnapshotStore(settings.data_dir, embed_fingerprint=fingerprint)
-    return Services(settings=settings, store=store, keys=keys, chat=chat, embedder=embedder)
+    return Services(settings=settings, store=store, keys=keys, chat=chat, embedder=embedder, extractor=extractor)

@@ -37,14 +37,20 @@ def answer(
     public: bool = False,
     traces: TraceStore | None = None,
     owner: str = "local",
+    extractor: AnswerModel | None = None,
 ) -> dict[str, Any]:
-    """The answer object: `{answer, citations, evidence, trace_id, snapshot_version, stop_reason, trace}`."""
+    """The answer object: `{answer, citations, evidence, trace_id, snapshot_version, stop_reason, trace}`.
+
+    `extractor` quotes answers from evidence without a network (the offline answerer); it defaults to
+    `chat` when `chat` is the offline answerer itself."""
     question = (question or "").strip()
     if not question:
         raise tools.ToolError("question must be a non-empty string")
     started = time.perf_counter()
     route = classify(question)
-    run = Run(snap, scope, route, budget_for(route.kind, public=public), embedder)
+    if extractor is None and chat is not None and not uses_tools(chat):
+        extractor = chat
+    run = Run(snap, scope, route, budget_for(route.kind, public=public), embedder, extractor)
     if uses_tools(chat):
         from petrichor_serving.agent.model_agent import model_plan
 

@@ -18,7 +18,6 @@ import json
 import time
 from typing import Any, Sequence
 
-from petrichor_pipeline.models.jsonparse import JSONReplyError, parse_json_reply
 from petrichor_pipeline.models.protocols import CallContext, ModelError
 from petrichor_pipeline.text.lang import NOT_FOUND
 from petrichor_serving.agent import citations, offline, tools
@@ -133,9 +132,12 @@ def _history(history: Sequence[dict[str, str]]) -> list[dict[str, str]]:
 
 
 def _final(content: str | None) -> dict[str, Any] | None:
+    """The answer object of a final reply: the outermost JSON object in it (fences and prose around it ignored)."""
+    text = content or ""
+    start, end = text.find("{"), text.rfind("}")
     try:
-        reply = parse_json_reply(content or "")
-    except JSONReplyError:
+        reply = json.loads(text[start : end + 1]) if 0 <= start < end else None
+    except json.JSONDecodeError:
         return None
     return reply if isinstance(reply, dict) and isinstance(reply.get("answer"), str) else None
 

@@ -17,20 +17,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from petrichor_pipeline.models.offline.answers import answer as extract
-from petrichor_pipeline.models.offline.answers import QUESTION_WORDS
-from petrichor_pipeline.models.offline.overlap import search_tokens
+from petrichor_pipeline.models.protocols import CallContext, ModelError
 from petrichor_pipeline.text.lang import NOT_FOUND
 from petrichor_serving.agent import structure
 from petrichor_serving.agent.budget import BudgetExceeded
 from petrichor_serving.agent.router import QuestionClass
 from petrichor_serving.agent.runtime import Run
 from petrichor_serving.agent.trace import StopReason
+from petrichor_serving.agent.words import content_words
 
-FACT_MAX_UNITS = 2
-FACT_KEEP_RATIO = 0.85
-"""A second passage joins a fact answer only when it scores nearly as well as the best (measured on cmrc:
-citation precision against answer coverage)."""
 SEARCH_LIMIT = 6
 COMPARISON_READS = 2
 
@@ -64,7 +59,7 @@ def _in_language(run: Run, cands: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _missing(run: Run, question: str) -> str:
     """The question's content words that nothing read contains: what the knowledge base lacks."""
     read = " ".join(v.get("content") or "" for v in run.evidence.items.values()).lower()
-    words = [w for w in dict.fromkeys(search_tokens(question)) if w not in QUESTION_WORDS]
+    words = [w for w in content_words(question) if w not in structure.STRUCTURE_WORDS]
     return ("、" if run.route.language == "zh" else ", ").join(w for w in words if w not in read)
 
 
@@ -77,14 +72,23 @@ def nothing_found(run: Run, question: str) -> Draft:
     return Draft(text, [], StopReason.NOTHING_FOUND)
 
 
-def _quote(run: Run, question: str, ids: list[str], *, max_units: int = FACT_MAX_UNITS, keep_ratio: float = FACT_KEEP_RATIO) -> Draft | None:
-    """Extract from the given evidence (best-ranked first); markers are evidence positions, remapped to ids."""
+def _quote(run: Run, question: str, ids: list[str], *, max_units: int = 2) -> Draft | None:
+    """The extractor's quotes from the given evidence (best-ranked first), each under its own marker."""
     if not ids:
         return None
     texts = run.evidence.texts(ids)
-    reply = extract(question, texts, max_units=max_units, keep_ratio=keep_ratio)
-    if not reply["citations"]:
+    if run.extractor is None:
         return None
+    try:
+        reply = run.extractor.answer(question, texts, CallContext(kb_id=str(run.evidence.items[ids[0]].get("kb_id") or "")))
+    except ModelError as exc:
+        run.trace.notes.append(f"extractor: {exc}")
+        return None
+    if not reply.get("citations"):
+        return None
+    if max_units < len(reply["citations"]):  # the best-ranked quotes only
+        best = sorted(reply["citations"], key=lambda c: c.get("rank", 0))[:max_units]
+        reply = {**reply, "citations": [c for c in reply["citations"] if c in best]}
     # the extractor marks a passage by its evidence position; here each quote gets its own marker
     cited = [{"marker": i, "evidence_id": c["evidence_id"], "quote": c["quote"]} for i, c in enumerate(reply["citations"], 1)]
     joiner = "" if run.route.language == "zh" else " "
@@ -163,7 +167,7 @@ def comparison(run: Run, question: str) -> Draft:
     for item in items:
         cands = _in_language(run, run.search(item, limit=SEARCH_LIMIT))
         ids = run.read_many(_chunk_targets(cands, COMPARISON_READS))
-        side = _quote(run, f"{item} {aspect}", ids, max_units=1, keep_ratio=1.0)
+        side = _quote(run, f"{item} {aspect}", ids, max_units=1)
         sides.append(side or Draft(""))
     if not any(s.cited for s in sides):
         return nothing_found(run, question)

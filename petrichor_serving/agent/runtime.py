@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
+from petrichor_pipeline.models.protocols import AnswerModel
 from petrichor_serving.agent import tools
 from petrichor_serving.agent.budget import Budget, Meter
 from petrichor_serving.agent.evidence import Evidence, locator_of
@@ -32,6 +33,8 @@ class Run:
     route: Route
     budget: Budget
     embedder: Any = None
+    extractor: AnswerModel | None = None
+    """What quotes answers from evidence offline (the offline answerer), for the plans and the model's fallback."""
     trace: Trace = field(init=False)
     meter: Meter = field(init=False)
     evidence: Evidence = field(default_factory=Evidence)

@@ -16,7 +16,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from petrichor_pipeline.models.offline.overlap import search_tokens, stem
+from petrichor_serving.agent.words import _stem as stem
+from petrichor_serving.agent.words import content_words
 from petrichor_pipeline.text.lang import Language, language_of
 from petrichor_serving.snapshot import Snapshot
 
@@ -62,7 +63,7 @@ class HeadingIndex:
 
 
 def _tokens(text: str) -> frozenset[str]:
-    return frozenset(search_tokens(text))
+    return frozenset(content_words(text))
 
 
 _RAW_WORD = re.compile(r"[a-z0-9]+|[\u4e00-\u9fff]")
@@ -164,8 +165,8 @@ def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: l
             candidates.append((TITLE_WORD_SHARE * title_hit * math.sqrt(title_cover) + 0.5 * title_hit + article_score, None))
         title_raw = _raw_words(snap.articles[aid]["title"]) if aid in snap.articles else frozenset()
         for h in index.headings.get(aid, []):
-            if not h.children or not h.tokens:
-                continue
+            if not h.children or not h.tokens or h.depth == 0:
+                continue  # the root is the article itself: the article-level candidate above
             matched = _fuzzy(wanted, h.tokens)
             if not matched:
                 continue

@@ -67,9 +67,9 @@ def _headings(snap, article_id):
         ("What does the quick start guide walk through?", "Quick start", "Before you begin"),
     ],
 )
-def test_structure_questions_list_the_named_articles_sections_in_order(served_snapshot, question, title, first):
+def test_structure_questions_list_the_named_articles_sections_in_order(served_snapshot, chat, question, title, first):
     snap, embedder = served_snapshot
-    doc = loop.answer(snap, question, Scope(), embedder=embedder)
+    doc = loop.answer(snap, question, Scope(), chat=chat, embedder=embedder)
     assert doc["trace"]["question_class"] == "structure" and doc["stop_reason"] == "answered"
     assert {c["title"] for c in doc["citations"]} == {title}
     quotes = [c["quote"] for c in doc["citations"]]
@@ -88,9 +88,9 @@ def test_structure_questions_list_the_named_articles_sections_in_order(served_sn
     "question,lang",
     [("What is the difference between BM25 and vector search?", "en"), ("向量检索和 BM25 有什么区别？", "zh")],
 )
-def test_comparison_cites_each_side(served_snapshot, question, lang):
+def test_comparison_cites_each_side(served_snapshot, chat, question, lang):
     snap, embedder = served_snapshot
-    doc = loop.answer(snap, question, Scope(), embedder=embedder)
+    doc = loop.answer(snap, question, Scope(), chat=chat, embedder=embedder)
     assert doc["trace"]["question_class"] == "comparison"
     assert doc["trace"]["plan"] == ["search", "read_many", "search", "read_many"]
     lines = doc["answer"].split("\n")
@@ -105,9 +105,9 @@ def test_comparison_cites_each_side(served_snapshot, question, lang):
     "question,expected",
     [("快照默认保留多少个版本？", "zh"), ("What is the default maximum file size for a source file?", "en")],
 )
-def test_fact_answers_are_few_distinct_citations_in_the_question_language(served_snapshot, question, expected):
+def test_fact_answers_are_few_distinct_citations_in_the_question_language(served_snapshot, chat, question, expected):
     snap, embedder = served_snapshot
-    doc = loop.answer(snap, question, Scope(), embedder=embedder)
+    doc = loop.answer(snap, question, Scope(), chat=chat, embedder=embedder)
     assert 1 <= len(doc["citations"]) <= 2
     assert len({c["quote"] for c in doc["citations"]}) == len(doc["citations"])
     from petrichor_pipeline.text.lang import language_of
@@ -121,8 +121,8 @@ def test_fact_answers_are_few_distinct_citations_in_the_question_language(served
     "question,marker",
     [("What is the capital of Mongolia?", "Nothing read mentions"), ("蒙古的首都是哪里？", "没有读到")],
 )
-def test_unanswerable_questions_say_what_is_missing(served_snapshot, question, marker):
+def test_unanswerable_questions_say_what_is_missing(served_snapshot, chat, question, marker):
     snap, embedder = served_snapshot
-    doc = loop.answer(snap, question, Scope(), embedder=embedder)
+    doc = loop.answer(snap, question, Scope(), chat=chat, embedder=embedder)
     assert doc["citations"] == [] and doc["stop_reason"] == "nothing_found"
     assert marker in doc["answer"]

@@ -13,6 +13,7 @@ import pytest
 
 from petrichor_pipeline.config import ModelEndpoint
 from petrichor_pipeline.models.chat import OpenAIChatModel
+from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.agent.model_agent import TOOL_NAMES
 from petrichor_serving.recall.access import Scope
@@ -64,7 +65,7 @@ def _run(snap, embedder, *replies: Reply, question: str = QUESTION, scope: Scope
     server = FakeOpenAI().start()
     try:
         server.script(CHAT, *replies)
-        doc = loop.answer(snap, question, scope or Scope(), chat=_model(server), embedder=embedder)
+        doc = loop.answer(snap, question, scope or Scope(), chat=_model(server), embedder=embedder, extractor=OfflineAnswerer())
         return doc, server.calls(CHAT)
     finally:
         server.stop()
@@ -97,7 +98,7 @@ def test_tool_calls_are_run_server_side_and_bad_calls_are_answered_with_errors(s
 
 def test_a_citation_of_text_never_read_is_dropped_then_the_offline_answer_is_returned(served_snapshot):
     snap, embedder = served_snapshot
-    first = loop.answer(snap, QUESTION, Scope(), embedder=embedder)
+    first = loop.answer(snap, QUESTION, Scope(), chat=OfflineAnswerer(), embedder=embedder)
     read_articles = {e["article_id"] for e in first["evidence"]}
     unread = next(cid for cid, c in snap.chunks.items() if c["article_id"] not in read_articles and len(c["content"]) > 200)
     never_read = _sentence(snap, unread)
