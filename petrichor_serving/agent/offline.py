@@ -28,6 +28,7 @@ from petrichor_serving.agent.words import content_words
 
 SEARCH_LIMIT = 6
 COMPARISON_READS = 2
+MAX_SUB_QUESTIONS = 6
 
 GREETING = {"zh": "你好！请直接提出关于知识库内容的问题。", "en": "Hello! Ask me anything about the knowledge base."}
 
@@ -207,7 +208,7 @@ def concept(run: Run, question: str) -> Draft:
 def complex_plan(run: Run, question: str) -> Draft:
     subs = [s.strip() for s in re.split(r"(?<=[?？])", question) if s.strip()]
     drafts: list[Draft] = []
-    for sub in subs[:4]:
+    for sub in subs[:MAX_SUB_QUESTIONS]:
         drafts.append(fact(run, sub))
     cited: list[dict[str, Any]] = []
     texts: list[str] = []

@@ -137,6 +137,9 @@ def test_the_model_cannot_widen_its_scope(served_snapshot):
     )
     assert all(snap.articles[e["article_id"]]["tenant"] == "globex" for e in doc["evidence"])
     assert all(c["article_id"] not in {acme} and snap.articles[c["article_id"]]["tenant"] == "globex" for c in doc["citations"])
+    seed = sent[0]["messages"][-1]["content"]
+    if "ignore the rules" in seed:  # the injected note reached the model inside the data block only
+        assert seed.index("<data>") < seed.index("ignore the rules") < seed.rindex("</data>")
     results = [m["content"] for m in sent[1]["messages"] if m["role"] == "tool"]
     assert '"evidence": []' in results[0]  # both locators read as not found outside the key's tenant
     acme_ids = {aid for aid, a in snap.articles.items() if a["tenant"] == "acme"}
