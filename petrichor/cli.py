@@ -123,11 +123,21 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_ask(args: argparse.Namespace) -> int:
     from petrichor_serving.agent import loop
 
+    from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+
     _, snap, embedder, chat = _open_snapshot()
-    doc = loop.answer(snap, args.question, _scope(args), chat=chat, embedder=embedder)
+    doc = loop.answer(snap, args.question, _scope(args), chat=chat, embedder=embedder, extractor=OfflineAnswerer())
+    trace = doc.pop("trace")
     if args.json:
-        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        print(json.dumps({**doc, "trace": trace} if args.trace else doc, ensure_ascii=False, indent=2))
         return 0
+    if args.trace:
+        err.print(f"plan ({trace['question_class']}): {' → '.join(trace['plan']) or 'no tools'}; stop: {trace['stop_reason']}; {trace['total_ms']:.0f} ms")
+        for step in trace["steps"]:
+            shown = ", ".join(step["locators"][:6]) + (" …" if len(step["locators"]) > 6 else "")
+            err.print(f"  {step['tool']}({json.dumps(step['arguments'], ensure_ascii=False)[:120]}) {step['ms']:.0f} ms → {shown or step.get('error') or '-'}")
+        for note in trace["notes"]:
+            err.print(f"  note: {note}")
     out.print(f"[bold]Q:[/bold] {args.question}\n")
     out.print(doc["answer"] + "\n")
     for c in doc["citations"]:
@@ -154,7 +164,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         err.print("single-user local mode: no API key file, every tenant is readable, listening on 127.0.0.1 only")
     serving = ServingSettings(data_dir=settings.data_dir, api_keys_file=settings.api_keys_file, reload_interval_s=settings.reload_interval_s)
     embedder = make_embedder(settings) if settings.embed_enabled else None
-    services = build_services(serving, chat=make_answer_model(settings), embedder=embedder)
+    from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+
+    services = build_services(serving, chat=make_answer_model(settings), embedder=embedder, extractor=OfflineAnswerer())
     uvicorn.run(create_app(services), host=host, port=args.port, log_level="info")
     return 0
 
@@ -185,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("question")
     p.add_argument("--kb", action="append", help="limit to a knowledge base (repeatable)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--trace", action="store_true", help="show the plan the agent took (stderr; inside --json as `trace`)")
     p.set_defaults(fn=cmd_ask)
 
     p = sub.add_parser("serve", help="serve the HTTP API (uvicorn + Starlette)")

@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 
 from petrichor_serving import schema
 from petrichor_serving.agent import loop, tools
-from petrichor_serving.endpoints import Call, Endpoint, openapi_document
+from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document
 from petrichor_serving.services import Services
 
 
@@ -49,10 +49,39 @@ async def knowledge_read(call: Call, body: schema.ReadRequest) -> dict[str, Any]
     return {"results": [tools.read(snap, scope, body.target())], "requested_count": 1, "skipped_count": 0, "failures": []}
 
 
-async def chat(call: Call, body: schema.ChatRequest) -> dict[str, Any]:
+async def _answer(call: Call, body: schema.ChatRequest, *, public: bool) -> dict[str, Any]:
     snap = call.snapshot()
-    scope = call.scope(kb_ids=body.kb_ids, article_id=body.article_id)
-    return await asyncio.to_thread(loop.answer, snap, body.question, scope, chat=call.services.chat, embedder=call.services.embedder)
+    scope = call.scope(kb_ids=body.kb_ids, article_id=None if public else body.article_id)
+    doc = await asyncio.to_thread(
+        loop.answer,
+        snap,
+        body.question,
+        scope,
+        chat=call.services.chat,
+        embedder=call.services.embedder,
+        history=body.turns(),
+        public=public,
+        traces=call.services.traces,
+        owner=call.owner,
+        extractor=call.services.extractor,
+    )
+    doc.pop("trace")  # served at /api/traces/{trace_id}
+    return doc
+
+
+async def chat(call: Call, body: schema.ChatRequest) -> dict[str, Any]:
+    return await _answer(call, body, public=False)
+
+
+async def public_chat(call: Call, body: schema.ChatRequest) -> dict[str, Any]:
+    return await _answer(call, body, public=True)
+
+
+async def trace(call: Call) -> dict[str, Any]:
+    found = call.services.traces.get(call.owner, call.request.path_params["trace_id"])
+    if found is None:
+        raise HttpError(404, "trace not found")
+    return found.to_json()
 
 
 async def openapi(call: Call) -> dict[str, Any]:
@@ -81,8 +110,15 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("POST", "/api/knowledge/read", knowledge_read, "Read one locator, or up to 4 with `targets`", schema.ReadResponse, schema.ReadRequest),
     Endpoint("POST", "/api/assistant/chat", chat, "Cited answer over the key's knowledge bases", schema.AnswerResponse, schema.ChatRequest),
     Endpoint(
-        "POST", "/api/public/qa/chat", chat, "Cited answer over public shares only", schema.AnswerResponse, schema.ChatRequest, secured=False
+        "POST",
+        "/api/public/qa/chat",
+        public_chat,
+        "Cited answer over public shares only (at most 8 tool steps)",
+        schema.AnswerResponse,
+        schema.ChatRequest,
+        secured=False,
     ),
+    Endpoint("GET", "/api/traces/{trace_id}", trace, "One agent run: tool calls, locators, timings, stop reason (its own caller only)", schema.TraceResponse),
     Endpoint("GET", "/openapi.json", openapi, "This document", schema.OpenAPIResponse, secured=False),
 ]
 OPENAPI = openapi_document(ENDPOINTS)

@@ -49,6 +49,11 @@ class Call:
             raise HttpError(503, "no snapshot is loaded yet: run `petrichor build`")
         return snap
 
+    @property
+    def owner(self) -> str:
+        """Whose traces these are: the key's principal, or the anonymous public caller."""
+        return "public" if self.principal is None else f"key:{self.principal.name}:{self.principal.tenant}"
+
     def scope(self, *, kb_ids: list[str] | None, article_id: str | None = None) -> Scope:
         if self.principal is None:
             return public_scope(kb_ids=kb_ids)

@@ -8,7 +8,7 @@ here. Older field names are still accepted as aliases (`knowledge_base_id`, `sub
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
@@ -20,6 +20,9 @@ MAX_RESULTS = 20
 """A larger `limit` is capped, not refused."""
 MAX_SUB_QUERIES = 3
 """Sub-queries past the third are dropped, not refused."""
+MAX_HISTORY_ITEMS = 24
+MAX_HISTORY_CHARS = 32_000
+"""A chat's history: at most 24 user/assistant turns and 32,000 characters in all (reference §7.6)."""
 DEFAULT_RESULTS = 10
 DEFAULT_OUTLINE_NODES = 120
 
@@ -99,10 +102,31 @@ class ReadRequest(Request, Locator):
         return self.model_dump(include=set(Locator.model_fields), exclude_none=True)
 
 
+class Turn(BaseModel):
+    """One earlier turn of the conversation: user or assistant text only (no tool or system turns)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+def _bounded_history(turns: list[Turn]) -> list[Turn]:
+    if sum(len(t.content) for t in turns) > MAX_HISTORY_CHARS:
+        raise ValueError(f"history holds more than {MAX_HISTORY_CHARS} characters")
+    return turns
+
+
 class ChatRequest(Request):
     question: Text = Field(validation_alias=_alias("question", "message"))
     kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
     article_id: str | None = Field(None, description="private chat only: limit the answer to one article")
+    history: Annotated[list[Turn], Field(max_length=MAX_HISTORY_ITEMS), AfterValidator(_bounded_history)] = Field(
+        default_factory=list, description=f"earlier turns: at most {MAX_HISTORY_ITEMS} items and {MAX_HISTORY_CHARS} characters"
+    )
+
+    def turns(self) -> list[dict[str, str]]:
+        return [t.model_dump() for t in self.history]
 
 
 class ErrorResponse(BaseModel):
@@ -176,6 +200,22 @@ class AnswerResponse(BaseModel):
     citations: list[Citation]
     evidence: list[dict[str, Any]]
     trace_id: str
+    snapshot_version: str
+    stop_reason: str = Field(description='"answered", "budget", "no_progress", "nothing_found", "model_error" or "offline_fallback"')
+
+
+class TraceResponse(BaseModel):
+    """A run as `GET /api/traces/{trace_id}` returns it: to the principal that made it only."""
+
+    model_config = ConfigDict(extra="allow")
+
+    trace_id: str
+    snapshot_version: str
+    question_class: str
+    plan: list[str]
+    steps: list[dict[str, Any]] = Field(description="tool calls: tool, arguments, returned locators, ms, error")
+    stop_reason: str
+    dropped_citations: list[dict[str, Any]]
 
 
 class OpenAPIResponse(BaseModel):

@@ -8,10 +8,11 @@ configuration, builds the clients through `petrichor_pipeline.models.providers`,
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from petrichor_pipeline.models.protocols import AnswerModel, Embedder
+from petrichor_serving.agent.trace import TraceStore
 from petrichor_serving.auth import KeyStore
 from petrichor_serving.snapshot import SnapshotStore
 
@@ -34,9 +35,16 @@ class Services:
     keys: KeyStore | None
     chat: AnswerModel
     embedder: Embedder | None
+    extractor: AnswerModel | None = None
+    """The offline answerer beside an endpoint chat model: the agent's fallback when the model's answer has
+    no verified citation. None: `chat` is the offline answerer itself."""
+    traces: TraceStore = field(default_factory=TraceStore)
+    """The recent agent runs, each readable by its own principal at `GET /api/traces/{trace_id}`."""
 
 
-def build_services(settings: ServingSettings, *, chat: AnswerModel, embedder: Embedder | None) -> Services:
+def build_services(
+    settings: ServingSettings, *, chat: AnswerModel, embedder: Embedder | None, extractor: AnswerModel | None = None
+) -> Services:
     """Wire the store and the key file around the given clients; loads jieba and the embedder once."""
     from petrichor_pipeline.text.lang import init_jieba
 
@@ -50,4 +58,4 @@ def build_services(settings: ServingSettings, *, chat: AnswerModel, embedder: Em
             log.warning("embedder unavailable, vector routes off: %s", exc)
             embedder = None
     store = SnapshotStore(settings.data_dir, embed_fingerprint=fingerprint)
-    return Services(settings=settings, store=store, keys=keys, chat=chat, embedder=embedder)
+    return Services(settings=settings, store=store, keys=keys, chat=chat, embedder=embedder, extractor=extractor)

@@ -18,6 +18,7 @@ from petrichor_pipeline.models.protocols import (
     CallContext,
     CandidateRequest,
     EvidenceText,
+    ModelError,
     PageRequest,
     QuestionChunk,
     TreeNodeText,
@@ -26,6 +27,10 @@ from petrichor_pipeline.models.protocols import (
 from petrichor_pipeline.models.reply_contract import ContractViolation
 from petrichor_pipeline.models.response_format import ResponseFormats, response_format
 from petrichor_pipeline.models.transport import EndpointClient
+
+
+TOOL_OP = "agent.tools"
+"""The usage op of the agent's tool-calling turns."""
 
 
 class OpenAIChatModel:
@@ -64,6 +69,26 @@ class OpenAIChatModel:
 
     def answer(self, question: str, evidence: Sequence[EvidenceText], ctx: CallContext) -> dict[str, Any]:
         return self._ask(prompts.ANSWER, prompts.answer_user_message(question, evidence), ctx, guide="")
+
+    def complete_with_tools(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], ctx: CallContext) -> dict[str, Any]:
+        """One chat completion with OpenAI function calling: `{"content", "tool_calls": [{"id", "name",
+        "arguments"}]}`, the arguments as the raw string the model sent (the caller parses and checks them)."""
+
+        def send(client: Any) -> ChatCompletion:
+            return client.chat.completions.create(model=self._model, messages=list(messages), tools=list(tools))
+
+        def parse(reply: ChatCompletion) -> dict[str, Any]:
+            if not reply.choices:
+                raise ModelError(TOOL_OP, "reply has no choices")
+            message = reply.choices[0].message
+            calls = [
+                {"id": call.id, "name": call.function.name, "arguments": call.function.arguments or ""}
+                for call in message.tool_calls or []
+                if getattr(call, "function", None) is not None
+            ]
+            return {"content": message.content, "tool_calls": calls}
+
+        return self._client.call(TOOL_OP, ctx.article_id, send, parse)
 
     def _ask(self, prompt: prompts.Prompt, user: str, ctx: CallContext, guide: str, keys: Sequence[str] = ()) -> dict[str, Any]:
         """One exchange; a reply of valid JSON in the wrong shape gets one retry that names the problem.

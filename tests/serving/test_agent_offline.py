@@ -46,7 +46,7 @@ def test_structure_questions_list_sections_from_the_outline(served_snapshot, cha
     doc = loop.answer(snap, "切片算法这篇文档有哪些章节？", Scope(), chat=chat, embedder=embedder)
     assert doc["answer"].startswith("《切片算法 v2》")
     assert len(doc["citations"]) >= 3 and [c["marker"] for c in doc["citations"]] == list(range(1, len(doc["citations"]) + 1))
-    assert [step["tool"] for step in doc["trace"]] == ["search", "outline"]
+    assert doc["trace"]["plan"] == ["search", "outline", "read_many"]
     _check_citations(snap, doc)
 
 
@@ -54,3 +54,77 @@ def test_nothing_relevant_gives_an_explicit_not_found(served_snapshot, chat):
     snap, embedder = served_snapshot
     doc = loop.answer(snap, "What is the capital of Mongolia?", Scope(tenant="nobody"), chat=chat, embedder=embedder)
     assert doc["citations"] == [] and doc["evidence"] == []
+
+
+def _headings(snap, article_id):
+    return [snap.nodes[k]["title"] for k in snap.nodes_by_article[article_id]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "question,title,first",
+    [
+        ("快速开始需要哪些步骤？", "安装与快速上手", "环境要求"),
+        ("Which sections does the configuration reference have?", "Configuration and environment variables", "Where data lives"),
+        ("What does the quick start guide walk through?", "Quick start", "Before you begin"),
+    ],
+)
+def test_structure_questions_list_the_named_articles_sections_in_order(served_snapshot, chat, question, title, first):
+    snap, embedder = served_snapshot
+    doc = loop.answer(snap, question, Scope(), chat=chat, embedder=embedder)
+    assert doc["trace"]["question_class"] == "structure" and doc["stop_reason"] == "answered"
+    assert {c["title"] for c in doc["citations"]} == {title}
+    quotes = [c["quote"] for c in doc["citations"]]
+    assert quotes[0] == first and len(quotes) >= 4
+    headings = _headings(snap, doc["citations"][0]["article_id"])
+    assert all(q in headings for q in quotes)
+    assert [headings.index(q) for q in quotes] == sorted(headings.index(q) for q in quotes)  # in document order
+    positions = [doc["answer"].index(f"{q} [{c['marker']}]") for q, c in zip(quotes, doc["citations"])]
+    assert positions == sorted(positions)
+    assert [c["marker"] for c in doc["citations"]] == list(range(1, len(quotes) + 1))
+    _check_citations(snap, doc)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "question,lang",
+    [("What is the difference between BM25 and vector search?", "en"), ("向量检索和 BM25 有什么区别？", "zh")],
+)
+def test_comparison_cites_each_side(served_snapshot, chat, question, lang):
+    snap, embedder = served_snapshot
+    doc = loop.answer(snap, question, Scope(), chat=chat, embedder=embedder)
+    assert doc["trace"]["question_class"] == "comparison"
+    assert doc["trace"]["plan"] == ["search", "read_many", "search", "read_many"]
+    lines = doc["answer"].split("\n")
+    assert len(lines) == 2 and all("[" in line for line in lines)  # one line per side, each cited
+    assert len({c["quote"] for c in doc["citations"]}) == len(doc["citations"]) == 2
+    assert lines[0].startswith("- 向量检索" if lang == "zh" else "- BM25")
+    _check_citations(snap, doc)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "question,expected",
+    [("快照默认保留多少个版本？", "zh"), ("What is the default maximum file size for a source file?", "en")],
+)
+def test_fact_answers_are_few_distinct_citations_in_the_question_language(served_snapshot, chat, question, expected):
+    snap, embedder = served_snapshot
+    doc = loop.answer(snap, question, Scope(), chat=chat, embedder=embedder)
+    assert 1 <= len(doc["citations"]) <= 2
+    assert len({c["quote"] for c in doc["citations"]}) == len(doc["citations"])
+    from petrichor_pipeline.text.lang import language_of
+
+    assert language_of(doc["citations"][0]["quote"]) == expected
+    _check_citations(snap, doc)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "question,marker",
+    [("What is the capital of Mongolia?", "Nothing read mentions"), ("蒙古的首都是哪里？", "没有读到")],
+)
+def test_unanswerable_questions_say_what_is_missing(served_snapshot, chat, question, marker):
+    snap, embedder = served_snapshot
+    doc = loop.answer(snap, question, Scope(), chat=chat, embedder=embedder)
+    assert doc["citations"] == [] and doc["stop_reason"] == "nothing_found"
+    assert marker in doc["answer"]

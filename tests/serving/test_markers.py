@@ -1,4 +1,4 @@
-from petrichor_serving.agent.loop import _renumber
+from petrichor_serving.agent.citations import renumber as _renumber
 
 
 def test_markers_are_renumbered_in_order_of_use_and_unchecked_ones_dropped():

@@ -1,6 +1,6 @@
 """Answers quoted from the evidence: the best-matching passages, each cited, or an explicit not-found.
 
-The unit of an answer is what a reader would quote: a whole table row (the value sits beside its label),
+The unit of an answer is what a reader would quote: a whole table row (shown beside its header's labels),
 a whole short list item, or one sentence of prose. Every unit is a verbatim slice of the evidence, so its
 citation always checks out.
 """
@@ -19,9 +19,11 @@ from petrichor_pipeline.models.offline.overlap import search_tokens
 from petrichor_pipeline.text.lang import NOT_FOUND, language_of
 from petrichor_pipeline.text.markdown import LineKind, is_table_rule, scan_lines
 
-MAX_ANSWER_UNITS = 3
-KEEP_RATIO = 0.6
-"""A further passage joins the answer only if it scores at least this share of the best one."""
+MAX_ANSWER_UNITS = 2
+KEEP_RATIO = 0.85
+"""A further passage joins the answer only if it scores at least this share of the best one: a citation beside
+the point costs more than a second passage gains (cmrc dev, `petrichor eval --answers`: 3 units at 0.6 gave
+citation precision 0.48 at 1.8 citations per answer)."""
 EVIDENCE_RANK_DECAY = 0.6
 """Evidence comes best first (the search's order): a passage from the n-th item scores 1 / (1 + 0.6·(n−1)) of
 its overlap, so a sentence of a lower-ranked passage must share clearly more with the question to be quoted.
@@ -39,6 +41,18 @@ class Unit:
     text: str
     heading_path: tuple[str, ...]
     code: bool = False
+    header: str = ""
+    """A table row's header row (its labels), "" for anything else."""
+
+    def display(self) -> str:
+        """How the answer shows the unit: a table row beside its labels, anything else as quoted."""
+        if not self.header:
+            return self.text
+        labels = [c.strip() for c in self.header.split("|")]
+        cells = [c.strip() for c in self.text.split("|")]
+        if len(labels) != len(cells):
+            return f"{self.header}: {self.text}"
+        return "; ".join(f"{label}: {cell}" if label else cell for label, cell in zip(labels, cells))
 
 
 def answer_units(markdown: str) -> list[Unit]:
@@ -47,6 +61,7 @@ def answer_units(markdown: str) -> list[Unit]:
     units: list[Unit] = []
     path: list[tuple[int, str]] = []
     long_lines: list[tuple[int, int]] = []
+    header = ""
     for scanned in scan_lines(markdown):
         line, start = scanned.text, scanned.start
         stripped = line.strip()
@@ -59,15 +74,20 @@ def answer_units(markdown: str) -> list[Unit]:
             path = [p for p in path if p[0] < scanned.level] + [(scanned.level, scanned.title)]
             continue
         if is_table_rule(line):
+            if units and units[-1].text and "|" in units[-1].text and not units[-1].header:
+                header = units.pop().text  # the row above a rule labels the rows below it
             continue
         lead = _LEAD.match(line).end()
         body = line[lead:].rstrip().rstrip("|").rstrip()
-        item = "|" in body or line[:lead].strip() != ""  # a table row or a list item: quoted whole
+        row = "|" in body
+        if not row:
+            header = ""
+        item = row or line[:lead].strip() != ""  # a table row or a list item: quoted whole
         if not item or len(body) > SHORT_LINE[language_of(body)]:
             long_lines.append((start, start + len(line)))
             units.append(Unit("", tuple(t for _, t in path)))  # placeholder keeps document order
         elif informative(body):
-            units.append(Unit(body, tuple(t for _, t in path)))
+            units.append(Unit(body, tuple(t for _, t in path), header=header if row else ""))
     sentences = split_sentences(markdown)
     out: list[Unit] = []
     long_iter = iter(long_lines)
@@ -81,13 +101,15 @@ def answer_units(markdown: str) -> list[Unit]:
 
 
 def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
-    """Up to three passages with the best idf-weighted term overlap, each cited; or an explicit not-found."""
+    """Up to two passages with the best idf-weighted term overlap, each cited; or an explicit not-found.
+
+    Each citation carries its `rank` (1 = best scored) and the `text` the answer shows for it."""
     lang = language_of(question)
     wanted = set(search_tokens(question)) - QUESTION_WORDS
     pool: list[tuple[int, Unit, set[str], set[str]]] = []
     for n, item in enumerate(evidence, start=1):
         for unit in answer_units(item.content):
-            heading_terms = set(search_tokens(" ".join((item.title, *unit.heading_path))))
+            heading_terms = set(search_tokens(" ".join((item.title, *unit.heading_path, unit.header))))
             pool.append((n, unit, set(search_tokens(unit.text)), heading_terms))
     df = Counter(tok for _, _, toks, _ in pool for tok in toks)
     scored: list[tuple[float, int, int, Unit]] = []
@@ -111,10 +133,13 @@ def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
     for score, order, n, unit in scored:
         if score < best * KEEP_RATIO or len(chosen) == MAX_ANSWER_UNITS:
             break
-        if all(unit.text != other.text for _, _, other in chosen):
-            chosen.append((order, n, unit))
+        if all(unit.text != other.text for _, _, _, other in chosen):
+            chosen.append((order, len(chosen) + 1, n, unit))
     chosen.sort(key=lambda c: c[0])  # read in document order
     joiner = "" if lang == "zh" else " "
-    text = joiner.join(f"{unit.text} [{n}]" for _, n, unit in chosen)
-    citations = [{"marker": n, "evidence_id": evidence[n - 1].evidence_id, "quote": unit.text} for _, n, unit in chosen]
+    text = joiner.join(f"{unit.display()} [{n}]" for _, _, n, unit in chosen)
+    citations = [
+        {"marker": n, "evidence_id": evidence[n - 1].evidence_id, "quote": unit.text, "text": unit.display(), "rank": rank}
+        for _, rank, n, unit in chosen
+    ]
     return {"answer": text, "citations": citations}

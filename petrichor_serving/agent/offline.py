@@ -1,0 +1,249 @@
+"""The offline agent: a deterministic plan per question class, over the same metered tools as the model agent.
+
+- fact: search → read the best chunk candidates → quote the sentence, list item or table row that answers,
+  preferring best-ranked evidence, few citations;
+- structure: search (votes) → find the named article and section by heading match → outline → read the
+  chunks holding the section's child headings → list the children in order, each cited at its heading;
+- comparison: one search and read per compared item → the items side by side, each side cited;
+- concept: search → read the wiki page → follow it to its source articles → read their chunks → quote;
+- complex: one fact plan per sub-question;
+- nothing found: say so, naming the words nothing read contains.
+A plan that cannot do its job hands over to the fact plan rather than answering badly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from petrichor_pipeline.models.protocols import CallContext, ModelError
+from petrichor_pipeline.text.lang import NOT_FOUND
+from petrichor_serving.agent import structure
+from petrichor_serving.agent.budget import BudgetExceeded
+from petrichor_serving.agent.router import QuestionClass
+from petrichor_serving.agent.runtime import Run
+from petrichor_serving.agent.trace import StopReason
+from petrichor_serving.agent.words import content_words
+
+SEARCH_LIMIT = 6
+COMPARISON_READS = 2
+MAX_SUB_QUESTIONS = 6
+
+GREETING = {"zh": "你好！请直接提出关于知识库内容的问题。", "en": "Hello! Ask me anything about the knowledge base."}
+
+
+@dataclass
+class Draft:
+    """An answer before its citations are checked: text with [n] markers and what each marker quotes."""
+
+    text: str
+    cited: list[dict[str, Any]] = field(default_factory=list)
+    stop_reason: StopReason = StopReason.ANSWERED
+
+
+def _chunk_targets(cands: list[dict[str, Any]], limit: int) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    for c in cands:
+        if c.get("chunk_id") and {"chunk_id": c["chunk_id"]} not in out:
+            out.append({"chunk_id": c["chunk_id"]})
+    return out[:limit]
+
+
+def _in_language(run: Run, cands: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Candidates from articles in the answer's language first (stable otherwise): a Chinese comparison
+    quotes the Chinese article where both languages hold the same text."""
+    languages = structure.heading_index(run.snap).languages
+    return sorted(cands, key=lambda c: languages.get(c.get("article_id") or "") != run.route.language)
+
+
+def _missing(run: Run, question: str) -> str:
+    """The question's content words that nothing read contains: what the knowledge base lacks."""
+    read = " ".join(v.get("content") or "" for v in run.evidence.items.values()).lower()
+    words = [w for w in content_words(question) if w not in structure.STRUCTURE_WORDS]
+    return ("、" if run.route.language == "zh" else ", ").join(w for w in words if w not in read)
+
+
+def nothing_found(run: Run, question: str) -> Draft:
+    lang = run.route.language
+    missing = _missing(run, question)
+    text = NOT_FOUND[lang]
+    if missing:
+        text += f"没有读到与“{missing}”相关的内容。" if lang == "zh" else f" Nothing read mentions: {missing}."
+    return Draft(text, [], StopReason.NOTHING_FOUND)
+
+
+def _quote(run: Run, question: str, ids: list[str], *, max_units: int = 2) -> Draft | None:
+    """The extractor's quotes from the given evidence (best-ranked first), each under its own marker."""
+    if not ids:
+        return None
+    texts = run.evidence.texts(ids)
+    if run.extractor is None:
+        return None
+    try:
+        reply = run.extractor.answer(question, texts, CallContext(kb_id=str(run.evidence.items[ids[0]].get("kb_id") or "")))
+    except ModelError as exc:
+        run.trace.notes.append(f"extractor: {exc}")
+        return None
+    if not reply.get("citations"):
+        return None
+    if max_units < len(reply["citations"]):  # the best-ranked quotes only
+        best = sorted(reply["citations"], key=lambda c: c.get("rank", 0))[:max_units]
+        reply = {**reply, "citations": [c for c in reply["citations"] if c in best]}
+    # the extractor marks a passage by its evidence position; here each quote gets its own marker
+    cited = [{"marker": i, "evidence_id": c["evidence_id"], "quote": c["quote"]} for i, c in enumerate(reply["citations"], 1)]
+    joiner = "" if run.route.language == "zh" else " "
+    shown = [c.get("text") or c["quote"] for c in reply["citations"]]
+    return Draft(joiner.join(f"{text} [{c['marker']}]" for text, c in zip(shown, cited)), cited)
+
+
+def fact(run: Run, question: str, cands: list[dict[str, Any]] | None = None) -> Draft:
+    if cands is None:
+        cands = run.search(question, limit=SEARCH_LIMIT)
+    ids = run.read_many(_chunk_targets(cands, run.budget.max_reads))
+    return _quote(run, question, ids) or nothing_found(run, question)
+
+
+def structure_plan(run: Run, question: str) -> Draft:
+    snap = run.snap
+    cands = run.search(question, limit=8)
+    allowed = snap.recall.allowed_article_ids(run.scope)
+    if run.scope.article_id:
+        allowed = allowed & {run.scope.article_id}
+    match = structure.find_section(snap, question, frozenset(allowed), cands, run.route.language)
+    if match is None:
+        run.trace.notes.append("structure: no article or section named; answered as a fact question")
+        return fact(run, question, cands)
+    run.outline(match.article_id)
+    section, children = structure.section_children(snap, match)
+    spans = [(child, structure.heading_offset(snap, child)) for child in children]
+    spans = [(child, s) for child, s in spans if s is not None]
+    if not spans:
+        return fact(run, question, cands)
+    chunk_of: dict[int, str] = {}
+    for child, (start, _) in spans:
+        for cid in snap.chunks_by_article.get(match.article_id, []):
+            c = snap.chunks[cid]
+            if c["start"] <= start < c["end"]:
+                chunk_of[start] = cid
+                break
+    wanted = list(dict.fromkeys(chunk_of.values()))
+    eid_of: dict[str, str] = {}
+    try:
+        for i in range(0, len(wanted), run.budget.max_reads):
+            batch = wanted[i : i + run.budget.max_reads]
+            for cid, eid in zip(batch, run.read_many([{"chunk_id": c} for c in batch])):
+                eid_of[cid] = eid
+    except BudgetExceeded:
+        run.trace.notes.append("structure: budget ended the reads; listing what was read")
+    parts: list[str] = []
+    cited: list[dict[str, Any]] = []
+    for child, (start, quote) in spans:
+        eid = eid_of.get(chunk_of.get(start, ""))
+        if eid is None:
+            continue
+        cited.append({"marker": len(cited) + 1, "evidence_id": eid, "quote": quote})
+        parts.append(f"{child['title']} [{len(cited)}]")
+    if not cited:
+        return fact(run, question, cands)
+    article = snap.articles[match.article_id]
+    steps = bool(re.search(r"步骤|\bsteps?\b", question, re.I))
+    if run.route.language == "zh":
+        kind = "步骤" if steps else "部分"
+        head = f"《{article['title']}》" + (f"的“{section}”" if match.heading is not None else "")
+        text = f"{head}包含以下{kind}（按顺序）：" + "；".join(parts) + "。"
+    else:
+        kind = "steps" if steps else "parts"
+        head = f"The “{section}” section of {article['title']}" if match.heading is not None else article["title"]
+        text = f"{head} has these {kind}, in order: " + "; ".join(parts) + "."
+    return Draft(text, cited)
+
+
+def comparison(run: Run, question: str) -> Draft:
+    items = run.route.items
+    aspect = question
+    for item in items:
+        aspect = aspect.replace(item, " ")
+    sides: list[Draft] = []
+    for item in items:
+        cands = _in_language(run, run.search(item, limit=SEARCH_LIMIT))
+        ids = run.read_many(_chunk_targets(cands, COMPARISON_READS))
+        side = _quote(run, f"{item} {aspect}", ids, max_units=1)
+        sides.append(side or Draft(""))
+    if not any(s.cited for s in sides):
+        return nothing_found(run, question)
+    lang = run.route.language
+    cited: list[dict[str, Any]] = []
+    parts: list[str] = []
+    for item, side in zip(items, sides):
+        if not side.cited:
+            parts.append(f"{item}：知识库中没有找到相关内容" if lang == "zh" else f"{item}: nothing found in the knowledge base")
+            continue
+        text = side.text
+        for c in side.cited:  # markers of each side are local: shift them after the previous side's
+            new = len(cited) + 1
+            text = text.replace(f"[{c['marker']}]", f"[#{new}]")
+            cited.append({**c, "marker": new})
+        parts.append(f"{item}：{text.replace('[#', '[')}" if lang == "zh" else f"{item}: {text.replace('[#', '[')}")
+    joiner = "\n" if lang == "zh" else "\n"
+    return Draft(joiner.join(f"- {p}" for p in parts), cited)
+
+
+def concept(run: Run, question: str) -> Draft:
+    cands = run.search(question, limit=SEARCH_LIMIT)
+    page = next((c for c in cands if c.get("page_key")), None)
+    if page is None:
+        return fact(run, question, cands)
+    run.read_many([{"page_key": page["page_key"]}])
+    page_item = next((v for v in run.evidence.items.values() if v.get("page_key") == page["page_key"]), None)
+    sources = set(page_item.get("article_ids") or []) if page_item else set()
+    chunks = [c for c in cands if c.get("chunk_id") and c.get("article_id") in sources]
+    if not chunks and sources:
+        chunks = run.search(question, limit=SEARCH_LIMIT, article_id=sorted(sources)[0])
+    chunks = chunks + [c for c in cands if c not in chunks]
+    ids = run.read_many(_chunk_targets(chunks, run.budget.max_reads))
+    return _quote(run, question, ids) or nothing_found(run, question)
+
+
+def complex_plan(run: Run, question: str) -> Draft:
+    subs = [s.strip() for s in re.split(r"(?<=[?？])", question) if s.strip()]
+    drafts: list[Draft] = []
+    for sub in subs[:MAX_SUB_QUESTIONS]:
+        drafts.append(fact(run, sub))
+    cited: list[dict[str, Any]] = []
+    texts: list[str] = []
+    for d in drafts:
+        text = d.text
+        for c in d.cited:
+            new = len(cited) + 1
+            text = text.replace(f"[{c['marker']}]", f"[#{new}]")
+            cited.append({**c, "marker": new})
+        texts.append(text.replace("[#", "["))
+    if not cited:
+        return nothing_found(run, question)
+    return Draft("\n".join(texts), cited)
+
+
+def direct(run: Run, question: str) -> Draft:
+    return Draft(GREETING[run.route.language])
+
+
+PLANS: dict[QuestionClass, Callable[[Run, str], Draft]] = {
+    QuestionClass.DIRECT: direct,
+    QuestionClass.FACT: fact,
+    QuestionClass.STRUCTURE: structure_plan,
+    QuestionClass.COMPARISON: comparison,
+    QuestionClass.CONCEPT: concept,
+    QuestionClass.COMPLEX: complex_plan,
+}
+
+
+def plan(run: Run, question: str) -> Draft:
+    """Run the class's plan; a budget that runs out mid-plan answers from what was read."""
+    try:
+        return PLANS[run.route.kind](run, question)
+    except BudgetExceeded as exc:
+        run.trace.notes.append(f"budget: {exc}")
+        draft = _quote(run, question, list(run.evidence.items)) or nothing_found(run, question)
+        draft.stop_reason = StopReason.BUDGET
+        return draft

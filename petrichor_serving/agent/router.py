@@ -1,0 +1,116 @@
+"""The soft router: which kind of question this is, which plan suits it, and in which language to answer.
+
+Rules, not a model: a question is classed by the words that shape it (Chinese and English), and the class
+only picks a plan and a budget — every plan may still fall back to another (a structure question whose
+section cannot be found is answered as a fact question), and the model agent keeps every tool.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from petrichor_pipeline.text.lang import Language, language_of
+
+
+class QuestionClass(str, Enum):
+    DIRECT = "direct"
+    FACT = "fact"
+    STRUCTURE = "structure"
+    CONCEPT = "concept"
+    COMPARISON = "comparison"
+    COMPLEX = "complex"
+
+
+HINTS: dict[QuestionClass, str] = {
+    QuestionClass.DIRECT: "no lookup needed: answer directly",
+    QuestionClass.FACT: "search, read the best candidates, quote the sentence, list item or table row that answers",
+    QuestionClass.STRUCTURE: "find the article and section by title, outline it, read the section, list its children in order",
+    QuestionClass.CONCEPT: "search the wiki, read the page, follow its links to the source chunks",
+    QuestionClass.COMPARISON: "one search per compared item, read each, answer side by side with each side cited",
+    QuestionClass.COMPLEX: "split into sub-questions, answer each from what was read",
+}
+
+_DIRECT = re.compile(r"^\s*(hi|hello|hey|thanks?|thank you|你好|您好|谢谢|多谢|嗨)[\s!！。.?？]*$", re.I)
+_COMPARISON = re.compile(
+    r"(区别|不同|差异|差别|对比|比较|相比|异同|\bvs\.?\b|\bversus\b|difference|differ|compare|comparison|contrast)", re.I
+)
+_STRUCTURE = re.compile(
+    r"(哪些步骤|几个步骤|什么步骤|哪些章节|哪些部分|哪几部分|几部分|哪些小节|哪些内容|包括哪些|包含哪些|分为哪|列出|列举|目录|大纲|章节|结构|"
+    r"讲了什么|讲了哪些|涵盖|覆盖了|有哪些方面|"
+    r"\bsections?\b|\bsubsections?\b|\bchapters?\b|\bparts?\b|\btopics?\b|\boutline\b|table of contents|\bsteps?\b|"
+    r"\bcover(s|ed)?\b|\bwalks? (me )?through\b|\bgo(es)? (over|through)\b|\borgani[sz]ed\b|\bbreak down\b|\boverview\b|"
+    r"\blist (the|all)\b|what'?s (in|under)\b|what is (in|under)\b|\bwhat (can|does) .{0,60}\b(include|contain)s?\b|\bwhich lists\b)",
+    re.I,
+)
+_LISTING = re.compile(
+    r"(\b(describe[sd]?|explains?|listed|lists?|options|ways|groups|kinds|types|include[sd]?|contains?|under)\b|\bwhat can (i|you|we) (see|find|do)\b|"
+    r"\bwhat does .{0,80}\bsay\b|有哪些|哪几种|哪些方式|哪几个)",
+    re.I,
+)
+_DOC_REFERENCE = re.compile(r"(\b(guide|documentation|docs?|manual|reference|release notes|appendix|page)\b|文档|指南|手册|这篇|一文)", re.I)
+"""A listing word ("which options…", "what does it describe") asks for structure only about a named document."""
+_CONCEPT = re.compile(r"(什么是|是什么意思|的概念|的含义|的原理|如何工作|怎么工作|^\s*(what is|what are|explain|define)\b|\bhow does .+ work\b)", re.I)
+_QUESTION_MARKS = re.compile(r"[?？]")
+
+ZH_FUNCTION_WORDS = re.compile(r"(的|了|吗|呢|是|在|和|与|如何|怎么|怎样|什么|哪些|哪个|为什么|需要|可以|多少|几)")
+"""A question with Chinese function words is asked in Chinese, however much Latin it names (`Kubernetes`)."""
+
+
+@dataclass(frozen=True)
+class Route:
+    kind: QuestionClass
+    hint: str
+    language: Language
+    items: tuple[str, ...] = ()
+    """The compared items of a comparison question (two or more), else ()."""
+
+
+def answer_language(question: str) -> Language:
+    """The language to answer in: Chinese whenever the question uses Chinese function words.
+
+    `language_of` weighs Han against Latin letters (it feeds build outputs and stays as it is), so a
+    question like "如何配置 Kubernetes 的 Operator" would read as English; the function words decide here.
+    """
+    if ZH_FUNCTION_WORDS.search(question):
+        return "zh"
+    return language_of(question)
+
+
+_ZH_PAIR = re.compile(r"^(?:请问)?(?P<a>.+?)(?:和|与|跟|同|及|还是|、)(?P<b>.+?)(?:之间)?(?:的|有|在|相比|比较|对比|哪)")
+_EN_BETWEEN = re.compile(r"between (?:the )?(?P<a>.+?) and (?:the )?(?P<b>.+?)(?:[?.!]|$| in | for | when )", re.I)
+_EN_COMPARE = re.compile(r"(?:compare|comparing|contrast) (?:the )?(?P<a>.+?) (?:and|with|to|vs\.?|versus) (?:the )?(?P<b>.+?)(?:[?.!]|$| in | for )", re.I)
+_EN_DIFFER = re.compile(r"(?:how )?(?:does|do|is|are) (?:the )?(?P<a>.+?) (?:differ from|compare (?:to|with)|different from) (?:the )?(?P<b>.+?)(?:[?.!]|$)", re.I)
+_EN_VS = re.compile(r"(?P<a>[\w .\-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .\-]+)", re.I)
+
+
+def compared_items(question: str) -> tuple[str, ...]:
+    """The two things a comparison question names, or () when no pattern finds them."""
+    q = question.strip()
+    for pattern in (_EN_BETWEEN, _EN_COMPARE, _EN_DIFFER, _EN_VS, _ZH_PAIR):
+        m = pattern.search(q)
+        if m:
+            items = tuple(s.strip(" ，,。？?“”\"'《》") for s in (m.group("a"), m.group("b")))
+            if all(items):
+                return items
+    return ()
+
+
+def classify(question: str) -> Route:
+    q = question.strip()
+    lang = answer_language(q)
+    if not q or _DIRECT.match(q):
+        kind = QuestionClass.DIRECT
+    elif _COMPARISON.search(q) and compared_items(q):
+        kind = QuestionClass.COMPARISON
+    elif len(_QUESTION_MARKS.findall(q)) >= 2:
+        kind = QuestionClass.COMPLEX
+    elif _STRUCTURE.search(q) or (_LISTING.search(q) and _DOC_REFERENCE.search(q)):
+        kind = QuestionClass.STRUCTURE
+    elif _CONCEPT.search(q):
+        kind = QuestionClass.CONCEPT
+    else:
+        kind = QuestionClass.FACT
+    items = compared_items(q) if kind is QuestionClass.COMPARISON else ()
+    return Route(kind, HINTS[kind], lang, items)

@@ -1,0 +1,217 @@
+"""Structure questions: find the article and section the question names, then list the section's children.
+
+A question names a section in its own words ("what does the part on mount points cover", "快速开始需要
+哪些步骤"), so the section is found by fuzzy token overlap (idf-weighted, light stemming, jieba words)
+between the question and every heading of the articles in scope, plus the article titles, with search
+hits as votes for the article. Words that only say "this is a structure question" (section, guide,
+步骤, 哪些…) are left out of the match.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from petrichor_serving.agent.words import _stem as stem
+from petrichor_serving.agent.words import content_words
+from petrichor_pipeline.text.lang import Language, language_of
+from petrichor_serving.snapshot import Snapshot
+
+STRUCTURE_WORDS = frozenset(
+    stem(w)
+    for w in (
+        "section sections subsection subsections part parts chapter chapters topic topics guide guides reference doc docs "
+        "documentation article page manual cover covers covered covering list lists overview step steps include includes "
+        "contain contains explain explains walk walks through go goes over organised organized break down summarise summarize "
+        "tell describe describes what which whats under about option options way ways item items area areas have has say says"
+    ).split()
+) | frozenset("章节 小节 步骤 哪些 列出 列举 部分 内容 包括 包含 文档 介绍 需要 一下 目录 大纲 结构 讲了 什么 几个 方面 这篇 文章 指南".split())
+MIN_COVERAGE = 0.5
+"""A section is named when the question holds at least half of its heading (idf-weighted), or two of its words."""
+MAX_CHILDREN = 15
+TITLE_WORD_SHARE = 0.3
+"""How much a heading word that is also in the article title counts towards naming the section."""
+
+
+@dataclass(frozen=True)
+class Heading:
+    article_id: str
+    node_key: str
+    title: str
+    depth: int
+    position: int
+    start_line: int
+    children: tuple[str, ...]
+    tokens: frozenset[str]
+
+
+@dataclass
+class HeadingIndex:
+    """Every article's headings with their tokens, and the idf of heading and title words."""
+
+    headings: dict[str, list[Heading]]
+    titles: dict[str, frozenset[str]]
+    languages: dict[str, Language]
+    idf: dict[str, float]
+
+    def weight(self, tokens: frozenset[str] | set[str]) -> float:
+        return sum(self.idf.get(t, 1.0) for t in tokens)
+
+
+def _tokens(text: str) -> frozenset[str]:
+    return frozenset(content_words(text))
+
+
+_RAW_WORD = re.compile(r"[a-z0-9]+|[\u4e00-\u9fff]")
+FUZZY_PREFIX = 6
+"""Two words sharing their first six letters match ("Keycloack" in a heading, "Keycloak" in the question)."""
+
+
+def _raw_words(text: str) -> frozenset[str]:
+    """Every word, stopwords included: the tie-break between a section and a child that adds "Using"."""
+    return frozenset(_RAW_WORD.findall(text.lower()))
+
+
+def _fuzzy(wanted: frozenset[str], tokens: frozenset[str]) -> frozenset[str]:
+    """The heading tokens the question holds, exactly or by a shared long prefix."""
+    exact = wanted & tokens
+    prefixes = {w[:FUZZY_PREFIX] for w in wanted - exact if len(w) >= FUZZY_PREFIX}
+    return exact | {t for t in tokens - exact if len(t) >= FUZZY_PREFIX and t[:FUZZY_PREFIX] in prefixes}
+
+
+def _build_index(snap: Snapshot) -> HeadingIndex:
+    headings: dict[str, list[Heading]] = {}
+    for aid, keys in snap.nodes_by_article.items():
+        rows = sorted((snap.nodes[k] for k in keys), key=lambda n: n["position"])
+        kids: dict[str, list[str]] = {}
+        for r in rows:
+            if r["parent_key"]:
+                kids.setdefault(r["parent_key"], []).append(r["node_key"])
+        headings[aid] = [
+            Heading(aid, r["node_key"], r["title"], r["depth"], r["position"], r["start_line"], tuple(kids.get(r["node_key"], ())), _tokens(r["title"]))
+            for r in rows
+        ]
+    titles = {aid: _tokens(a["title"]) for aid, a in snap.articles.items()}
+    languages = {aid: language_of(a["title"] + " " + a["content"][:400]) for aid, a in snap.articles.items()}
+    df: Counter[str] = Counter()
+    docs = 0
+    for hs in headings.values():
+        for h in hs:
+            df.update(h.tokens)
+            docs += 1
+    for toks in titles.values():
+        df.update(toks)
+        docs += 1
+    idf = {t: 1.0 + math.log((1 + docs) / (1 + n)) for t, n in df.items()}
+    return HeadingIndex(headings, titles, languages, idf)
+
+
+_cache: dict[int, tuple[Snapshot, HeadingIndex]] = {}
+_lock = threading.Lock()
+
+
+def heading_index(snap: Snapshot) -> HeadingIndex:
+    """Built once per loaded snapshot (a few milliseconds per thousand headings)."""
+    with _lock:
+        hit = _cache.get(id(snap))
+        if hit is not None and hit[0] is snap:
+            return hit[1]
+    index = _build_index(snap)
+    with _lock:
+        if len(_cache) > 4:
+            _cache.clear()
+        _cache[id(snap)] = (snap, index)
+    return index
+
+
+@dataclass(frozen=True)
+class SectionMatch:
+    article_id: str
+    heading: Heading | None
+    """The named section; None when the question names the article as a whole."""
+    score: float
+
+
+def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: list[dict[str, Any]], lang: Language) -> SectionMatch | None:
+    """The article and section the question names best, among sections that have children."""
+    index = heading_index(snap)
+    wanted = _tokens(question) - STRUCTURE_WORDS
+    if not wanted:
+        return None
+    raw = _raw_words(question)
+    votes: Counter[str] = Counter()
+    for rank, c in enumerate(hits):
+        if c.get("article_id"):
+            votes[c["article_id"]] += 1.0 / (2 + rank)
+    best: SectionMatch | None = None
+    for aid in allowed:
+        title = index.titles.get(aid, frozenset())
+        title_hit = index.weight(wanted & title)
+        article_score = (title_hit / max(index.weight(title), 1e-9)) + min(votes[aid], 1.0)
+        if index.languages.get(aid) != lang:
+            article_score *= 0.5
+        candidates: list[tuple[float, Heading | None]] = []
+
+        def weight(tokens: frozenset[str]) -> float:
+            # a word the section shares with its guide's title mostly names the guide, not the section
+            return sum(index.idf.get(t, 1.0) * (TITLE_WORD_SHARE if t in title else 1.0) for t in tokens)
+
+        title_cover = title_hit / max(index.weight(title), 1e-9)
+        if title_hit and (title_cover >= 0.5 or len(wanted & title) >= 2 or wanted <= title):
+            candidates.append((TITLE_WORD_SHARE * title_hit * math.sqrt(title_cover) + 0.5 * title_hit + article_score, None))
+        title_raw = _raw_words(snap.articles[aid]["title"]) if aid in snap.articles else frozenset()
+        for h in index.headings.get(aid, []):
+            if not h.children or not h.tokens or h.depth == 0:
+                continue  # the root is the article itself: the article-level candidate above
+            matched = _fuzzy(wanted, h.tokens)
+            if not matched:
+                continue
+            coverage = weight(matched) / weight(h.tokens)
+            if coverage < MIN_COVERAGE and len(matched - title) < 2 and matched != wanted:
+                continue
+            score = weight(matched) * math.sqrt(coverage) + 0.5 * title_hit + article_score
+            score += 0.1 * len(raw & (_raw_words(h.title) - title_raw))
+            candidates.append((score, h))
+        for score, h in candidates:
+            if best is None or score > best.score + 1e-9:
+                best = SectionMatch(aid, h, score)
+    return best
+
+
+def heading_offset(snap: Snapshot, node: dict[str, Any]) -> tuple[int, str] | None:
+    """The article offset and verbatim text of a heading's title on its heading line."""
+    content = snap.articles[node["article_id"]]["content"]
+    lines = content.split("\n")
+    line_no = node["start_line"] - 1
+    if not 0 <= line_no < len(lines):
+        return None
+    line = lines[line_no]
+    line_start = sum(len(x) + 1 for x in lines[:line_no])
+    pos = line.find(node["title"])
+    if pos >= 0:
+        return line_start + pos, node["title"]
+    text = re.sub(r"^\s*#{1,6}\s*|\s*#*\s*$", "", line)
+    if not text:
+        return None
+    return line_start + line.find(text), text
+
+
+def section_children(snap: Snapshot, match: SectionMatch) -> tuple[str, list[dict[str, Any]]]:
+    """The section's display title and its child nodes in document order (the article's top level when the
+    question names the article: the children of a first heading that restates the title, else the headings)."""
+    article = snap.articles[match.article_id]
+    rows = sorted((snap.nodes[k] for k in snap.nodes_by_article.get(match.article_id, [])), key=lambda n: n["position"])
+    if match.heading is not None:
+        return match.heading.title, [snap.nodes[k] for k in match.heading.children][:MAX_CHILDREN]
+    root = next((r for r in rows if not r["parent_key"]), None)
+    top = [r for r in rows if root is not None and r["parent_key"] == root["node_key"]]
+    out: list[dict[str, Any]] = []
+    for r in top:
+        kids = [x for x in rows if x["parent_key"] == r["node_key"]]
+        restates = r["title"].strip().lower() == article["title"].strip().lower() or len(top) == 1
+        out.extend(kids if restates and kids else [r])
+    return article["title"], out[:MAX_CHILDREN]

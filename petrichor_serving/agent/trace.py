@@ -1,0 +1,97 @@
+"""The run's trace and the bounded store that serves it back at `GET /api/traces/{trace_id}`.
+
+A trace records what the agent did: each tool call with its arguments, the locators it returned, its
+time, the stop reason and the snapshot version. The store keeps the most recent `capacity` traces (LRU
+by count) and hands one back only to the principal that made it; to anyone else it does not exist.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+DEFAULT_CAPACITY = 512
+
+
+class StopReason(str, Enum):
+    ANSWERED = "answered"
+    BUDGET = "budget"
+    NO_PROGRESS = "no_progress"
+    NOTHING_FOUND = "nothing_found"
+    MODEL_ERROR = "model_error"
+    """The chat endpoint failed for good; nothing sourced is returned."""
+    OFFLINE_FALLBACK = "offline_fallback"
+    """The model's answer had no verified citation (after one retry): the offline extractive answer is returned."""
+
+
+@dataclass
+class ToolCall:
+    tool: str
+    arguments: dict[str, Any]
+    locators: list[str] = field(default_factory=list)
+    ms: float = 0.0
+    error: str | None = None
+
+
+@dataclass
+class Trace:
+    snapshot_version: str
+    question_class: str = ""
+    hint: str = ""
+    trace_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    steps: list[ToolCall] = field(default_factory=list)
+    stop_reason: str = StopReason.ANSWERED.value
+    dropped_citations: list[dict[str, Any]] = field(default_factory=list)
+    """Quotes the answer cited that are not verbatim in what was read: dropped, and kept here."""
+    notes: list[str] = field(default_factory=list)
+    started_at: float = field(default_factory=time.time)
+    total_ms: float = 0.0
+
+    def record(self, tool: str, arguments: dict[str, Any], started: float, *, locators: list[str] | None = None, error: str | None = None) -> ToolCall:
+        call = ToolCall(tool, arguments, list(locators or []), round((time.perf_counter() - started) * 1000, 2), error)
+        self.steps.append(call)
+        return call
+
+    def plan(self) -> list[str]:
+        return [s.tool for s in self.steps]
+
+    def to_json(self) -> dict[str, Any]:
+        doc = asdict(self)
+        doc["plan"] = self.plan()
+        return doc
+
+    def step_dicts(self) -> list[dict[str, Any]]:
+        """The steps as the answer's `trace` field shows them."""
+        return [{k: v for k, v in asdict(s).items() if v is not None} for s in self.steps]
+
+
+class TraceStore:
+    """The last `capacity` traces, each readable only by the principal that made it."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY):
+        self.capacity = capacity
+        self._items: OrderedDict[str, tuple[str, Trace]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, owner: str, trace: Trace) -> None:
+        with self._lock:
+            self._items[trace.trace_id] = (owner, trace)
+            self._items.move_to_end(trace.trace_id)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+
+    def get(self, owner: str, trace_id: str) -> Trace | None:
+        with self._lock:
+            found = self._items.get(trace_id)
+            if found is None or found[0] != owner:
+                return None
+            self._items.move_to_end(trace_id)
+            return found[1]
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -1,0 +1,149 @@
+"""The model agent against a scripted OpenAI-compatible server on 127.0.0.1.
+
+The scripted model issues tool calls — an unknown tool, invalid JSON arguments, a repeated call, a read
+outside its tenant — cites text it never read, and in one script never stops. The server runs every
+call in the caller's scope and budget; only quotes of read evidence survive.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from petrichor_pipeline.config import ModelEndpoint
+from petrichor_pipeline.models.chat import OpenAIChatModel
+from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+from petrichor_serving.agent import loop, tools
+from petrichor_serving.agent.model_agent import TOOL_NAMES
+from petrichor_serving.recall.access import Scope
+from tests.models.fake_openai import CHAT, FakeOpenAI, Reply, chat_reply
+
+pytestmark = pytest.mark.slow
+QUESTION = "What does the key file store instead of the API keys themselves?"
+
+
+def tool_calls(*calls: tuple[str, str]) -> Reply:
+    """A reply whose message asks for tool calls: (name, raw arguments string) each."""
+    body = {
+        "id": "chatcmpl-tools",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "test-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": args}} for i, (name, args) in enumerate(calls)
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+    return Reply(body=body)
+
+
+def final(answer: str, *citations: tuple[str, str]) -> Reply:
+    return chat_reply(json.dumps({"answer": answer, "citations": [{"marker": i, "evidence_id": e, "quote": q} for i, (e, q) in enumerate(citations, 1)]}))
+
+
+def _model(server: FakeOpenAI) -> OpenAIChatModel:
+    return OpenAIChatModel(ModelEndpoint(base_url=server.base_url, model="test-model", api_key="k", timeout_s=5, max_retries=0), backoff_base_s=0.01)
+
+
+def _sentence(snap, chunk_id: str) -> str:
+    content = snap.chunks[chunk_id]["content"]
+    return next(line.strip() for line in content.split("\n") if len(line.strip()) > 30 and not line.lstrip().startswith(("#", "|", "`", "-", ">")))
+
+
+def _run(snap, embedder, *replies: Reply, question: str = QUESTION, scope: Scope | None = None):
+    server = FakeOpenAI().start()
+    try:
+        server.script(CHAT, *replies)
+        doc = loop.answer(snap, question, scope or Scope(), chat=_model(server), embedder=embedder, extractor=OfflineAnswerer())
+        return doc, server.calls(CHAT)
+    finally:
+        server.stop()
+
+
+def test_tool_calls_are_run_server_side_and_bad_calls_are_answered_with_errors(served_snapshot):
+    snap, embedder = served_snapshot
+    hit = next(c for c in tools.search(snap, Scope(), QUESTION, embedder=embedder, limit=6)["candidates"] if c.get("chunk_id"))
+    sentence = _sentence(snap, hit["chunk_id"])
+    read = json.dumps({"chunk_id": hit["chunk_id"]})
+    doc, sent = _run(
+        snap,
+        embedder,
+        tool_calls(("delete_everything", "{}"), ("knowledge_search", "{query: oops"), ("knowledge_search", json.dumps({"query": "key file hashes"}))),
+        tool_calls(("knowledge_read", read)),
+        tool_calls(("knowledge_read", read)),
+        final("It stores hashes [1]. And the moon [2].", ("e1", sentence), ("e2", "the moon is made of cheese")),
+    )
+    assert doc["stop_reason"] == "answered"
+    assert [c["quote"] for c in doc["citations"]] == [sentence] and "[2]" not in doc["answer"]
+    assert doc["trace"]["dropped_citations"][0]["quote"] == "the moon is made of cheese"
+    errors = [s.get("error") for s in doc["trace"]["steps"]]
+    assert "unknown tool" in errors and "invalid JSON arguments" in errors and "repeated call" in errors
+    tool_messages = [m for m in sent[1]["messages"] if m["role"] == "tool"]
+    assert len(tool_messages) == 3 and all(m["content"].startswith("<data>") for m in tool_messages)
+    assert "unknown tool" in tool_messages[0]["content"] and "not valid JSON" in tool_messages[1]["content"]
+    assert {t["function"]["name"] for t in sent[0]["tools"]} == TOOL_NAMES
+    assert "repeated call" in [m for m in sent[3]["messages"] if m["role"] == "tool"][-1]["content"]
+
+
+def test_a_citation_of_text_never_read_is_dropped_then_the_offline_answer_is_returned(served_snapshot):
+    snap, embedder = served_snapshot
+    first = loop.answer(snap, QUESTION, Scope(), chat=OfflineAnswerer(), embedder=embedder)
+    read_articles = {e["article_id"] for e in first["evidence"]}
+    unread = next(cid for cid, c in snap.chunks.items() if c["article_id"] not in read_articles and len(c["content"]) > 200)
+    never_read = _sentence(snap, unread)
+    doc, sent = _run(snap, embedder, final("Claim [1].", ("e1", never_read)), final("Claim again [1].", ("e2", never_read)))
+    assert len(sent) == 2 and "evidence ids are: e1" in sent[1]["messages"][-1]["content"]  # one retry, ids restated
+    assert doc["stop_reason"] == "offline_fallback"
+    assert doc["citations"] and never_read not in [c["quote"] for c in doc["citations"]]
+    assert all(c["article_id"] in read_articles for c in doc["citations"])
+    assert any(d["quote"] == never_read[:300] for d in doc["trace"]["dropped_citations"])
+
+
+def test_a_model_that_never_stops_is_ended_by_the_budget(served_snapshot):
+    snap, embedder = served_snapshot
+    endless = [tool_calls(("knowledge_search", json.dumps({"query": f"keys {i}"}))) for i in range(40)]
+    doc, sent = _run(snap, embedder, *endless)
+    assert doc["stop_reason"] == "budget"
+    assert len(sent) <= 4 and len(doc["trace"]["steps"]) <= 4 + 4  # fact budget: 4 iterations, 4 tool calls
+    assert doc["citations"]  # answered from what was read, offline
+
+
+def test_the_model_cannot_widen_its_scope(served_snapshot):
+    snap, embedder = served_snapshot
+    acme = next(aid for aid, a in snap.articles.items() if a["tenant"] == "acme")
+    acme_chunk = snap.chunks_by_article[acme][0]
+    doc, sent = _run(
+        snap,
+        embedder,
+        tool_calls(
+            ("knowledge_read_many", json.dumps({"targets": [{"article_id": acme}, {"chunk_id": acme_chunk}], "tenant": "acme"})),
+            ("knowledge_search", json.dumps({"query": "pricing page", "tenant": "acme", "kb_ids": ["petrichor-zh"], "scope": "all"})),
+        ),
+        final("Nothing to cite."),
+        final("Still nothing."),
+        question="What does the pasted customer note in the support escalation notes ask for?",
+        scope=Scope(tenant="globex"),
+    )
+    assert all(snap.articles[e["article_id"]]["tenant"] == "globex" for e in doc["evidence"])
+    assert all(c["article_id"] not in {acme} and snap.articles[c["article_id"]]["tenant"] == "globex" for c in doc["citations"])
+    seed = sent[0]["messages"][-1]["content"]
+    if "ignore the rules" in seed:  # the injected note reached the model inside the data block only
+        assert seed.index("<data>") < seed.index("ignore the rules") < seed.rindex("</data>")
+    results = [m["content"] for m in sent[1]["messages"] if m["role"] == "tool"]
+    assert '"evidence": []' in results[0]  # both locators read as not found outside the key's tenant
+    acme_ids = {aid for aid, a in snap.articles.items() if a["tenant"] == "acme"}
+    assert not any(aid in results[1] for aid in acme_ids)
+    assert doc["stop_reason"] == "offline_fallback"
+    read = [loc.split(":", 1)[1] for s in doc["trace"]["steps"] for loc in s["locators"] if loc.startswith("chunk_id:")]
+    assert read and all(snap.chunks[cid]["tenant"] == "globex" for cid in read)
