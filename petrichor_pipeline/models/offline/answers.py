@@ -20,10 +20,9 @@ from petrichor_pipeline.text.lang import NOT_FOUND, language_of
 from petrichor_pipeline.text.markdown import LineKind, is_table_rule, scan_lines
 
 MAX_ANSWER_UNITS = 2
-KEEP_RATIO = 0.85
-"""A further passage joins the answer only if it scores at least this share of the best one: a citation beside
-the point costs more than a second passage gains (cmrc dev, `petrichor eval --answers`: 3 units at 0.6 gave
-citation precision 0.48 at 1.8 citations per answer)."""
+KEEP_RATIO = 0.6
+"""A further passage joins the answer only if it scores at least this share of the best one, so a second
+source that answers as well (or disagrees) is cited beside the first instead of being arbitrated away."""
 EVIDENCE_RANK_DECAY = 0.6
 """Evidence comes best first (the search's order): a passage from the n-th item scores 1 / (1 + 0.6·(n−1)) of
 its overlap, so a sentence of a lower-ranked passage must share clearly more with the question to be quoted.
