@@ -27,6 +27,9 @@ from petrichor_serving.agent.trace import StopReason
 from petrichor_serving.agent.words import content_words
 
 SEARCH_LIMIT = 6
+FACT_KEEP_RATIO = 0.85
+"""A second quote joins an answer only when it scores this share of the best one: a citation beside the point
+costs more than a second quote gains (cmrc dev: three quotes at 0.6 gave citation precision 0.48)."""
 COMPARISON_READS = 2
 MAX_SUB_QUESTIONS = 6
 
@@ -87,9 +90,10 @@ def _quote(run: Run, question: str, ids: list[str], *, max_units: int = 2) -> Dr
         return None
     if not reply.get("citations"):
         return None
-    if max_units < len(reply["citations"]):  # the best-ranked quotes only
-        best = sorted(reply["citations"], key=lambda c: c.get("rank", 0))[:max_units]
-        reply = {**reply, "citations": [c for c in reply["citations"] if c in best]}
+    # the best-ranked quotes only, and a second only when it scores nearly as well as the best
+    top = max(float(c.get("score", 0.0)) for c in reply["citations"])
+    keep = [c for c in reply["citations"] if c.get("rank", 1) <= max_units and float(c.get("score", top)) >= top * FACT_KEEP_RATIO]
+    reply = {**reply, "citations": keep or reply["citations"][:1]}
     # the extractor marks a passage by its evidence position; here each quote gets its own marker
     cited = [{"marker": i, "evidence_id": c["evidence_id"], "quote": c["quote"]} for i, c in enumerate(reply["citations"], 1)]
     joiner = "" if run.route.language == "zh" else " "

@@ -19,10 +19,9 @@ from petrichor_pipeline.models.offline.overlap import search_tokens
 from petrichor_pipeline.text.lang import NOT_FOUND, language_of
 from petrichor_pipeline.text.markdown import LineKind, is_table_rule, scan_lines
 
-MAX_ANSWER_UNITS = 2
+MAX_ANSWER_UNITS = 3
 KEEP_RATIO = 0.6
-"""A further passage joins the answer only if it scores at least this share of the best one, so a second
-source that answers as well (or disagrees) is cited beside the first instead of being arbitrated away."""
+"""A further passage joins the answer only if it scores at least this share of the best one."""
 EVIDENCE_RANK_DECAY = 0.6
 """Evidence comes best first (the search's order): a passage from the n-th item scores 1 / (1 + 0.6·(n−1)) of
 its overlap, so a sentence of a lower-ranked passage must share clearly more with the question to be quoted.
@@ -100,9 +99,10 @@ def answer_units(markdown: str) -> list[Unit]:
 
 
 def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
-    """Up to two passages with the best idf-weighted term overlap, each cited; or an explicit not-found.
+    """Up to three passages with the best idf-weighted term overlap, each cited; or an explicit not-found.
 
-    Each citation carries its `rank` (1 = best scored) and the `text` the answer shows for it."""
+    Each citation carries its `rank` (1 = best scored), its `score` and the `text` the answer shows for it,
+    so a caller can keep fewer (the agent's fact plan keeps the passages close to the best)."""
     lang = language_of(question)
     wanted = set(search_tokens(question)) - QUESTION_WORDS
     pool: list[tuple[int, Unit, set[str], set[str]]] = []
@@ -132,13 +132,13 @@ def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
     for score, order, n, unit in scored:
         if score < best * KEEP_RATIO or len(chosen) == MAX_ANSWER_UNITS:
             break
-        if all(unit.text != other.text for _, _, _, other in chosen):
-            chosen.append((order, len(chosen) + 1, n, unit))
+        if all(unit.text != other.text for _, _, _, _, other in chosen):
+            chosen.append((order, len(chosen) + 1, score, n, unit))
     chosen.sort(key=lambda c: c[0])  # read in document order
     joiner = "" if lang == "zh" else " "
-    text = joiner.join(f"{unit.display()} [{n}]" for _, _, n, unit in chosen)
+    text = joiner.join(f"{unit.display()} [{n}]" for _, _, _, n, unit in chosen)
     citations = [
-        {"marker": n, "evidence_id": evidence[n - 1].evidence_id, "quote": unit.text, "text": unit.display(), "rank": rank}
-        for _, rank, n, unit in chosen
+        {"marker": n, "evidence_id": evidence[n - 1].evidence_id, "quote": unit.text, "text": unit.display(), "rank": rank, "score": round(score, 4)}
+        for _, rank, score, n, unit in chosen
     ]
     return {"answer": text, "citations": citations}
