@@ -177,6 +177,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return run_eval_command(args)
 
 
+def _positive(raw: str) -> int:
+    """An argparse type: a whole number of at least 1, else a usage error instead of a traceback."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {raw[:40]!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="petrichor", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -188,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("search", help="hybrid search over the current snapshot")
     p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--limit", type=_positive, default=10)
     p.add_argument("--kb", action="append", help="limit to a knowledge base (repeatable)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_search)
