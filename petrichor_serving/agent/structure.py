@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from petrichor_serving.agent.words import _stem as stem
+from petrichor_serving.agent.words import agent_stem as stem
 from petrichor_serving.agent.words import content_words
 from petrichor_pipeline.text.lang import Language, language_of
 from petrichor_serving.snapshot import Snapshot

@@ -7,9 +7,9 @@ contract, the text helpers and the model protocols), so the agent keeps this sma
 
 from __future__ import annotations
 
-from functools import lru_cache
 
 from petrichor_pipeline.text.lang import has_cjk
+from petrichor_pipeline.text.stem import stem
 from petrichor_pipeline.text.tokenize import jieba_query_tokens, query_tokens
 
 FUNCTION_WORDS = frozenset(
@@ -19,17 +19,12 @@ FUNCTION_WORDS = frozenset(
         "may might must have has had there here about into than then so if not no any all some me"
     ).split()
 ) | frozenset("的 了 吗 呢 是 在 和 与 及 如何 怎么 怎样 什么 哪些 哪个 哪里 为什么 需要 可以 多少 几个 几种 是否 能否 请问".split())
-_SUFFIXES = ("ing", "ed", "es", "s")
+AGENT_SUFFIXES = ("ing", "ed", "es", "s")
+"""The agent's stemming keeps a final "e": heading words are matched whole more often than inflected."""
 
 
-@lru_cache(maxsize=1 << 14)
-def _stem(word: str) -> str:
-    if not word.isalpha():
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: -len(suffix)]
-    return word
+def agent_stem(word: str) -> str:
+    return stem(word, AGENT_SUFFIXES)
 
 
 def content_words(text: str) -> list[str]:
@@ -39,5 +34,5 @@ def content_words(text: str) -> list[str]:
     for t in tokens:
         if t in FUNCTION_WORDS or (len(t) == 1 and has_cjk(t)):
             continue
-        out.append(_stem(t) if t.isascii() else t)
+        out.append(agent_stem(t) if t.isascii() else t)
     return list(dict.fromkeys(out))

@@ -6,13 +6,12 @@ Kept apart from `terms` so that answering (the serving side) loads no build-side
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from petrichor_pipeline.models.offline.stopwords import CHINESE, ENGLISH
 from petrichor_pipeline.text.lang import CJK_RUN, has_cjk, init_jieba
+from petrichor_pipeline.text.stem import stem
 
 _LATIN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
-_SUFFIXES = ("ing", "ed", "es", "s", "e")
 
 
 def search_tokens(text: str) -> list[str]:
@@ -27,13 +26,3 @@ def search_tokens(text: str) -> list[str]:
         if len(word) >= 2 and word not in ENGLISH:
             out.append(stem(word))
     return out
-
-
-@lru_cache(maxsize=1 << 14)
-def stem(word: str) -> str:
-    if not word.isalpha():
-        return word
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: -len(suffix)]
-    return word
