@@ -66,6 +66,22 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("content_hash", _str),
         ]
     ),
+    "chunk_windows": pa.schema(
+        [
+            ("window_id", _str),
+            ("chunk_id", _str),
+            ("article_id", _str),
+            ("kb_id", _str),
+            ("tenant", _str),
+            ("position", pa.int32()),
+            ("heading_path", _strs),
+            ("content", _str),
+            ("start", pa.int64()),
+            ("end", pa.int64()),
+            ("index_text", _str),
+            ("content_hash", _str),
+        ]
+    ),
     "questions": pa.schema(
         [
             ("question_id", _str),
@@ -142,9 +158,11 @@ SCHEMAS: dict[str, pa.Schema] = {
     ),
 }
 """Snapshot Parquet tables. Every content row carries `kb_id` and `tenant` so access filters apply before
-ranking; `lexical_index` holds the BM25 postings over the other tables' rows (see `text.lexical`)."""
+ranking; `chunk_windows` are the chunks' child windows (`text.windows`), embedded and indexed on their own
+and scored as their parent chunk; `lexical_index` holds the BM25 postings over the other tables' rows (see `text.lexical`)."""
 
-VECTOR_TABLES = ("chunk_vectors", "question_vectors")
+VECTOR_TABLES = {"chunk_vectors": ("chunks", "chunk_id"), "question_vectors": ("questions", "question_id"), "window_vectors": ("chunk_windows", "window_id")}
+"""Vector table -> the snapshot table and id column its rows embed."""
 
 # ------------------------------------------------------------------------------ build warehouse tables
 
@@ -159,12 +177,14 @@ CANDIDATE_SCHEMA = pa.schema([("article_id", _str), ("kb_id", _str), ("tenant", 
 UNIQUE = {
     "articles": "article_id",
     "chunks": "chunk_id",
+    "chunk_windows": "window_id",
     "questions": "question_id",
     "tree_nodes": "node_key",
 }
 NON_EMPTY = {
     "articles": ("article_id", "kb_id", "tenant", "title", "article_version"),
     "chunks": ("chunk_id", "article_id", "kb_id", "tenant", "key", "content"),
+    "chunk_windows": ("window_id", "chunk_id", "article_id", "content"),
     "questions": ("question_id", "chunk_id", "question"),
     "wiki_pages": ("page_key", "kb_id", "tenant", "title"),
     "tree_nodes": ("node_key", "article_id"),
@@ -191,7 +211,7 @@ def schema_for(name: str):
             _polars_type(f.type), checks=checks, nullable=f.name in NULLABLE, unique=UNIQUE.get(name) == f.name
         )
     frame_checks = []
-    if name == "chunks":
+    if name in ("chunks", "chunk_windows"):
         frame_checks.append(pdp.Check(lambda df: df.lazyframe.select(pl.col("start") <= pl.col("end")), error="start <= end"))
     if name == "wiki_pages":
         frame_checks.append(
@@ -212,7 +232,7 @@ def validate_table(name: str, table: pa.Table) -> None:
 
 
 def vector_schema(dim: int) -> pa.Schema:
-    """LanceDB vector rows: `id` is a chunk_id or question_id; filters use kb_id/tenant/article_id."""
+    """LanceDB vector rows: `id` is a chunk_id, window_id or question_id; filters use kb_id/tenant/article_id."""
     return pa.schema(
         [
             ("id", _str),

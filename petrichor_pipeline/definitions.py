@@ -13,10 +13,12 @@ from petrichor_pipeline.sensors import corpus_sensor, publish_after_build
 PARTITIONED_ASSETS = [
     sources.articles,
     chunks.chunks,
+    chunks.chunk_windows,
     knowledge.questions,
     knowledge.wiki_candidates,
     knowledge.page_index,
     embeddings.chunk_vectors,
+    embeddings.window_vectors,
     embeddings.question_vectors,
 ]
 PUBLISH_ASSETS = [knowledge.wiki_pages, snapshot.snapshot]

@@ -32,6 +32,8 @@ class Snapshot:
     articles: dict[str, dict[str, Any]]
     chunks: dict[str, dict[str, Any]]
     chunks_by_article: dict[str, list[str]]
+    windows: dict[str, dict[str, Any]]
+    """window_id -> chunk window row (a child window of a chunk, offsets into the article)"""
     questions_by_chunk: dict[str, list[str]]
     pages: dict[tuple[str, str, str], dict[str, Any]]
     """(kb_id, tenant, page_key) -> wiki page row"""
@@ -96,6 +98,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
         vectors=vec_tables,
         tokenizer=tokenizer,
         lexical=stored,
+        chunk_windows=tables["chunk_windows"],
     )
     chunk_rows = tables["chunks"].to_pylist()
     page_rows = tables["wiki_pages"].to_pylist()
@@ -113,6 +116,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
         articles={r["article_id"]: r for r in tables["articles"].to_pylist()},
         chunks={r["chunk_id"]: r for r in chunk_rows},
         chunks_by_article=_group(chunk_rows, "article_id", "chunk_id"),
+        windows={r["window_id"]: r for r in tables["chunk_windows"].select(["window_id", "chunk_id", "start", "end"]).to_pylist()},
         questions_by_chunk=_group(tables["questions"].to_pylist(), "chunk_id", "question"),
         pages={(r["kb_id"], r["tenant"], r["page_key"]): r for r in page_rows},
         links_from=links_from,

@@ -52,4 +52,5 @@ def rebuild_index(snapshot, tokenizer: str):
         t["tree_nodes"],
         vectors=snapshot.recall.vectors,
         tokenizer=tokenizer,
+        chunk_windows=t["chunk_windows"],
     )

@@ -2,9 +2,11 @@ from dagster import AssetExecutionContext, MaterializeResult, asset
 
 from petrichor_pipeline.assets._metadata import materialized
 from petrichor_pipeline.build.steps.chunks import chunks_step
+from petrichor_pipeline.build.steps.windows import windows_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+from petrichor_pipeline.text.windows import WINDOW_VERSION
 
 
 @asset(
@@ -18,3 +20,16 @@ from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 def chunks(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
     ctx = petrichor.context()
     return materialized(ctx, chunks_step(ctx, context.partition_key), ("chunk_id", "heading", "start", "end"))
+
+
+@asset(
+    partitions_def=buckets,
+    deps=["chunks"],
+    group_name="chunks",
+    code_version=f"windows-v{WINDOW_VERSION}",
+    description="Child windows of every chunk (line- and sentence-aligned, never across a code fence), with "
+    "offsets into the article and the index text that is embedded; hits on a window score its chunk.",
+)
+def chunk_windows(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
+    ctx = petrichor.context()
+    return materialized(ctx, windows_step(ctx, context.partition_key), ("window_id", "chunk_id", "start", "end"))

@@ -21,6 +21,19 @@ def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) 
 
 @asset(
     partitions_def=buckets,
+    deps=["chunk_windows", "chunk_vectors"],
+    group_name="embeddings",
+    code_version="1",
+    description="Passage vectors of the chunk windows' index texts, cached like chunk vectors; a window equal "
+    "to its chunk reuses the chunk's vector.",
+)
+def window_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
+    ctx = petrichor.context()
+    return materialized(ctx, vectors_step(ctx, context.partition_key, "window"), ("id", "content_hash"))
+
+
+@asset(
+    partitions_def=buckets,
     deps=["questions", "chunk_vectors"],
     group_name="embeddings",
     code_version="1",

@@ -6,7 +6,7 @@ from petrichor_pipeline.resources import PetrichorResource
 
 
 @asset(
-    deps=["chunks", "questions", "page_index", "wiki_pages", "chunk_vectors", "question_vectors"],
+    deps=["chunks", "chunk_windows", "questions", "page_index", "wiki_pages", "chunk_vectors", "window_vectors", "question_vectors"],
     group_name="publish",
     code_version="1",
     description="Assembles every bucket into an immutable, versioned snapshot (Parquet + LanceDB table "

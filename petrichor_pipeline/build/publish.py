@@ -60,6 +60,8 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
     chunks = only_live(wh.read_all_buckets("chunks", BUCKETS, SCHEMAS["chunks"]))
     questions = only_live(wh.read_all_buckets("questions", BUCKETS, SCHEMAS["questions"]))
     questions = questions.filter(pc.is_in(questions.column("chunk_id"), value_set=chunks.column("chunk_id"))) if questions.num_rows else questions
+    windows = only_live(wh.read_all_buckets("chunk_windows", BUCKETS, SCHEMAS["chunk_windows"]))
+    windows = windows.filter(pc.is_in(windows.column("chunk_id"), value_set=chunks.column("chunk_id"))) if windows.num_rows else windows
     tree = only_live(wh.read_all_buckets("page_index", BUCKETS, SCHEMAS["tree_nodes"]))
 
     counts: dict[str, int] = {}
@@ -68,7 +70,13 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
     chat_fp = ctx.chat().fingerprint
     articles = sources.append_column("chat_fingerprint", pa.array([chat_fp] * sources.num_rows, pa.string()))
     articles = articles.append_column("chunk_count", pa.array([counts.get(a, 0) for a in sources.column("article_id").to_pylist()], pa.int32()))
-    tables = {"articles": conform("articles", articles), "chunks": chunks, "questions": questions, "tree_nodes": tree}
+    tables = {
+        "articles": conform("articles", articles),
+        "chunks": chunks,
+        "chunk_windows": windows,
+        "questions": questions,
+        "tree_nodes": tree,
+    }
     for name in WIKI_TABLES:
         t = wh.read(name, None, SCHEMAS[name])
         tables[name] = t if t is not None else SCHEMAS[name].empty_table()
@@ -129,8 +137,8 @@ def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stat
         manifest_tables[name] = {"file": f"{name}.parquet", "rows": table.num_rows}
 
     vector_tables: dict[str, dict[str, Any]] = {}
-    for name, (src, id_col) in zip(VECTOR_TABLES, (("chunks", "chunk_id"), ("questions", "question_id"))):
-        desired = _desired_vectors(ctx, name.split("_")[0], tables[src], id_col)
+    for name, (src, id_col) in VECTOR_TABLES.items():
+        desired = _desired_vectors(ctx, name.removesuffix("_vectors"), tables[src], id_col)
         if desired is not None:
             vector_tables[name] = sync_lance(ctx, name, desired)
 

@@ -1,4 +1,4 @@
-"""Embedding steps: chunk vectors, then question vectors, never embedding the same text twice.
+"""Embedding steps: chunk and window vectors, then question vectors, never embedding the same text twice.
 
 Vectors are keyed by (embedding fingerprint, content hash of the index text). A text already embedded
 under the current fingerprint — in this bucket's previous output or in the embedding cache on disk
@@ -18,7 +18,9 @@ from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import BucketResult
 from petrichor_pipeline.contract import SCHEMAS, vector_schema
 
-SOURCES = {"chunk": ("chunks", "chunk_id"), "question": ("questions", "question_id")}
+SOURCES = {"chunk": ("chunks", "chunk_id"), "window": ("chunk_windows", "window_id"), "question": ("questions", "question_id")}
+"""Kind -> the warehouse asset whose index texts are embedded and its id column. A window that is its whole
+chunk has the chunk's index text, so its vector comes from the cache the chunk step filled."""
 
 
 def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:

@@ -15,7 +15,7 @@ import pyarrow as pa
 from petrichor_pipeline.text.bm25 import BM25Index, from_postings, postings
 from petrichor_pipeline.text.tokenize import get_tokenizer
 
-INDEXES = {"chunk": "chunks", "question": "questions", "wiki": "wiki_pages", "tree": "tree_nodes"}
+INDEXES = {"chunk": "chunks", "window": "chunk_windows", "question": "questions", "wiki": "wiki_pages", "tree": "tree_nodes"}
 """Lexical index name -> the snapshot table whose rows it indexes."""
 
 
@@ -37,7 +37,7 @@ def wiki_extra(page_key: str, aliases: Sequence[str] | None) -> str:
 def documents(name: str, tables: Mapping[str, pa.Table]) -> Iterator[tuple[str, str, str]]:
     """(title, summary, content) per row of the index's table, in table order (weights 3 / 2 / 1)."""
     titles = dict(zip(tables["articles"].column("article_id").to_pylist(), tables["articles"].column("title").to_pylist()))
-    if name in ("chunk", "question"):
+    if name in ("chunk", "question", "window"):
         ch = tables["chunks"].select(["chunk_id", "article_id", "heading", "heading_path", "index_text"]).to_pylist()
         meta = {}
         for c in ch:
@@ -46,6 +46,11 @@ def documents(name: str, tables: Mapping[str, pa.Table]) -> Iterator[tuple[str, 
         if name == "chunk":
             for c in ch:
                 yield (*meta[c["chunk_id"]], c["index_text"])
+        elif name == "window":  # a snapshot from before child windows has none
+            w = tables.get("chunk_windows")
+            pairs = zip(w.column("chunk_id").to_pylist(), w.column("index_text").to_pylist()) if w is not None else ()
+            for chunk_id, text in pairs:
+                yield (*meta.get(chunk_id, ("", "")), text)
         else:
             q = tables["questions"]
             for chunk_id, text in zip(q.column("chunk_id").to_pylist(), q.column("index_text").to_pylist()):

@@ -95,7 +95,7 @@ def outline(snap: Snapshot, scope: Scope, article_id: str, *, max_nodes: int = 1
     }
 
 
-def _read_chunk(snap: Snapshot, scope: Scope, chunk_id: str) -> dict[str, Any]:
+def _read_chunk(snap: Snapshot, scope: Scope, chunk_id: str, window: Any = None) -> dict[str, Any]:
     c = snap.chunks.get(chunk_id)
     if c is None or not _article_allowed(snap, scope, c["article_id"]):
         raise ToolError(f"chunk {chunk_id!r} not found", 404)
@@ -113,7 +113,16 @@ def _read_chunk(snap: Snapshot, scope: Scope, chunk_id: str) -> dict[str, Any]:
         "start": c["start"],
         "end": c["end"],
         "questions": snap.questions_by_chunk.get(chunk_id, []),
+        **_matched_window(snap, chunk_id, window),
     }
+
+
+def _matched_window(snap: Snapshot, chunk_id: str, window: Any) -> dict[str, Any]:
+    """The search candidate's matched child window (`{"window_id", ...}`), when it is one of this chunk's."""
+    w = snap.windows.get(window.get("window_id")) if isinstance(window, dict) else None
+    if w is None or w["chunk_id"] != chunk_id:
+        return {}
+    return {"window": {"window_id": w["window_id"], "start": w["start"], "end": w["end"]}}
 
 
 def _read_page(snap: Snapshot, scope: Scope, page_key: str, kb_id: str | None) -> dict[str, Any]:
@@ -208,7 +217,7 @@ def read(snap: Snapshot, scope: Scope, target: dict[str, Any]) -> dict[str, Any]
     if len(locators) > 1:
         raise ToolError("give exactly one of chunk_id, page_key, node_key, article_id")
     if "chunk_id" in locators:
-        return _read_chunk(snap, scope, str(locators["chunk_id"]))
+        return _read_chunk(snap, scope, str(locators["chunk_id"]), target.get("window"))
     if "page_key" in locators:
         return _read_page(snap, scope, str(locators["page_key"]), target.get("kb_id"))
     if "node_key" in locators:

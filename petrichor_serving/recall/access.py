@@ -17,7 +17,7 @@ from datetime import datetime
 
 import numpy as np
 
-from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, WikiPages
+from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, WikiPages, Windows
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ class Access:
     articles: np.ndarray
     """Readable and, when the scope focuses on an article, that one only: what search ranks."""
     chunks: np.ndarray
+    windows: np.ndarray
     questions: np.ndarray
     wiki: np.ndarray
     tree: np.ndarray
@@ -116,6 +117,7 @@ def compute_access(
     questions: Questions,
     wiki: WikiPages,
     tree: TreeNodes,
+    windows: Windows,
 ) -> Access:
     n = len(articles.ids)
     readable = np.ones(n, dtype=bool)
@@ -147,6 +149,7 @@ def compute_access(
         readable_ids=readable_ids,
         articles=focused,
         chunks=chunk_mask,
+        windows=_by_row(focused, windows.article_rows) & _by_row(chunk_mask, windows.chunk_rows),
         questions=_by_row(focused, questions.article_rows) & _by_row(chunk_mask, questions.chunk_rows),
         wiki=pages,
         tree=_by_row(focused, tree.article_rows),

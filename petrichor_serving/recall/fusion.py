@@ -3,7 +3,8 @@
 Route scores (cosine, BM25, field counts) are not comparable, ranks are: each list adds
 1 / (60 + rank) with 1-based ranks. Hits of one chunk merge, whichever route found them; when a chunk was
 first found only through a generated question and the original chunk then turns up, the chunk's own title
-and snippet replace the question's, while every rank contribution is kept.
+and snippet replace the question's; a hit through a child window replaces both (its snippet shows the
+matched window and it carries the window's offsets), while every rank contribution is kept.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ RRF_K = 60
 FUSION_TOP_K = 30
 
 
-def _has_chunk_route(routes: Sequence[str]) -> bool:
-    return any(r.startswith("chunk_") for r in routes)
+def _display_rank(hit: Hit) -> int:
+    """Whose title and snippet a merged chunk shows: a matched window's, else the chunk's own, else a question's."""
+    if hit.window is not None:
+        return 2
+    return 1 if any(r.startswith("chunk_") for r in hit.routes) else 0
 
 
 def fuse(
@@ -36,7 +40,7 @@ def fuse(
                 entry = copy.copy(hit)
                 entry.routes, entry.score = [], 0.0
                 merged[hit.key] = entry
-            elif hit.chunk_id and _has_chunk_route(hit.routes) and not _has_chunk_route(entry.routes):
+            elif hit.chunk_id and _display_rank(hit) > _display_rank(entry):
                 routes, score = entry.routes, entry.score
                 entry = copy.copy(hit)
                 entry.routes, entry.score = routes, score

@@ -15,6 +15,18 @@ _NOT_KNOWLEDGE_CHAR = re.compile(r"[^a-z0-9\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufa
 _WHITESPACE = re.compile(r"\s+")
 
 
+@dataclass(frozen=True)
+class Window:
+    """The child window a chunk hit was matched through: its id and offsets into the article text."""
+
+    window_id: str
+    start: int
+    end: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"window_id": self.window_id, "start": self.start, "end": self.end}
+
+
 @dataclass
 class Hit:
     kb_id: str
@@ -31,6 +43,8 @@ class Hit:
     page_key: str | None = None
     node_key: str | None = None
     rerank_score: float | None = None
+    window: Window | None = None
+    """Set on chunk hits found through a child window; the snippet then shows that window."""
 
     @property
     def key(self) -> str:

@@ -22,8 +22,9 @@ from petrichor_pipeline.text.bm25 import BM25Index
 from petrichor_serving.recall.dense import maybe_dense
 from petrichor_pipeline.text.lexical import build_indexes, render_path
 from petrichor_serving.recall import routes
-from petrichor_serving.recall.hits import Hit, compact_text
-from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, WikiPages
+from petrichor_serving.recall.hits import Hit, Window, compact_text
+from petrichor_pipeline.contract import SCHEMAS
+from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, WikiPages, Windows
 
 _ACCESS_CACHE_SIZE = 256
 
@@ -36,8 +37,9 @@ class RecallIndex:
     questions: Questions
     wiki: WikiPages
     tree: TreeNodes
+    windows: Windows
     bm25: Mapping[str, BM25Index]
-    """The snapshot's BM25 indexes by `text.lexical.INDEXES` name (`chunk`, `question`, `wiki`, `tree`)."""
+    """The snapshot's BM25 indexes by `text.lexical.INDEXES` name (`chunk`, `window`, `question`, `wiki`, `tree`)."""
     vectors: dict[str, Any] = field(default_factory=dict)
     """The vector tables routes search, by manifest name (`routes.vector_tables()`); absent when not loaded."""
     _access: OrderedDict[Scope, Access] = field(default_factory=OrderedDict, repr=False)
@@ -54,21 +56,31 @@ class RecallIndex:
         vectors: Mapping[str, Any] | None = None,
         tokenizer: str = "bigram",
         lexical: Mapping[str, BM25Index] | None = None,
+        chunk_windows: pa.Table | None = None,
     ) -> "RecallIndex":
         """`vectors` are LanceDB tables already checked out at the snapshot's versions, by manifest name;
         the ones a route declares are loaded (into memory when they fit), keyed by the rows the route names.
         `lexical` holds the snapshot's stored BM25 postings (`text.lexical.from_table`), built with
-        `tokenizer`; without it they are built here."""
+        `tokenizer`; without it they are built here. `chunk_windows` absent (an older snapshot) means no
+        windows, and the window routes find nothing."""
+        if chunk_windows is None:
+            chunk_windows = SCHEMAS["chunk_windows"].empty_table()
         tok = get_tokenizer(tokenizer)
         art = Articles.from_arrow(articles)
         ch = Chunks.from_arrow(chunks, art)
         qs = Questions.from_arrow(questions, art, ch)
         wiki = WikiPages.from_arrow(wiki_pages)
         tree = TreeNodes.from_arrow(tree_nodes, art)
+        windows = Windows.from_arrow(chunk_windows, art, ch)
         if lexical is None:
-            tables = {"articles": articles, "chunks": chunks, "questions": questions, "wiki_pages": wiki_pages, "tree_nodes": tree_nodes}
+            tables = {
+                "articles": articles, "chunks": chunks, "chunk_windows": chunk_windows, "questions": questions,
+                "wiki_pages": wiki_pages, "tree_nodes": tree_nodes,
+            }
             lexical = build_indexes(tables, tok.name)
-        index = cls(tokenizer=tok, articles=art, chunks=ch, questions=qs, wiki=wiki, tree=tree, bm25=dict(lexical))
+        index = cls(
+            tokenizer=tok, articles=art, chunks=ch, questions=qs, wiki=wiki, tree=tree, windows=windows, bm25=dict(lexical)
+        )
         declared = routes.vector_tables()
         for name, table in (vectors or {}).items():
             if table is not None and name in declared:
@@ -85,7 +97,7 @@ class RecallIndex:
                 self._access.move_to_end(scope)
                 return cached
         computed = compute_access(
-            scope, now, self.articles, self.chunks, self.questions, self.wiki, self.tree
+            scope, now, self.articles, self.chunks, self.questions, self.wiki, self.tree, self.windows
         )
         with self._lock:
             self._access[scope] = computed
@@ -106,14 +118,22 @@ class RecallIndex:
 
     # -------------------------------------------------------------------------------------------- hits
 
-    def chunk_hit(self, row: int, route: str, score: float = 0.0, question_row: int | None = None) -> Hit:
-        """A chunk hit; found through a generated question, its snippet quotes the question instead."""
+    def chunk_hit(
+        self, row: int, route: str, score: float = 0.0, question_row: int | None = None, window_row: int | None = None
+    ) -> Hit:
+        """A chunk hit; found through a generated question, its snippet quotes the question instead; found
+        through a child window, the snippet shows that window and the hit carries its offsets."""
         ch, art = self.chunks, self.articles
         a = int(ch.article_rows[row])
         article_title = art.titles[a]
         heading = ch.headings[row].strip()
         content = ch.contents[row]
-        if question_row is None:
+        window = None
+        if window_row is not None:
+            w = self.windows
+            window = Window(w.ids[window_row], int(w.starts[window_row]), int(w.ends[window_row]))
+            snippet = compact_text(w.contents[window_row])
+        elif question_row is None:
             snippet = compact_text(content)
         else:
             question = self.questions.questions[question_row]
@@ -130,6 +150,7 @@ class RecallIndex:
             score=score,
             routes=[route],
             chunk_id=ch.ids[row],
+            window=window,
         )
 
     def wiki_hit(self, row: int, route: str, score: float) -> Hit:

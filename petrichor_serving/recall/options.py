@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.balance import ARTICLE_TOP_K
+from petrichor_serving.recall.routes.parents import PARENT_SCORES
 
 
 @dataclass(frozen=True)
@@ -25,12 +26,17 @@ class SearchOptions:
     """False weighs every query token alike in the local rerank, as the reference does."""
     article_top_k: int = ARTICLE_TOP_K
     """How many articles the balancing stage keeps (a focused search keeps one regardless)."""
+    parent_score: str = "max"
+    """How the window routes score a chunk from its windows: its best window (`max`) or the sum of its
+    best few (`sum`)."""
 
     def __post_init__(self) -> None:
         names = routes.switchable()
         unknown = set(self.disabled_routes) - set(names)
         if unknown:
             raise ValueError(f"unknown routes {sorted(unknown)}; expected some of {list(names)}")
+        if self.parent_score not in PARENT_SCORES:
+            raise ValueError(f"parent_score must be one of {PARENT_SCORES}")
         if self.article_top_k < 1:
             raise ValueError("article_top_k must be at least 1")
 

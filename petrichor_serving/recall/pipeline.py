@@ -23,7 +23,7 @@ from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.balance import PER_ARTICLE_TOP_K, select_articles
 from petrichor_serving.recall.diversity import MAX_PER_ARTICLE, select_diverse
 from petrichor_serving.recall.fusion import FUSION_TOP_K, fuse
-from petrichor_serving.recall.hits import Hit
+from petrichor_serving.recall.hits import Hit, Window
 from petrichor_serving.recall.index import RecallIndex
 from petrichor_serving.recall.options import DEFAULT_OPTIONS, SearchOptions
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS, QueryVectorCache
@@ -50,6 +50,8 @@ class Candidate:
     chunk_id: str | None = None
     page_key: str | None = None
     node_key: str | None = None
+    window: Window | None = None
+    """For a chunk matched through a child window: that window, whose text the snippet shows."""
 
     @classmethod
     def from_hit(cls, hit: Hit) -> "Candidate":
@@ -65,6 +67,7 @@ class Candidate:
             chunk_id=hit.chunk_id,
             page_key=hit.page_key,
             node_key=hit.node_key,
+            window=hit.window,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -81,6 +84,8 @@ class Candidate:
             routes=list(self.routes),
             score=self.score,
         )
+        if self.window is not None:
+            out["window"] = self.window.to_json()
         return out
 
 
@@ -204,7 +209,7 @@ def search(
     run = _Run()
 
     texts = build_queries(query, sub_queries)
-    ctx = RouteContext(index, index.access(scope, now), embedder.fingerprint if embedder else None)
+    ctx = RouteContext(index, index.access(scope, now), embedder.fingerprint if embedder else None, options.parent_score)
     run.timed("access", started)
     active = [r for r in routes.registered() if options.runs(r.name) and (r.focused or not focused)]
     vectors = _embed_queries(run, embedder, texts, index, cache, active)

@@ -104,6 +104,32 @@ class Chunks:
 
 
 @dataclass(frozen=True)
+class Windows:
+    """Child windows of the chunks: what the window routes match, each scoring its parent chunk."""
+
+    ids: list[str]
+    chunk_rows: np.ndarray
+    article_rows: np.ndarray
+    contents: list[str]
+    starts: np.ndarray
+    ends: np.ndarray
+    row_of: dict[str, int] = field(repr=False)
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table, articles: Articles, chunks: Chunks) -> "Windows":
+        ids = _text(_col(table, "window_id"))
+        return cls(
+            ids=ids,
+            chunk_rows=_rows_of(_text(_col(table, "chunk_id")), chunks.row_of),
+            article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
+            contents=_text(_col(table, "content")),
+            starts=np.asarray(_col(table, "start"), dtype=np.int64),
+            ends=np.asarray(_col(table, "end"), dtype=np.int64),
+            row_of={w: i for i, w in enumerate(ids)},
+        )
+
+
+@dataclass(frozen=True)
 class Questions:
     chunk_rows: np.ndarray
     article_rows: np.ndarray

@@ -20,6 +20,7 @@ class SnapshotRows:
     questions: list[dict[str, Any]] = field(default_factory=list)
     wiki_pages: list[dict[str, Any]] = field(default_factory=list)
     tree_nodes: list[dict[str, Any]] = field(default_factory=list)
+    chunk_windows: list[dict[str, Any]] = field(default_factory=list)
 
     def article(
         self,
@@ -71,9 +72,21 @@ class SnapshotRows:
                  content_md=content, aliases=list(aliases), category_path=["主题"], article_ids=article_ids)
         )
 
+    def window(self, chunk_id: str, position: int, content: str, start: int = 0) -> str:
+        """A child window of a chunk already added; returns its id."""
+        chunk = next(c for c in self.chunks if c["chunk_id"] == chunk_id)
+        title = next(a["title"] for a in self.articles if a["article_id"] == chunk["article_id"])
+        window_id = f"{chunk_id}:w{position:02d}"
+        self.chunk_windows.append(
+            dict(window_id=window_id, chunk_id=chunk_id, article_id=chunk["article_id"], kb_id=chunk["kb_id"],
+                 tenant=chunk["tenant"], position=position, heading_path=chunk["heading_path"], content=content,
+                 start=start, end=start + len(content), index_text=index_text(title, chunk["heading_path"], content))
+        )
+        return window_id
+
     def tables(self) -> dict[str, Any]:
         return {name: to_table(name, getattr(self, name))
-                for name in ("articles", "chunks", "questions", "wiki_pages", "tree_nodes")}
+                for name in ("articles", "chunks", "questions", "wiki_pages", "tree_nodes", "chunk_windows")}
 
     def index(self, **kwargs: Any) -> RecallIndex:
         return RecallIndex.build(**self.tables(), **kwargs)

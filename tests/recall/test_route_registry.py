@@ -72,12 +72,12 @@ def test_declared_weights_and_tiers():
     assert SearchOptions(route_weights=()).weights() == {}
     tiers = {r.name: r.tier for r in routes.registered()}
     assert tiers["article_title"] is Tier.FALLBACK and tiers["tree_bm25"] is Tier.LEGACY
-    assert set(routes.vector_tables()) == {"chunk_vectors", "question_vectors"}
+    assert set(routes.vector_tables()) == {"chunk_vectors", "window_vectors", "question_vectors"}
 
 
 def test_a_vector_route_needs_its_declared_table(tmp_path):
     index = test_vectors.vector_index(tmp_path)
-    assert set(index.vectors) == {"chunk_vectors", "question_vectors"}
+    assert set(index.vectors) == {"chunk_vectors", "window_vectors", "question_vectors"}
     assert test_search.rows().index(vectors={"unknown_vectors": object()}).vectors == {}
 
 

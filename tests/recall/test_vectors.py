@@ -63,8 +63,14 @@ def vector_index(tmp_path):
         rows.questions.append(dict(question_id=f"a1:chunk-002:extra{i}", chunk_id="a1:chunk-002", article_id="a1",
                                    kb_id=ACME_KB, tenant="acme", position=3 + i, question=f"主从复制问题{i}",
                                    index_text=f"主从复制问题{i}"))
+    # every chunk is one window with the chunk's own vector (a chunk that fits in one window)
+    window_rows = []
+    for c, v in zip(rows.chunks, chunk_rows):
+        window_id = rows.window(c["chunk_id"], 0, c["content"])
+        window_rows.append({**v, "id": window_id})
     index = rows.index(
         vectors={"chunk_vectors": _vector_table(db, "chunk_vectors", chunk_rows),
+                 "window_vectors": _vector_table(db, "window_vectors", window_rows),
                  "question_vectors": _vector_table(db, "question_vectors", question_rows)},
     )
     return index
@@ -95,10 +101,12 @@ def test_vector_routes_search_only_the_scope_and_the_embedding_model(indexed):
 
 def test_a_chunk_found_only_through_a_question_shows_the_question(indexed):
     del indexed.vectors["chunk_vectors"]
+    del indexed.vectors["window_vectors"]
     embedder = FixedEmbedder({"zzzz": [0.8, 0.0, 0.2, 0.0]})
     result = search(indexed, "zzzz", scope=Scope(tenant="acme"), embedder=embedder, now=NOW,
                     cache=QueryVectorCache())
-    assert result.diagnostics["degraded"] == {"chunk_vector": "snapshot has no chunk_vectors table"}
+    assert result.diagnostics["degraded"] == {"chunk_vector": "snapshot has no chunk_vectors table",
+                                              "window_vector": "snapshot has no window_vectors table"}
     assert result.candidates and all(c.routes == ["question_vector"] for c in result.candidates)
     assert all(c.snippet.startswith("用户问法：") for c in result.candidates)
 
@@ -116,13 +124,14 @@ def test_failing_embedder_degrades_only_the_vector_routes(indexed):
                     cache=QueryVectorCache())
     degraded = result.diagnostics["degraded"]
     assert degraded == {"chunk_vector": "embedding endpoint unavailable",
+                        "window_vector": "embedding endpoint unavailable",
                         "question_vector": "embedding endpoint unavailable"}
     assert result.diagnostics["chunkBm25Keys"] and result.candidates
 
 
 def test_missing_embedder_degrades_vector_routes(indexed):
     result = search(indexed, QUERY, scope=Scope(tenant="acme"), now=NOW)
-    assert set(result.diagnostics["degraded"]) == {"chunk_vector", "question_vector"}
+    assert set(result.diagnostics["degraded"]) == {"chunk_vector", "window_vector", "question_vector"}
     assert result.candidates
 
 

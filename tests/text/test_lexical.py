@@ -21,7 +21,8 @@ def _tables():
     questions = to_table("questions", [{"question_id": "a1:chunk-001:q0", "chunk_id": "a1:chunk-001", "index_text": "怎么部署 Redis？"}])
     wiki = to_table("wiki_pages", [{"page_key": "entity-redis", "title": "Redis", "summary": "内存数据库", "content_md": "# Redis", "aliases": ["redis-server"]}])
     tree = to_table("tree_nodes", [{"node_key": "aa1-root", "title": "部署指南", "summary": "", "content": "导语"}])
-    return {"articles": articles, "chunks": chunks, "questions": questions, "wiki_pages": wiki, "tree_nodes": tree}
+    windows = to_table("chunk_windows", [{"window_id": "a1:chunk-001:w00", "chunk_id": "a1:chunk-001", "index_text": "部署指南\n安装\n下载"}])
+    return {"articles": articles, "chunks": chunks, "chunk_windows": windows, "questions": questions, "wiki_pages": wiki, "tree_nodes": tree}
 
 
 def test_documents_follow_the_reference_fields():
@@ -29,6 +30,7 @@ def test_documents_follow_the_reference_fields():
     assert docs[0] == ("部署指南 安装", "部署指南 › 安装", "部署指南\n安装\n下载并启动 Redis")
     assert docs[1] == ("Redis notes Persistence", "Redis notes › Persistence › AOF", "Redis notes\nAOF rewrite")
     assert list(lexical.documents("question", _tables())) == [("部署指南 安装", "部署指南 › 安装", "怎么部署 Redis？")]
+    assert list(lexical.documents("window", _tables())) == [("部署指南 安装", "部署指南 › 安装", "部署指南\n安装\n下载")]
     assert list(lexical.documents("wiki", _tables())) == [("Redis", "内存数据库", "# Redis\nentity-redis redis-server")]
 
 

@@ -16,12 +16,16 @@ from petrichor_serving.recall.routes import (
     question_vector,
     tree_bm25,
     wiki,
+    window_bm25,
+    window_vector,
 )
 from petrichor_serving.recall.routes.base import Route, RouteContext, RouteQuery, Tier, VectorTable
 
 ROUTES: tuple[Route, ...] = (
+    window_vector.ROUTE,
     chunk_vector.ROUTE,
     question_vector.ROUTE,
+    window_bm25.ROUTE,
     chunk_bm25.ROUTE,
     question_bm25.ROUTE,
     article_title.ROUTE,
@@ -35,6 +39,8 @@ QUESTION_VECTOR = question_vector.NAME
 CHUNK_BM25 = chunk_bm25.NAME
 QUESTION_BM25 = question_bm25.NAME
 WIKI = wiki.NAME
+WINDOW_VECTOR = window_vector.NAME
+WINDOW_BM25 = window_bm25.NAME
 
 
 def registered() -> tuple[Route, ...]:
@@ -59,5 +65,5 @@ def vector_tables() -> dict[str, VectorTable]:
 
 __all__ = [
     "CHUNK_BM25", "CHUNK_VECTOR", "QUESTION_BM25", "QUESTION_VECTOR", "ROUTES", "WIKI", "Route", "RouteContext",
-    "RouteQuery", "Tier", "VectorTable", "default_weights", "registered", "switchable", "vector_tables",
+    "RouteQuery", "Tier", "VectorTable", "WINDOW_BM25", "WINDOW_VECTOR", "default_weights", "registered", "switchable", "vector_tables",
 ]

@@ -28,6 +28,8 @@ class RouteContext:
     access: Access
     fingerprint: str | None
     """The query embedder's fingerprint: vector routes compare only with vectors of the same model."""
+    parent_score: str = "max"
+    """How window routes score a chunk from its windows (`parents.PARENT_SCORES`)."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ class VectorTable:
     name: str
     """The manifest's vector table name, e.g. `chunk_vectors`."""
     rows: str
-    """The `RecallIndex` table (`chunks`, `questions`, ...) whose `row_of` maps the vector ids."""
+    """The `RecallIndex` table (`chunks`, `windows`, `questions`) whose `row_of` maps the vector ids."""
 
 
 @dataclass(frozen=True)

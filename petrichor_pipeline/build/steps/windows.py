@@ -1,0 +1,58 @@
+"""The `chunk_windows` step: each chunk's child windows (`text.windows`) with their index texts.
+
+Windows are cut from the article's normalised text at the chunks' offsets, so an article is rebuilt
+exactly when its chunks are, or when the windowing rules change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from petrichor_pipeline.build.context import BuildContext
+from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult
+from petrichor_pipeline.build.steps.common import chunks_by_article, run_articles
+from petrichor_pipeline.contract import SCHEMAS
+from petrichor_pipeline.text.index_text import index_text
+from petrichor_pipeline.text.normalize import normalize_text, sha256_hex
+from petrichor_pipeline.text.windows import OVERLAP_CHARS, WINDOW_CHARS, WINDOW_VERSION, chunk_windows, heading_paths, window_key
+
+WINDOWS_KEY = f"windows-v{WINDOW_VERSION}:{WINDOW_CHARS}/{OVERLAP_CHARS}"
+
+
+def window_rows(art: dict[str, Any], chunk_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The window rows of one article's chunks; a one-window chunk's index text is the chunk's own."""
+    text = normalize_text(art["content"])
+    paths = heading_paths(text, art["title"])
+    rows = []
+    for c in chunk_rows:
+        for w in chunk_windows(text, c["start"], c["end"], tuple(c["heading_path"] or ()), paths):
+            embed_text = index_text(art["title"], w.heading_path, w.content)
+            rows.append(
+                {
+                    "window_id": f"{c['chunk_id']}:{window_key(w.position)}",
+                    "chunk_id": c["chunk_id"],
+                    "article_id": art["article_id"],
+                    "kb_id": art["kb_id"],
+                    "tenant": art["tenant"],
+                    "position": w.position,
+                    "heading_path": list(w.heading_path),
+                    "content": w.content,
+                    "start": w.start,
+                    "end": w.end,
+                    "index_text": embed_text,
+                    "content_hash": sha256_hex(embed_text),
+                }
+            )
+    return rows
+
+
+def windows_step(ctx: BuildContext, bucket: str) -> BucketResult:
+    chunks = chunks_by_article(ctx, bucket)
+
+    def build(art: dict[str, Any]) -> ArticleOutput:
+        return ArticleOutput(window_rows(art, chunks.get(art["article_id"], [])))
+
+    def key(art: dict[str, Any]) -> str:
+        return f"{art['article_version']}|{art['source_sha256']}|{ctx.chunk_key}|{WINDOWS_KEY}|{art['tenant']}|{art['kb_id']}"
+
+    return run_articles(ctx, "chunk_windows", bucket, SCHEMAS["chunk_windows"], key, build)
