@@ -3,7 +3,9 @@
 Each route off in turn, both question routes off together, the local rerank off, the rerank and the fusion
 as the reference has them (every query token alike; question routes at full weight), the jieba tokenizer in
 place of bigrams (the recall index is rebuilt from the snapshot's tables; vector tables are shared), and
-the article-balancing stage keeping ten articles instead of three.
+the article-balancing stage keeping ten articles instead of three. For the child windows: the window routes
+alone with the text routes, the chunk routes alone (windows off), and the parent chunk scored by the sum of
+its best windows instead of the best one; the stages off together (what a naive hybrid does with windows).
 """
 
 from __future__ import annotations
@@ -35,6 +37,46 @@ def variants() -> list[Variant]:
         Variant("questions_full_weight", "question routes weigh 1 in the fusion (the reference)", SearchOptions(route_weights=())),
         Variant("tokenizer_jieba", "jieba instead of bigram tokens for BM25, rerank and wiki", tokenizer="jieba"),
         Variant("articles_10", "article balancing keeps 10 articles instead of 3", SearchOptions(article_top_k=10)),
+        Variant("no_rewrite", "no sub-queries from the rewrite: the question alone (one embedding)", SearchOptions(rewrite=False)),
+        Variant("no_diversity", "near-duplicate test and per-article cap off", SearchOptions(diversity=False)),
+        Variant(
+            "no_windows",
+            "both window routes off (chunks matched as wholes)",
+            SearchOptions(disabled_routes=frozenset({routes.WINDOW_VECTOR, routes.WINDOW_BM25})),
+        ),
+        Variant(
+            "windows_not_chunks",
+            "window routes in place of the chunk routes",
+            SearchOptions(disabled_routes=frozenset({routes.CHUNK_VECTOR, routes.CHUNK_BM25})),
+        ),
+        Variant("parent_sum", "a chunk scores the sum of its two best windows, not the best", SearchOptions(parent_score="sum")),
+        Variant(
+            "windows_lean",
+            "window and chunk routes only, no rerank, 10 articles",
+            SearchOptions(
+                disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25, routes.WIKI}),
+                rerank=False,
+                article_top_k=10,
+            ),
+        ),
+        Variant(
+            "windows_only_lean",
+            "window routes only, no rerank, 10 articles",
+            SearchOptions(
+                disabled_routes=frozenset(
+                    {routes.QUESTION_VECTOR, routes.QUESTION_BM25, routes.WIKI, routes.CHUNK_VECTOR, routes.CHUNK_BM25}
+                ),
+                rerank=False,
+                article_top_k=10,
+            ),
+        ),
+        Variant(
+            "lean_articles_3",
+            "window and chunk routes only, no rerank, 3 articles",
+            SearchOptions(
+                disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25, routes.WIKI}), rerank=False
+            ),
+        ),
     ]
     return out
 

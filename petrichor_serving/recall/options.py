@@ -26,6 +26,10 @@ class SearchOptions:
     """False weighs every query token alike in the local rerank, as the reference does."""
     article_top_k: int = ARTICLE_TOP_K
     """How many articles the balancing stage keeps (a focused search keeps one regardless)."""
+    rewrite: bool = True
+    """False searches the question alone when the caller gives no sub-queries (one query embedding)."""
+    diversity: bool = True
+    """False skips the near-duplicate test and the per-article cap: the reranked list, backfilled, as is."""
     parent_score: str = "max"
     """How the window routes score a chunk from its windows: its best window (`max`) or the sum of its
     best few (`sum`)."""

@@ -21,7 +21,7 @@ from petrichor_pipeline.models.protocols import Embedder
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.balance import PER_ARTICLE_TOP_K, select_articles
-from petrichor_serving.recall.diversity import MAX_PER_ARTICLE, select_diverse
+from petrichor_serving.recall.diversity import MAX_PER_ARTICLE, DiverseSelection, select_diverse
 from petrichor_serving.recall.fusion import FUSION_TOP_K, fuse
 from petrichor_serving.recall.hits import Hit, Window
 from petrichor_serving.recall.index import RecallIndex
@@ -208,7 +208,7 @@ def search(
     started = time.perf_counter()
     run = _Run()
 
-    texts = build_queries(query, sub_queries)
+    texts = build_queries(query, sub_queries) if options.rewrite or sub_queries else [query]
     ctx = RouteContext(index, index.access(scope, now), embedder.fingerprint if embedder else None, options.parent_score)
     run.timed("access", started)
     active = [r for r in routes.registered() if options.runs(r.name) and (r.focused or not focused)]
@@ -232,7 +232,14 @@ def search(
     max_per_article = limit if focused else MAX_PER_ARTICLE
     # backfill from the article stage first, then from the rest of the fused list (seed §9.4), per-article cap kept
     backfill = stage.hits + [h for h in fused if h.key not in {s.key for s in stage.hits}]
-    selection = select_diverse(reranked, limit, max_per_article, backfill=backfill, tokenize=tokenize)
+    if options.diversity:
+        selection = select_diverse(reranked, limit, max_per_article, backfill=backfill, tokenize=tokenize)
+    else:
+        selection = DiverseSelection(limit, limit)
+        first: dict[str, Hit] = {}
+        for hit in [*reranked, *backfill]:
+            first.setdefault(hit.key, hit)
+        selection.hits = list(first.values())[:limit]
     run.timed("diversity", stage_started)
     run.timed("total", started)
 
