@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 KEYS = {
     "articles": ("article_id",),
     "chunks": ("chunk_id",),
+    "chunk_windows": ("window_id",),
     "questions": ("question_id",),
     "tree_nodes": ("node_key",),
     "wiki_pages": ("kb_id", "tenant", "page_key"),

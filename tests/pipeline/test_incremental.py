@@ -51,11 +51,14 @@ def test_one_changed_article_rebuilds_only_its_bucket(built_corpus, tmp_path, mo
 
     after = current_version(data)
     assert after != before
-    old_hashes = {r["content_hash"] for t in ("chunks", "questions") for r in snapshot_rows(data, t, before)}
-    new_texts = {r["content_hash"] for t in ("chunks", "questions") for r in snapshot_rows(data, t, after) if r["article_id"] == aid}
+    embedded = ("chunks", "chunk_windows", "questions")
+    old_hashes = {r["content_hash"] for t in embedded for r in snapshot_rows(data, t, before)}
+    new_texts = {r["content_hash"] for t in embedded for r in snapshot_rows(data, t, after) if r["article_id"] == aid}
     assert summary["embedded_texts"] == len(new_texts - old_hashes) > 0  # only its new texts were embedded
+    windows = snapshot_rows(data, "chunk_windows", after)
+    assert {w["chunk_id"] for w in windows} == {c["chunk_id"] for c in snapshot_rows(data, "chunks", after)}
 
-    for table in ("articles", "chunks", "questions", "tree_nodes"):
+    for table in ("articles", "chunks", "chunk_windows", "questions", "tree_nodes"):
         old = [r for r in snapshot_rows(data, table, before) if r["article_id"] != aid]
         new = [r for r in snapshot_rows(data, table, after) if r["article_id"] != aid]
         assert old == new, table
