@@ -70,6 +70,30 @@ def variants() -> list[Variant]:
                 article_top_k=10,
             ),
         ),
+        Variant("sub_queries_half", "the rewrite's sub-queries weigh 0.5 in the fusion", SearchOptions(sub_query_weight=0.5)),
+        Variant("articles_by_best", "balancing ranks articles by their best hit alone", SearchOptions(article_rank_weights=(1.0,))),
+        Variant("no_rewrite_articles_10", "no rewrite, balancing keeps 10 articles", SearchOptions(rewrite=False, article_top_k=10)),
+        Variant(
+            "no_rewrite_no_questions",
+            "no rewrite, both question routes off",
+            SearchOptions(rewrite=False, disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25})),
+        ),
+        Variant(
+            "no_rewrite_no_questions_no_wiki",
+            "no rewrite, question routes and wiki off",
+            SearchOptions(rewrite=False, disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25, routes.WIKI})),
+        ),
+        Variant(
+            "no_rewrite_no_question_bm25",
+            "no rewrite, the question BM25 route off",
+            SearchOptions(rewrite=False, disabled_routes=frozenset({routes.QUESTION_BM25})),
+        ),
+        Variant("no_rewrite_route_top_30", "no rewrite, 30 hits per route", SearchOptions(rewrite=False, route_top_k=30)),
+        Variant(
+            "no_rewrite_no_windows",
+            "no rewrite, window routes off",
+            SearchOptions(rewrite=False, disabled_routes=frozenset({routes.WINDOW_VECTOR, routes.WINDOW_BM25})),
+        ),
         Variant(
             "lean_articles_3",
             "window and chunk routes only, no rerank, 3 articles",

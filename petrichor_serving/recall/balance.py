@@ -13,7 +13,8 @@ from petrichor_serving.recall.hits import Hit
 
 ARTICLE_TOP_K = 3
 PER_ARTICLE_TOP_K = 4
-_RANK_WEIGHTS = (1.0, 0.35, 0.15)
+RANK_WEIGHTS = (1.0, 0.35, 0.15)
+"""An article's score: its best hits' fused scores weighted by these, best first."""
 _ROUTE_BONUS = 1e-6
 
 
@@ -25,16 +26,19 @@ class ArticleStage:
 
 
 def select_articles(
-    hits: Sequence[Hit], article_top_k: int = ARTICLE_TOP_K, per_article_top_k: int = PER_ARTICLE_TOP_K
+    hits: Sequence[Hit],
+    article_top_k: int = ARTICLE_TOP_K,
+    per_article_top_k: int = PER_ARTICLE_TOP_K,
+    rank_weights: Sequence[float] = RANK_WEIGHTS,
 ) -> ArticleStage:
     groups: dict[str, list[Hit]] = {}
     for hit in hits:
         groups.setdefault(hit.article_key, []).append(hit)
 
     def group_score(items: list[Hit]) -> float:
-        best = sorted((h.score for h in items), reverse=True)[: len(_RANK_WEIGHTS)]
+        best = sorted((h.score for h in items), reverse=True)[: len(rank_weights)]
         agreement = max(len(h.routes) for h in items) * _ROUTE_BONUS
-        return sum(w * s for w, s in zip(_RANK_WEIGHTS, best)) + agreement
+        return sum(w * s for w, s in zip(rank_weights, best)) + agreement
 
     # dict order is first appearance, and sorted() is stable: ties go to the article seen first
     ranked = sorted(groups.items(), key=lambda kv: -group_score(kv[1]))[:article_top_k]

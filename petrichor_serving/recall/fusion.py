@@ -26,14 +26,21 @@ def _display_rank(hit: Hit) -> int:
 
 
 def fuse(
-    groups: Sequence[Sequence[Hit]], limit: int = FUSION_TOP_K, weights: Mapping[str, float] | None = None
+    groups: Sequence[Sequence[Hit]],
+    limit: int = FUSION_TOP_K,
+    weights: Mapping[str, float] | None = None,
+    group_weights: Sequence[float] | None = None,
 ) -> list[Hit]:
     """Merge by `Hit.key`; the result's `score` is the RRF sum, `routes` the union in first-seen order.
     Sorted by score, ties to the hit more routes agree on, then to first appearance. `weights` scale a
-    route's contributions (by the route that produced the list; 1 when absent)."""
+    route's contributions (by the route that produced the list; 1 when absent); `group_weights`, when given,
+    is each list's own weight instead."""
     merged: dict[str, Hit] = {}
-    for group in groups:
-        weight = weights.get(group[0].routes[0], 1.0) if weights and group and group[0].routes else 1.0
+    for n, group in enumerate(groups):
+        if group_weights is not None:
+            weight = group_weights[n]
+        else:
+            weight = weights.get(group[0].routes[0], 1.0) if weights and group and group[0].routes else 1.0
         for rank, hit in enumerate(group):
             entry = merged.get(hit.key)
             if entry is None:

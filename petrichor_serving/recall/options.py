@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from petrichor_serving.recall import routes
-from petrichor_serving.recall.balance import ARTICLE_TOP_K
+from petrichor_serving.recall.balance import ARTICLE_TOP_K, RANK_WEIGHTS
+from petrichor_serving.recall.routes.base import ROUTE_TOP_K
 from petrichor_serving.recall.routes.parents import PARENT_SCORES
 
 
@@ -26,6 +27,12 @@ class SearchOptions:
     """False weighs every query token alike in the local rerank, as the reference does."""
     article_top_k: int = ARTICLE_TOP_K
     """How many articles the balancing stage keeps (a focused search keeps one regardless)."""
+    article_rank_weights: tuple[float, ...] = RANK_WEIGHTS
+    """How the balancing stage scores an article from its best fused hits."""
+    sub_query_weight: float = 1.0
+    """Fusion weight of the lists a rewritten sub-query adds, beside the question's own lists at 1."""
+    route_top_k: int = ROUTE_TOP_K
+    """Hits each route returns per query into the fusion."""
     rewrite: bool = True
     """False searches the question alone when the caller gives no sub-queries (one query embedding)."""
     diversity: bool = True

@@ -101,6 +101,8 @@ class _Run:
 
     def __init__(self) -> None:
         self.groups: list[tuple[Route, list[Hit]]] = []
+        self.primary: list[bool] = []
+        """Per group: whether it answers the question itself rather than a rewritten sub-query."""
         self.legacy = False
         self.degraded: dict[str, str] = {}
         self.timings: defaultdict[str, float] = defaultdict(float)
@@ -115,6 +117,7 @@ class _Run:
         self.timings[route.name] += (time.perf_counter() - started) * 1000
         if hits:
             self.groups.append((route, hits))
+            self.primary.append(query.primary)
         return hits
 
     def timed(self, name: str, started: float) -> None:
@@ -213,12 +216,17 @@ def search(
     run.timed("access", started)
     active = [r for r in routes.registered() if options.runs(r.name) and (r.focused or not focused)]
     vectors = _embed_queries(run, embedder, texts, index, cache, active)
-    queries = [RouteQuery(q, tokenize(q), vectors.get(q)) for q in texts]
+    queries = [RouteQuery(q, tokenize(q), vectors.get(q), top_k=options.route_top_k, primary=i == 0) for i, q in enumerate(texts)]
     _recall(run, ctx, queries, active)
 
     stage_started = time.perf_counter()
-    fused = fuse([hits for _, hits in run.groups], FUSION_TOP_K, options.weights())
-    stage = select_articles(fused, 1 if focused else options.article_top_k, PER_ARTICLE_TOP_K)
+    route_weights = options.weights()
+    group_weights = [
+        route_weights.get(route.name, 1.0) * (1.0 if primary else options.sub_query_weight)
+        for (route, _), primary in zip(run.groups, run.primary)
+    ]
+    fused = fuse([hits for _, hits in run.groups], FUSION_TOP_K, group_weights=group_weights)
+    stage = select_articles(fused, 1 if focused else options.article_top_k, PER_ARTICLE_TOP_K, options.article_rank_weights)
     run.timed("fusion", stage_started)
 
     stage_started = time.perf_counter()

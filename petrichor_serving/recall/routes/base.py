@@ -42,6 +42,8 @@ class RouteQuery:
     vector: np.ndarray | None = None
     """The query embedding; None without an embedder (vector routes are then skipped)."""
     top_k: int = ROUTE_TOP_K
+    primary: bool = True
+    """False for a rewritten sub-query, whose lists the fusion may weigh less."""
 
 
 class Tier(Enum):
