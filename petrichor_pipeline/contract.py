@@ -23,6 +23,14 @@ import pyarrow.parquet as pq
 SCHEMA_VERSION = 1
 CURRENT_FILE = "CURRENT"
 MANIFEST_FILE = "manifest.json"
+OFFLINE_CHAT_PREFIX = "offline:"
+"""How the deterministic offline model's chat fingerprint starts. Serving tells its generated questions (too
+literal to earn a retrieval route, measured in docs/evaluation.md) from a configured model's by it."""
+
+
+def generated_by_model(chat_fingerprint: str | None) -> bool:
+    """Whether an article's questions, wiki and summaries came from a configured model, not the offline one."""
+    return bool(chat_fingerprint) and not chat_fingerprint.startswith(OFFLINE_CHAT_PREFIX)
 
 _str = pa.string()
 _strs = pa.list_(pa.string())

@@ -1,6 +1,6 @@
 """Ablation variants: Petrichor's search with one stage switched off or swapped, on the same snapshot.
 
-Each route off in turn, both question routes off together, the local rerank off, the rerank and the fusion
+Each route off in turn, the question routes on over offline questions (they are off by default there), both question routes off together, the local rerank off, the rerank and the fusion
 as the reference has them (every query token alike; question routes at full weight), the jieba tokenizer in
 place of bigrams (the recall index is rebuilt from the snapshot's tables; vector tables are shared), and
 the article-balancing stage keeping ten articles instead of three. For the child windows: the window routes
@@ -25,7 +25,13 @@ class Variant:
 
 
 def variants() -> list[Variant]:
-    out = [Variant(f"no_{r}", f"{r} route off", SearchOptions(disabled_routes=frozenset({r}))) for r in routes.switchable()]
+    def off(r: str) -> SearchOptions:
+        # a question route is off by default over offline questions: its own variant keeps the other one on
+        mode = "always" if r in routes.QUESTION_ROUTES else "model"
+        return SearchOptions(disabled_routes=frozenset({r}), question_routes=mode)
+
+    out = [Variant(f"no_{r}", f"{r} route off", off(r)) for r in routes.switchable()]
+    out.append(Variant("questions_on", "the question routes on whoever wrote the questions", SearchOptions(question_routes="always")))
     out += [
         Variant(
             "no_questions",
@@ -34,7 +40,7 @@ def variants() -> list[Variant]:
         ),
         Variant("no_rerank", "local rerank off", SearchOptions(rerank=False)),
         Variant("rerank_uniform", "rerank weighs every query token alike (the reference)", SearchOptions(rerank_idf=False)),
-        Variant("questions_full_weight", "question routes weigh 1 in the fusion (the reference)", SearchOptions(route_weights=())),
+        Variant("questions_full_weight", "question routes weigh 1 in the fusion (the reference)", SearchOptions(route_weights=(), question_routes="always")),
         Variant("tokenizer_jieba", "jieba instead of bigram tokens for BM25, rerank and wiki", tokenizer="jieba"),
         Variant("articles_10", "article balancing keeps 10 articles instead of 3", SearchOptions(article_top_k=10)),
         Variant("no_rewrite", "no sub-queries from the rewrite: the question alone (one embedding)", SearchOptions(rewrite=False)),

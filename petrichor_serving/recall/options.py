@@ -14,6 +14,9 @@ from petrichor_serving.recall.routes.base import ROUTE_TOP_K
 from petrichor_serving.recall.routes.parents import PARENT_SCORES
 
 
+QUESTION_ROUTE_MODES = ("model", "always")
+
+
 @dataclass(frozen=True)
 class SearchOptions:
     disabled_routes: frozenset[str] = frozenset()
@@ -31,6 +34,10 @@ class SearchOptions:
     """How the balancing stage scores an article from its best fused hits."""
     sub_query_weight: float = 1.0
     """Fusion weight of the lists a rewritten sub-query adds, beside the question's own lists at 1."""
+    question_routes: str = "model"
+    """`model`: the question routes run only over a snapshot whose questions a configured model wrote (the
+    offline model's are near-copies of chunk sentences; with them every set measured lost recall);
+    `always`: whoever wrote them."""
     route_top_k: int = ROUTE_TOP_K
     """Hits each route returns per query into the fusion."""
     rewrite: bool = True
@@ -46,12 +53,18 @@ class SearchOptions:
         unknown = set(self.disabled_routes) - set(names)
         if unknown:
             raise ValueError(f"unknown routes {sorted(unknown)}; expected some of {list(names)}")
+        if self.question_routes not in QUESTION_ROUTE_MODES:
+            raise ValueError(f"question_routes must be one of {QUESTION_ROUTE_MODES}")
         if self.parent_score not in PARENT_SCORES:
             raise ValueError(f"parent_score must be one of {PARENT_SCORES}")
         if self.article_top_k < 1:
             raise ValueError("article_top_k must be at least 1")
 
-    def runs(self, route: str) -> bool:
+    def runs(self, route: str, model_questions: bool = True) -> bool:
+        """Whether `route` takes part; `model_questions` says whether the snapshot's questions came from a
+        configured model."""
+        if route in routes.QUESTION_ROUTES and self.question_routes == "model" and not model_questions:
+            return False
         return route not in self.disabled_routes
 
     def weights(self) -> dict[str, float]:

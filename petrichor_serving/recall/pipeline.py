@@ -214,7 +214,8 @@ def search(
     texts = build_queries(query, sub_queries) if options.rewrite or sub_queries else [query]
     ctx = RouteContext(index, index.access(scope, now), embedder.fingerprint if embedder else None, options.parent_score)
     run.timed("access", started)
-    active = [r for r in routes.registered() if options.runs(r.name) and (r.focused or not focused)]
+    model_questions = index.articles.model_questions
+    active = [r for r in routes.registered() if options.runs(r.name, model_questions) and (r.focused or not focused)]
     vectors = _embed_queries(run, embedder, texts, index, cache, active)
     queries = [RouteQuery(q, tokenize(q), vectors.get(q), top_k=options.route_top_k, primary=i == 0) for i, q in enumerate(texts)]
     _recall(run, ctx, queries, active)

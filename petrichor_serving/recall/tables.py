@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pyarrow as pa
 
+from petrichor_pipeline.contract import generated_by_model
 from petrichor_pipeline.text.lexical import wiki_extra
 from petrichor_serving.recall.hits import normalize_knowledge_text
 
@@ -56,6 +57,8 @@ class Articles:
     """visibility == "public" and not password protected (expiry is checked per request)."""
     expires: list[datetime | None]
     row_of: dict[str, int] = field(repr=False)
+    model_questions: bool = False
+    """Some article's generated questions came from a configured model (`contract.generated_by_model`)."""
 
     @classmethod
     def from_arrow(cls, table: pa.Table) -> "Articles":
@@ -74,6 +77,9 @@ class Articles:
             shareable=np.array([v == "public" and not p for v, p in zip(visibility, protected)], dtype=bool),
             expires=[parse_expiry(v) for v in _col(table, "share_expires_at")],
             row_of={a: i for i, a in enumerate(ids)},
+            model_questions=any(generated_by_model(fp) for fp in _col(table, "chat_fingerprint"))
+            if "chat_fingerprint" in table.column_names
+            else False,
         )
 
 

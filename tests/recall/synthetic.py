@@ -13,6 +13,9 @@ from petrichor_pipeline.text.index_text import index_text
 from petrichor_serving.recall import RecallIndex
 
 
+MODEL_FINGERPRINT = "openai:test-model:1"
+
+
 @dataclass
 class SnapshotRows:
     articles: list[dict[str, Any]] = field(default_factory=list)
@@ -33,13 +36,15 @@ class SnapshotRows:
         share_expires_at: str | None = None,
         password_protected: bool = False,
         sections: list[tuple[tuple[str, ...], str, list[str]]] = (),
+        chat_fingerprint: str = MODEL_FINGERPRINT,
     ) -> None:
-        """An article with one chunk per (heading_path, content, questions) section and a tree node each."""
+        """An article with one chunk per (heading_path, content, questions) section and a tree node each;
+        its questions count as a configured model's unless `chat_fingerprint` says otherwise."""
         self.articles.append(
             dict(
                 article_id=article_id, kb_id=kb, title=title, tenant=tenant, visibility=visibility,
                 share_expires_at=share_expires_at, password_protected=password_protected,
-                content="\n\n".join(content for _, content, _ in sections),
+                chat_fingerprint=chat_fingerprint, content="\n\n".join(content for _, content, _ in sections),
             )
         )
         self.tree_nodes.append(

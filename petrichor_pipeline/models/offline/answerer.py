@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Sequence
 
+from petrichor_pipeline.contract import OFFLINE_CHAT_PREFIX
 from petrichor_pipeline.models.offline.answers import answer
 from petrichor_pipeline.models.prompts import ANSWER, PROMPT_VERSION
 from petrichor_pipeline.models.protocols import CallContext, EvidenceText, UsageMeter, UsageRecord
@@ -23,7 +24,7 @@ class OfflineAnswerer:
     Calls are metered like endpoint calls (no tokens), so build summaries count them the same way.
     """
 
-    fingerprint = f"offline:{OFFLINE_VERSION}:{PROMPT_VERSION}"
+    fingerprint = f"{OFFLINE_CHAT_PREFIX}{OFFLINE_VERSION}:{PROMPT_VERSION}"
 
     def __init__(self, meter: UsageMeter | None = None):
         self._meter = meter

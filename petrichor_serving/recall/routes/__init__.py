@@ -41,6 +41,7 @@ QUESTION_BM25 = question_bm25.NAME
 WIKI = wiki.NAME
 WINDOW_VECTOR = window_vector.NAME
 WINDOW_BM25 = window_bm25.NAME
+QUESTION_ROUTES = frozenset({QUESTION_VECTOR, QUESTION_BM25})
 
 
 def registered() -> tuple[Route, ...]:
@@ -64,6 +65,6 @@ def vector_tables() -> dict[str, VectorTable]:
 
 
 __all__ = [
-    "CHUNK_BM25", "CHUNK_VECTOR", "QUESTION_BM25", "QUESTION_VECTOR", "ROUTES", "WIKI", "Route", "RouteContext",
+    "CHUNK_BM25", "CHUNK_VECTOR", "QUESTION_BM25", "QUESTION_ROUTES", "QUESTION_VECTOR", "ROUTES", "WIKI", "Route", "RouteContext",
     "RouteQuery", "Tier", "VectorTable", "WINDOW_BM25", "WINDOW_VECTOR", "default_weights", "registered", "switchable", "vector_tables",
 ]
