@@ -76,6 +76,9 @@ class Settings:
     vision: ModelEndpoint = field(default_factory=ModelEndpoint)
     limits: BuildLimits = field(default_factory=BuildLimits)
     keep_snapshots: int = 5
+    history_keep_days: float = 30.0
+    """How long an article version no retained snapshot or stored answer cites any more stays resolvable
+    (`PETRICHOR_HISTORY_KEEP_DAYS`); a version still cited is never collected."""
     reload_interval_s: float = 2.0
     lexical_tokenizer: str = "bigram"
     """BM25 tokenizer of published snapshots: "bigram" (the spec's rule) or "jieba"."""
@@ -138,6 +141,7 @@ def load_settings() -> Settings:
             max_file_bytes=_env_int("PETRICHOR_MAX_FILE_BYTES", 5 * 1024 * 1024),
         ),
         keep_snapshots=_env_int("PETRICHOR_KEEP_SNAPSHOTS", 5),
+        history_keep_days=_env_float("PETRICHOR_HISTORY_KEEP_DAYS", 30.0),
         reload_interval_s=_env_float("PETRICHOR_RELOAD_INTERVAL", 2.0),
         lexical_tokenizer=os.environ.get("PETRICHOR_TOKENIZER", "bigram").strip() or "bigram",
         embed_enabled=os.environ.get("PETRICHOR_EMBED", "on").strip().lower() not in ("off", "0", "false", "none"),

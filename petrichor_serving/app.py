@@ -16,6 +16,7 @@ from starlette.applications import Starlette
 from petrichor_serving import schema
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document
+from petrichor_serving.history import CitationRef, resolve_citation
 from petrichor_serving.services import Services
 
 
@@ -29,7 +30,7 @@ async def snapshot_status(call: Call) -> dict[str, Any]:
 
 
 async def knowledge_search(call: Call, body: schema.SearchRequest) -> dict[str, Any]:
-    snap = call.snapshot()
+    snap = call.snapshot(body.snapshot_version)
     scope = call.scope(kb_ids=body.kb_ids, article_id=body.article_id)
     return await asyncio.to_thread(
         tools.search, snap, scope, body.query, embedder=call.services.embedder, limit=body.limit, sub_queries=body.sub_queries
@@ -50,7 +51,10 @@ async def knowledge_read(call: Call, body: schema.ReadRequest) -> dict[str, Any]
 
 
 async def _answer(call: Call, body: schema.ChatRequest, *, public: bool) -> dict[str, Any]:
-    snap = call.snapshot()
+    snap = call.snapshot(body.snapshot_version)
+    if public and snap is not call.services.store.current:
+        # an older snapshot may still hold shares withdrawn since: public answers read today's shares only
+        raise HttpError(400, "public answers use the current snapshot only")
     scope = call.scope(kb_ids=body.kb_ids, article_id=None if public else body.article_id)
     doc = await asyncio.to_thread(
         loop.answer,
@@ -82,6 +86,24 @@ async def trace(call: Call) -> dict[str, Any]:
     if found is None:
         raise HttpError(404, "trace not found")
     return found.to_json()
+
+
+async def snapshots(call: Call) -> dict[str, Any]:
+    return call.services.retained.listing()
+
+
+async def _resolve(call: Call, query: schema.CitationQuery) -> dict[str, Any]:
+    ref = CitationRef(query.article_id, query.article_version, query.start, query.end)
+    scope = call.scope(kb_ids=None)
+    return resolve_citation(call.services.store, call.services.store.current, scope, ref)
+
+
+async def citation_resolve(call: Call, query: schema.CitationQuery) -> dict[str, Any]:
+    return await _resolve(call, query)
+
+
+async def public_citation_resolve(call: Call, query: schema.CitationQuery) -> dict[str, Any]:
+    return await _resolve(call, query)
 
 
 async def openapi(call: Call) -> dict[str, Any]:
@@ -119,6 +141,24 @@ ENDPOINTS: list[Endpoint] = [
         secured=False,
     ),
     Endpoint("GET", "/api/traces/{trace_id}", trace, "One agent run: tool calls, locators, timings, stop reason (its own caller only)", schema.TraceResponse),
+    Endpoint("GET", "/api/snapshots", snapshots, "The retained snapshots a search or chat may name as `snapshot_version`", schema.SnapshotsResponse),
+    Endpoint(
+        "GET",
+        "/api/citations/resolve",
+        citation_resolve,
+        "The exact text a citation quoted, from its article version (also after the article changed)",
+        schema.CitationResponse,
+        query=schema.CitationQuery,
+    ),
+    Endpoint(
+        "GET",
+        "/api/public/citations/resolve",
+        public_citation_resolve,
+        "A citation's quoted text, for articles shared publicly today",
+        schema.CitationResponse,
+        query=schema.CitationQuery,
+        secured=False,
+    ),
     Endpoint("GET", "/openapi.json", openapi, "This document", schema.OpenAPIResponse, secured=False),
 ]
 OPENAPI = openapi_document(ENDPOINTS)

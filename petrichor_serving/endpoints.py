@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from petrichor_serving.agent.tools import ToolError
 from petrichor_serving.auth import LOCAL, Principal, public_scope
+from petrichor_serving.history import HistoryError
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.schema import MAX_BODY_BYTES, ErrorResponse
 from petrichor_serving.services import Services
@@ -43,7 +44,10 @@ class Call:
     principal: Principal | None
     """None on an anonymous endpoint: the scope is public shares only."""
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, version: str | None = None) -> Snapshot:
+        """The current snapshot, or the retained one `version` names (404 when it is not retained)."""
+        if version is not None:
+            return self.services.retained.get(version)
         snap = self.services.store.current
         if snap is None:
             raise HttpError(503, "no snapshot is loaded yet: run `petrichor build`")
@@ -74,18 +78,25 @@ class Endpoint:
     request: type[BaseModel] | None = None
     secured: bool = True
     """Needs an API key when a key file is configured; False: anonymous, public shares only."""
+    query: type[BaseModel] | None = None
+    """A GET endpoint's query parameters, validated like a body and passed to the handler in its place."""
 
     def route(self) -> Route:
         async def endpoint(request: Request) -> JSONResponse:
             try:
                 services: Services = request.app.state.services
-                body = _validated(self.request, await _json_body(request)) if self.request else None
+                if self.request:
+                    body = _validated(self.request, await _json_body(request))
+                else:
+                    body = _validated(self.query, dict(request.query_params)) if self.query else None
                 call = Call(request, services, _principal(services, request) if self.secured else None)
-                reply = await (self.handler(call, body) if self.request else self.handler(call))
+                reply = await (self.handler(call, body) if body is not None else self.handler(call))
                 return JSONResponse(reply)
             except HttpError as exc:
                 return JSONResponse({"error": exc.message}, status_code=exc.status)
             except ToolError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=exc.status)
+            except HistoryError as exc:
                 return JSONResponse({"error": str(exc)}, status_code=exc.status)
 
         endpoint.__name__ = self.handler.__name__
@@ -155,6 +166,7 @@ def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
         }
         if e.request:
             op["requestBody"] = {"required": True, "content": {"application/json": {"schema": refs[(e.request, "validation")]}}}
+        if e.request or e.query:
             errors = dict(_ERRORS)
             if e.secured:
                 errors[401] = "Missing or invalid API key"
@@ -162,6 +174,12 @@ def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
             for status, text in sorted(errors.items()):
                 op["responses"][str(status)] = {"description": text, "content": {"application/json": {"schema": error}}}
             op["security"] = [{"apiKey": []}] if e.secured else []
+        if e.query:
+            params = e.query.model_json_schema()
+            op["parameters"] = [
+                {"name": name, "in": "query", "required": name in params.get("required", []), "schema": prop}
+                for name, prop in params["properties"].items()
+            ]
         paths.setdefault(e.path, {})[e.method.lower()] = op
     return {
         "openapi": "3.1.0",

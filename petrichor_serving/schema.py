@@ -42,6 +42,9 @@ Text = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS), AfterV
 """A question, query or id: at most 8,000 characters as sent, trimmed, not blank."""
 Names = Annotated[str | list[str], AfterValidator(_as_list)]
 """One string or a list of strings; handlers always see a list."""
+SnapshotVersion = Annotated[
+    str | None, Field(description="answer against this retained snapshot (`GET /api/snapshots`); default the current one")
+]
 
 
 def _alias(*names: str) -> Any:
@@ -67,6 +70,7 @@ class SearchRequest(Request):
     sub_queries: Annotated[Names, AfterValidator(lambda qs: qs[:MAX_SUB_QUERIES]), Field(description=f"only the first {MAX_SUB_QUERIES} are searched")] | None = Field(
         None, validation_alias=_alias("sub_queries", "subQueries")
     )
+    snapshot_version: SnapshotVersion = None
 
 
 class OutlineRequest(Request):
@@ -125,8 +129,28 @@ class ChatRequest(Request):
         default_factory=list, description=f"earlier turns: at most {MAX_HISTORY_ITEMS} items and {MAX_HISTORY_CHARS} characters"
     )
 
+    snapshot_version: SnapshotVersion = None
+
     def turns(self) -> list[dict[str, str]]:
         return [t.model_dump() for t in self.history]
+
+
+class CitationQuery(BaseModel):
+    """`GET /api/citations/resolve` parameters: a citation's article, version and offsets (query strings, so
+    numbers are parsed from text)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    article_id: Text
+    article_version: Text
+    start: Annotated[int, Field(ge=0)]
+    end: Annotated[int, Field(ge=1)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "CitationQuery":
+        if self.end <= self.start:
+            raise ValueError("end must be greater than start")
+        return self
 
 
 class ErrorResponse(BaseModel):
@@ -216,6 +240,26 @@ class TraceResponse(BaseModel):
     steps: list[dict[str, Any]] = Field(description="tool calls: tool, arguments, returned locators, ms, error")
     stop_reason: str
     dropped_citations: list[dict[str, Any]]
+
+
+class CitationResponse(BaseModel):
+    quote: str = Field(description="exactly content[start:end] of that article version")
+    article_id: str
+    article_version: str
+    title: str
+    heading_path: list[str]
+
+
+class RetainedSnapshot(BaseModel):
+    version: str
+    created_at: str
+    current: bool
+    article_count: int
+    chunk_count: int
+
+
+class SnapshotsResponse(BaseModel):
+    snapshots: list[RetainedSnapshot]
 
 
 class OpenAPIResponse(BaseModel):
