@@ -79,6 +79,9 @@ class Settings:
     history_keep_days: float = 30.0
     """How long an article version no retained snapshot or stored answer cites any more stays resolvable
     (`PETRICHOR_HISTORY_KEEP_DAYS`); a version still cited is never collected."""
+    history_pin_days: float = 30.0
+    """A stored trace's pin older than this (`PETRICHOR_HISTORY_PIN_DAYS`) is dropped: traces live in a server's
+    memory, and a server that stopped without unpinning leaves its pins behind."""
     reload_interval_s: float = 2.0
     lexical_tokenizer: str = "bigram"
     """BM25 tokenizer of published snapshots: "bigram" (the spec's rule) or "jieba"."""
@@ -142,6 +145,7 @@ def load_settings() -> Settings:
         ),
         keep_snapshots=_env_int("PETRICHOR_KEEP_SNAPSHOTS", 5),
         history_keep_days=_env_float("PETRICHOR_HISTORY_KEEP_DAYS", 30.0),
+        history_pin_days=_env_float("PETRICHOR_HISTORY_PIN_DAYS", 30.0),
         reload_interval_s=_env_float("PETRICHOR_RELOAD_INTERVAL", 2.0),
         lexical_tokenizer=os.environ.get("PETRICHOR_TOKENIZER", "bigram").strip() or "bigram",
         embed_enabled=os.environ.get("PETRICHOR_EMBED", "on").strip().lower() not in ("off", "0", "false", "none"),

@@ -5,7 +5,7 @@ read side in `contract`), so a citation's `article_version` and offsets still re
 is edited or deleted and its snapshots are collected. Publishing touches each record it references, so a
 record's modification time is the last time a published snapshot cited it. Collection keeps every version
 a retained snapshot or a pin (`history/pins/`, written by serving for its stored traces) cites, and an
-uncited one for `history_keep_days` after it was last cited.
+uncited one for `history_keep_days` after it was last cited; a pin counts for `history_pin_days` at most.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def _snapshot_versions(snapshots_dir: Path) -> set[str]:
 
 
 def _pinned_versions(data_dir: Path, oldest: float) -> set[str]:
-    """Versions the pins cite; a pin older than `oldest` belongs to a trace long gone and is removed."""
+    """Versions the pins cite; a pin older than `oldest` was left by a server long gone and is removed."""
     cited: set[str] = set()
     pins = history_dir(data_dir) / PINS_DIR
     if not pins.exists():
@@ -93,10 +93,11 @@ def _pinned_versions(data_dir: Path, oldest: float) -> set[str]:
     return cited
 
 
-def collect_history(data_dir: Path, snapshots_dir: Path, keep_days: float, *, now: float | None = None) -> list[str]:
+def collect_history(data_dir: Path, snapshots_dir: Path, keep_days: float, pin_days: float, *, now: float | None = None) -> list[str]:
     """Remove the article versions no retained snapshot or pin cites and none cited within `keep_days`."""
-    oldest = (time.time() if now is None else now) - keep_days * DAY_S
-    cited = _snapshot_versions(snapshots_dir) | _pinned_versions(data_dir, oldest)
+    now = time.time() if now is None else now
+    oldest = now - keep_days * DAY_S
+    cited = _snapshot_versions(snapshots_dir) | _pinned_versions(data_dir, now - pin_days * DAY_S)
     root = history_dir(data_dir) / "articles"
     removed: list[str] = []
     if not root.exists():

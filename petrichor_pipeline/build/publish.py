@@ -165,5 +165,5 @@ def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stat
     record_articles(ctx.settings.data_dir, tables["articles"], tables["chunks"])  # before CURRENT can point at them
     publish(snaps, manifest)
     removed = collect_garbage(snaps, ctx.settings.keep_snapshots)
-    forgotten = collect_history(ctx.settings.data_dir, snaps, ctx.settings.history_keep_days)
+    forgotten = collect_history(ctx.settings.data_dir, snaps, ctx.settings.history_keep_days, ctx.settings.history_pin_days)
     return PublishResult(manifest, removed, removed_article_versions=forgotten, seconds=time.perf_counter() - started)
