@@ -39,8 +39,10 @@ def screenshot_path(tmp_path: Path, name: str) -> Path:
     return tmp_path / name
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Per module, so a session fixture (the corpus build, which runs Dagster) is never set up inside
+    Playwright's running event loop."""
     if not CHROMIUM.exists():
         pytest.skip(f"no browser: {CHROMIUM} is missing (apt-get install -y chromium)")
     try:
@@ -72,9 +74,7 @@ class Served:
 
 @pytest.fixture(scope="session")
 def served(built_corpus, tmp_path_factory):
-    """The app over the bundled corpus with a key file (the `globex-key` reads tenant globex), on uvicorn.
-
-    Tests name it before `page`, so the corpus is built before Playwright's event loop starts."""
+    """The app over the bundled corpus with a key file (the `globex-key` reads tenant globex), on uvicorn."""
     import uvicorn
 
     from petrichor_pipeline.config import load_settings
@@ -107,3 +107,17 @@ def served(built_corpus, tmp_path_factory):
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+
+
+_SPENT: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if "browser" in report.keywords:
+        _SPENT[report.nodeid] = _SPENT.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """One line CI can quote: how long the browser tests took (set-up, including the corpus build, counted)."""
+    if _SPENT:
+        terminalreporter.write_line(f"browser tests: {len(_SPENT)} in {sum(_SPENT.values()):.1f}s")
