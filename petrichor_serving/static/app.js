@@ -103,6 +103,7 @@ function markerButton(citation) {
 // Offsets are code points into the article's content (the server counts as Python does), not UTF-16 units.
 async function openCitation(citation, publicMode) {
   const base = publicMode ? "/api/public/articles/" : "/api/articles/";
+  $("article").setAttribute("aria-busy", "true");
   try {
     const url = `${base}${encodeURIComponent(citation.article_id)}?chunk_id=${encodeURIComponent(citation.chunk_id)}`;
     const doc = await getJson(url, publicMode);
@@ -120,6 +121,8 @@ async function openCitation(citation, publicMode) {
     if (doc.article_version !== citation.article_version) $("status").textContent = `${t("articleVersion")}: ${citation.article_version} → ${doc.article_version}`;
   } catch (err) {
     $("status").textContent = err.message;
+  } finally {
+    $("article").setAttribute("aria-busy", "false");
   }
 }
 

@@ -24,14 +24,15 @@ def _ask(page, question: str, path: str) -> dict:
     return doc
 
 
-def _open(page, marker: int, *, keyboard: bool = False) -> None:
-    button = page.locator(f"#answer button.marker[data-marker='{marker}']").first
+def _open(page, citation: dict, *, keyboard: bool = False) -> None:
+    """Open a citation from its marker in the answer (a click, or focus and Enter) and wait for its article."""
+    button = page.locator(f"#answer button.marker[data-marker='{citation['marker']}']").first
     if keyboard:
         button.focus()
         page.keyboard.press("Enter")
     else:
         button.click()
-    page.wait_for_function("m => document.getElementById('highlight')?.closest('#article:not([hidden])') && true", arg=marker)
+    page.wait_for_selector("#article[aria-busy='false']:not([hidden])")  # set busy by the click itself
 
 
 def test_a_clicked_citation_highlights_exactly_its_quote(served, page, tmp_path):
@@ -43,8 +44,7 @@ def test_a_clicked_citation_highlights_exactly_its_quote(served, page, tmp_path)
     shown = [int(m) for m in page.locator("#answer button.marker").evaluate_all("bs => bs.map(b => b.dataset.marker)")]
     assert shown and set(shown) <= {c["marker"] for c in doc["citations"]}
     for i, citation in enumerate(c for c in doc["citations"] if c["marker"] in shown):
-        _open(page, citation["marker"], keyboard=i % 2 == 1)
-        page.wait_for_function("q => document.getElementById('highlight').textContent === q", arg=citation["quote"])
+        _open(page, citation, keyboard=i % 2 == 1)
         assert page.text_content("#highlight") == citation["quote"]
         assert page.get_attribute("#article", "data-article-id") == citation["article_id"]
         assert page.text_content("#article-version") == citation["article_version"]
@@ -57,7 +57,7 @@ def test_a_clicked_citation_highlights_exactly_its_quote(served, page, tmp_path)
     )
     assert page.locator("#trace-list .tool").all_text_contents() == [s["tool"] for s in trace["steps"]] != []
     assert page.evaluate("localStorage.getItem('petrichor.apiKey')") == GLOBEX_KEY
-    _open(page, doc["citations"][0]["marker"])
+    _open(page, doc["citations"][0])
     page.locator("#highlight").scroll_into_view_if_needed()
     page.screenshot(path=str(screenshot_path(tmp_path, "qa-page.png")), full_page=True)
 
@@ -93,8 +93,8 @@ def test_public_mode_never_shows_a_private_article(served, page):
         doc = _ask(page, question, "/api/public/qa/chat")
         cited |= {c["article_id"] for c in doc["citations"]}
         for c in doc["citations"]:
-            _open(page, c["marker"])
-            page.wait_for_function("q => document.getElementById('highlight').textContent === q", arg=c["quote"])
+            _open(page, c)
+            assert page.text_content("#highlight") == c["quote"]
             assert page.get_attribute("#article", "data-article-id") in public_ids
         text = page.inner_text("main")
         for a in private:
