@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 
-from petrichor_serving import schema
+from petrichor_serving import articles, schema, webpage
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document
 from petrichor_serving.history import CitationRef, resolve_citation
@@ -140,6 +140,15 @@ ENDPOINTS: list[Endpoint] = [
         schema.ChatRequest,
         secured=False,
     ),
+    Endpoint("GET", "/api/articles/{article_id}", articles.article, "One article's text, versions and (`?chunk_id=`) heading path, within the key's scope", schema.ArticleResponse),
+    Endpoint(
+        "GET",
+        "/api/public/articles/{article_id}",
+        articles.public_article,
+        "One public share's text and versions (anonymous)",
+        schema.ArticleResponse,
+        secured=False,
+    ),
     Endpoint("GET", "/api/traces/{trace_id}", trace, "One agent run: tool calls, locators, timings, stop reason (its own caller only)", schema.TraceResponse),
     Endpoint("GET", "/api/snapshots", snapshots, "The retained snapshots a search or chat may name as `snapshot_version`", schema.SnapshotsResponse),
     Endpoint(
@@ -173,6 +182,6 @@ def create_app(services: Services, *, watch: bool = True) -> Starlette:
         yield
         services.store.stop()
 
-    app = Starlette(routes=[e.route() for e in ENDPOINTS], lifespan=lifespan)
+    app = Starlette(routes=[e.route() for e in ENDPOINTS] + webpage.routes(), lifespan=lifespan)
     app.state.services = services
     return app

@@ -228,6 +228,18 @@ class AnswerResponse(BaseModel):
     stop_reason: str = Field(description='"answered", "budget", "no_progress", "nothing_found", "model_error" or "offline_fallback"')
 
 
+class ArticleResponse(BaseModel):
+    """An article as `GET /api/articles/{article_id}` returns it: citation offsets index `content` in code points."""
+
+    article_id: str
+    article_version: str
+    kb_id: str
+    title: str
+    content: str
+    heading_path: list[str] | None = Field(None, description="the heading path of `?chunk_id=` when that chunk is in this article")
+    snapshot_version: str
+
+
 class TraceResponse(BaseModel):
     """A run as `GET /api/traces/{trace_id}` returns it: to the principal that made it only."""
 
