@@ -12,10 +12,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.routing import Route
 
-from petrichor_serving import schema
+from petrichor_serving import openai_api, schema
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document
+from petrichor_serving.mcp_server import HttpMcp
 from petrichor_serving.services import Services
 
 
@@ -125,14 +127,18 @@ OPENAPI = openapi_document(ENDPOINTS)
 
 
 def create_app(services: Services, *, watch: bool = True) -> Starlette:
+    mcp = HttpMcp(services)
+
     @asynccontextmanager
     async def lifespan(app: Starlette):
         services.store.refresh()
         if watch:
             services.store.watch(services.settings.reload_interval_s)
-        yield
+        async with mcp.lifespan():
+            yield
         services.store.stop()
 
-    app = Starlette(routes=[e.route() for e in ENDPOINTS], lifespan=lifespan)
+    routes = [e.route() for e in ENDPOINTS] + openai_api.ROUTES + [Route("/mcp", mcp, methods=["GET", "POST", "DELETE"])]
+    app = Starlette(routes=routes, lifespan=lifespan)
     app.state.services = services
     return app

@@ -79,8 +79,8 @@ class Endpoint:
         async def endpoint(request: Request) -> JSONResponse:
             try:
                 services: Services = request.app.state.services
-                body = _validated(self.request, await _json_body(request)) if self.request else None
-                call = Call(request, services, _principal(services, request) if self.secured else None)
+                body = validated(self.request, await json_body(request)) if self.request else None
+                call = Call(request, services, principal_of(services, request) if self.secured else None)
                 reply = await (self.handler(call, body) if self.request else self.handler(call))
                 return JSONResponse(reply)
             except HttpError as exc:
@@ -92,7 +92,7 @@ class Endpoint:
         return Route(self.path, endpoint, methods=[self.method])
 
 
-async def _json_body(request: Request) -> Any:
+async def json_body(request: Request) -> Any:
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise HttpError(413, f"request body over {MAX_BODY_BYTES} bytes")
@@ -108,7 +108,7 @@ async def _json_body(request: Request) -> Any:
     return data
 
 
-def _validated(model: type[BaseModel], data: dict[str, Any]) -> BaseModel:
+def validated(model: type[BaseModel], data: dict[str, Any]) -> BaseModel:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -124,7 +124,7 @@ def validation_message(exc: ValidationError) -> str:
     return message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 1] + "…"
 
 
-def _principal(services: Services, request: Request) -> Principal:
+def principal_of(services: Services, request: Request) -> Principal:
     if services.keys is None:
         return LOCAL
     principal = services.keys.authenticate(request.headers.get("authorization"))
