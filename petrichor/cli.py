@@ -1,4 +1,4 @@
-"""`petrichor`: build, search, ask, serve, eval. `--json` prints one JSON document on stdout; logs go to stderr."""
+"""`petrichor`: build, search, ask, serve, mcp, eval. `--json` prints one JSON document on stdout; logs go to stderr."""
 
 from __future__ import annotations
 
