@@ -31,6 +31,7 @@ from petrichor_serving.agent import loop
 from petrichor_serving.agent.tools import ToolError
 from petrichor_serving.endpoints import Call, HttpError, json_body, principal_of, validation_message
 from petrichor_serving.services import Services
+from petrichor_serving.snapshot import Snapshot
 
 MODEL = "petrichor"
 """The model for the key's whole scope; `petrichor/<kb_id>` narrows it to one knowledge base."""
@@ -69,18 +70,19 @@ async def _call(request: Request) -> Call:
         raise OpenAIError(exc.status, exc.message) from None
 
 
-def _created(call: Call) -> int:
-    try:
-        return int(datetime.fromisoformat(call.snapshot().manifest.created_at).timestamp())
-    except ValueError:
-        return 0
-
-
-def _snapshot(call: Call):
+def _snapshot(call: Call) -> Snapshot:
     try:
         return call.snapshot()
     except HttpError as exc:
         raise OpenAIError(exc.status, exc.message) from None
+
+
+def _created(call: Call) -> int:
+    """A model's `created`: when the served snapshot was published."""
+    try:
+        return int(datetime.fromisoformat(_snapshot(call).manifest.created_at).timestamp())
+    except (TypeError, ValueError):
+        return 0
 
 
 def visible_models(call: Call) -> list[str]:
