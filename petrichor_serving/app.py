@@ -12,12 +12,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.routing import Route
 
 from petrichor_serving import openai_api, schema
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document
-from petrichor_serving.mcp_server import HttpMcp
+from petrichor_serving.mcp_server import HttpMcp, http_endpoint
 from petrichor_serving.services import Services
 
 
@@ -121,6 +120,19 @@ ENDPOINTS: list[Endpoint] = [
         secured=False,
     ),
     Endpoint("GET", "/api/traces/{trace_id}", trace, "One agent run: tool calls, locators, timings, stop reason (its own caller only)", schema.TraceResponse),
+    Endpoint("GET", "/v1/models", openai_api.list_models, "OpenAI-compatible: the key's knowledge-base scopes as models", schema.ModelListResponse, raw=True, error=schema.OpenAIErrorResponse),
+    Endpoint(
+        "POST",
+        "/v1/chat/completions",
+        openai_api.chat_completions,
+        "OpenAI-compatible cited answer, streamed with `stream: true`; citations in `choices[0].message.citations`",
+        schema.ChatCompletionResponse,
+        schema.ChatCompletionRequest,
+        raw=True,
+        error=schema.OpenAIErrorResponse,
+    ),
+    Endpoint("POST", "/mcp", http_endpoint, "MCP over streamable HTTP: knowledge_search, knowledge_outline, knowledge_read, knowledge_read_many", schema.McpMessage, schema.McpMessage, raw=True),
+    Endpoint("GET", "/mcp", http_endpoint, "MCP over streamable HTTP: the server-to-client event stream", schema.McpMessage, raw=True),
     Endpoint("GET", "/openapi.json", openapi, "This document", schema.OpenAPIResponse, secured=False),
 ]
 OPENAPI = openapi_document(ENDPOINTS)
@@ -138,7 +150,7 @@ def create_app(services: Services, *, watch: bool = True) -> Starlette:
             yield
         services.store.stop()
 
-    routes = [e.route() for e in ENDPOINTS] + openai_api.ROUTES + [Route("/mcp", mcp, methods=["GET", "POST", "DELETE"])]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=[e.route() for e in ENDPOINTS], lifespan=lifespan)
     app.state.services = services
+    app.state.mcp = mcp
     return app

@@ -74,8 +74,15 @@ class Endpoint:
     request: type[BaseModel] | None = None
     secured: bool = True
     """Needs an API key when a key file is configured; False: anonymous, public shares only."""
+    raw: bool = False
+    """An endpoint with its own wire format (OpenAI's `/v1`, MCP): the handler is a Starlette endpoint or an
+    ASGI app that reads the request, authenticates and answers itself; the table still declares it."""
+    error: type[BaseModel] = ErrorResponse
 
     def route(self) -> Route:
+        if self.raw:
+            return Route(self.path, self.handler, methods=[self.method])
+
         async def endpoint(request: Request) -> JSONResponse:
             try:
                 services: Services = request.app.state.services
@@ -144,7 +151,7 @@ _ERRORS = {
 def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
     """OpenAPI 3.1 from the endpoint table: request and response schemas come from `schema`'s models."""
     models = {(e.request, "validation") for e in endpoints if e.request} | {(e.response, "serialization") for e in endpoints}
-    models.add((ErrorResponse, "serialization"))
+    models |= {(e.error, "serialization") for e in endpoints}
     refs, defs = models_json_schema(sorted(models, key=lambda m: (m[0].__name__, m[1])), ref_template="#/components/schemas/{model}")
     paths: dict[str, Any] = {}
     for e in endpoints:
@@ -158,7 +165,7 @@ def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
             errors = dict(_ERRORS)
             if e.secured:
                 errors[401] = "Missing or invalid API key"
-            error = refs[(ErrorResponse, "serialization")]
+            error = refs[(e.error, "serialization")]
             for status, text in sorted(errors.items()):
                 op["responses"][str(status)] = {"description": text, "content": {"application/json": {"schema": error}}}
             op["security"] = [{"apiKey": []}] if e.secured else []

@@ -162,3 +162,15 @@ class HttpMcp:
             await JSONResponse({"error": exc.message}, status_code=exc.status, headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
             return
         await self._asgi(scope, receive, send)
+
+
+class _AppMcp:
+    """The `/mcp` entry of the endpoint table: hands the request to the app's own `HttpMcp`."""
+
+    __name__ = "mcp"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await scope["app"].state.mcp(scope, receive, send)
+
+
+http_endpoint = _AppMcp()

@@ -24,7 +24,6 @@ from typing import Any, AsyncIterator
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from petrichor_serving import schema
 from petrichor_serving.agent import loop
@@ -224,10 +223,3 @@ async def chat_completions(request: Request) -> Response:
         return JSONResponse(_completion(doc, body.model, created))
     except OpenAIError as exc:
         return _error_response(exc)
-
-
-ROUTES = [
-    Route("/v1/models", list_models, methods=["GET"]),
-    Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-]
-"""Mounted beside the `ENDPOINTS` table: these follow OpenAI's wire format, not Petrichor's `{"error": ...}`."""

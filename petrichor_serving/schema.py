@@ -194,6 +194,44 @@ class ErrorResponse(BaseModel):
     error: str
 
 
+class OpenAIErrorResponse(BaseModel):
+    """`/v1` errors, in OpenAI's shape: `{"error": {"message", "type", "param", "code"}}`."""
+
+    error: dict[str, str | None]
+
+
+class ModelListResponse(BaseModel):
+    """`GET /v1/models`: `petrichor` and one `petrichor/<kb_id>` per knowledge base the key may read."""
+
+    object: Literal["list"]
+    data: list[dict[str, Any]]
+
+
+class ChatCompletionResponse(BaseModel):
+    """A `chat.completion` (or, with `stream`, server-sent `chat.completion.chunk`s ending in `[DONE]`); the
+    citations in `choices[0].message.citations` (streamed: `choices[0].delta.citations` of the last chunk)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    object: str
+    created: int
+    model: str
+    choices: list[dict[str, Any]]
+    petrichor: dict[str, Any] = Field(description="trace_id, snapshot_version, stop_reason")
+
+
+class McpMessage(BaseModel):
+    """A JSON-RPC message of the Model Context Protocol (streamable HTTP transport)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    jsonrpc: Literal["2.0"]
+    method: str | None = None
+    id: int | str | None = None
+    params: dict[str, Any] | None = None
+
+
 class HealthResponse(BaseModel):
     status: str
     snapshot_version: str | None
