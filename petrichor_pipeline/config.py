@@ -71,6 +71,8 @@ class Settings:
     data_dir: Path
     corpus_dir: Path
     api_keys_file: Path | None = None
+    api_key: str | None = None
+    """`PETRICHOR_API_KEY`: the key `petrichor mcp` (stdio) acts as; its scope comes from the key file."""
     chat: ModelEndpoint = field(default_factory=ModelEndpoint)
     embed: ModelEndpoint = field(default_factory=ModelEndpoint)
     vision: ModelEndpoint = field(default_factory=ModelEndpoint)
@@ -135,6 +137,7 @@ def load_settings() -> Settings:
         data_dir=Path(os.environ.get("PETRICHOR_DATA", "./data")),
         corpus_dir=Path(os.environ.get("PETRICHOR_CORPUS", "./data/corpus")),
         api_keys_file=Path(keys) if keys else None,
+        api_key=os.environ.get("PETRICHOR_API_KEY", "").strip() or None,
         chat=replace(_endpoint("PETRICHOR_LLM"), response_format=_response_format_mode()),
         embed=_endpoint("PETRICHOR_EMBED"),
         vision=_endpoint("PETRICHOR_VISION", pick_provider=False),

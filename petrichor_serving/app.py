@@ -13,10 +13,11 @@ from typing import Any
 
 from starlette.applications import Starlette
 
-from petrichor_serving import articles, schema, webpage
+from petrichor_serving import articles, openai_api, schema, webpage
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document
 from petrichor_serving.history import CitationRef, resolve_citation
+from petrichor_serving.mcp_server import HttpMcp, http_endpoint
 from petrichor_serving.services import Services
 
 
@@ -168,20 +169,37 @@ ENDPOINTS: list[Endpoint] = [
         query=schema.CitationQuery,
         secured=False,
     ),
+    Endpoint("GET", "/v1/models", openai_api.list_models, "OpenAI-compatible: the key's knowledge-base scopes as models", schema.ModelListResponse, raw=True, error=schema.OpenAIErrorResponse),
+    Endpoint(
+        "POST",
+        "/v1/chat/completions",
+        openai_api.chat_completions,
+        "OpenAI-compatible cited answer, streamed with `stream: true`; citations in `choices[0].message.citations`",
+        schema.ChatCompletionResponse,
+        schema.ChatCompletionRequest,
+        raw=True,
+        error=schema.OpenAIErrorResponse,
+    ),
+    Endpoint("POST", "/mcp", http_endpoint, "MCP over streamable HTTP: knowledge_search, knowledge_outline, knowledge_read, knowledge_read_many", schema.McpMessage, schema.McpMessage, raw=True),
+    Endpoint("GET", "/mcp", http_endpoint, "MCP over streamable HTTP: the server-to-client event stream", schema.McpMessage, raw=True),
     Endpoint("GET", "/openapi.json", openapi, "This document", schema.OpenAPIResponse, secured=False),
 ]
 OPENAPI = openapi_document(ENDPOINTS)
 
 
 def create_app(services: Services, *, watch: bool = True) -> Starlette:
+    mcp = HttpMcp(services)
+
     @asynccontextmanager
     async def lifespan(app: Starlette):
         services.store.refresh()
         if watch:
             services.store.watch(services.settings.reload_interval_s)
-        yield
+        async with mcp.lifespan():
+            yield
         services.store.stop()
 
     app = Starlette(routes=[e.route() for e in ENDPOINTS] + webpage.routes(), lifespan=lifespan)
     app.state.services = services
+    app.state.mcp = mcp
     return app

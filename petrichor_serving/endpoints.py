@@ -80,16 +80,23 @@ class Endpoint:
     """Needs an API key when a key file is configured; False: anonymous, public shares only."""
     query: type[BaseModel] | None = None
     """A GET endpoint's query parameters, validated like a body and passed to the handler in its place."""
+    raw: bool = False
+    """An endpoint with its own wire format (OpenAI's `/v1`, MCP): the handler is a Starlette endpoint or an
+    ASGI app that reads the request, authenticates and answers itself; the table still declares it."""
+    error: type[BaseModel] = ErrorResponse
 
     def route(self) -> Route:
+        if self.raw:
+            return Route(self.path, self.handler, methods=[self.method])
+
         async def endpoint(request: Request) -> JSONResponse:
             try:
                 services: Services = request.app.state.services
                 if self.request:
-                    body = _validated(self.request, await _json_body(request))
+                    body = validated(self.request, await json_body(request))
                 else:
-                    body = _validated(self.query, dict(request.query_params)) if self.query else None
-                call = Call(request, services, _principal(services, request) if self.secured else None)
+                    body = validated(self.query, dict(request.query_params)) if self.query else None
+                call = Call(request, services, principal_of(services, request) if self.secured else None)
                 reply = await (self.handler(call, body) if body is not None else self.handler(call))
                 return JSONResponse(reply)
             except HttpError as exc:
@@ -103,7 +110,7 @@ class Endpoint:
         return Route(self.path, endpoint, methods=[self.method])
 
 
-async def _json_body(request: Request) -> Any:
+async def json_body(request: Request) -> Any:
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise HttpError(413, f"request body over {MAX_BODY_BYTES} bytes")
@@ -119,7 +126,7 @@ async def _json_body(request: Request) -> Any:
     return data
 
 
-def _validated(model: type[BaseModel], data: dict[str, Any]) -> BaseModel:
+def validated(model: type[BaseModel], data: dict[str, Any]) -> BaseModel:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -135,7 +142,7 @@ def validation_message(exc: ValidationError) -> str:
     return message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 1] + "…"
 
 
-def _principal(services: Services, request: Request) -> Principal:
+def principal_of(services: Services, request: Request) -> Principal:
     if services.keys is None:
         return LOCAL
     principal = services.keys.authenticate(request.headers.get("authorization"))
@@ -155,7 +162,7 @@ _ERRORS = {
 def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
     """OpenAPI 3.1 from the endpoint table: request and response schemas come from `schema`'s models."""
     models = {(e.request, "validation") for e in endpoints if e.request} | {(e.response, "serialization") for e in endpoints}
-    models.add((ErrorResponse, "serialization"))
+    models |= {(e.error, "serialization") for e in endpoints}
     refs, defs = models_json_schema(sorted(models, key=lambda m: (m[0].__name__, m[1])), ref_template="#/components/schemas/{model}")
     paths: dict[str, Any] = {}
     for e in endpoints:
@@ -170,7 +177,7 @@ def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
             errors = dict(_ERRORS)
             if e.secured:
                 errors[401] = "Missing or invalid API key"
-            error = refs[(ErrorResponse, "serialization")]
+            error = refs[(e.error, "serialization")]
             for status, text in sorted(errors.items()):
                 op["responses"][str(status)] = {"description": text, "content": {"application/json": {"schema": error}}}
             op["security"] = [{"apiKey": []}] if e.secured else []

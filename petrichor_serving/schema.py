@@ -152,9 +152,107 @@ class CitationQuery(BaseModel):
             raise ValueError("end must be greater than start")
         return self
 
+class ContentPart(BaseModel):
+    """One part of an OpenAI message's content; only `text` parts carry a question."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    type: str
+    text: str | None = None
+
+
+class ChatMessage(BaseModel):
+    """An OpenAI chat message. System, developer and tool messages are accepted and ignored: the agent's
+    instructions and tools are its own."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[ContentPart] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, list):
+            return "".join(p.text or "" for p in self.content if p.type == "text")
+        return self.content or ""
+
+
+class ChatCompletionRequest(Request):
+    """`POST /v1/chat/completions`: the last message is the question, earlier user/assistant text the history.
+
+    Other OpenAI fields (temperature, max_tokens, tools, ...) are ignored. An OpenAI client resends the
+    whole conversation each turn, so the history keeps the most recent turns within the chat bounds
+    instead of refusing a long conversation."""
+
+    model: Text
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+
+    @model_validator(mode="after")
+    def _ends_with_a_question(self) -> "ChatCompletionRequest":
+        last = self.messages[-1]
+        if last.role != "user" or not last.text().strip():
+            raise ValueError("the last message must be a user message with text")
+        if len(last.text()) > MAX_QUESTION_CHARS:
+            raise ValueError(f"the last user message is over {MAX_QUESTION_CHARS} characters")
+        return self
+
+    def question(self) -> str:
+        return self.messages[-1].text().strip()
+
+    def turns(self) -> list[dict[str, str]]:
+        """The earlier user/assistant turns, newest kept first within the history bounds, in order."""
+        kept: list[dict[str, str]] = []
+        chars = 0
+        for m in reversed(self.messages[:-1]):
+            if m.role not in ("user", "assistant") or not m.text().strip():
+                continue
+            chars += len(m.text())
+            if len(kept) == MAX_HISTORY_ITEMS or chars > MAX_HISTORY_CHARS:
+                break
+            kept.append({"role": m.role, "content": m.text()})
+        return kept[::-1]
+
 
 class ErrorResponse(BaseModel):
     error: str
+
+
+class OpenAIErrorResponse(BaseModel):
+    """`/v1` errors, in OpenAI's shape: `{"error": {"message", "type", "param", "code"}}`."""
+
+    error: dict[str, str | None]
+
+
+class ModelListResponse(BaseModel):
+    """`GET /v1/models`: `petrichor` and one `petrichor/<kb_id>` per knowledge base the key may read."""
+
+    object: Literal["list"]
+    data: list[dict[str, Any]]
+
+
+class ChatCompletionResponse(BaseModel):
+    """A `chat.completion` (or, with `stream`, server-sent `chat.completion.chunk`s ending in `[DONE]`); the
+    citations in `choices[0].message.citations` (streamed: `choices[0].delta.citations` of the last chunk)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    object: str
+    created: int
+    model: str
+    choices: list[dict[str, Any]]
+    petrichor: dict[str, Any] = Field(description="trace_id, snapshot_version, stop_reason")
+
+
+class McpMessage(BaseModel):
+    """A JSON-RPC message of the Model Context Protocol (streamable HTTP transport)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    jsonrpc: Literal["2.0"]
+    method: str | None = None
+    id: int | str | None = None
+    params: dict[str, Any] | None = None
 
 
 class HealthResponse(BaseModel):
