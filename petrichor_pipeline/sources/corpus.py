@@ -24,6 +24,7 @@ from petrichor_pipeline.sources.errors import RejectedFile
 from petrichor_pipeline.sources.identity import article_id_of, article_version, bucket_of
 from petrichor_pipeline.sources.markdown import read_markdown
 from petrichor_pipeline.sources.pdf import PageTranscriber, read_pdf
+from petrichor_pipeline.text.limits import MAX_TITLE_CHARS, capped
 
 DEFAULT_TENANT = "default"
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -266,6 +267,7 @@ def _load_article(
         title, content, warnings = md.title, md.content, front.warnings
         tenant, visibility = front.tenant or kb.tenant, front.visibility
         expires, protected = front.share_expires_at, front.password_protected
+    title = capped(title, MAX_TITLE_CHARS)
     article_id = article_id_of(relpath)
     return SourceArticle(
         article_id=article_id,
