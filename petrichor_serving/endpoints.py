@@ -105,7 +105,18 @@ async def _json_body(request: Request) -> Any:
         raise HttpError(400, f"body is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise HttpError(400, "body must be a JSON object")
+    if b"\\u" in body and _has_lone_surrogate(data):
+        raise HttpError(400, "body holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is not text")
     return data
+
+
+def _has_lone_surrogate(data: Any) -> bool:
+    """Whether a `\\udXXX` escape left half a character anywhere in the body (it cannot be encoded back)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        return True
+    return False
 
 
 async def _bounded_body(request: Request) -> bytes:
@@ -169,14 +180,18 @@ def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
             "summary": e.summary,
             "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": refs[(e.response, "serialization")]}}}},
         }
+        errors: dict[int, str] = {}
         if e.request:
             op["requestBody"] = {"required": True, "content": {"application/json": {"schema": refs[(e.request, "validation")]}}}
             errors = dict(_ERRORS)
-            if e.secured:
-                errors[401] = "Missing or invalid API key"
-            error = refs[(ErrorResponse, "serialization")]
-            for status, text in sorted(errors.items()):
-                op["responses"][str(status)] = {"description": text, "content": {"application/json": {"schema": error}}}
+        elif e.secured:  # a secured GET reads one resource named in its path
+            errors = {404: _ERRORS[404]}
+        if e.secured:
+            errors[401] = "Missing or invalid API key"
+        error = refs[(ErrorResponse, "serialization")]
+        for status, text in sorted(errors.items()):
+            op["responses"][str(status)] = {"description": text, "content": {"application/json": {"schema": error}}}
+        if e.request or e.secured:
             op["security"] = [{"apiKey": []}] if e.secured else []
         paths.setdefault(e.path, {})[e.method.lower()] = op
     return {

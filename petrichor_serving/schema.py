@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from petrichor_serving.agent.tools import MAX_READ_MANY
 
@@ -43,6 +43,14 @@ def _as_list(value: str | list[str]) -> list[str]:
 Text = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS), AfterValidator(_non_blank)]
 """A question, query or id: at most 8,000 characters as sent, trimmed, not blank."""
 Id = Annotated[str, Field(max_length=MAX_ID_CHARS)]
+
+
+def _integral(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+WholeNumber = Annotated[int, BeforeValidator(_integral)]
+"""An integer as JSON Schema counts one: `5` or `5.0`, never `"5"`, `5.5` or `true`."""
 Names = Annotated[str | list[str], AfterValidator(_as_list)]
 """One string or a list of strings; handlers always see a list."""
 
@@ -66,7 +74,7 @@ class SearchRequest(Request):
     query: Text
     kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
     article_id: Id | None = None
-    limit: Annotated[int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), AfterValidator(lambda n: min(n, MAX_RESULTS))] = DEFAULT_RESULTS
+    limit: Annotated[int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), BeforeValidator(_integral), AfterValidator(lambda n: min(n, MAX_RESULTS))] = DEFAULT_RESULTS
     sub_queries: Annotated[Names, AfterValidator(lambda qs: qs[:MAX_SUB_QUERIES]), Field(description=f"only the first {MAX_SUB_QUERIES} are searched")] | None = Field(
         None, validation_alias=_alias("sub_queries", "subQueries")
     )
@@ -75,7 +83,7 @@ class SearchRequest(Request):
 class OutlineRequest(Request):
     article_id: Text = Field(validation_alias=_alias("article_id", "articleId"))
     kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
-    max_nodes: int = DEFAULT_OUTLINE_NODES
+    max_nodes: WholeNumber = DEFAULT_OUTLINE_NODES
 
 
 class Locator(BaseModel):

@@ -19,9 +19,10 @@ def hostile_build(tmp_path_factory: pytest.TempPathFactory) -> BuiltCorpus:
     return BuiltCorpus(data_dir=data_dir, corpus_dir=corpus, dagster_home=home, summary=summary)
 
 
-@pytest.fixture()
-def hostile_app(hostile_build: BuiltCorpus, monkeypatch: pytest.MonkeyPatch):
-    """The HTTP app over the hostile snapshot, in local mode (no key file)."""
+FUZZ_KEY = "hostile-fuzz-key"
+
+
+def _client(build: BuiltCorpus, monkeypatch: pytest.MonkeyPatch, keys=None):
     from starlette.testclient import TestClient
 
     from petrichor_pipeline.config import load_settings
@@ -30,13 +31,32 @@ def hostile_app(hostile_build: BuiltCorpus, monkeypatch: pytest.MonkeyPatch):
     from petrichor_serving.services import Services, ServingSettings
     from petrichor_serving.snapshot import SnapshotStore
 
-    isolated_env(monkeypatch, hostile_build.data_dir, hostile_build.corpus_dir, hostile_build.dagster_home)
+    isolated_env(monkeypatch, build.data_dir, build.corpus_dir, build.dagster_home)
     settings = load_settings()
     embedder = make_embedder(settings)
     store = SnapshotStore(settings.data_dir, embed_fingerprint=embedder.fingerprint)
-    services = Services(settings=ServingSettings(data_dir=settings.data_dir), store=store, keys=None, chat=make_answer_model(settings), embedder=embedder)
-    app = create_app(services, watch=False)
-    with TestClient(app) as client:
+    services = Services(settings=ServingSettings(data_dir=settings.data_dir), store=store, keys=keys, chat=make_answer_model(settings), embedder=embedder)
+    return TestClient(create_app(services, watch=False))
+
+
+@pytest.fixture()
+def hostile_app(hostile_build: BuiltCorpus, monkeypatch: pytest.MonkeyPatch):
+    """The HTTP app over the hostile snapshot, in local mode (no key file)."""
+    with _client(hostile_build, monkeypatch) as client:
+        yield client
+
+
+@pytest.fixture()
+def hostile_keyed_app(hostile_build: BuiltCorpus, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """The same app with a key file holding `FUZZ_KEY` (every knowledge base of the default tenant)."""
+    import hashlib
+    import json
+
+    from petrichor_serving.auth import KeyStore
+
+    key_file = tmp_path / "keys.json"
+    key_file.write_text(json.dumps({"keys": [{"sha256": hashlib.sha256(FUZZ_KEY.encode()).hexdigest(), "tenant": "default", "kbs": "*"}]}))
+    with _client(hostile_build, monkeypatch, KeyStore.load(key_file)) as client:
         yield client
 
 

@@ -57,7 +57,7 @@ def test_nothing_outside_the_corpus_is_published(hostile_build, hostile_app) -> 
     for table in snap.glob("*.parquet"):
         assert OUTSIDE_SECRET.encode() not in table.read_bytes(), table.name
     res = hostile_app.post("/api/knowledge/search", json={"query": "root OUTSIDESECRET bin bash", "limit": 20})
-    assert res.status_code == 200 and "OUTSIDESECRET" not in res.text
+    assert res.status_code == 200 and "OUTSIDESECRET" not in json.dumps(res.json()["candidates"])  # the query is echoed
 
 
 def test_titles_and_heading_paths_are_capped_and_storage_is_linear(hostile_build) -> None:
