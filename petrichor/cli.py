@@ -35,7 +35,17 @@ def _dagster_home() -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    _dagster_home()
+    from petrichor_pipeline.build.preflight import build_folders, write_problems
+    from petrichor_pipeline.config import load_settings
+
+    problems = write_problems(build_folders(load_settings()))
+    if not problems:
+        try:
+            _dagster_home()
+        except OSError as exc:
+            problems = [{"path": str(exc.filename or os.environ.get("DAGSTER_HOME", "dagster_home")), "reason": f"cannot write to this folder: {exc.strerror or exc}"}]
+    if problems:
+        return _build_refused(args, problems)
     logging.getLogger("dagster").setLevel(logging.ERROR)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -54,7 +64,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     with progress:
         summary = run_build(ctx, on_progress=on_progress)
-    doc = summary.to_json()
+    doc = _with_warning_details(summary.to_json())
     if args.json:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
     else:
@@ -73,10 +83,33 @@ def cmd_build(args: argparse.Namespace) -> int:
         for w in summary.warnings[:20]:
             out.print(f"[yellow]warning[/yellow] {w}")
         state = "published" if summary.published else "unchanged"
-        out.print(f"snapshot: {summary.snapshot_version} ({state}) in {summary.seconds:.1f}s")
+        failed = f" [red]— {a['failed']} file(s) failed, listed above[/red]" if a["failed"] else ""
+        out.print(f"snapshot: {summary.snapshot_version} ({state}) in {summary.seconds:.1f}s{failed}")
         if summary.failed_run:
             out.print(f"[red]build failed[/red]: {summary.failed_run}; the previous snapshot keeps serving")
     return 0 if summary.ok else 1
+
+
+def _with_warning_details(doc: dict[str, Any]) -> dict[str, Any]:
+    """The summary plus `warning_details`: each warning as `{path, message}` (path None when build-wide)."""
+    from petrichor_pipeline.build.incremental import split_warning
+
+    return {**doc, "warning_details": [split_warning(w) for w in doc["warnings"]]}
+
+
+def _build_refused(args: argparse.Namespace, problems: list[dict[str, str]]) -> int:
+    """A build that cannot start: the summary's shape with the folders in `errors`, exit 1, no traceback."""
+    from petrichor_pipeline.runner import BuildSummary
+
+    first = problems[0]
+    summary = BuildSummary(errors=problems, failed_run=f"cannot write to {first['path']}: {first['reason']}")
+    if args.json:
+        print(json.dumps(_with_warning_details(summary.to_json()), ensure_ascii=False, indent=2))
+    else:
+        for p in problems:
+            err.print(f"[red]error[/red] {p['path']}: {p['reason']}")
+        err.print("[red]build not started[/red]: nothing was written; the previous snapshot keeps serving")
+    return 1
 
 
 def _open_snapshot():

@@ -8,6 +8,7 @@ is one handler here plus one line in `ENDPOINTS`; its request and response model
 from __future__ import annotations
 
 import asyncio
+import re
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -27,7 +28,21 @@ async def healthz(call: Call) -> dict[str, Any]:
 
 
 async def snapshot_status(call: Call) -> dict[str, Any]:
-    return call.services.store.status()
+    """Anonymous, so no server path is shown: a refusal's paths become their last two parts."""
+    return _without_paths(call.services.store.status())
+
+
+_ABSOLUTE_PATH = re.compile(r"(?:[A-Za-z]:)?[/\\](?:[^\s'\"/\\:,;()]+[/\\])+([^\s'\"/\\:,;()]*)")
+
+
+def _without_paths(value: Any) -> Any:
+    if isinstance(value, str):
+        return _ABSOLUTE_PATH.sub(lambda m: ".../" + "/".join(re.split(r"[/\\]", m.group(0).rstrip("/\\"))[-2:]), value)
+    if isinstance(value, dict):
+        return {k: _without_paths(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_paths(v) for v in value]
+    return value
 
 
 async def knowledge_search(call: Call, body: schema.SearchRequest) -> dict[str, Any]:

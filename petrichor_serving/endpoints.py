@@ -100,30 +100,58 @@ class Endpoint:
                 reply = await (self.handler(call, body) if body is not None else self.handler(call))
                 return JSONResponse(reply)
             except HttpError as exc:
-                return JSONResponse({"error": exc.message}, status_code=exc.status)
+                return JSONResponse({"error": short_error(exc.message)}, status_code=exc.status)
             except ToolError as exc:
-                return JSONResponse({"error": str(exc)}, status_code=exc.status)
+                return JSONResponse({"error": short_error(str(exc))}, status_code=exc.status)
             except HistoryError as exc:
-                return JSONResponse({"error": str(exc)}, status_code=exc.status)
+                return JSONResponse({"error": short_error(str(exc))}, status_code=exc.status)
 
         endpoint.__name__ = self.handler.__name__
         return Route(self.path, endpoint, methods=[self.method])
 
 
+def short_error(message: str) -> str:
+    """An error text of at most `MAX_ERROR_CHARS`: messages may quote an id or a field, and input can be huge."""
+    return message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 1] + "…"
+
+
 async def json_body(request: Request) -> Any:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise HttpError(413, f"request body over {MAX_BODY_BYTES} bytes")
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        raise HttpError(413, f"request body over {MAX_BODY_BYTES} bytes")
+    body = await _bounded_body(request)
     try:
         data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise HttpError(400, f"body is not valid JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, an over-long integer, too deep a nesting
+        raise HttpError(400, f"body is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise HttpError(400, "body must be a JSON object")
+    if b"\\u" in body and _has_lone_surrogate(data):
+        raise HttpError(400, "body holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is not text")
     return data
+
+
+def _has_lone_surrogate(data: Any) -> bool:
+    """Whether a `\\udXXX` escape left half a character anywhere in the body (it cannot be encoded back)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        return True
+    return False
+
+
+async def _bounded_body(request: Request) -> bytes:
+    """The body, read as it streams and abandoned at `MAX_BODY_BYTES`: a chunked upload without a
+    Content-Length is never buffered past the cap."""
+    too_large = HttpError(413, f"request body over {MAX_BODY_BYTES} bytes")
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise too_large
+    parts: list[bytes] = []
+    size = 0
+    async for part in request.stream():
+        size += len(part)
+        if size > MAX_BODY_BYTES:
+            raise too_large
+        parts.append(part)
+    return b"".join(parts)
 
 
 def validated(model: type[BaseModel], data: dict[str, Any]) -> BaseModel:
@@ -138,8 +166,7 @@ def validation_message(exc: ValidationError) -> str:
     errors = exc.errors(include_input=False, include_url=False)
     field = ".".join(str(part) for part in errors[0]["loc"] if isinstance(part, (str, int)) and part not in ("str", "list[str]", "int"))
     same = [e["msg"] for e in errors if e["loc"][:1] == errors[0]["loc"][:1]]
-    message = f"{field or 'body'}: {' or '.join(dict.fromkeys(same))}"
-    return message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 1] + "…"
+    return short_error(f"{field or 'body'}: {' or '.join(dict.fromkeys(same))}")
 
 
 def principal_of(services: Services, request: Request) -> Principal:
@@ -171,15 +198,19 @@ def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
             "summary": e.summary,
             "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": refs[(e.response, "serialization")]}}}},
         }
+        errors: dict[int, str] = {}
         if e.request:
             op["requestBody"] = {"required": True, "content": {"application/json": {"schema": refs[(e.request, "validation")]}}}
         if e.request or e.query:
             errors = dict(_ERRORS)
-            if e.secured:
-                errors[401] = "Missing or invalid API key"
-            error = refs[(e.error, "serialization")]
-            for status, text in sorted(errors.items()):
-                op["responses"][str(status)] = {"description": text, "content": {"application/json": {"schema": error}}}
+        elif e.secured and not e.query:  # a secured GET reads one resource named in its path
+            errors = {404: _ERRORS[404]}
+        if e.secured:
+            errors[401] = "Missing or invalid API key"
+        error = refs[(e.error, "serialization")]
+        for status, text in sorted(errors.items()):
+            op["responses"][str(status)] = {"description": text, "content": {"application/json": {"schema": error}}}
+        if e.request or e.query or e.secured:
             op["security"] = [{"apiKey": []}] if e.secured else []
         if e.query:
             params = e.query.model_json_schema()

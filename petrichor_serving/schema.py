@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from petrichor_serving.agent.tools import MAX_READ_MANY
 
 MAX_BODY_BYTES = 512 * 1024
 MAX_QUESTION_CHARS = 8000
+MAX_ID_CHARS = 512
+"""A locator or id (article, chunk, page, node, knowledge base): far longer than any the build makes."""
 MAX_RESULTS = 20
 """A larger `limit` is capped, not refused."""
 MAX_SUB_QUERIES = 3
@@ -40,6 +42,15 @@ def _as_list(value: str | list[str]) -> list[str]:
 
 Text = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS), AfterValidator(_non_blank)]
 """A question, query or id: at most 8,000 characters as sent, trimmed, not blank."""
+Id = Annotated[str, Field(max_length=MAX_ID_CHARS)]
+
+
+def _integral(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+WholeNumber = Annotated[int, BeforeValidator(_integral)]
+"""An integer as JSON Schema counts one: `5` or `5.0`, never `"5"`, `5.5` or `true`."""
 Names = Annotated[str | list[str], AfterValidator(_as_list)]
 """One string or a list of strings; handlers always see a list."""
 SnapshotVersion = Annotated[
@@ -65,8 +76,8 @@ class Request(BaseModel):
 class SearchRequest(Request):
     query: Text
     kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
-    article_id: str | None = None
-    limit: Annotated[int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), AfterValidator(lambda n: min(n, MAX_RESULTS))] = DEFAULT_RESULTS
+    article_id: Id | None = None
+    limit: Annotated[int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), BeforeValidator(_integral), AfterValidator(lambda n: min(n, MAX_RESULTS))] = DEFAULT_RESULTS
     sub_queries: Annotated[Names, AfterValidator(lambda qs: qs[:MAX_SUB_QUERIES]), Field(description=f"only the first {MAX_SUB_QUERIES} are searched")] | None = Field(
         None, validation_alias=_alias("sub_queries", "subQueries")
     )
@@ -76,7 +87,7 @@ class SearchRequest(Request):
 class OutlineRequest(Request):
     article_id: Text = Field(validation_alias=_alias("article_id", "articleId"))
     kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
-    max_nodes: int = DEFAULT_OUTLINE_NODES
+    max_nodes: WholeNumber = DEFAULT_OUTLINE_NODES
 
 
 class Locator(BaseModel):
@@ -84,11 +95,11 @@ class Locator(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
-    chunk_id: str | None = None
-    page_key: str | None = None
-    node_key: str | None = None
-    article_id: str | None = None
-    kb_id: str | None = None
+    chunk_id: Id | None = None
+    page_key: Id | None = None
+    node_key: Id | None = None
+    article_id: Id | None = None
+    kb_id: Id | None = None
 
     def target(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
@@ -124,7 +135,7 @@ def _bounded_history(turns: list[Turn]) -> list[Turn]:
 class ChatRequest(Request):
     question: Text = Field(validation_alias=_alias("question", "message"))
     kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
-    article_id: str | None = Field(None, description="private chat only: limit the answer to one article")
+    article_id: Id | None = Field(None, description="private chat only: limit the answer to one article")
     history: Annotated[list[Turn], Field(max_length=MAX_HISTORY_ITEMS), AfterValidator(_bounded_history)] = Field(
         default_factory=list, description=f"earlier turns: at most {MAX_HISTORY_ITEMS} items and {MAX_HISTORY_CHARS} characters"
     )
