@@ -1,4 +1,4 @@
-"""`petrichor`: build, search, ask, serve, eval. `--json` prints one JSON document on stdout; logs go to stderr."""
+"""`petrichor`: build, search, ask, serve, mcp, eval. `--json` prints one JSON document on stdout; logs go to stderr."""
 
 from __future__ import annotations
 
@@ -35,7 +35,17 @@ def _dagster_home() -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    _dagster_home()
+    from petrichor_pipeline.build.preflight import build_folders, write_problems
+    from petrichor_pipeline.config import load_settings
+
+    problems = write_problems(build_folders(load_settings()))
+    if not problems:
+        try:
+            _dagster_home()
+        except OSError as exc:
+            problems = [{"path": str(exc.filename or os.environ.get("DAGSTER_HOME", "dagster_home")), "reason": f"cannot write to this folder: {exc.strerror or exc}"}]
+    if problems:
+        return _build_refused(args, problems)
     logging.getLogger("dagster").setLevel(logging.ERROR)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -54,7 +64,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     with progress:
         summary = run_build(ctx, on_progress=on_progress)
-    doc = summary.to_json()
+    doc = _with_warning_details(summary.to_json())
     if args.json:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
     else:
@@ -73,10 +83,33 @@ def cmd_build(args: argparse.Namespace) -> int:
         for w in summary.warnings[:20]:
             out.print(f"[yellow]warning[/yellow] {w}")
         state = "published" if summary.published else "unchanged"
-        out.print(f"snapshot: {summary.snapshot_version} ({state}) in {summary.seconds:.1f}s")
+        failed = f" [red]— {a['failed']} file(s) failed, listed above[/red]" if a["failed"] else ""
+        out.print(f"snapshot: {summary.snapshot_version} ({state}) in {summary.seconds:.1f}s{failed}")
         if summary.failed_run:
             out.print(f"[red]build failed[/red]: {summary.failed_run}; the previous snapshot keeps serving")
     return 0 if summary.ok else 1
+
+
+def _with_warning_details(doc: dict[str, Any]) -> dict[str, Any]:
+    """The summary plus `warning_details`: each warning as `{path, message}` (path None when build-wide)."""
+    from petrichor_pipeline.build.incremental import split_warning
+
+    return {**doc, "warning_details": [split_warning(w) for w in doc["warnings"]]}
+
+
+def _build_refused(args: argparse.Namespace, problems: list[dict[str, str]]) -> int:
+    """A build that cannot start: the summary's shape with the folders in `errors`, exit 1, no traceback."""
+    from petrichor_pipeline.runner import BuildSummary
+
+    first = problems[0]
+    summary = BuildSummary(errors=problems, failed_run=f"cannot write to {first['path']}: {first['reason']}")
+    if args.json:
+        print(json.dumps(_with_warning_details(summary.to_json()), ensure_ascii=False, indent=2))
+    else:
+        for p in problems:
+            err.print(f"[red]error[/red] {p['path']}: {p['reason']}")
+        err.print("[red]build not started[/red]: nothing was written; the previous snapshot keeps serving")
+    return 1
 
 
 def _open_snapshot():
@@ -147,13 +180,22 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def _services(settings):
+    """What `serve` and `mcp` serve: the snapshot store, the key file and the model clients from `settings`."""
+    from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+    from petrichor_pipeline.models.providers import make_answer_model, make_embedder
+    from petrichor_serving.services import ServingSettings, build_services
+
+    serving = ServingSettings(data_dir=settings.data_dir, api_keys_file=settings.api_keys_file, reload_interval_s=settings.reload_interval_s)
+    embedder = make_embedder(settings) if settings.embed_enabled else None
+    return build_services(serving, chat=make_answer_model(settings), embedder=embedder, extractor=OfflineAnswerer())
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_answer_model, make_embedder
     from petrichor_serving.app import create_app
-    from petrichor_serving.services import ServingSettings, build_services
 
     settings = load_settings()
     host = args.host
@@ -162,12 +204,29 @@ def cmd_serve(args: argparse.Namespace) -> int:
             err.print(f"no API key file configured (PETRICHOR_API_KEYS): refusing to listen on {host}; using 127.0.0.1")
             host = "127.0.0.1"
         err.print("single-user local mode: no API key file, every tenant is readable, listening on 127.0.0.1 only")
-    serving = ServingSettings(data_dir=settings.data_dir, api_keys_file=settings.api_keys_file, reload_interval_s=settings.reload_interval_s)
-    embedder = make_embedder(settings) if settings.embed_enabled else None
-    from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+    uvicorn.run(create_app(_services(settings)), host=host, port=args.port, log_level="info")
+    return 0
 
-    services = build_services(serving, chat=make_answer_model(settings), embedder=embedder, extractor=OfflineAnswerer())
-    uvicorn.run(create_app(services), host=host, port=args.port, log_level="info")
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """The MCP tools over stdio, scoped by `PETRICHOR_API_KEY` (stdout carries the protocol only)."""
+    import anyio
+
+    from petrichor_pipeline.config import load_settings
+    from petrichor_serving.mcp_server import build_server, key_principal
+
+    settings = load_settings()
+    services = _services(settings)
+    try:
+        principal = key_principal(services, settings.api_key)
+    except PermissionError as exc:
+        raise SystemExit(f"petrichor mcp: {exc}") from None
+    services.store.refresh()
+    services.store.watch(settings.reload_interval_s)
+    try:
+        anyio.run(build_server(services, lambda _ctx: principal).run_stdio_async)
+    finally:
+        services.store.stop()
     return 0
 
 
@@ -215,6 +274,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.set_defaults(fn=cmd_serve)
+
+    p = sub.add_parser("mcp", help="serve the knowledge tools over MCP on stdio (key: PETRICHOR_API_KEY)")
+    p.set_defaults(fn=cmd_mcp)
 
     p = sub.add_parser("eval", help="evaluate retrieval and answers on a dataset (docs.jsonl + qa.jsonl)")
     p.add_argument("--dataset", required=True)

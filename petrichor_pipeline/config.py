@@ -71,11 +71,19 @@ class Settings:
     data_dir: Path
     corpus_dir: Path
     api_keys_file: Path | None = None
+    api_key: str | None = None
+    """`PETRICHOR_API_KEY`: the key `petrichor mcp` (stdio) acts as; its scope comes from the key file."""
     chat: ModelEndpoint = field(default_factory=ModelEndpoint)
     embed: ModelEndpoint = field(default_factory=ModelEndpoint)
     vision: ModelEndpoint = field(default_factory=ModelEndpoint)
     limits: BuildLimits = field(default_factory=BuildLimits)
     keep_snapshots: int = 5
+    history_keep_days: float = 30.0
+    """How long an article version no retained snapshot or stored answer cites any more stays resolvable
+    (`PETRICHOR_HISTORY_KEEP_DAYS`); a version still cited is never collected."""
+    history_pin_days: float = 30.0
+    """A stored trace's pin older than this (`PETRICHOR_HISTORY_PIN_DAYS`) is dropped: traces live in a server's
+    memory, and a server that stopped without unpinning leaves its pins behind."""
     reload_interval_s: float = 2.0
     lexical_tokenizer: str = "bigram"
     """BM25 tokenizer of published snapshots: "bigram" (the spec's rule) or "jieba"."""
@@ -129,6 +137,7 @@ def load_settings() -> Settings:
         data_dir=Path(os.environ.get("PETRICHOR_DATA", "./data")),
         corpus_dir=Path(os.environ.get("PETRICHOR_CORPUS", "./data/corpus")),
         api_keys_file=Path(keys) if keys else None,
+        api_key=os.environ.get("PETRICHOR_API_KEY", "").strip() or None,
         chat=replace(_endpoint("PETRICHOR_LLM"), response_format=_response_format_mode()),
         embed=_endpoint("PETRICHOR_EMBED"),
         vision=_endpoint("PETRICHOR_VISION", pick_provider=False),
@@ -138,6 +147,8 @@ def load_settings() -> Settings:
             max_file_bytes=_env_int("PETRICHOR_MAX_FILE_BYTES", 5 * 1024 * 1024),
         ),
         keep_snapshots=_env_int("PETRICHOR_KEEP_SNAPSHOTS", 5),
+        history_keep_days=_env_float("PETRICHOR_HISTORY_KEEP_DAYS", 30.0),
+        history_pin_days=_env_float("PETRICHOR_HISTORY_PIN_DAYS", 30.0),
         reload_interval_s=_env_float("PETRICHOR_RELOAD_INTERVAL", 2.0),
         lexical_tokenizer=os.environ.get("PETRICHOR_TOKENIZER", "bigram").strip() or "bigram",
         embed_enabled=os.environ.get("PETRICHOR_EMBED", "on").strip().lower() not in ("off", "0", "false", "none"),

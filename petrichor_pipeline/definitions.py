@@ -7,6 +7,7 @@ from dagster import Definitions
 from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
 from petrichor_pipeline.checks import snapshot_checks
 from petrichor_pipeline.jobs import bucket_build_job, nightly_full_rebuild, publish_job
+from petrichor_pipeline.lint_checks import wiki_lint_checks
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.sensors import corpus_sensor, publish_after_build
 
@@ -31,7 +32,7 @@ def all_assets() -> list:
 def _definitions() -> Definitions:
     return Definitions(
         assets=all_assets(),
-        asset_checks=snapshot_checks,
+        asset_checks=[*snapshot_checks, *wiki_lint_checks],
         jobs=[bucket_build_job, publish_job],
         schedules=[nightly_full_rebuild],
         sensors=[corpus_sensor, publish_after_build],

@@ -8,14 +8,17 @@ is one handler here plus one line in `ENDPOINTS`; its request and response model
 from __future__ import annotations
 
 import asyncio
+import re
 from contextlib import asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
 
-from petrichor_serving import schema
+from petrichor_serving import articles, openai_api, schema, webpage
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document
+from petrichor_serving.history import CitationRef, resolve_citation
+from petrichor_serving.mcp_server import HttpMcp, http_endpoint
 from petrichor_serving.services import Services
 
 
@@ -25,11 +28,25 @@ async def healthz(call: Call) -> dict[str, Any]:
 
 
 async def snapshot_status(call: Call) -> dict[str, Any]:
-    return call.services.store.status()
+    """Anonymous, so no server path is shown: a refusal's paths become their last two parts."""
+    return _without_paths(call.services.store.status())
+
+
+_ABSOLUTE_PATH = re.compile(r"(?:[A-Za-z]:)?[/\\](?:[^\s'\"/\\:,;()]+[/\\])+([^\s'\"/\\:,;()]*)")
+
+
+def _without_paths(value: Any) -> Any:
+    if isinstance(value, str):
+        return _ABSOLUTE_PATH.sub(lambda m: ".../" + "/".join(re.split(r"[/\\]", m.group(0).rstrip("/\\"))[-2:]), value)
+    if isinstance(value, dict):
+        return {k: _without_paths(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_paths(v) for v in value]
+    return value
 
 
 async def knowledge_search(call: Call, body: schema.SearchRequest) -> dict[str, Any]:
-    snap = call.snapshot()
+    snap = call.snapshot(body.snapshot_version)
     scope = call.scope(kb_ids=body.kb_ids, article_id=body.article_id)
     return await asyncio.to_thread(
         tools.search, snap, scope, body.query, embedder=call.services.embedder, limit=body.limit, sub_queries=body.sub_queries
@@ -50,7 +67,10 @@ async def knowledge_read(call: Call, body: schema.ReadRequest) -> dict[str, Any]
 
 
 async def _answer(call: Call, body: schema.ChatRequest, *, public: bool) -> dict[str, Any]:
-    snap = call.snapshot()
+    snap = call.snapshot(body.snapshot_version)
+    if public and snap is not call.services.store.current:
+        # an older snapshot may still hold shares withdrawn since: public answers read today's shares only
+        raise HttpError(400, "public answers use the current snapshot only")
     scope = call.scope(kb_ids=body.kb_ids, article_id=None if public else body.article_id)
     doc = await asyncio.to_thread(
         loop.answer,
@@ -82,6 +102,24 @@ async def trace(call: Call) -> dict[str, Any]:
     if found is None:
         raise HttpError(404, "trace not found")
     return found.to_json()
+
+
+async def snapshots(call: Call) -> dict[str, Any]:
+    return call.services.retained.listing()
+
+
+async def _resolve(call: Call, query: schema.CitationQuery) -> dict[str, Any]:
+    ref = CitationRef(query.article_id, query.article_version, query.start, query.end)
+    scope = call.scope(kb_ids=None)
+    return resolve_citation(call.services.store, call.services.store.current, scope, ref)
+
+
+async def citation_resolve(call: Call, query: schema.CitationQuery) -> dict[str, Any]:
+    return await _resolve(call, query)
+
+
+async def public_citation_resolve(call: Call, query: schema.CitationQuery) -> dict[str, Any]:
+    return await _resolve(call, query)
 
 
 async def openapi(call: Call) -> dict[str, Any]:
@@ -118,21 +156,65 @@ ENDPOINTS: list[Endpoint] = [
         schema.ChatRequest,
         secured=False,
     ),
+    Endpoint("GET", "/api/articles/{article_id}", articles.article, "One article's text, versions and (`?chunk_id=`) heading path, within the key's scope", schema.ArticleResponse),
+    Endpoint(
+        "GET",
+        "/api/public/articles/{article_id}",
+        articles.public_article,
+        "One public share's text and versions (anonymous)",
+        schema.ArticleResponse,
+        secured=False,
+    ),
     Endpoint("GET", "/api/traces/{trace_id}", trace, "One agent run: tool calls, locators, timings, stop reason (its own caller only)", schema.TraceResponse),
+    Endpoint("GET", "/api/snapshots", snapshots, "The retained snapshots a search or chat may name as `snapshot_version`", schema.SnapshotsResponse),
+    Endpoint(
+        "GET",
+        "/api/citations/resolve",
+        citation_resolve,
+        "The exact text a citation quoted, from its article version (also after the article changed)",
+        schema.CitationResponse,
+        query=schema.CitationQuery,
+    ),
+    Endpoint(
+        "GET",
+        "/api/public/citations/resolve",
+        public_citation_resolve,
+        "A citation's quoted text, for articles shared publicly today",
+        schema.CitationResponse,
+        query=schema.CitationQuery,
+        secured=False,
+    ),
+    Endpoint("GET", "/v1/models", openai_api.list_models, "OpenAI-compatible: the key's knowledge-base scopes as models", schema.ModelListResponse, raw=True, error=schema.OpenAIErrorResponse),
+    Endpoint(
+        "POST",
+        "/v1/chat/completions",
+        openai_api.chat_completions,
+        "OpenAI-compatible cited answer, streamed with `stream: true`; citations in `choices[0].message.citations`",
+        schema.ChatCompletionResponse,
+        schema.ChatCompletionRequest,
+        raw=True,
+        error=schema.OpenAIErrorResponse,
+    ),
+    Endpoint("POST", "/mcp", http_endpoint, "MCP over streamable HTTP: knowledge_search, knowledge_outline, knowledge_read, knowledge_read_many", schema.McpMessage, schema.McpMessage, raw=True),
+    Endpoint("GET", "/mcp", http_endpoint, "MCP over streamable HTTP: the server-to-client event stream", schema.McpMessage, raw=True),
     Endpoint("GET", "/openapi.json", openapi, "This document", schema.OpenAPIResponse, secured=False),
 ]
 OPENAPI = openapi_document(ENDPOINTS)
 
 
 def create_app(services: Services, *, watch: bool = True) -> Starlette:
+    mcp = HttpMcp(services)
+
     @asynccontextmanager
     async def lifespan(app: Starlette):
         services.store.refresh()
         if watch:
             services.store.watch(services.settings.reload_interval_s)
-        yield
+        async with mcp.lifespan():
+            yield
         services.store.stop()
 
-    app = Starlette(routes=[e.route() for e in ENDPOINTS], lifespan=lifespan)
+    app = Starlette(routes=[e.route() for e in ENDPOINTS] + webpage.routes(), lifespan=lifespan)
     app.state.services = services
+    app.state.mcp = mcp
     return app

@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from petrichor_serving.agent.tools import ToolError
 from petrichor_serving.auth import LOCAL, Principal, public_scope
+from petrichor_serving.history import HistoryError
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.schema import MAX_BODY_BYTES, ErrorResponse
 from petrichor_serving.services import Services
@@ -43,7 +44,10 @@ class Call:
     principal: Principal | None
     """None on an anonymous endpoint: the scope is public shares only."""
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, version: str | None = None) -> Snapshot:
+        """The current snapshot, or the retained one `version` names (404 when it is not retained)."""
+        if version is not None:
+            return self.services.retained.get(version)
         snap = self.services.store.current
         if snap is None:
             raise HttpError(503, "no snapshot is loaded yet: run `petrichor build`")
@@ -74,41 +78,83 @@ class Endpoint:
     request: type[BaseModel] | None = None
     secured: bool = True
     """Needs an API key when a key file is configured; False: anonymous, public shares only."""
+    query: type[BaseModel] | None = None
+    """A GET endpoint's query parameters, validated like a body and passed to the handler in its place."""
+    raw: bool = False
+    """An endpoint with its own wire format (OpenAI's `/v1`, MCP): the handler is a Starlette endpoint or an
+    ASGI app that reads the request, authenticates and answers itself; the table still declares it."""
+    error: type[BaseModel] = ErrorResponse
 
     def route(self) -> Route:
+        if self.raw:
+            return Route(self.path, self.handler, methods=[self.method])
+
         async def endpoint(request: Request) -> JSONResponse:
             try:
                 services: Services = request.app.state.services
-                body = _validated(self.request, await _json_body(request)) if self.request else None
-                call = Call(request, services, _principal(services, request) if self.secured else None)
-                reply = await (self.handler(call, body) if self.request else self.handler(call))
+                if self.request:
+                    body = validated(self.request, await json_body(request))
+                else:
+                    body = validated(self.query, dict(request.query_params)) if self.query else None
+                call = Call(request, services, principal_of(services, request) if self.secured else None)
+                reply = await (self.handler(call, body) if body is not None else self.handler(call))
                 return JSONResponse(reply)
             except HttpError as exc:
-                return JSONResponse({"error": exc.message}, status_code=exc.status)
+                return JSONResponse({"error": short_error(exc.message)}, status_code=exc.status)
             except ToolError as exc:
-                return JSONResponse({"error": str(exc)}, status_code=exc.status)
+                return JSONResponse({"error": short_error(str(exc))}, status_code=exc.status)
+            except HistoryError as exc:
+                return JSONResponse({"error": short_error(str(exc))}, status_code=exc.status)
 
         endpoint.__name__ = self.handler.__name__
         return Route(self.path, endpoint, methods=[self.method])
 
 
-async def _json_body(request: Request) -> Any:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise HttpError(413, f"request body over {MAX_BODY_BYTES} bytes")
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        raise HttpError(413, f"request body over {MAX_BODY_BYTES} bytes")
+def short_error(message: str) -> str:
+    """An error text of at most `MAX_ERROR_CHARS`: messages may quote an id or a field, and input can be huge."""
+    return message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 1] + "…"
+
+
+async def json_body(request: Request) -> Any:
+    body = await _bounded_body(request)
     try:
         data = json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise HttpError(400, f"body is not valid JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, an over-long integer, too deep a nesting
+        raise HttpError(400, f"body is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise HttpError(400, "body must be a JSON object")
+    if b"\\u" in body and _has_lone_surrogate(data):
+        raise HttpError(400, "body holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which is not text")
     return data
 
 
-def _validated(model: type[BaseModel], data: dict[str, Any]) -> BaseModel:
+def _has_lone_surrogate(data: Any) -> bool:
+    """Whether a `\\udXXX` escape left half a character anywhere in the body (it cannot be encoded back)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        return True
+    return False
+
+
+async def _bounded_body(request: Request) -> bytes:
+    """The body, read as it streams and abandoned at `MAX_BODY_BYTES`: a chunked upload without a
+    Content-Length is never buffered past the cap."""
+    too_large = HttpError(413, f"request body over {MAX_BODY_BYTES} bytes")
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise too_large
+    parts: list[bytes] = []
+    size = 0
+    async for part in request.stream():
+        size += len(part)
+        if size > MAX_BODY_BYTES:
+            raise too_large
+        parts.append(part)
+    return b"".join(parts)
+
+
+def validated(model: type[BaseModel], data: dict[str, Any]) -> BaseModel:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -120,11 +166,10 @@ def validation_message(exc: ValidationError) -> str:
     errors = exc.errors(include_input=False, include_url=False)
     field = ".".join(str(part) for part in errors[0]["loc"] if isinstance(part, (str, int)) and part not in ("str", "list[str]", "int"))
     same = [e["msg"] for e in errors if e["loc"][:1] == errors[0]["loc"][:1]]
-    message = f"{field or 'body'}: {' or '.join(dict.fromkeys(same))}"
-    return message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 1] + "…"
+    return short_error(f"{field or 'body'}: {' or '.join(dict.fromkeys(same))}")
 
 
-def _principal(services: Services, request: Request) -> Principal:
+def principal_of(services: Services, request: Request) -> Principal:
     if services.keys is None:
         return LOCAL
     principal = services.keys.authenticate(request.headers.get("authorization"))
@@ -144,7 +189,7 @@ _ERRORS = {
 def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
     """OpenAPI 3.1 from the endpoint table: request and response schemas come from `schema`'s models."""
     models = {(e.request, "validation") for e in endpoints if e.request} | {(e.response, "serialization") for e in endpoints}
-    models.add((ErrorResponse, "serialization"))
+    models |= {(e.error, "serialization") for e in endpoints}
     refs, defs = models_json_schema(sorted(models, key=lambda m: (m[0].__name__, m[1])), ref_template="#/components/schemas/{model}")
     paths: dict[str, Any] = {}
     for e in endpoints:
@@ -153,15 +198,26 @@ def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
             "summary": e.summary,
             "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": refs[(e.response, "serialization")]}}}},
         }
+        errors: dict[int, str] = {}
         if e.request:
             op["requestBody"] = {"required": True, "content": {"application/json": {"schema": refs[(e.request, "validation")]}}}
+        if e.request or e.query:
             errors = dict(_ERRORS)
-            if e.secured:
-                errors[401] = "Missing or invalid API key"
-            error = refs[(ErrorResponse, "serialization")]
-            for status, text in sorted(errors.items()):
-                op["responses"][str(status)] = {"description": text, "content": {"application/json": {"schema": error}}}
+        elif e.secured and not e.query:  # a secured GET reads one resource named in its path
+            errors = {404: _ERRORS[404]}
+        if e.secured:
+            errors[401] = "Missing or invalid API key"
+        error = refs[(e.error, "serialization")]
+        for status, text in sorted(errors.items()):
+            op["responses"][str(status)] = {"description": text, "content": {"application/json": {"schema": error}}}
+        if e.request or e.query or e.secured:
             op["security"] = [{"apiKey": []}] if e.secured else []
+        if e.query:
+            params = e.query.model_json_schema()
+            op["parameters"] = [
+                {"name": name, "in": "query", "required": name in params.get("required", []), "schema": prop}
+                for name, prop in params["properties"].items()
+            ]
         paths.setdefault(e.path, {})[e.method.lower()] = op
     return {
         "openapi": "3.1.0",

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from petrichor_serving.agent.tools import MAX_READ_MANY
 
 MAX_BODY_BYTES = 512 * 1024
 MAX_QUESTION_CHARS = 8000
+MAX_ID_CHARS = 512
+"""A locator or id (article, chunk, page, node, knowledge base): far longer than any the build makes."""
 MAX_RESULTS = 20
 """A larger `limit` is capped, not refused."""
 MAX_SUB_QUERIES = 3
@@ -40,8 +42,20 @@ def _as_list(value: str | list[str]) -> list[str]:
 
 Text = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS), AfterValidator(_non_blank)]
 """A question, query or id: at most 8,000 characters as sent, trimmed, not blank."""
+Id = Annotated[str, Field(max_length=MAX_ID_CHARS)]
+
+
+def _integral(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+WholeNumber = Annotated[int, BeforeValidator(_integral)]
+"""An integer as JSON Schema counts one: `5` or `5.0`, never `"5"`, `5.5` or `true`."""
 Names = Annotated[str | list[str], AfterValidator(_as_list)]
 """One string or a list of strings; handlers always see a list."""
+SnapshotVersion = Annotated[
+    str | None, Field(description="answer against this retained snapshot (`GET /api/snapshots`); default the current one")
+]
 
 
 def _alias(*names: str) -> Any:
@@ -62,17 +76,18 @@ class Request(BaseModel):
 class SearchRequest(Request):
     query: Text
     kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
-    article_id: str | None = None
-    limit: Annotated[int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), AfterValidator(lambda n: min(n, MAX_RESULTS))] = DEFAULT_RESULTS
+    article_id: Id | None = None
+    limit: Annotated[int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), BeforeValidator(_integral), AfterValidator(lambda n: min(n, MAX_RESULTS))] = DEFAULT_RESULTS
     sub_queries: Annotated[Names, AfterValidator(lambda qs: qs[:MAX_SUB_QUERIES]), Field(description=f"only the first {MAX_SUB_QUERIES} are searched")] | None = Field(
         None, validation_alias=_alias("sub_queries", "subQueries")
     )
+    snapshot_version: SnapshotVersion = None
 
 
 class OutlineRequest(Request):
     article_id: Text = Field(validation_alias=_alias("article_id", "articleId"))
     kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
-    max_nodes: int = DEFAULT_OUTLINE_NODES
+    max_nodes: WholeNumber = DEFAULT_OUTLINE_NODES
 
 
 class Locator(BaseModel):
@@ -80,11 +95,11 @@ class Locator(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
-    chunk_id: str | None = None
-    page_key: str | None = None
-    node_key: str | None = None
-    article_id: str | None = None
-    kb_id: str | None = None
+    chunk_id: Id | None = None
+    page_key: Id | None = None
+    node_key: Id | None = None
+    article_id: Id | None = None
+    kb_id: Id | None = None
 
     def target(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
@@ -120,17 +135,135 @@ def _bounded_history(turns: list[Turn]) -> list[Turn]:
 class ChatRequest(Request):
     question: Text = Field(validation_alias=_alias("question", "message"))
     kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
-    article_id: str | None = Field(None, description="private chat only: limit the answer to one article")
+    article_id: Id | None = Field(None, description="private chat only: limit the answer to one article")
     history: Annotated[list[Turn], Field(max_length=MAX_HISTORY_ITEMS), AfterValidator(_bounded_history)] = Field(
         default_factory=list, description=f"earlier turns: at most {MAX_HISTORY_ITEMS} items and {MAX_HISTORY_CHARS} characters"
     )
+
+    snapshot_version: SnapshotVersion = None
 
     def turns(self) -> list[dict[str, str]]:
         return [t.model_dump() for t in self.history]
 
 
+class CitationQuery(BaseModel):
+    """`GET /api/citations/resolve` parameters: a citation's article, version and offsets (query strings, so
+    numbers are parsed from text)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    article_id: Text
+    article_version: Text
+    start: Annotated[int, Field(ge=0)]
+    end: Annotated[int, Field(ge=1)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "CitationQuery":
+        if self.end <= self.start:
+            raise ValueError("end must be greater than start")
+        return self
+
+class ContentPart(BaseModel):
+    """One part of an OpenAI message's content; only `text` parts carry a question."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    type: str
+    text: str | None = None
+
+
+class ChatMessage(BaseModel):
+    """An OpenAI chat message. System, developer and tool messages are accepted and ignored: the agent's
+    instructions and tools are its own."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[ContentPart] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, list):
+            return "".join(p.text or "" for p in self.content if p.type == "text")
+        return self.content or ""
+
+
+class ChatCompletionRequest(Request):
+    """`POST /v1/chat/completions`: the last message is the question, earlier user/assistant text the history.
+
+    Other OpenAI fields (temperature, max_tokens, tools, ...) are ignored. An OpenAI client resends the
+    whole conversation each turn, so the history keeps the most recent turns within the chat bounds
+    instead of refusing a long conversation."""
+
+    model: Text
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+
+    @model_validator(mode="after")
+    def _ends_with_a_question(self) -> "ChatCompletionRequest":
+        last = self.messages[-1]
+        if last.role != "user" or not last.text().strip():
+            raise ValueError("the last message must be a user message with text")
+        if len(last.text()) > MAX_QUESTION_CHARS:
+            raise ValueError(f"the last user message is over {MAX_QUESTION_CHARS} characters")
+        return self
+
+    def question(self) -> str:
+        return self.messages[-1].text().strip()
+
+    def turns(self) -> list[dict[str, str]]:
+        """The earlier user/assistant turns, newest kept first within the history bounds, in order."""
+        kept: list[dict[str, str]] = []
+        chars = 0
+        for m in reversed(self.messages[:-1]):
+            if m.role not in ("user", "assistant") or not m.text().strip():
+                continue
+            chars += len(m.text())
+            if len(kept) == MAX_HISTORY_ITEMS or chars > MAX_HISTORY_CHARS:
+                break
+            kept.append({"role": m.role, "content": m.text()})
+        return kept[::-1]
+
+
 class ErrorResponse(BaseModel):
     error: str
+
+
+class OpenAIErrorResponse(BaseModel):
+    """`/v1` errors, in OpenAI's shape: `{"error": {"message", "type", "param", "code"}}`."""
+
+    error: dict[str, str | None]
+
+
+class ModelListResponse(BaseModel):
+    """`GET /v1/models`: `petrichor` and one `petrichor/<kb_id>` per knowledge base the key may read."""
+
+    object: Literal["list"]
+    data: list[dict[str, Any]]
+
+
+class ChatCompletionResponse(BaseModel):
+    """A `chat.completion` (or, with `stream`, server-sent `chat.completion.chunk`s ending in `[DONE]`); the
+    citations in `choices[0].message.citations` (streamed: `choices[0].delta.citations` of the last chunk)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    object: str
+    created: int
+    model: str
+    choices: list[dict[str, Any]]
+    petrichor: dict[str, Any] = Field(description="trace_id, snapshot_version, stop_reason")
+
+
+class McpMessage(BaseModel):
+    """A JSON-RPC message of the Model Context Protocol (streamable HTTP transport)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    jsonrpc: Literal["2.0"]
+    method: str | None = None
+    id: int | str | None = None
+    params: dict[str, Any] | None = None
 
 
 class HealthResponse(BaseModel):
@@ -204,6 +337,18 @@ class AnswerResponse(BaseModel):
     stop_reason: str = Field(description='"answered", "budget", "no_progress", "nothing_found", "model_error" or "offline_fallback"')
 
 
+class ArticleResponse(BaseModel):
+    """An article as `GET /api/articles/{article_id}` returns it: citation offsets index `content` in code points."""
+
+    article_id: str
+    article_version: str
+    kb_id: str
+    title: str
+    content: str
+    heading_path: list[str] | None = Field(None, description="the heading path of `?chunk_id=` when that chunk is in this article")
+    snapshot_version: str
+
+
 class TraceResponse(BaseModel):
     """A run as `GET /api/traces/{trace_id}` returns it: to the principal that made it only."""
 
@@ -216,6 +361,26 @@ class TraceResponse(BaseModel):
     steps: list[dict[str, Any]] = Field(description="tool calls: tool, arguments, returned locators, ms, error")
     stop_reason: str
     dropped_citations: list[dict[str, Any]]
+
+
+class CitationResponse(BaseModel):
+    quote: str = Field(description="exactly content[start:end] of that article version")
+    article_id: str
+    article_version: str
+    title: str
+    heading_path: list[str]
+
+
+class RetainedSnapshot(BaseModel):
+    version: str
+    created_at: str
+    current: bool
+    article_count: int
+    chunk_count: int
+
+
+class SnapshotsResponse(BaseModel):
+    snapshots: list[RetainedSnapshot]
 
 
 class OpenAPIResponse(BaseModel):

@@ -14,6 +14,7 @@ from pathlib import Path
 from petrichor_pipeline.models.protocols import AnswerModel, Embedder
 from petrichor_serving.agent.trace import TraceStore
 from petrichor_serving.auth import KeyStore
+from petrichor_serving.history import RetainedSnapshots
 from petrichor_serving.snapshot import SnapshotStore
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,11 @@ class Services:
     no verified citation. None: `chat` is the offline answerer itself."""
     traces: TraceStore = field(default_factory=TraceStore)
     """The recent agent runs, each readable by its own principal at `GET /api/traces/{trace_id}`."""
+    retained: RetainedSnapshots = field(init=False)
+    """The snapshots still on disk, for requests naming a `snapshot_version`."""
+
+    def __post_init__(self) -> None:
+        self.retained = RetainedSnapshots(self.store)
 
 
 def build_services(
@@ -58,4 +64,5 @@ def build_services(
             log.warning("embedder unavailable, vector routes off: %s", exc)
             embedder = None
     store = SnapshotStore(settings.data_dir, embed_fingerprint=fingerprint)
-    return Services(settings=settings, store=store, keys=keys, chat=chat, embedder=embedder, extractor=extractor)
+    traces = TraceStore(pins_data_dir=settings.data_dir)
+    return Services(settings=settings, store=store, keys=keys, chat=chat, embedder=embedder, extractor=extractor, traces=traces)

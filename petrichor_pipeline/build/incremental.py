@@ -7,6 +7,7 @@ sidecar JSON written after the Parquet file, so a crash between the two only cau
 
 from __future__ import annotations
 
+import re
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -45,6 +46,22 @@ class BucketResult:
             "seconds": round(self.seconds, 3),
             **self.extra,
         }
+
+
+_ARTICLE_WARNING = re.compile(r"(?P<path>[^\n]+?\.(?:md|markdown|pdf)): (?P<message>.*)", re.IGNORECASE | re.DOTALL)
+
+
+def article_warning(path: str, message: str) -> str:
+    """A warning as the build summary lists it: `<article path>: <message>`."""
+    return f"{path}: {message}"
+
+
+def split_warning(warning: str) -> dict[str, str | None]:
+    """`{path, message}` of a summary warning; `path` is None for a build-wide one (no article path first)."""
+    found = _ARTICLE_WARNING.fullmatch(warning)
+    if found is None:
+        return {"path": None, "message": warning}
+    return {"path": found["path"], "message": found["message"]}
 
 
 def group_rows(table: pa.Table | None, key: str = "article_id") -> dict[str, list[dict[str, Any]]]:
@@ -95,7 +112,7 @@ def per_article_step(
         rows_by_article[aid] = out.rows
         keys[aid] = build_key(art)
         result.built.append(aid)
-        result.warnings.extend(f"{art.get('path', aid)}: {w}" for w in out.warnings)
+        result.warnings.extend(article_warning(art.get("path", aid), w) for w in out.warnings)
 
     ordered = [r for art in articles for r in rows_by_article.get(art["article_id"], [])]
     result.table = pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in ordered], schema=schema)

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from petrichor_pipeline.build.context import BuildContext
+from petrichor_pipeline.build.history import collect_history, record_articles
 from petrichor_pipeline.config import BUCKETS, BUILD_VERSION
 from petrichor_pipeline.contract import (
     SCHEMA_VERSION,
@@ -45,6 +46,7 @@ WIKI_TABLES = ("wiki_pages", "wiki_links", "wiki_sources")
 class PublishResult:
     manifest: Manifest
     removed_snapshots: list[str] = field(default_factory=list)
+    removed_article_versions: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -168,6 +170,8 @@ def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stat
         },
         stats={"bucket_versions": bucket_versions, **(stats or {})},
     )
+    record_articles(ctx.settings.data_dir, tables["articles"], tables["chunks"])  # before CURRENT can point at them
     publish(snaps, manifest)
     removed = collect_garbage(snaps, ctx.settings.keep_snapshots)
-    return PublishResult(manifest, removed, time.perf_counter() - started)
+    forgotten = collect_history(ctx.settings.data_dir, snaps, ctx.settings.history_keep_days, ctx.settings.history_pin_days)
+    return PublishResult(manifest, removed, removed_article_versions=forgotten, seconds=time.perf_counter() - started)

@@ -106,9 +106,9 @@ def normalize_candidates(
 
 def rekeyed_warning(rekeyed: Mapping[str, str]) -> str:
     """One warning for every model key replaced by its name's key, naming the first three."""
-    shown = "，".join(f"{old} → {new}" for old, new in list(rekeyed.items())[:3])
+    shown = ", ".join(f"{old} → {new}" for old, new in list(rekeyed.items())[:3])
     more = "…" if len(rekeyed) > 3 else ""
-    return f"{len(rekeyed)} 个模型给出的 pageKey 不是由名称得出，已改用名称生成的 key：{shown}{more}"
+    return f"{len(rekeyed)} page key(s) from the model do not follow from the page name, the name's key is used: {shown}{more}"
 
 
 def limit_candidates(entities: Sequence[Candidate], concepts: Sequence[Candidate], limit: int = CANDIDATE_LIMIT) -> list[Candidate]:
@@ -193,9 +193,9 @@ def extract_candidates(
     try:
         reply = model.extract_candidates(request, ctx)
     except ModelError as exc:
-        return Extraction(local_document_summary(markdown), (), (), (f"Wiki 候选抽取失败：{exc.reason}",), 1)
+        return Extraction(local_document_summary(markdown), (), (), (f"wiki candidate extraction failed: {exc.reason}",), 1)
     if not isinstance(reply, Mapping):
-        return Extraction(local_document_summary(markdown), (), (), ("Wiki 候选抽取结果不是有效 JSON",), 1)
+        return Extraction(local_document_summary(markdown), (), (), ("wiki candidate extraction reply is not valid JSON",), 1)
     known = {p.page_key for p in existing_pages}
     rekeyed: dict[str, str] = {}
     candidates = limit_candidates(

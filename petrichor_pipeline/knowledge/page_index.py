@@ -123,10 +123,10 @@ def summarize_tree(nodes: Sequence[TreeNode], model: ChatModel | None, ctx: Call
     try:
         reply = model.summarize_tree(request, ctx)
     except ModelError as exc:
-        return TreeSummaries(local, (f"目录摘要生成失败，已使用本地摘要：{exc.reason}",), 1)
+        return TreeSummaries(local, (f"outline summary generation failed, local summaries used: {exc.reason}",), 1)
     given = reply.get("summaries") if isinstance(reply, Mapping) else None
     if not isinstance(given, Mapping):
-        return TreeSummaries(local, ("目录摘要结果不是有效 JSON，已使用本地摘要",), 1)
+        return TreeSummaries(local, ("outline summary reply is not valid JSON, local summaries used",), 1)
     summaries = dict(local)
     for n in summarizable:
         value = given.get(str(n.position), given.get(n.position))

@@ -108,7 +108,7 @@ def generate_pages(
         try:
             reply = model.generate_pages(request, ctx)
         except ModelError as exc:
-            return _BatchOutcome([fallback(c) for c in batch], 0, f"Wiki 页面生成失败，已使用候选摘要页：{exc.reason}")
+            return _BatchOutcome([fallback(c) for c in batch], 0, f"wiki page generation failed, candidate summary pages used: {exc.reason}")
         items = reply.get("pages") if isinstance(reply, Mapping) else None
         by_key: dict[str, Mapping] = {}
         for item in items if isinstance(items, (list, tuple)) else ():
@@ -132,7 +132,7 @@ def generate_pages(
     warnings = [o.warning for o in outcomes]
     missing = sum(o.missing for o in outcomes)
     if missing:
-        warnings.append(f"{missing} 个 Wiki 页面未生成，已使用候选摘要页")
+        warnings.append(f"{missing} wiki page(s) not generated, candidate summary pages used")
     pages = {p.page_key: p for o in outcomes for p in o.pages}
     return PagesResult(pages, capped_warnings(warnings), len(batches))
 

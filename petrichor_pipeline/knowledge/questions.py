@@ -70,7 +70,7 @@ def generate_questions(
 
     A failed call or a reply without a `questions` map gives its whole batch template questions and a
     warning; chunks the reply leaves out get templates and one summary warning
-    `"{n} 个切片未拿到模型问题，已使用模板问题"` (n counted over the whole article). Warnings are
+    `"{n} chunk(s) got no model questions, template questions used"` (n counted over the whole article). Warnings are
     deduplicated and capped at 5. Batches run with at most `concurrency` calls in flight.
     """
     batches = batch_by_budget(chunks, lambda c: len(c.content), BATCH_MAX_CHARS, BATCH_MAX_ITEMS)
@@ -80,10 +80,10 @@ def generate_questions(
         try:
             reply = model.generate_questions(request, ctx)
         except ModelError as exc:
-            return _templates_for(batch, f"问题生成失败，已使用模板问题：{exc.reason}")
+            return _templates_for(batch, f"question generation failed, template questions used: {exc.reason}")
         by_key = reply.get("questions") if isinstance(reply, Mapping) else None
         if not isinstance(by_key, Mapping):
-            return _templates_for(batch, "问题生成结果不是有效 JSON，已使用模板问题")
+            return _templates_for(batch, "question generation reply is not valid JSON, template questions used")
         questions: dict[str, tuple[str, ...]] = {}
         missing = 0
         for c in batch:
@@ -101,7 +101,7 @@ def generate_questions(
     warnings = [o.warning for o in outcomes]
     missing = sum(o.missing for o in outcomes)
     if missing:
-        warnings.append(f"{missing} 个切片未拿到模型问题，已使用模板问题")
+        warnings.append(f"{missing} chunk(s) got no model questions, template questions used")
     return QuestionsResult(questions, capped_warnings(warnings), len(batches))
 
 

@@ -62,10 +62,10 @@ def plan_categories(
     try:
         reply = model.plan_catalog([c.to_prompt() for c in pending], existing_folders(existing_pages), ctx)
     except ModelError as exc:
-        return Taxonomy(paths, (f"Wiki 目录规划失败：{exc.reason}",), 1)
+        return Taxonomy(paths, (f"wiki folder planning failed: {exc.reason}",), 1)
     assignments = reply.get("assignments") if isinstance(reply, Mapping) else None
     if not isinstance(assignments, (list, tuple)):
-        return Taxonomy(paths, ("Wiki 目录规划结果不是有效 JSON",), 1)
+        return Taxonomy(paths, ("wiki folder planning reply is not valid JSON",), 1)
     wanted = {c.page_key for c in pending}
     for item in assignments:
         if not isinstance(item, Mapping):

@@ -4,6 +4,10 @@ The first folder under the root is the knowledge base; `<kb>/_kb.yaml` (optional
 `<kb>/_compile-guide.md` configure it. Names starting with `_` or `.` are never articles. A file that cannot
 be read becomes one `SourceError` and the scan goes on; everything comes out sorted by relative path, so two
 scans of the same folder are equal.
+
+Nothing outside the corpus root is ever read: a symbolic link (to a file or a folder) is followed only when
+its resolved target lies inside the root; one pointing outside is skipped and reported as a `SourceError` on
+the link's own path. A folder reached twice through links (a loop) is walked once.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from petrichor_pipeline.sources.errors import RejectedFile
 from petrichor_pipeline.sources.identity import article_id_of, article_version, bucket_of
 from petrichor_pipeline.sources.markdown import read_markdown
 from petrichor_pipeline.sources.pdf import PageTranscriber, read_pdf
+from petrichor_pipeline.text.limits import MAX_TITLE_CHARS, capped
 
 DEFAULT_TENANT = "default"
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -84,7 +89,7 @@ def scan_corpus(
     articles: list[SourceArticle] = []
     errors: list[SourceError] = []
     by_kb: dict[str, list[str]] = {kb_id: [] for kb_id in _kb_folders(corpus_dir)}
-    for relpath in _article_paths(corpus_dir):
+    for relpath in _article_paths(corpus_dir, errors):
         kb_id, *rest = PurePosixPath(relpath).parts
         if rest:
             by_kb.setdefault(kb_id, []).append(relpath)
@@ -122,16 +127,52 @@ def _kind(name: str) -> str:
 def _kb_folders(corpus_dir: Path) -> list[str]:
     if not corpus_dir.is_dir():
         return []
-    return sorted(entry.name for entry in os.scandir(corpus_dir) if entry.is_dir() and not _hidden(entry.name))
+    root = corpus_dir.resolve()
+    return sorted(
+        entry.name
+        for entry in os.scandir(corpus_dir)
+        if entry.is_dir() and not _hidden(entry.name) and _inside(root, Path(entry.path))
+    )
 
 
-def _article_paths(corpus_dir: Path) -> list[str]:
-    """Relative posix paths of Markdown and PDF files, pruning `_`/`.` folders before walking into them."""
+def _inside(root: Path, path: Path) -> bool:
+    """Whether `path`, with every link resolved, is `root` or lies under it (`root` is resolved)."""
+    return path.resolve().is_relative_to(root)
+
+
+OUTSIDE_LINK = "symbolic link to a target outside the corpus folder; not read"
+
+
+def _article_paths(corpus_dir: Path, errors: list[SourceError]) -> list[str]:
+    """Relative posix paths of Markdown and PDF files, pruning `_`/`.` folders before walking into them.
+
+    Links are followed only inside the root (module docstring); each one pointing outside adds an error.
+    """
+    root = corpus_dir.resolve()
     found: list[str] = []
-    for root, dirs, files in os.walk(corpus_dir):
-        dirs[:] = [d for d in dirs if not _hidden(d)]
-        rel_root = Path(root).relative_to(corpus_dir)
-        found.extend((rel_root / name).as_posix() for name in files if _is_article_file(name))
+    seen: set[Path] = set()
+    for dirpath, dirs, files in os.walk(corpus_dir, followlinks=True):
+        here = Path(dirpath)
+        rel_root = here.relative_to(corpus_dir)
+        real = here.resolve()
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        kept = []
+        for name in sorted(d for d in dirs if not _hidden(d)):
+            if _inside(root, here / name):
+                kept.append(name)
+            else:
+                errors.append(SourceError((rel_root / name).as_posix(), OUTSIDE_LINK))
+        dirs[:] = kept
+        for name in files:
+            if not _is_article_file(name):
+                continue
+            if _inside(root, here / name):
+                found.append((rel_root / name).as_posix())
+            else:
+                errors.append(SourceError((rel_root / name).as_posix(), OUTSIDE_LINK))
     return sorted(found)
 
 
@@ -144,14 +185,14 @@ def _load_kb(
     """
     settings_path = f"{kb_id}/{KB_SETTINGS_FILE}"
     try:
-        settings = _kb_settings(corpus_dir / settings_path, max_file_bytes)
+        settings = _kb_settings(_within(corpus_dir, settings_path), max_file_bytes)
     except RejectedFile as exc:
         reason = f"broken knowledge-base settings: {exc.reason}; {article_count} article(s) left out"
         errors.append(SourceError(settings_path, reason))
         return None
     guide_path = f"{kb_id}/{COMPILE_GUIDE_FILE}"
     try:
-        guide = _compile_guide(corpus_dir / guide_path, max_file_bytes)
+        guide = _compile_guide(_within(corpus_dir, guide_path), max_file_bytes)
     except RejectedFile as exc:
         errors.append(SourceError(guide_path, f"compile guide not used: {exc.reason}"))
         guide = ""
@@ -190,6 +231,14 @@ def _compile_guide(path: Path, max_file_bytes: int) -> str:
     return decode_text(_read_limited(path, max_file_bytes)) if path.is_file() else ""
 
 
+def _within(corpus_dir: Path, relpath: str) -> Path:
+    """`corpus_dir / relpath`, refused when a link takes it outside the corpus."""
+    path = corpus_dir / relpath
+    if (path.is_symlink() or path.exists()) and not _inside(corpus_dir.resolve(), path):
+        raise RejectedFile(OUTSIDE_LINK)
+    return path
+
+
 def _read_limited(path: Path, max_file_bytes: int) -> bytes:
     try:
         size = path.stat().st_size
@@ -218,6 +267,7 @@ def _load_article(
         title, content, warnings = md.title, md.content, front.warnings
         tenant, visibility = front.tenant or kb.tenant, front.visibility
         expires, protected = front.share_expires_at, front.password_protected
+    title = capped(title, MAX_TITLE_CHARS)
     article_id = article_id_of(relpath)
     return SourceArticle(
         article_id=article_id,

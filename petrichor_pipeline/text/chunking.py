@@ -11,7 +11,12 @@ and code blocks or steps are not cut mid-way:
    section, else the first one;
 3. split: a group longer than 3200 is cut into windows overlapping by about 320, breaking in the second
    half of a window at a blank line, a newline, a sentence end or the window edge, never inside a fence
-   (a fence longer than the cap stays whole).
+   (a fence longer than the cap stays whole, up to `MAX_WHOLE_FENCE_CHARS`).
+
+Hostile input still gives normal-size chunks: a fence longer than `MAX_WHOLE_FENCE_CHARS` (an unclosed one
+runs to the end of the article) is split like prose, at its blank lines and line ends, with an English
+warning naming its line; a line over `LONG_LINE_CHARS` (split at sentence ends or the window edge, as every
+line over the cap is) gets one too.
 
 All budgets count Unicode code points (`len`), so Chinese and English text get the same limits.
 
@@ -22,11 +27,13 @@ first non-space character to its last section's last non-space character, keepin
 author wrote instead of re-joining the sections with "\\n\\n"; stage 3 measures and splits that span. For
 input that is already normalised the offsets index the input itself.
 
-Only the first 120 chunks of an article are kept (product rule); a warning then gives the total.
+Only the first 120 chunks of an article are kept (product rule); a warning then gives the total and the
+offset from which the text is left out, so no text is dropped silently.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,8 +51,13 @@ SHORT_SECTION_CHARS = 120
 OVERLAP_CHARS = 320
 SPLIT_FLOOR_CHARS = MAX_CHARS * 55 // 100  # breaks are searched in [cursor + 1760, cursor + 3200]
 CHUNK_LIMIT = 120
+MAX_WHOLE_FENCE_CHARS = 8 * MAX_CHARS
+"""A fenced block up to this long stays one chunk (long listings do occur); a longer one is split, with a warning."""
+LONG_LINE_CHARS = 16 * MAX_CHARS
+"""A line longer than this gets a warning (every line over `MAX_CHARS` is split inside, as before)."""
 UNTITLED_HEADING = "文档正文"
 
+_LONG_LINE = re.compile(f"[^\n]{{{LONG_LINE_CHARS + 1},}}")
 _SENTENCE_ENDS = "。！？；!?;"
 _PREAMBLE_TOPIC = "\x00导语"  # grouping key of the preamble; normalised headings never contain NUL
 
@@ -92,11 +104,14 @@ def chunk_markdown(markdown: str, title: str) -> ChunkResult:
     preamble_heading = title if title.strip() else UNTITLED_HEADING
 
     sections, fences = _parse_sections(stripped, title, preamble_heading)
+    warnings = _oversize_warnings(stripped, fences)
+    atomic = [(start, end) for start, end in fences if end - start <= MAX_WHOLE_FENCE_CHARS]
     chunks: list[Chunk] = []
     total = 0
+    dropped_from = -1
     for group in _merge_sections(sections):
         heading, path = _group_heading(group, preamble_heading)
-        for start, end in _split_long(stripped, group[0].start, group[-1].end, fences):
+        for start, end in _split_long(stripped, group[0].start, group[-1].end, atomic):
             if total < CHUNK_LIMIT:
                 chunks.append(
                     Chunk(
@@ -109,13 +124,53 @@ def chunk_markdown(markdown: str, title: str) -> ChunkResult:
                         end=end + offset,
                     )
                 )
+            elif dropped_from < 0:
+                dropped_from = max(start, chunks[-1].end - offset)
             total += 1
-    warnings: tuple[str, ...] = ()
     if total > CHUNK_LIMIT:
-        warnings = (
-            f"文档过长，仅前 {CHUNK_LIMIT} 个切片参与了知识构建（共切出 {total} 个切片，其余未处理）",
+        left_out = len(stripped) - dropped_from
+        warnings.append(
+            f"article too long: only the first {CHUNK_LIMIT} of {total} chunks are built; the last {left_out} "
+            f"characters (from line {stripped.count(chr(10), 0, dropped_from) + 1}) are left out, split the article "
+            f"to have them searched (文档过长，仅前 {CHUNK_LIMIT} 个切片参与了知识构建（共切出 {total} 个切片，其余未处理）)"
         )
-    return ChunkResult(chunks=tuple(chunks), warnings=warnings, text=text)
+    return ChunkResult(chunks=tuple(chunks), warnings=tuple(warnings), text=text)
+
+
+def _oversize_warnings(body: str, fences: list[tuple[int, int]]) -> list[str]:
+    """One warning per fence over `MAX_WHOLE_FENCE_CHARS`, one for all lines over `LONG_LINE_CHARS`."""
+    warnings: list[str] = []
+    line_no, counted_to = 1, 0
+    for start, end in fences:
+        if end - start <= MAX_WHOLE_FENCE_CHARS:
+            continue
+        line_no += body.count("\n", counted_to, start)
+        counted_to = start
+        unclosed = " (never closed, so it runs to the end)" if end == len(body) and not _closes(body, start) else ""
+        warnings.append(
+            f"code block at line {line_no} is {end - start} characters long{unclosed}; "
+            f"split at line boundaries into chunks of at most {MAX_CHARS} characters"
+        )
+    long_lines, longest, longest_line = 0, 0, 0
+    line_no, counted_to = 1, 0
+    for match in _LONG_LINE.finditer(body):
+        line_no += body.count("\n", counted_to, match.start())
+        counted_to = match.start()
+        long_lines += 1
+        if match.end() - match.start() > longest:
+            longest, longest_line = match.end() - match.start(), line_no
+    if long_lines:
+        warnings.append(
+            f"{long_lines} line(s) longer than {LONG_LINE_CHARS} characters (the longest, line {longest_line}, "
+            f"has {longest}); split inside the line at sentence ends or every {MAX_CHARS} characters"
+        )
+    return warnings
+
+
+def _closes(body: str, fence_start: int) -> bool:
+    """Whether the fence opened at `fence_start` has a closing fence line (its span then ends on one)."""
+    last_line = body.rfind("\n", fence_start) + 1
+    return last_line > fence_start and body[last_line:].lstrip(" \t\f\r").startswith(("```", "~~~"))
 
 
 def _parse_sections(body: str, title: str, preamble_heading: str) -> tuple[list[_Section], list[tuple[int, int]]]:

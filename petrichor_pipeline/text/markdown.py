@@ -14,7 +14,9 @@ The rules:
   `####### x` are not headings;
 - a closing run of `#`s is dropped only when whitespace separates it from the text (CommonMark's rule):
   `## Using C#` is "Using C#", `# Title ##` is "Title". The reference pattern ends in `\\s*#*\\s*$`,
-  which would cut "Using C#" to "Using C"; this is the one place where Petrichor departs from it.
+  which would cut "Using C#" to "Using C"; this is the one place where Petrichor departs from it;
+- a heading's text is capped at `MAX_HEADING_CHARS` (`text.limits`), so a huge heading line cannot become
+  every chunk's heading path.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import re
 from collections.abc import Iterator
 from enum import Enum
 from typing import NamedTuple
+
+from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, capped
 
 _ASCII_SPACE = "\t\n\f\r "
 _HEADING_MARK = re.compile(r"(#{1,6})[\t\n\f\r ]+")
@@ -104,7 +108,7 @@ def heading_of(line: str) -> tuple[int, str] | None:
     text = rest.rstrip("#")
     if text != rest and text and text[-1] in _ASCII_SPACE:
         rest = text.rstrip(_ASCII_SPACE)
-    return level, rest.strip()  # the reference's TrimSpace: Unicode spaces too
+    return level, capped(rest.strip(), MAX_HEADING_CHARS)  # the reference's TrimSpace: Unicode spaces too
 
 
 def scan_marks(markdown: str) -> Iterator[Heading | Fence]:

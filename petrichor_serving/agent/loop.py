@@ -66,6 +66,7 @@ def answer(
         fallback = offline.nothing_found(run, question)
         text, stop = fallback.text, fallback.stop_reason
     run.trace.stop_reason = stop.value
+    run.trace.cites = sorted({(c["article_id"], c["article_version"]) for c in cites})
     run.trace.total_ms = round((time.perf_counter() - started) * 1000, 2)
     if traces is not None:
         traces.put(owner, run.trace)

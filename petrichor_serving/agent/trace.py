@@ -3,17 +3,26 @@
 A trace records what the agent did: each tool call with its arguments, the locators it returned, its
 time, the stop reason and the snapshot version. The store keeps the most recent `capacity` traces (LRU
 by count) and hands one back only to the principal that made it; to anyone else it does not exist.
+Given a data folder, it pins the article versions each kept trace cites (`contract.pin_path`) so the
+build's history collection keeps them resolvable, and unpins a trace when it is evicted.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any
+
+from petrichor_pipeline.contract import pin_path, write_text_atomic
+
+log = logging.getLogger(__name__)
 
 DEFAULT_CAPACITY = 512
 
@@ -49,6 +58,8 @@ class Trace:
     dropped_citations: list[dict[str, Any]] = field(default_factory=list)
     """Quotes the answer cited that are not verbatim in what was read: dropped, and kept here."""
     notes: list[str] = field(default_factory=list)
+    cites: list[tuple[str, str]] = field(default_factory=list)
+    """(article_id, article_version) of every citation the answer kept: what the trace's pin holds."""
     started_at: float = field(default_factory=time.time)
     total_ms: float = 0.0
 
@@ -73,17 +84,35 @@ class Trace:
 class TraceStore:
     """The last `capacity` traces, each readable only by the principal that made it."""
 
-    def __init__(self, capacity: int = DEFAULT_CAPACITY):
+    def __init__(self, capacity: int = DEFAULT_CAPACITY, *, pins_data_dir: Path | None = None):
         self.capacity = capacity
+        self.pins_data_dir = pins_data_dir
+        """None: no pins (the cited versions are then kept only while a snapshot or the retention holds them)."""
         self._items: OrderedDict[str, tuple[str, Trace]] = OrderedDict()
         self._lock = threading.Lock()
 
     def put(self, owner: str, trace: Trace) -> None:
+        evicted: list[Trace] = []
         with self._lock:
             self._items[trace.trace_id] = (owner, trace)
             self._items.move_to_end(trace.trace_id)
             while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
+                evicted.append(self._items.popitem(last=False)[1][1])
+        self._pin(trace)
+        for old in evicted:
+            self._unpin(old)
+
+    def _pin(self, trace: Trace) -> None:
+        if self.pins_data_dir is None or not trace.cites:
+            return
+        try:
+            write_text_atomic(pin_path(self.pins_data_dir, trace.trace_id), json.dumps({"cites": [list(c) for c in trace.cites]}))
+        except OSError as exc:  # a read-only data folder: the answer stands, the versions are not pinned
+            log.warning("cannot pin the article versions of trace %s: %s", trace.trace_id, exc)
+
+    def _unpin(self, trace: Trace) -> None:
+        if self.pins_data_dir is not None and trace.cites:
+            pin_path(self.pins_data_dir, trace.trace_id).unlink(missing_ok=True)
 
     def get(self, owner: str, trace_id: str) -> Trace | None:
         with self._lock:

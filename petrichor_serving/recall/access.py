@@ -109,16 +109,8 @@ def _by_row(mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.append(mask, False)[rows] if len(rows) else np.zeros(0, dtype=bool)
 
 
-def compute_access(
-    scope: Scope,
-    now: datetime,
-    articles: Articles,
-    chunks: Chunks,
-    questions: Questions,
-    wiki: WikiPages,
-    tree: TreeNodes,
-    windows: Windows,
-) -> Access:
+def readable_articles(scope: Scope, now: datetime, articles: Articles) -> tuple[np.ndarray, datetime | None]:
+    """The article rows `scope` may read (its focus aside) and the earliest expiry among readable shares."""
     n = len(articles.ids)
     readable = np.ones(n, dtype=bool)
     if scope.tenant is not None:
@@ -136,7 +128,20 @@ def compute_access(
                 readable[i] = False
             elif valid_until is None or expiry < valid_until:
                 valid_until = expiry
+    return readable, valid_until
 
+
+def compute_access(
+    scope: Scope,
+    now: datetime,
+    articles: Articles,
+    chunks: Chunks,
+    questions: Questions,
+    wiki: WikiPages,
+    tree: TreeNodes,
+    windows: Windows,
+) -> Access:
+    readable, valid_until = readable_articles(scope, now, articles)
     readable_ids = frozenset(articles.ids[i] for i in np.flatnonzero(readable))
     pages = wiki.searchable.copy()
     if not scope.unrestricted:

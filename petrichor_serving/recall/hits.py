@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-SNIPPET_MAX_CHARS = 220
+from petrichor_pipeline.text.limits import SNIPPET_MAX_CHARS
 
 _NOT_KNOWLEDGE_CHAR = re.compile(r"[^a-z0-9\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WHITESPACE = re.compile(r"\s+")
@@ -69,7 +69,14 @@ def normalize_knowledge_text(text: str) -> str:
 
 
 def compact_text(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
-    """Collapse whitespace and cut to `limit` code points plus `…`: a snippet never carries a whole chunk."""
+    """Collapse whitespace and cut to `limit` code points plus `…`: a snippet never carries a whole chunk.
+
+    A long text is compacted from its head only, so a snippet costs its own size, not the article's.
+    """
+    if len(text) > 4 * limit:
+        head = _WHITESPACE.sub(" ", text[: 4 * limit]).strip()
+        if len(head) > limit:
+            return head[:limit] + "…"
     text = _WHITESPACE.sub(" ", text).strip()
     return text if len(text) <= limit else text[:limit] + "…"
 

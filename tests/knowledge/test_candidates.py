@@ -129,11 +129,11 @@ def test_extraction_failure_leaves_no_candidates_and_a_warning():
     model = ScriptedChatModel(extract_candidates=fails("extract", "HTTP 500"))
     ex = extract_candidates(kb_name="kb", title="t", markdown="# 标题\n正文", document="", existing_pages=[], model=model, ctx=CTX)
     assert ex.candidates == () and ex.relations == ()
-    assert ex.warnings == ("Wiki 候选抽取失败：HTTP 500",)
+    assert ex.warnings == ("wiki candidate extraction failed: HTTP 500",)
     assert ex.summary == "标题 正文"
 
 
 def test_non_mapping_reply_is_not_valid_json():
     model = ScriptedChatModel(extract_candidates=returns(["not", "an", "object"]))
     ex = extract_candidates(kb_name="kb", title="t", markdown="正文", document="", existing_pages=[], model=model, ctx=CTX)
-    assert ex.warnings == ("Wiki 候选抽取结果不是有效 JSON",) and ex.candidates == ()
+    assert ex.warnings == ("wiki candidate extraction reply is not valid JSON",) and ex.candidates == ()

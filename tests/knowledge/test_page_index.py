@@ -94,7 +94,7 @@ def test_no_model_or_failure_gives_local_summaries():
     nodes = parse_markdown_tree(DOC, "部署指南", "42")
     assert summarize_tree(nodes, None, CTX).summaries[4] == "步骤 B"
     failed = summarize_tree(nodes, ScriptedChatModel(summarize_tree=fails("tree", "timeout")), CTX)
-    assert failed.summaries[4] == "步骤 B" and failed.warnings == ("目录摘要生成失败，已使用本地摘要：timeout",)
+    assert failed.summaries[4] == "步骤 B" and failed.warnings == ("outline summary generation failed, local summaries used: timeout",)
     assert summarize_tree(parse_markdown_tree("# A\n# B", "T", "1"), ScriptedChatModel(), CTX).model_calls == 0
 
 

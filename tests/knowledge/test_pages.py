@@ -44,7 +44,7 @@ def test_generated_pages_keep_links_only_to_known_other_pages():
     assert page.generated and page.summary == "高速缓存"
     assert page.content_md == "# Redis\n\n与 [[entity-sentinel|哨兵]] 配合，见 自己、Memcached 和 concept-故障转移。"
     assert not res.pages["entity-sentinel"].generated
-    assert res.warnings == ("1 个 Wiki 页面未生成，已使用候选摘要页",)
+    assert res.warnings == ("1 wiki page(s) not generated, candidate summary pages used",)
 
 
 def test_batches_of_four_and_request_shape():
@@ -69,4 +69,4 @@ def test_failed_batch_falls_back_to_summary_pages():
     res = generate_pages(title="T", document="D", candidates=[REDIS, FAILOVER], relations=[], model=model, ctx=CTX)
     assert res.pages["entity-redis"].content_md == "# Redis\n\n内存数据库"
     assert res.pages["concept-故障转移"].summary == "主从切换"
-    assert res.warnings == ("Wiki 页面生成失败，已使用候选摘要页：timeout",)
+    assert res.warnings == ("wiki page generation failed, candidate summary pages used: timeout",)

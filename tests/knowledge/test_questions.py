@@ -107,7 +107,7 @@ def test_missing_chunks_get_templates_and_one_warning():
     assert res.questions["chunk-001"] == ("a", "b", "c")
     assert res.questions["chunk-002"] == template_tuple("安装 > 节2")
     assert res.questions["chunk-003"] == template_tuple("安装 > 节3")
-    assert res.warnings == ("2 个切片未拿到模型问题，已使用模板问题",)
+    assert res.warnings == ("2 chunk(s) got no model questions, template questions used",)
 
 
 def template_tuple(heading: str) -> tuple[str, ...]:
@@ -118,14 +118,14 @@ def test_failed_call_gives_the_whole_batch_templates():
     chunks = [chunk(i, f"内容{i}") for i in range(1, 3)]
     res = generate_questions(chunks, ScriptedChatModel(generate_questions=fails("questions", "timeout")), CTX)
     assert res.questions == {"chunk-001": template_tuple("节1"), "chunk-002": template_tuple("节2")}
-    assert res.warnings == ("问题生成失败，已使用模板问题：timeout",)
+    assert res.warnings == ("question generation failed, template questions used: timeout",)
     assert res.model_calls == 1
 
 
 def test_invalid_reply_gives_templates():
     res = generate_questions([chunk(1, "内容")], ScriptedChatModel(generate_questions=returns({"q": []})), CTX)
     assert res.questions["chunk-001"] == template_tuple("节1")
-    assert res.warnings == ("问题生成结果不是有效 JSON，已使用模板问题",)
+    assert res.warnings == ("question generation reply is not valid JSON, template questions used",)
 
 
 def test_warnings_are_deduplicated_and_capped_at_five():
@@ -140,7 +140,7 @@ def test_warnings_are_deduplicated_and_capped_at_five():
 
     res = generate_questions(chunks, ScriptedChatModel(generate_questions=flaky), CTX, concurrency=1)
     assert res.model_calls == 8
-    assert res.warnings == tuple(f"问题生成失败，已使用模板问题：r{i}" for i in range(1, 6))
+    assert res.warnings == tuple(f"question generation failed, template questions used: r{i}" for i in range(1, 6))
     assert all(len(q) == 3 for q in res.questions.values()) and len(res.questions) == 8
 
 
@@ -156,4 +156,4 @@ def test_accepts_chunker_output():
     res = generate_questions(chunks, ScriptedChatModel(generate_questions=returns({"questions": {}})), CTX)
     assert res.questions["chunk-001"] == template_tuple("部署指南")
     assert res.questions["chunk-002"] == template_tuple("安装")
-    assert res.warnings == ("3 个切片未拿到模型问题，已使用模板问题",)
+    assert res.warnings == ("3 chunk(s) got no model questions, template questions used",)

@@ -49,6 +49,6 @@ def test_no_call_when_every_page_has_a_folder():
 
 def test_failure_leaves_new_pages_without_folders():
     tax = plan_categories([REDIS], [], ScriptedChatModel(plan_catalog=fails("catalog", "quota")), CTX)
-    assert tax.paths == {} and tax.warnings == ("Wiki 目录规划失败：quota",)
+    assert tax.paths == {} and tax.warnings == ("wiki folder planning failed: quota",)
     bad = plan_categories([REDIS], [], ScriptedChatModel(plan_catalog=returns({"x": 1})), CTX)
-    assert bad.paths == {} and bad.warnings == ("Wiki 目录规划结果不是有效 JSON",)
+    assert bad.paths == {} and bad.warnings == ("wiki folder planning reply is not valid JSON",)

@@ -92,7 +92,7 @@ def test_failed_extraction_still_gives_the_source_page():
     model = ScriptedChatModel(extract_candidates=fails("extract", "HTTP 502"))
     ak = build_article_knowledge(ARTICLE, CHUNKS, model, CTX)
     assert model.ops() == ["extract_candidates"]
-    assert ak.pages == () and ak.warnings == ("Wiki 候选抽取失败：HTTP 502",)
+    assert ak.pages == () and ak.warnings == ("wiki candidate extraction failed: HTTP 502",)
     assert ak.links == () and ak.sources == (SourceRef("source-a1", "", "构建知识：Redis 高可用"),)
     assert ak.source_page.content_md.startswith("# Redis 高可用\n\n## 文档摘要\n\n哨兵 Sentinel 监控 Redis。")
     assert "## 实体" not in ak.source_page.content_md and "## 切片推荐问题" not in ak.source_page.content_md
@@ -105,7 +105,7 @@ def test_failed_pages_fall_back_and_warnings_accumulate():
         generate_pages=fails("pages", "timeout"),
     )
     ak = build_article_knowledge(ARTICLE, CHUNKS, model, CTX)
-    assert ak.warnings == ("Wiki 目录规划失败：quota", "Wiki 页面生成失败，已使用候选摘要页：timeout")
+    assert ak.warnings == ("wiki folder planning failed: quota", "wiki page generation failed, candidate summary pages used: timeout")
     sentinel = next(p for p in ak.pages if p.page_key == "entity-sentinel")
     assert sentinel.content_md == "# Sentinel\n\n监控组件\n\n## 相关知识\n\n- [[concept-故障转移|故障转移]]：自动切换"
     assert ak.model_calls == 3

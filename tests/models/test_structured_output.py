@@ -253,7 +253,7 @@ def test_always_the_wrong_shape_falls_back_to_templates_counted_and_warned(fake_
     result = generate_questions(chunks, make_model(fake_openai, meter=meter), CTX)
     assert len(fake_openai.calls(CHAT)) == 2, "one retry, no more"
     assert result.questions["chunk-001"] == tuple(template_questions("Redis > 哨兵", CHUNKS[0].content))
-    assert result.warnings == ("问题生成失败，已使用模板问题：reply is not valid JSON for the contract: questions: expected object, got array",)
+    assert result.warnings == ("question generation failed, template questions used: reply is not valid JSON for the contract: questions: expected object, got array",)
     assert (meter.total.calls, meter.total.failures) == (2, 2)
     assert meter.by_op["kb.build.questions"].failures == 2
 
@@ -264,5 +264,5 @@ def test_candidates_of_the_wrong_shape_twice_leave_the_local_summary(fake_openai
     fake_openai.script(CHAT, reply_of(wrong), reply_of(wrong))
     ex = extract_candidates(kb_name="运维", title="Redis", markdown="# Redis\n\n哨兵监控主节点。", document="", existing_pages=[], model=make_model(fake_openai, meter=meter), ctx=CTX)
     assert ex.candidates == () and ex.summary == "Redis 哨兵监控主节点。"
-    assert ex.warnings == ("Wiki 候选抽取失败：reply is not valid JSON for the contract: entities[0]: expected object, got string",)
+    assert ex.warnings == ("wiki candidate extraction failed: reply is not valid JSON for the contract: entities[0]: expected object, got string",)
     assert meter.by_op["kb.build.extraction"].failures == 2

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.incremental import BucketResult
+from petrichor_pipeline.build.incremental import BucketResult, article_warning
 from petrichor_pipeline.config import BUCKETS, BUILD_VERSION
 from petrichor_pipeline.contract import SOURCE_SCHEMA
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
@@ -69,6 +69,6 @@ def articles_step(ctx: BuildContext, bucket: str) -> tuple[BucketResult, str]:
     version = bucket_data_version(rows, errors)
     ctx.warehouse.write_json("articles", bucket, {"data_version": version, "errors": errors})
     result = BucketResult("articles", bucket, table, built=[r["article_id"] for r in rows], failed=errors)
-    result.warnings = [f"{r['path']}: {w}" for r in rows for w in r["warnings"]]
+    result.warnings = [article_warning(r["path"], w) for r in rows for w in r["warnings"]]
     result.seconds = time.perf_counter() - started
     return result, version

@@ -36,7 +36,8 @@ def chunks_step(ctx: BuildContext, bucket: str) -> BucketResult:
                     "content_hash": sha256_hex(text),
                 }
             )
-        return ArticleOutput(rows, list(result.warnings))
+        # the scan's warnings travel with the chunks: the build summary lists what this step reports
+        return ArticleOutput(rows, [*art["warnings"], *result.warnings])
 
     def key(art: dict[str, Any]) -> str:
         return f"{art['article_version']}|{art['source_sha256']}|{ctx.chunk_key}|{art['tenant']}|{art['kb_id']}"

@@ -1,0 +1,123 @@
+"""The article history store's write side: record what a snapshot publishes, collect what nothing cites.
+
+Every article version a published snapshot holds is written once under `history/articles/` (layout and
+read side in `contract`), so a citation's `article_version` and offsets still resolve after the article
+is edited or deleted and its snapshots are collected. Publishing touches each record it references, so a
+record's modification time is the last time a published snapshot cited it. Collection keeps every version
+a retained snapshot or a pin (`history/pins/`, written by serving for its stored traces) cites, and an
+uncited one for `history_keep_days` after it was last cited; a pin counts for `history_pin_days` at most.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from petrichor_pipeline.contract import (
+    MANIFEST_FILE,
+    PINS_DIR,
+    ArticleRecord,
+    article_record_path,
+    history_dir,
+    is_article_version,
+)
+
+log = logging.getLogger(__name__)
+
+DAY_S = 86_400.0
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Temporary name then rename: a reader sees the whole record or none (it also checks the hash)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def record_articles(data_dir: Path, articles: pa.Table, chunks: pa.Table) -> int:
+    """Store each article version of a snapshot not stored yet and touch the others; returns how many were new."""
+    spans: dict[str, list[dict[str, Any]]] = {}
+    for c in sorted(chunks.select(["article_id", "start", "end", "heading_path"]).to_pylist(), key=lambda c: (c["article_id"], c["start"])):
+        spans.setdefault(c["article_id"], []).append({"start": c["start"], "end": c["end"], "heading_path": list(c["heading_path"] or [])})
+    written = 0
+    for row in articles.to_pylist():
+        path = article_record_path(data_dir, row["article_version"])
+        if path.exists():
+            os.utime(path)
+            continue
+        _write_new(path, ArticleRecord(article=row, spans=spans.get(row["article_id"], [])).to_json())
+        written += 1
+    return written
+
+
+def _snapshot_versions(snapshots_dir: Path) -> set[str]:
+    """The article versions every complete snapshot folder still on disk holds."""
+    cited: set[str] = set()
+    if not snapshots_dir.exists():
+        return cited
+    for folder in snapshots_dir.iterdir():
+        table = folder / "articles.parquet"
+        if folder.is_dir() and (folder / MANIFEST_FILE).exists() and table.exists():
+            cited.update(pq.read_table(table, columns=["article_version"]).column("article_version").to_pylist())
+    return cited
+
+
+def _pinned_versions(data_dir: Path, oldest: float) -> set[str]:
+    """Versions the pins cite; a pin older than `oldest` was left by a server long gone and is removed."""
+    cited: set[str] = set()
+    pins = history_dir(data_dir) / PINS_DIR
+    if not pins.exists():
+        return cited
+    for pin in pins.glob("*.json"):
+        try:
+            if pin.stat().st_mtime < oldest:
+                pin.unlink(missing_ok=True)
+                continue
+            cited.update(version for _, version in json.loads(pin.read_text(encoding="utf-8"))["cites"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # a pin being written or removed right now
+    return cited
+
+
+def collect_history(data_dir: Path, snapshots_dir: Path, keep_days: float, pin_days: float, *, now: float | None = None) -> list[str]:
+    """Remove the article versions no retained snapshot or pin cites and none cited within `keep_days`."""
+    now = time.time() if now is None else now
+    oldest = now - keep_days * DAY_S
+    cited = _snapshot_versions(snapshots_dir) | _pinned_versions(data_dir, now - pin_days * DAY_S)
+    root = history_dir(data_dir) / "articles"
+    removed: list[str] = []
+    if not root.exists():
+        return removed
+    for prefix in root.iterdir():
+        for path in prefix.glob("*.json"):
+            version = path.stem
+            if not is_article_version(version) or version in cited:
+                continue
+            try:
+                if path.stat().st_mtime >= oldest:
+                    continue
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            removed.append(version)
+        try:
+            prefix.rmdir()  # only when empty
+        except OSError:
+            pass
+    if removed:
+        log.info("collected %d article versions no snapshot or answer cites", len(removed))
+    return sorted(removed)

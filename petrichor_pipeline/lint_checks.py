@@ -1,0 +1,76 @@
+"""Wiki lint as asset checks on the published snapshot (seed §12, §14): each shows its offending keys."""
+
+
+from typing import Any
+
+from dagster import AssetCheckExecutionContext, AssetCheckResult, MetadataValue, asset_check
+
+from petrichor_pipeline.config import BUILD_VERSION
+from petrichor_pipeline.contract import read_current, read_manifest, read_table
+from petrichor_pipeline.knowledge import lint
+from petrichor_pipeline.resources import PetrichorResource
+from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+
+MAX_KEYS_SHOWN = 100
+
+
+def _rows(petrichor: PetrichorResource, *names: str) -> tuple[str, list[list[dict[str, Any]]]] | None:
+    snaps = petrichor.context().settings.snapshots_dir
+    version = read_current(snaps)
+    if version is None:
+        return None
+    m = read_manifest(snaps, version)
+    return version, [read_table(snaps, m, name).to_pylist() for name in names]
+
+
+def _result(version: str, **found: list[str]) -> AssetCheckResult:
+    metadata: dict[str, Any] = {"snapshot_version": version}
+    for name, keys in found.items():
+        metadata[name] = MetadataValue.json(keys[:MAX_KEYS_SHOWN])
+        metadata[f"{name}_count"] = len(keys)
+    return AssetCheckResult(passed=not any(found.values()), metadata=metadata)
+
+
+def _none() -> AssetCheckResult:
+    return AssetCheckResult(passed=False, description="no snapshot has been published")
+
+
+@asset_check(asset="snapshot", description="Every [[pageKey|name]] link and every link row points at an existing page.")
+def wiki_links_resolve(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
+    found = _rows(petrichor, "wiki_pages", "wiki_links")
+    if found is None:
+        return _none()
+    version, (pages, links) = found
+    return _result(version, broken_links=lint.broken_links(pages, links))
+
+
+@asset_check(asset="snapshot", description="Every entity and concept page is linked from another page.")
+def wiki_has_no_orphan_pages(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
+    found = _rows(petrichor, "wiki_pages", "wiki_links")
+    if found is None:
+        return _none()
+    version, (pages, links) = found
+    return _result(version, orphan_pages=lint.orphan_pages(pages, links))
+
+
+@asset_check(asset="snapshot", description="No page rests on a deleted article or on an older version of one.")
+def wiki_sources_are_current(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
+    found = _rows(petrichor, "wiki_pages", "wiki_sources", "articles")
+    if found is None:
+        return _none()
+    version, (pages, sources, articles) = found
+    outdated = lint.pages_with_outdated_sources(pages, sources, articles)
+    return _result(version, pages_with_deleted_sources=outdated["deleted"], pages_with_stale_sources=outdated["stale"])
+
+
+@asset_check(asset="snapshot", description="Every article was built by the current chunk algorithm and build version.")
+def articles_built_by_current_code(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
+    found = _rows(petrichor, "articles")
+    if found is None:
+        return _none()
+    version, (articles,) = found
+    outdated = lint.outdated_articles(articles, chunk_algorithm_version=ALGORITHM_VERSION, build_version=BUILD_VERSION)
+    return _result(version, outdated_articles=outdated)
+
+
+wiki_lint_checks = [wiki_links_resolve, wiki_has_no_orphan_pages, wiki_sources_are_current, articles_built_by_current_code]

@@ -1,0 +1,138 @@
+"""What serving reads of the past: stored article versions (citation resolution) and retained snapshots.
+
+A citation names `article_id`, `article_version` and offsets into that version's content (Python string
+indices, as `agent.citations` computes them). The version is read from the history store (`contract`),
+never from the current snapshot, so it resolves after the article is edited or deleted. Scope is checked
+on the stored version's own row and, while the article still exists, on its current row as well: a
+version never becomes readable by a key or a public caller that may not read the article today.
+
+Retained snapshots load lazily, the same way as the current one, and a few stay cached.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from petrichor_pipeline.contract import MANIFEST_FILE, conform, read_article_record, read_manifest, to_table
+from petrichor_serving.recall.access import Scope, readable_articles
+from petrichor_serving.recall.tables import Articles
+from petrichor_serving.snapshot import Snapshot, SnapshotStore, load_snapshot
+
+CACHED_SNAPSHOTS = 2
+"""Older snapshots held in memory at once besides the current one (each costs a full load)."""
+
+
+class HistoryError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class CitationRef:
+    article_id: str
+    article_version: str
+    start: int
+    end: int
+
+
+def _row_readable(scope: Scope, row: dict[str, Any], now: datetime) -> bool:
+    articles = Articles.from_arrow(conform("articles", to_table("articles", [row])))
+    mask, _ = readable_articles(scope, now, articles)
+    return bool(mask[0])
+
+
+def resolve_citation(store: SnapshotStore, current: Snapshot | None, scope: Scope, ref: CitationRef) -> dict[str, Any]:
+    """`{quote, article_id, article_version, title, heading_path}` for a citation; 404 when the version is
+    unknown, collected, of another article or out of scope; 400 when the offsets fall outside it."""
+    record = read_article_record(store.data_dir, ref.article_version)
+    missing = HistoryError(404, f"article version {ref.article_version!r} of {ref.article_id!r} not found")
+    if record is None or record.article["article_id"] != ref.article_id:
+        raise missing
+    now = datetime.now(timezone.utc)
+    live = current is not None and ref.article_id in current.articles
+    if not _row_readable(scope, record.article, now):
+        raise missing
+    if live and ref.article_id not in current.recall.allowed_article_ids(scope, now):
+        raise missing
+    if scope.public_only and not live:
+        raise missing  # a share exists only while its article is published
+    content = record.article["content"]
+    if not 0 <= ref.start < ref.end <= len(content):
+        raise HistoryError(400, f"offsets must satisfy 0 <= start < end <= {len(content)}")
+    return {
+        "quote": content[ref.start : ref.end],
+        "article_id": ref.article_id,
+        "article_version": ref.article_version,
+        "title": record.article["title"],
+        "heading_path": record.heading_path_at(ref.start),
+    }
+
+
+class RetainedSnapshots:
+    """The snapshots still on disk: listed from their manifests, loaded on first use, a few kept."""
+
+    def __init__(self, store: SnapshotStore, *, capacity: int = CACHED_SNAPSHOTS):
+        self.store = store
+        self.capacity = capacity
+        self._cache: OrderedDict[str, Snapshot] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def _dir(self):
+        return self.store.data_dir / "snapshots"
+
+    def versions(self) -> list[str]:
+        if not self._dir.exists():
+            return []
+        return sorted(p.name for p in self._dir.iterdir() if p.is_dir() and (p / MANIFEST_FILE).exists())
+
+    def listing(self) -> dict[str, Any]:
+        """`{snapshots: [{version, created_at, current, article_count, chunk_count}]}`, oldest first."""
+        cur = self.store.current
+        out = []
+        for version in self.versions():
+            try:
+                m = read_manifest(self._dir, version)
+            except (OSError, ValueError):
+                continue  # collected while listing, or not a snapshot this server can read
+            rows = m.row_counts
+            out.append(
+                {
+                    "version": version,
+                    "created_at": m.created_at,
+                    "current": cur is not None and cur.version == version,
+                    "article_count": rows.get("articles", 0),
+                    "chunk_count": rows.get("chunks", 0),
+                }
+            )
+        return {"snapshots": out}
+
+    def get(self, version: str) -> Snapshot:
+        """The snapshot `version`: the current one, a cached one, or loaded now; 404 when not retained."""
+        cur = self.store.current
+        if cur is not None and cur.version == version:
+            return cur
+        if version not in self.versions():
+            with self._lock:
+                self._cache.pop(version, None)
+            raise HistoryError(404, f"snapshot {version!r} is not retained")
+        with self._lock:
+            cached = self._cache.get(version)
+            if cached is not None:
+                self._cache.move_to_end(version)
+                return cached
+            try:
+                snap = load_snapshot(
+                    self.store.data_dir, version, embed_fingerprint=self.store.embed_fingerprint, tokenizer=self.store.tokenizer
+                )
+            except Exception as exc:  # collected mid-load, or refused as the current one would be
+                raise HistoryError(404, f"snapshot {version!r} cannot be loaded: {type(exc).__name__}") from exc
+            self._cache[version] = snap
+            while len(self._cache) > self.capacity:
+                self._cache.popitem(last=False)
+            return snap

@@ -1,0 +1,114 @@
+"""The hostile corpus, generated: every kind of bad input beside articles that must still build.
+
+`HOSTILE` maps each hostile file to what the build must say about it: an error (the file is left out) or
+a warning (the article builds, with its trouble named). `GOOD` are the articles that must build and be
+found whatever their neighbours hold. Sizes stay modest (a few hundred KB) so that the shared build is
+quick; the unit tests in `test_limits.py` push the same shapes to megabytes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymupdf
+
+from petrichor_pipeline.sources.corpus import DEFAULT_MAX_FILE_BYTES
+from tests.sources.helpers import add_image_page, add_text_page, write
+
+KB = "hostile"
+OUTSIDE_SECRET = "root:x:0:0:OUTSIDESECRET:/root:/bin/bash"
+FENCE_TAIL = "FENCETAILMARKER after the unclosed fence"
+LINE_TAIL = "LONGLINETAILMARKER"
+
+
+@dataclass(frozen=True)
+class Expect:
+    outcome: str
+    """"error": one error, no article; "warning": the article builds with a warning; "builds": it just builds."""
+    says: str
+    """A phrase of the English reason or warning."""
+
+
+GOOD = {
+    f"{KB}/good/install.md": ("# Installing the tide gauge\n\nMount the tide gauge on the pier and calibrate "
+                              "the pressure sensor before the first reading.\n", "calibrate the pressure sensor"),
+    f"{KB}/good/mixed-endings.md": ("# Mixed endings\r\nThe barometer log\rkeeps hourly readings\nof "
+                                    "the harbour wind.\r\n", "barometer log"),
+    f"{KB}/good/中文.md": ("# 潮汐记录\n\n潮位计每小时记录一次海港水位。\n", "潮位计"),
+}
+
+HOSTILE = {
+    f"{KB}/passwd.md": Expect("error", "outside the corpus folder"),
+    f"{KB}/outside-dir": Expect("error", "outside the corpus folder"),
+    f"{KB}/invalid-utf8.md": Expect("error", "invalid UTF-8"),
+    f"{KB}/binary.md": Expect("error", "binary content"),
+    f"{KB}/empty.md": Expect("error", "empty file"),
+    f"{KB}/oversized.md": Expect("error", "file too large"),
+    f"{KB}/broken-front-matter.md": Expect("error", "front matter"),
+    f"{KB}/encrypted.pdf": Expect("error", "encrypted PDF"),
+    f"{KB}/corrupt.pdf": Expect("error", "PDF"),
+    f"{KB}/image-only.pdf": Expect("error", "no text"),
+    f"{KB}/heading-bomb.md": Expect("warning", "line(s) longer than"),
+    f"{KB}/unclosed-fence.md": Expect("warning", "never closed"),
+    f"{KB}/long-line.md": Expect("warning", "line(s) longer than"),
+    f"{KB}/nested-headings.md": Expect("builds", ""),
+    f"{KB}/unknown-key.md": Expect("warning", "unknown front matter key"),
+}
+
+HEADING_BOMB_CHARS = 56_400
+
+
+def heading_bomb() -> str:
+    return "# " + "tidal " * (HEADING_BOMB_CHARS // 6) + "\n\nThe body under the bomb names the SEICHEWORD.\n"
+
+
+def unclosed_fence() -> str:
+    code = "\n".join(f"reading_{i} = sensor.read({i})" for i in range(1000))
+    return "# Fence\n\nBefore the code.\n\n```python\n" + code + "\n\n# not a heading, still code\n" + FENCE_TAIL + "\n"
+
+
+def long_line() -> str:
+    return "# Line\n\n" + "wave height grows with fetch and " * 1600 + LINE_TAIL + "\n"
+
+
+def nested_headings() -> str:
+    """10,000 headings nested five deep under one title, again and again."""
+    return "# Nested\n\n" + "".join(f"{'#' * (i % 5 + 2)} h{i}\n" for i in range(10_000))
+
+
+def _pdfs(kb: Path) -> None:
+    doc = pymupdf.open()
+    add_text_page(doc, "Secret", "Only with the password.")
+    write(kb, "encrypted.pdf", doc.tobytes(encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="user", owner_pw="owner"))
+    write(kb, "corrupt.pdf", b"%PDF-1.7\n1 0 obj <<>> garbage \x00\xff" * 50)
+    doc = pymupdf.open()
+    add_image_page(doc)
+    write(kb, "image-only.pdf", doc.tobytes())
+
+
+def make_hostile_corpus(root: Path) -> Path:
+    """Write the corpus under `root/corpus` (and its outside targets beside it); returns the corpus folder."""
+    corpus, outside = root / "corpus", root / "outside"
+    write(outside, "passwd", OUTSIDE_SECRET + "\n")
+    write(outside, "dir/secret.md", f"# Secret\n\n{OUTSIDE_SECRET}\n")
+    kb = corpus / KB
+    for relpath, (text, _) in GOOD.items():
+        write(corpus, relpath, text)
+    os.symlink(outside / "passwd", kb / "passwd.md")
+    os.symlink(outside / "dir", kb / "outside-dir")
+    os.symlink(kb / "good", kb / "inside-link")  # followed: its target is inside the corpus
+    os.symlink(kb, kb / "good" / "loop")  # a loop back up: walked once
+    write(kb, "invalid-utf8.md", b"# Bad bytes\n\nvalid then \xff\xfe invalid\n")
+    write(kb, "binary.md", bytes(range(256)) * 64)
+    write(kb, "empty.md", b"")
+    write(kb, "oversized.md", b"# Big\n\n" + b"a" * DEFAULT_MAX_FILE_BYTES)
+    write(kb, "broken-front-matter.md", "---\ntitle: [unclosed\nvisibility: public\n---\n\nBody.\n")
+    write(kb, "unknown-key.md", "---\ntitle: Known\ncolour: blue\n---\n\nThe anemometer spins.\n")
+    write(kb, "heading-bomb.md", heading_bomb())
+    write(kb, "unclosed-fence.md", unclosed_fence())
+    write(kb, "long-line.md", long_line())
+    write(kb, "nested-headings.md", nested_headings())
+    _pdfs(kb)
+    return corpus

@@ -1,0 +1,77 @@
+"""The article history store: records written once and verified by their hash, collection that keeps
+every version a retained snapshot or a pin cites, pins written and removed with their traces."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pyarrow.parquet as pq
+
+from petrichor_pipeline.build.history import DAY_S, collect_history, record_articles
+from petrichor_pipeline.contract import MANIFEST_FILE, article_record_path, pin_path, read_article_record, to_table
+from petrichor_pipeline.text.normalize import article_version
+from petrichor_serving.agent.trace import Trace, TraceStore
+
+
+def _article(aid: str, content: str) -> dict:
+    return {"article_id": aid, "kb_id": "kb", "tenant": "t", "title": aid.upper(), "content": content, "article_version": article_version(aid.upper(), content)}
+
+
+def _chunks(aid: str) -> list[dict]:
+    return [{"chunk_id": f"{aid}:chunk-000", "article_id": aid, "start": 0, "end": 5, "heading_path": ["Top"]}]
+
+
+def _snapshot(data, name: str, rows: list[dict]) -> None:
+    folder = data / "snapshots" / name
+    folder.mkdir(parents=True)
+    pq.write_table(to_table("articles", rows), folder / "articles.parquet")
+    (folder / MANIFEST_FILE).write_text("{}", encoding="utf-8")
+
+
+def _age(path, days: float) -> None:
+    old = time.time() - days * DAY_S
+    os.utime(path, (old, old))
+
+
+def test_records_resolve_by_version_and_a_tampered_one_does_not(tmp_path):
+    a = _article("a1", "Hello world, first text.")
+    assert record_articles(tmp_path, to_table("articles", [a]), to_table("chunks", _chunks("a1"))) == 1
+    assert record_articles(tmp_path, to_table("articles", [a]), to_table("chunks", _chunks("a1"))) == 0  # written once
+    rec = read_article_record(tmp_path, a["article_version"])
+    assert rec is not None and rec.article["content"] == a["content"] and rec.heading_path_at(2) == ["Top"] and rec.heading_path_at(9) == []
+    path = article_record_path(tmp_path, a["article_version"])
+    path.write_text(path.read_text(encoding="utf-8").replace("Hello", "Jello"), encoding="utf-8")
+    assert read_article_record(tmp_path, a["article_version"]) is None
+    assert read_article_record(tmp_path, "../../etc/passwd") is None
+
+
+def test_collection_keeps_what_a_snapshot_or_a_pin_cites_and_recent_versions(tmp_path):
+    in_snapshot, pinned, recent, old = (_article(f"a{i}", f"text {i}") for i in range(4))
+    record_articles(tmp_path, to_table("articles", [in_snapshot, pinned, recent, old]), to_table("chunks", []))
+    for a in (in_snapshot, pinned, old):
+        _age(article_record_path(tmp_path, a["article_version"]), 10)
+    _snapshot(tmp_path, "20250101T000000000000Z-aaaaaa", [in_snapshot])
+    pin = pin_path(tmp_path, "trace1")
+    pin.parent.mkdir(parents=True)
+    pin.write_text(json.dumps({"cites": [["a1", pinned["article_version"]]]}), encoding="utf-8")
+    stale_pin = pin_path(tmp_path, "trace0")
+    stale_pin.write_text(json.dumps({"cites": [["a3", old["article_version"]]]}), encoding="utf-8")
+    _age(stale_pin, 40)
+
+    removed = collect_history(tmp_path, tmp_path / "snapshots", keep_days=5, pin_days=30)
+    assert removed == [old["article_version"]]
+    assert not stale_pin.exists() and pin.exists()
+    for a in (in_snapshot, pinned, recent):
+        assert read_article_record(tmp_path, a["article_version"]) is not None
+
+
+def test_a_trace_pins_its_cited_versions_until_it_is_evicted(tmp_path):
+    store = TraceStore(capacity=1, pins_data_dir=tmp_path)
+    first, second = Trace(snapshot_version="s"), Trace(snapshot_version="s")
+    first.cites = [("a1", "f" * 64)]
+    store.put("key:x", first)
+    assert json.loads(pin_path(tmp_path, first.trace_id).read_text(encoding="utf-8")) == {"cites": [["a1", "f" * 64]]}
+    store.put("key:x", second)  # evicts the first; the second cites nothing and pins nothing
+    assert not pin_path(tmp_path, first.trace_id).exists() and not pin_path(tmp_path, second.trace_id).exists()

@@ -1,0 +1,75 @@
+"""Wiki lint as asset checks: green on the bundled snapshot, red with the offending key on a seeded fault."""
+
+from __future__ import annotations
+
+import shutil
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from dagster import DagsterInstance, Definitions
+
+from petrichor_pipeline.definitions import all_assets
+from petrichor_pipeline.knowledge import lint
+from petrichor_pipeline.lint_checks import wiki_lint_checks
+from petrichor_pipeline.resources import PetrichorResource
+from tests.conftest import EMBED_CACHE
+
+
+def _page(key: str, body: str = "", kind: str = "concept", articles: tuple[str, ...] = ("a1",)) -> dict:
+    return {"kb_id": "kb", "tenant": "t", "page_key": key, "kind": kind, "content_md": body, "article_ids": list(articles)}
+
+
+def _link(src: str, dst: str) -> dict:
+    return {"kb_id": "kb", "tenant": "t", "from_page_key": src, "to_page_key": dst}
+
+
+def test_lint_rules_name_the_offending_keys():
+    pages = [_page("source-a1", "[[alpha|Alpha]]", kind="source"), _page("alpha", "see [[beta|Beta]] and [[gone|Gone]]"), _page("beta"), _page("lonely")]
+    links = [_link("alpha", "beta"), _link("beta", "missing")]
+    assert lint.broken_links(pages, links) == ["kb/alpha -> gone", "kb/beta -> missing"]
+    assert lint.orphan_pages(pages, links) == ["kb/lonely"]  # a source page needs no incoming link
+
+    articles = [{"article_id": "a1", "article_version": "v2", "chunk_algorithm_version": 3, "build_version": 4}]
+    sources = [
+        {"kb_id": "kb", "page_key": "alpha", "article_id": "a1", "article_version": "v1"},
+        {"kb_id": "kb", "page_key": "beta", "article_id": "a1", "article_version": "v2"},
+        {"kb_id": "kb", "page_key": "lonely", "article_id": "a9", "article_version": "v1"},
+    ]
+    assert lint.pages_with_outdated_sources(pages, sources, articles) == {"deleted": ["kb/lonely"], "stale": ["kb/alpha"]}
+    assert lint.outdated_articles(articles, chunk_algorithm_version=3, build_version=4) == []
+    assert lint.outdated_articles(articles, chunk_algorithm_version=4, build_version=4) == ["a1"]
+
+
+def _evaluate(data_dir, corpus_dir, monkeypatch) -> dict:
+    monkeypatch.setenv("PETRICHOR_EMBED_CACHE", str(EMBED_CACHE))
+    resource = PetrichorResource(data_dir=str(data_dir), corpus_dir=str(corpus_dir))
+    d = Definitions(assets=all_assets(), asset_checks=wiki_lint_checks, resources={"petrichor": resource})
+    checks = {key for c in wiki_lint_checks for key in c.check_keys}
+    job = d.resolve_implicit_global_asset_job_def().get_subset(asset_check_selection=checks)
+    with DagsterInstance.ephemeral() as instance:
+        res = job.execute_in_process(instance=instance, raise_on_error=False)
+    return {e.check_name: e for e in res.get_asset_check_evaluations()}
+
+
+@pytest.mark.slow
+def test_lint_checks_pass_on_the_bundled_corpus_and_catch_a_seeded_broken_link(built_corpus, tmp_path, monkeypatch):
+    evals = _evaluate(built_corpus.data_dir, built_corpus.corpus_dir, monkeypatch)
+    assert len(evals) == 4
+    assert all(e.passed for e in evals.values()), [(n, e.metadata) for n, e in evals.items() if not e.passed]
+
+    data = tmp_path / "data"
+    shutil.copytree(built_corpus.data_dir / "snapshots", data / "snapshots")
+    version = (data / "snapshots" / "CURRENT").read_text().strip()
+    path = data / "snapshots" / version / "wiki_pages.parquet"
+    table = pq.read_table(path)
+    bodies = table.column("content_md").to_pylist()
+    bodies[0] += "\n\nSee also [[no-such-page|Nowhere]]."
+    pq.write_table(table.set_column(table.schema.get_field_index("content_md"), "content_md", pa.array(bodies)), path)
+
+    evals = _evaluate(data, built_corpus.corpus_dir, monkeypatch)
+    broken = evals["wiki_links_resolve"]
+    assert not broken.passed
+    page = table.column("page_key")[0].as_py()
+    assert [k for k in broken.metadata["broken_links"].value if k.endswith(f"/{page} -> no-such-page")]
+    assert evals["wiki_has_no_orphan_pages"].passed and evals["articles_built_by_current_code"].passed
