@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from petrichor_serving.recall import routes
+from petrichor_serving.recall.balance import REFERENCE_RANK_WEIGHTS
 from petrichor_serving.recall.options import SearchOptions
 
 
@@ -43,7 +44,7 @@ def variants() -> list[Variant]:
         Variant("questions_full_weight", "question routes weigh 1 in the fusion (the reference)", SearchOptions(route_weights=(), question_routes="always")),
         Variant("tokenizer_jieba", "jieba instead of bigram tokens for BM25, rerank and wiki", tokenizer="jieba"),
         Variant("articles_10", "article balancing keeps 10 articles instead of 3", SearchOptions(article_top_k=10)),
-        Variant("no_rewrite", "no sub-queries from the rewrite: the question alone (one embedding)", SearchOptions(rewrite=False)),
+        Variant("rewrite", "the reference's rule-based clauses searched beside the question", SearchOptions(rewrite=True)),
         Variant("no_diversity", "near-duplicate test and per-article cap off", SearchOptions(diversity=False)),
         Variant(
             "no_windows",
@@ -76,30 +77,9 @@ def variants() -> list[Variant]:
                 article_top_k=10,
             ),
         ),
-        Variant("sub_queries_half", "the rewrite's sub-queries weigh 0.5 in the fusion", SearchOptions(sub_query_weight=0.5)),
-        Variant("articles_by_best", "balancing ranks articles by their best hit alone", SearchOptions(article_rank_weights=(1.0,))),
-        Variant("no_rewrite_articles_10", "no rewrite, balancing keeps 10 articles", SearchOptions(rewrite=False, article_top_k=10)),
-        Variant(
-            "no_rewrite_no_questions",
-            "no rewrite, both question routes off",
-            SearchOptions(rewrite=False, disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25})),
-        ),
-        Variant(
-            "no_rewrite_no_questions_no_wiki",
-            "no rewrite, question routes and wiki off",
-            SearchOptions(rewrite=False, disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25, routes.WIKI})),
-        ),
-        Variant(
-            "no_rewrite_no_question_bm25",
-            "no rewrite, the question BM25 route off",
-            SearchOptions(rewrite=False, disabled_routes=frozenset({routes.QUESTION_BM25})),
-        ),
-        Variant("no_rewrite_route_top_30", "no rewrite, 30 hits per route", SearchOptions(rewrite=False, route_top_k=30)),
-        Variant(
-            "no_rewrite_no_windows",
-            "no rewrite, window routes off",
-            SearchOptions(rewrite=False, disabled_routes=frozenset({routes.WINDOW_VECTOR, routes.WINDOW_BM25})),
-        ),
+        Variant("rewrite_half", "the rewrite's clauses searched at half weight in the fusion", SearchOptions(rewrite=True, sub_query_weight=0.5)),
+        Variant("articles_by_top3", "balancing scores an article by its best three hits (the reference)", SearchOptions(article_rank_weights=REFERENCE_RANK_WEIGHTS)),
+        Variant("route_top_30", "30 hits per route into the fusion instead of 10", SearchOptions(route_top_k=30)),
         Variant(
             "lean_articles_3",
             "window and chunk routes only, no rerank, 3 articles",

@@ -1,7 +1,8 @@
 """Article-level balancing (reference §6.5): one long popular article must not fill every slot.
 
-Fused hits are grouped by article; an article scores its best three hits (1, 0.35, 0.15) plus a hair for
-multi-route agreement; the best few articles are kept and their hits interleaved round-robin.
+Fused hits are grouped by article; an article scores its best hits (the reference: the best three weighted
+1, 0.35, 0.15; Petrichor: the best alone) plus a hair for multi-route agreement; the best few articles are kept
+and their hits interleaved round-robin.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from petrichor_serving.recall.hits import Hit
 
 ARTICLE_TOP_K = 3
 PER_ARTICLE_TOP_K = 4
-RANK_WEIGHTS = (1.0, 0.35, 0.15)
-"""An article's score: its best hits' fused scores weighted by these, best first."""
+REFERENCE_RANK_WEIGHTS = (1.0, 0.35, 0.15)
+"""The reference's article score: its best three hits' fused scores weighted by these, best first."""
+RANK_WEIGHTS = (1.0,)
+"""Petrichor's: the article's best hit alone. Adding its next hits favoured long articles with many middling
+hits over the one with the best passage (measured on rhdh and multihop, docs/evaluation.md)."""
 _ROUTE_BONUS = 1e-6
 
 
@@ -29,7 +33,7 @@ def select_articles(
     hits: Sequence[Hit],
     article_top_k: int = ARTICLE_TOP_K,
     per_article_top_k: int = PER_ARTICLE_TOP_K,
-    rank_weights: Sequence[float] = RANK_WEIGHTS,
+    rank_weights: Sequence[float] = REFERENCE_RANK_WEIGHTS,
 ) -> ArticleStage:
     groups: dict[str, list[Hit]] = {}
     for hit in hits:

@@ -40,8 +40,10 @@ class SearchOptions:
     `always`: whoever wrote them."""
     route_top_k: int = ROUTE_TOP_K
     """Hits each route returns per query into the fusion."""
-    rewrite: bool = True
-    """False searches the question alone when the caller gives no sub-queries (one query embedding)."""
+    rewrite: bool = False
+    """True also searches the reference's rule-based clauses of a compound question (reference §6.2). Off by
+    default: the clauses are sentence fragments that each weigh as much as the question and cost recall on
+    multi-document questions (docs/evaluation.md); a caller's own `sub_queries` are always searched."""
     diversity: bool = True
     """False skips the near-duplicate test and the per-article cap: the reranked list, backfilled, as is."""
     parent_score: str = "max"
