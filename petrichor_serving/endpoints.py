@@ -82,7 +82,7 @@ class Endpoint:
                 body = _validated(self.request, await _json_body(request)) if self.request else None
                 call = Call(request, services, _principal(services, request) if self.secured else None)
                 reply = await (self.handler(call, body) if self.request else self.handler(call))
-                return JSONResponse(reply)
+                return reply if isinstance(reply, JSONResponse) else JSONResponse(reply)
             except HttpError as exc:
                 return JSONResponse({"error": exc.message}, status_code=exc.status)
             except ToolError as exc:
