@@ -423,14 +423,22 @@ _VECTOR_KEYS = ("id", "article_id", "kb_id", "tenant", "content_hash", "fingerpr
 
 
 def vector_digest(table: pa.Table) -> str:
-    """sha256 over a vector table's rows in id order: independent of how LanceDB lays out its files."""
-    t = table.sort_by("id")
+    """sha256 over a vector table's rows in the order LanceDB returns them for one version (a fixed order).
+
+    Hashes Arrow buffers (value lengths, then bytes) rather than values one by one, so the cost is a pass
+    over the bytes; the publisher computes it from the table read back at the version it records.
+    """
+    import numpy as np
+
+    t = table
     digest = hashlib.sha256()
     for name in _VECTOR_KEYS:
-        for value in t.column(name).to_pylist():
-            digest.update((value or "").encode("utf-8") + b"\0")
+        col = pc.fill_null(t.column(name).cast(pa.string()), "").combine_chunks()
+        offsets = np.frombuffer(col.buffers()[1], dtype=np.int32)[col.offset : col.offset + len(col) + 1]
+        digest.update(np.diff(offsets).astype("<i4").tobytes())
+        digest.update(col.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]] if len(col) else b"")
     vectors = t.column("vector").combine_chunks()
-    digest.update(pc.list_flatten(vectors).to_numpy(zero_copy_only=False).astype("<f4").tobytes())
+    digest.update(memoryview(np.ascontiguousarray(pc.list_flatten(vectors).to_numpy(zero_copy_only=False), dtype="<f4")))
     return digest.hexdigest()
 
 
