@@ -98,7 +98,7 @@ class Endpoint:
                     body = validated(self.query, dict(request.query_params)) if self.query else None
                 call = Call(request, services, principal_of(services, request) if self.secured else None)
                 reply = await (self.handler(call, body) if body is not None else self.handler(call))
-                return JSONResponse(reply)
+                return reply if isinstance(reply, JSONResponse) else JSONResponse(reply)
             except HttpError as exc:
                 return JSONResponse({"error": short_error(exc.message)}, status_code=exc.status)
             except ToolError as exc:
