@@ -199,8 +199,8 @@ ENDPOINTS: list[Endpoint] = [
         raw=True,
         error=schema.OpenAIErrorResponse,
     ),
-    Endpoint("POST", "/mcp", http_endpoint, "MCP over streamable HTTP: knowledge_search, knowledge_outline, knowledge_read, knowledge_read_many", schema.McpMessage, schema.McpMessage, raw=True),
-    Endpoint("GET", "/mcp", http_endpoint, "MCP over streamable HTTP: the server-to-client event stream", schema.McpMessage, raw=True),
+    Endpoint("POST", "/mcp", http_endpoint, "MCP over streamable HTTP: knowledge_search, knowledge_outline, knowledge_read, knowledge_read_many", schema.McpMessage, schema.McpMessage, raw=True, error=schema.McpMessage),
+    Endpoint("GET", "/mcp", http_endpoint, "MCP over streamable HTTP: the server-to-client event stream", schema.McpMessage, raw=True, error=schema.McpMessage),
     Endpoint("GET", "/openapi.json", openapi, "This document", schema.OpenAPIResponse, secured=False),
 ]
 OPENAPI = openapi_document(ENDPOINTS)

@@ -203,7 +203,7 @@ def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
             op["requestBody"] = {"required": True, "content": {"application/json": {"schema": refs[(e.request, "validation")]}}}
         if e.request or e.query:
             errors = dict(_ERRORS)
-        elif e.secured and not e.query:  # a secured GET reads one resource named in its path
+        elif "{" in e.path:  # a GET that reads one resource named in its path
             errors = {404: _ERRORS[404]}
         if e.secured:
             errors[401] = "Missing or invalid API key"
