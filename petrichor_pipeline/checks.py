@@ -7,7 +7,7 @@ import pyarrow.compute as pc
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, asset_check
 
 from petrichor_pipeline.config import BUILD_VERSION
-from petrichor_pipeline.contract import SCHEMAS, Manifest, read_current, read_manifest, read_table
+from petrichor_pipeline.contract import SCHEMAS, IntegrityError, Manifest, read_current, read_manifest, read_table, verify_snapshot
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 
@@ -16,6 +16,11 @@ def _current(petrichor: PetrichorResource) -> tuple[Any, Manifest | None]:
     snaps = petrichor.context().settings.snapshots_dir
     version = read_current(snaps)
     return snaps, (read_manifest(snaps, version) if version else None)
+
+
+def read_table_unverified(snaps: Any, m: Manifest, name: str):
+    """The content checks below see the files as they are; `snapshot_checksums_verify` reports the checksums."""
+    return read_table(snaps, m, name, verify=False)
 
 
 def _none() -> AssetCheckResult:
@@ -34,7 +39,7 @@ def snapshot_schemas_valid(context: AssetCheckExecutionContext, petrichor: Petri
     failures = {}
     for name in SCHEMAS:
         try:
-            validate_table(name, read_table(snaps, m, name))
+            validate_table(name, read_table_unverified(snaps, m, name))
         except SchemaError as exc:
             failures[name] = str(exc)[:300]
     return AssetCheckResult(passed=not failures, metadata={"snapshot_version": m.version, "failures": failures})
@@ -45,9 +50,9 @@ def snapshot_referential_integrity(context: AssetCheckExecutionContext, petricho
     snaps, m = _current(petrichor)
     if m is None:
         return _none()
-    arts = read_table(snaps, m, "articles").column("article_id")
-    chunks = read_table(snaps, m, "chunks")
-    questions = read_table(snaps, m, "questions")
+    arts = read_table_unverified(snaps, m, "articles").column("article_id")
+    chunks = read_table_unverified(snaps, m, "chunks")
+    questions = read_table_unverified(snaps, m, "questions")
     orphan_chunks = chunks.num_rows - pc.sum(pc.is_in(chunks.column("article_id"), value_set=arts)).as_py() if chunks.num_rows else 0
     orphan_questions = (
         questions.num_rows - pc.sum(pc.is_in(questions.column("chunk_id"), value_set=chunks.column("chunk_id"))).as_py()
@@ -95,12 +100,12 @@ def snapshot_has_no_stale_articles(context: AssetCheckExecutionContext, petricho
     snaps, m = _current(petrichor)
     if m is None:
         return _none()
-    arts = {r["article_id"]: r for r in read_table(snaps, m, "articles").to_pylist()}
+    arts = {r["article_id"]: r for r in read_table_unverified(snaps, m, "articles").to_pylist()}
     stale = set()
     for aid, a in arts.items():
         if a["chunk_algorithm_version"] != ALGORITHM_VERSION or a["build_version"] != BUILD_VERSION:
             stale.add(aid)
-    for c in read_table(snaps, m, "chunks").select(["article_id", "content", "start", "end"]).to_pylist():
+    for c in read_table_unverified(snaps, m, "chunks").select(["article_id", "content", "start", "end"]).to_pylist():
         art = arts.get(c["article_id"])
         if art is None or art["content"][c["start"] : c["end"]] != c["content"]:
             stale.add(c["article_id"])
@@ -112,4 +117,16 @@ def snapshot_has_no_stale_articles(context: AssetCheckExecutionContext, petricho
     )
 
 
-snapshot_checks = [snapshot_schemas_valid, snapshot_referential_integrity, snapshot_vector_dimensions, snapshot_has_no_stale_articles]
+@asset_check(asset="snapshot", description="Every file and vector table version matches the manifest's checksums, as serving verifies them.")
+def snapshot_checksums_verify(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
+    snaps, m = _current(petrichor)
+    if m is None:
+        return _none()
+    try:
+        verify_snapshot(petrichor.context().settings.data_dir, m.version)
+    except IntegrityError as exc:
+        return AssetCheckResult(passed=False, metadata={"snapshot_version": m.version, "failure": str(exc)[:300]})
+    return AssetCheckResult(passed=True, metadata={"snapshot_version": m.version})
+
+
+snapshot_checks = [snapshot_checksums_verify, snapshot_schemas_valid, snapshot_referential_integrity, snapshot_vector_dimensions, snapshot_has_no_stale_articles]

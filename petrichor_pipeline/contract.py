@@ -7,6 +7,7 @@ the version serving should load. This module is pure apart from file helpers and
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from petrichor_pipeline.text.normalize import article_version as version_of
@@ -299,9 +301,9 @@ class Manifest:
     chat_fingerprint: str
     embed_fingerprint: dict[str, Any] | None
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """name -> {"file": "<name>.parquet", "rows": n}"""
+    """name -> {"file": "<name>.parquet", "rows": n, "bytes": n, "sha256": hex}"""
     vector_tables: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """name -> {"uri": lance dir relative to the data dir, "table": name, "version": n, "rows": n}"""
+    """name -> {"uri": lance dir relative to the data dir, "table": name, "version": n, "rows": n, "sha256": `vector_digest`}"""
     lexical: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
 
@@ -441,12 +443,128 @@ def read_manifest(snapshots_dir: Path, version: str) -> Manifest:
     return Manifest.from_json((snapshots_dir / version / MANIFEST_FILE).read_text(encoding="utf-8"))
 
 
-def read_table(snapshots_dir: Path, manifest: Manifest, name: str) -> pa.Table:
-    """A snapshot table conformed to its schema; a table the manifest lacks reads as empty."""
+def read_table(snapshots_dir: Path, manifest: Manifest, name: str, *, verify: bool = True) -> pa.Table:
+    """A snapshot table conformed to its schema; a table the manifest lacks reads as empty.
+
+    When the manifest records the file's checksum the bytes are verified before they are parsed (read once);
+    `verify=False` is for the asset checks, which report checksums in a check of their own.
+    """
     info = manifest.tables.get(name)
     if info is None:
         return empty_table(name)
-    return conform(name, pq.read_table(snapshots_dir / manifest.version / info["file"]))
+    path = snapshots_dir / manifest.version / info["file"]
+    if not verify or "sha256" not in info:
+        return conform(name, pq.read_table(path))
+    data = path.read_bytes()
+    _check_file(info, len(data), hashlib.sha256(data).hexdigest())
+    return conform(name, pq.read_table(pa.BufferReader(data)))
+
+
+# ------------------------------------------------------------------------------------------ integrity
+
+
+class IntegrityError(ValueError):
+    """A snapshot whose files, rows or vector tables differ from what its manifest records: it is refused."""
+
+
+def file_entry(path: Path) -> dict[str, Any]:
+    """The checksum fields the manifest records for one snapshot file."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+            size += len(block)
+    return {"bytes": size, "sha256": digest.hexdigest()}
+
+
+def _check_file(info: dict[str, Any], size: int, sha256: str) -> None:
+    if size != int(info["bytes"]):
+        raise IntegrityError(f"{info['file']}: {size} bytes, the manifest records {info['bytes']} (truncated or replaced)")
+    if sha256 != info["sha256"]:
+        raise IntegrityError(f"{info['file']}: sha256 {sha256[:12]}… differs from the manifest's {info['sha256'][:12]}… (corrupted)")
+
+
+def require_checksums(manifest: Manifest) -> None:
+    """Every table of the contract is in the manifest with a checksum, and every vector table has its digest."""
+    missing = [n for n in SCHEMAS if "sha256" not in manifest.tables.get(n, {})]
+    missing += [n for n, info in manifest.vector_tables.items() if "sha256" not in info]
+    if missing:
+        raise IntegrityError(f"snapshot {manifest.version}: no checksum recorded for {', '.join(missing)}")
+
+
+def verify_files(snapshots_dir: Path, manifest: Manifest) -> None:
+    """Hash every Parquet file of the snapshot against its manifest entry (no parsing)."""
+    require_checksums(manifest)
+    for name in SCHEMAS:
+        info = manifest.tables[name]
+        try:
+            entry = file_entry(snapshots_dir / manifest.version / info["file"])
+        except FileNotFoundError:
+            raise IntegrityError(f"{info['file']}: missing") from None
+        _check_file(info, entry["bytes"], entry["sha256"])
+
+
+def verify_articles(articles: pa.Table) -> None:
+    """Every article's `article_version` is still sha256(title + "\n" + content): its text is what was hashed."""
+    titles, contents, versions = (articles.column(c).to_pylist() for c in ("title", "content", "article_version"))
+    bad = [aid for aid, t, c, v in zip(articles.column("article_id").to_pylist(), titles, contents, versions) if version_of(t, c) != v]
+    if bad:
+        raise IntegrityError(f"{len(bad)} article(s) whose text no longer matches article_version, first {bad[0]}")
+
+
+_VECTOR_KEYS = ("id", "article_id", "kb_id", "tenant", "content_hash", "fingerprint")
+
+
+def vector_digest(table: pa.Table) -> str:
+    """sha256 over a vector table's rows in the order LanceDB returns them for one version (a fixed order).
+
+    Hashes Arrow buffers (value lengths, then bytes) rather than values one by one, so the cost is a pass
+    over the bytes; the publisher computes it from the table read back at the version it records.
+    """
+    import numpy as np
+
+    t = table
+    digest = hashlib.sha256()
+    for name in _VECTOR_KEYS:
+        col = pc.fill_null(t.column(name).cast(pa.string()), "").combine_chunks()
+        offsets = np.frombuffer(col.buffers()[1], dtype=np.int32)[col.offset : col.offset + len(col) + 1]
+        digest.update(np.diff(offsets).astype("<i4").tobytes())
+        digest.update(col.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]] if len(col) else b"")
+    vectors = t.column("vector").combine_chunks()
+    digest.update(memoryview(np.ascontiguousarray(pc.list_flatten(vectors).to_numpy(zero_copy_only=False), dtype="<f4")))
+    return digest.hexdigest()
+
+
+def open_vector_table(lance_dir: Path, info: dict[str, Any]) -> Any:
+    """The LanceDB table checked out at the manifest's version, its rows verified against the recorded digest."""
+    import lancedb
+
+    try:
+        tbl = lancedb.connect(str(lance_dir)).open_table(info["table"])
+        tbl.checkout(int(info["version"]))
+        rows = tbl.to_arrow()
+    except Exception as exc:  # a missing table or version, or unreadable files
+        raise IntegrityError(f"vector table {info['table']} v{info['version']}: cannot be read ({type(exc).__name__})") from exc
+    if rows.num_rows != int(info["rows"]):
+        raise IntegrityError(f"vector table {info['table']} v{info['version']}: {rows.num_rows} rows, the manifest records {info['rows']}")
+    if "sha256" in info and vector_digest(rows) != info["sha256"]:
+        raise IntegrityError(f"vector table {info['table']} v{info['version']}: rows differ from the manifest's digest")
+    return tbl
+
+
+def verify_snapshot(data_dir: Path, version: str) -> None:
+    """The whole check serving applies before it loads, minus parsing: files, then vector tables.
+
+    `petrichor build` calls it on `CURRENT` so that a snapshot serving would refuse gets republished.
+    """
+    snaps = data_dir / "snapshots"
+    try:
+        manifest = read_manifest(snaps, version)
+    except (OSError, ValueError, TypeError) as exc:
+        raise IntegrityError(f"manifest of {version}: {type(exc).__name__}: {exc}") from exc
+    verify_files(snaps, manifest)
+    for info in manifest.vector_tables.values():
+        open_vector_table(data_dir / "lance", info)
 
 
 def publish(snapshots_dir: Path, manifest: Manifest) -> None:

@@ -19,7 +19,7 @@ from dagster import DagsterInstance, materialize
 from petrichor_pipeline.build.context import BuildContext, StageListener
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.config import BUCKETS
-from petrichor_pipeline.contract import read_current, read_manifest
+from petrichor_pipeline.contract import read_current, read_manifest, verify_snapshot
 from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets
 from petrichor_pipeline.resources import PetrichorResource
 
@@ -90,6 +90,19 @@ def plan(ctx: BuildContext, versions: dict[str, str]) -> tuple[list[str], list[s
     key = build_key(ctx)
     stale = [b for b in BUCKETS if ctx.full_rebuild or state.get(b) != {"data_version": versions[b], "build_key": key}]
     return stale, [b for b in BUCKETS if b not in stale]
+
+
+def _published_versions(ctx: BuildContext) -> dict[str, str] | None:
+    """The bucket versions `CURRENT` was built from, or None when it is missing or would be refused by serving."""
+    current = read_current(ctx.settings.snapshots_dir)
+    if not current:
+        return None
+    try:
+        verify_snapshot(ctx.settings.data_dir, current)
+        return read_manifest(ctx.settings.snapshots_dir, current).stats.get("bucket_versions")
+    except (OSError, ValueError) as exc:  # IntegrityError is a ValueError
+        log.warning("CURRENT %s does not verify, republishing: %s", current, exc)
+        return None
 
 
 def _collect(result: Any, summary: BuildSummary, built: set[str], partition: str | None = None) -> int:
@@ -193,14 +206,7 @@ def run_build(
         summary.seconds = time.perf_counter() - started
         return summary
 
-    current = read_current(ctx.settings.snapshots_dir)
-    published_versions = None
-    if current:
-        try:
-            published_versions = read_manifest(ctx.settings.snapshots_dir, current).stats.get("bucket_versions")
-        except (OSError, ValueError):
-            published_versions = None
-    if stale or published_versions != versions or ctx.full_rebuild:
+    if stale or _published_versions(ctx) != versions or ctx.full_rebuild:
         res = materialize(
             all_assets(),
             instance=instance,

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.responses import JSONResponse
 
 from petrichor_serving import articles, openai_api, schema, webpage
 from petrichor_serving.agent import loop, tools
@@ -22,9 +23,12 @@ from petrichor_serving.mcp_server import HttpMcp, http_endpoint
 from petrichor_serving.services import Services
 
 
-async def healthz(call: Call) -> dict[str, Any]:
-    snap = call.services.store.current
-    return {"status": "ok", "snapshot_version": snap.version if snap else None}
+async def healthz(call: Call) -> dict[str, Any] | JSONResponse:
+    """200 `ok` only while the snapshot `CURRENT` names is served; 503 `degraded` with the reason otherwise."""
+    health = call.services.store.health()
+    if health.ok:
+        return {"status": "ok", "snapshot_version": health.snapshot_version}
+    return JSONResponse({"status": "degraded", "reason": health.reason, "snapshot_version": health.snapshot_version}, status_code=503)
 
 
 async def snapshot_status(call: Call) -> dict[str, Any]:
@@ -195,11 +199,13 @@ ENDPOINTS: list[Endpoint] = [
         raw=True,
         error=schema.OpenAIErrorResponse,
     ),
-    Endpoint("POST", "/mcp", http_endpoint, "MCP over streamable HTTP: knowledge_search, knowledge_outline, knowledge_read, knowledge_read_many", schema.McpMessage, schema.McpMessage, raw=True),
-    Endpoint("GET", "/mcp", http_endpoint, "MCP over streamable HTTP: the server-to-client event stream", schema.McpMessage, raw=True),
+    Endpoint("POST", "/mcp", http_endpoint, "MCP over streamable HTTP: knowledge_search, knowledge_outline, knowledge_read, knowledge_read_many", schema.McpMessage, schema.McpMessage, raw=True, error=schema.McpMessage),
+    Endpoint("GET", "/mcp", http_endpoint, "MCP over streamable HTTP: the server-to-client event stream", schema.McpMessage, raw=True, error=schema.McpMessage),
     Endpoint("GET", "/openapi.json", openapi, "This document", schema.OpenAPIResponse, secured=False),
 ]
 OPENAPI = openapi_document(ENDPOINTS)
+_health = OPENAPI["paths"]["/healthz"]["get"]["responses"]
+_health["503"] = {**_health["200"], "description": "Degraded: no snapshot, or not the one CURRENT names (refused; a fallback may serve)"}
 
 
 def create_app(services: Services, *, watch: bool = True) -> Starlette:

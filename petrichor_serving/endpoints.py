@@ -98,7 +98,7 @@ class Endpoint:
                     body = validated(self.query, dict(request.query_params)) if self.query else None
                 call = Call(request, services, principal_of(services, request) if self.secured else None)
                 reply = await (self.handler(call, body) if body is not None else self.handler(call))
-                return JSONResponse(reply)
+                return reply if isinstance(reply, JSONResponse) else JSONResponse(reply)
             except HttpError as exc:
                 return JSONResponse({"error": short_error(exc.message)}, status_code=exc.status)
             except ToolError as exc:
@@ -203,7 +203,7 @@ def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
             op["requestBody"] = {"required": True, "content": {"application/json": {"schema": refs[(e.request, "validation")]}}}
         if e.request or e.query:
             errors = dict(_ERRORS)
-        elif e.secured and not e.query:  # a secured GET reads one resource named in its path
+        elif "{" in e.path:  # a GET that reads one resource named in its path
             errors = {404: _ERRORS[404]}
         if e.secured:
             errors[401] = "Missing or invalid API key"

@@ -129,16 +129,19 @@ class HttpMcp:
 
     def __init__(self, services: Services):
         self.services = services
-        self.server = build_server(services, self._principal)
         # local mode listens on 127.0.0.1 with no key: refuse other Host headers (DNS rebinding); with
         # keys every request carries its own credential, and the server may sit behind any host name
-        local = services.keys is None
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=local,
+        self._security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=services.keys is None,
             allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
             allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
         )
-        self.server.streamable_http_app(stateless_http=True, transport_security=security)
+        self._start()
+
+    def _start(self) -> None:
+        """A fresh server and session manager: the SDK's manager runs once, an app's lifespan may run again."""
+        self.server = build_server(self.services, self._principal)
+        self.server.streamable_http_app(stateless_http=True, transport_security=self._security)
         self._asgi = StreamableHTTPASGIApp(self.server.session_manager)
 
     def _principal(self, ctx: Context) -> Principal:
@@ -152,6 +155,7 @@ class HttpMcp:
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
+        self._start()
         async with self.server.session_manager.run():
             yield
 

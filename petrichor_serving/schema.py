@@ -268,7 +268,10 @@ class McpMessage(BaseModel):
 
 class HealthResponse(BaseModel):
     status: str
+    """`ok` (200) or `degraded` (503)"""
     snapshot_version: str | None
+    reason: str | None = None
+    """why the service is degraded (absent when ok)"""
 
 
 class SnapshotStatusResponse(BaseModel):

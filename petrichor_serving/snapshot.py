@@ -2,8 +2,11 @@
 
 A snapshot is loaded completely (tables, lookups, BM25 structures, LanceDB tables checked out at the
 recorded versions) before one reference is replaced, so a request holds either the old or the new
-snapshot for its whole life and never a mix. A snapshot that fails to load is refused and the old one
-keeps serving; `status()` reports both versions and the error.
+snapshot for its whole life and never a mix. Loading verifies the manifest's checksums (every Parquet
+file, every vector table version) and every article's `article_version`; a snapshot that fails is refused
+and the old one keeps serving. With nothing serving yet (start-up), a refused `CURRENT` falls back to the
+newest retained snapshot that verifies. `status()` reports the versions and the error; `health()` says
+whether the store serves what `CURRENT` names.
 """
 
 from __future__ import annotations
@@ -17,7 +20,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.contract import SCHEMAS, Manifest, read_current, read_manifest, read_table, validate_table
+from petrichor_pipeline.contract import (
+    MANIFEST_FILE,
+    SCHEMAS,
+    Manifest,
+    open_vector_table,
+    read_current,
+    read_manifest,
+    read_table,
+    require_checksums,
+    validate_table,
+    verify_articles,
+)
 from petrichor_pipeline.text import lexical
 from petrichor_serving.recall.index import RecallIndex
 
@@ -63,12 +77,14 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
     started = time.perf_counter()
     snaps = data_dir / "snapshots"
     manifest = read_manifest(snaps, version)
-    tables = {name: read_table(snaps, manifest, name) for name in SCHEMAS}
+    require_checksums(manifest)
+    tables = {name: read_table(snaps, manifest, name) for name in SCHEMAS}  # each file's sha256 checked as it is read
     for name, info in manifest.tables.items():
         if name in tables and tables[name].num_rows != int(info["rows"]):
             raise ValueError(f"table {name}: {tables[name].num_rows} rows, manifest says {info['rows']}")
     for name, table in tables.items():
         validate_table(name, table)  # the same pandera rules the pipeline's asset checks apply
+    verify_articles(tables["articles"])
 
     vec_tables: dict[str, Any] = {}
     note = "no vector tables in this snapshot"
@@ -77,13 +93,8 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
         if embed_fingerprint is not None and fp != embed_fingerprint:
             note = f"snapshot vectors are {fp!r}, the query embedder is {embed_fingerprint!r}: vector routes off"
         else:
-            import lancedb
-
-            db = lancedb.connect(str(data_dir / "lance"))
             for name, info in manifest.vector_tables.items():
-                tbl = db.open_table(info["table"])
-                tbl.checkout(int(info["version"]))
-                vec_tables[name] = tbl
+                vec_tables[name] = open_vector_table(data_dir / "lance", info)
             note = f"vectors {fp}"
     stored = None
     if manifest.lexical.get("table") == "lexical_index" and manifest.lexical.get("tokenizer") == tokenizer:
@@ -130,8 +141,17 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
     return snap
 
 
+@dataclass(frozen=True)
+class Health:
+    """What `/healthz` reports: healthy only when the snapshot `CURRENT` names is the one serving."""
+
+    ok: bool
+    snapshot_version: str | None
+    reason: str | None = None
+
+
 class SnapshotStore:
-    """Holds the current snapshot and swaps it when `CURRENT` moves; never serves a half-loaded one."""
+    """Holds the current snapshot and swaps it when `CURRENT` moves; never serves a half-loaded or unverified one."""
 
     def __init__(self, data_dir: Path, *, embed_fingerprint: str | None = None, tokenizer: str = "bigram"):
         self.data_dir = Path(data_dir)
@@ -147,6 +167,9 @@ class SnapshotStore:
     def current(self) -> Snapshot | None:
         return self._current
 
+    def _load(self, version: str) -> Snapshot:
+        return load_snapshot(self.data_dir, version, embed_fingerprint=self.embed_fingerprint, tokenizer=self.tokenizer)
+
     def refresh(self) -> bool:
         """Load and swap if CURRENT names a new version; True when a swap happened."""
         with self._lock:
@@ -158,15 +181,40 @@ class SnapshotStore:
             if self._failed is not None and self._failed["version"] == version:
                 return False
             try:
-                snap = load_snapshot(self.data_dir, version, embed_fingerprint=self.embed_fingerprint, tokenizer=self.tokenizer)
+                snap = self._load(version)
             except Exception as exc:
                 log.error("refusing snapshot %s: %s", version, exc)
                 self._failed = {"version": version, "error": f"{type(exc).__name__}: {exc}"}
-                return False
+                return self._current is None and self._fall_back(refused=version)
             self._current = snap  # the swap: one reference assignment
             self._failed = None
             log.info("serving snapshot %s (loaded in %.2fs)", version, snap.load_seconds)
             return True
+
+    def _fall_back(self, *, refused: str) -> bool:
+        """Serve the newest retained snapshot that verifies, newest first; True when one loaded."""
+        snaps = self.data_dir / "snapshots"
+        candidates = sorted((p.name for p in snaps.iterdir() if p.is_dir() and p.name != refused and (p / MANIFEST_FILE).exists()), reverse=True)
+        for version in candidates:
+            try:
+                snap = self._load(version)
+            except Exception as exc:
+                log.error("fallback snapshot %s refused too: %s", version, exc)
+                continue
+            self._current = snap
+            log.warning("CURRENT %s refused; serving the retained snapshot %s", refused, version)
+            return True
+        return False
+
+    def health(self) -> Health:
+        cur, failed = self._current, self._failed
+        version = cur.version if cur else None
+        if failed is not None:
+            serving = f"serving the older snapshot {version}" if cur else "no snapshot is served"
+            return Health(False, version, f"CURRENT names {failed['version']}, which was refused ({failed['error']}); {serving}")
+        if cur is None:
+            return Health(False, None, "no snapshot has been published: run `petrichor build`")
+        return Health(True, version)
 
     def status(self) -> dict[str, Any]:
         cur = self._current

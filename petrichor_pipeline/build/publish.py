@@ -2,7 +2,8 @@
 
 Order matters for atomicity: Parquet tables into a fresh `snapshots/<version>/` folder, LanceDB
 tables updated (each write is a new table version, so snapshots already published keep reading theirs),
-then the manifest, then `CURRENT` via `os.replace`. A crash anywhere before the last rename leaves the
+then the manifest (with each file's sha256 and each vector table version's row digest, which loading
+verifies), then `CURRENT` via `os.replace`. A crash anywhere before the last rename leaves the
 previous snapshot serving; the abandoned folder is collected later.
 """
 
@@ -28,10 +29,12 @@ from petrichor_pipeline.contract import (
     Manifest,
     collect_garbage,
     conform,
+    file_entry,
     new_version,
     publish,
     read_current,
     utc_now_iso,
+    vector_digest,
     write_parquet_atomic,
 )
 from petrichor_pipeline.text import lexical
@@ -122,8 +125,8 @@ def sync_lance(ctx: BuildContext, name: str, table: pa.Table) -> dict[str, Any]:
         )
     else:
         tbl = db.create_table(lance_name, table)
-    rows = tbl.count_rows()
-    return {"uri": "lance", "table": lance_name, "version": tbl.version, "rows": rows, "fingerprint": fp}
+    written = tbl.to_arrow()  # read back: the digest covers what readers of this version will see
+    return {"uri": "lance", "table": lance_name, "version": tbl.version, "rows": written.num_rows, "fingerprint": fp, "sha256": vector_digest(written)}
 
 
 def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stats: dict[str, Any] | None = None) -> PublishResult:
@@ -136,7 +139,7 @@ def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stat
     manifest_tables: dict[str, dict[str, Any]] = {}
     for name, table in tables.items():
         write_parquet_atomic(table, folder / f"{name}.parquet")
-        manifest_tables[name] = {"file": f"{name}.parquet", "rows": table.num_rows}
+        manifest_tables[name] = {"file": f"{name}.parquet", "rows": table.num_rows, **file_entry(folder / f"{name}.parquet")}
 
     vector_tables: dict[str, dict[str, Any]] = {}
     for name, (src, id_col) in VECTOR_TABLES.items():

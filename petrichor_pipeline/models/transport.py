@@ -52,7 +52,7 @@ class RetryPolicy:
 
 
 def is_retryable(error: Exception) -> bool:
-    if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
+    if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, ValueError)):
         return True
     return isinstance(error, openai.APIStatusError) and error.status_code >= 500
 
@@ -64,6 +64,8 @@ def describe(error: Exception) -> str:
         return f"HTTP {error.status_code}: {str(error.message)[:200]}"
     if isinstance(error, openai.APIConnectionError):
         return f"connection failed: {error.__cause__ or error}"
+    if isinstance(error, ValueError):
+        return f"reply body is not JSON ({type(error).__name__})"
     return f"{type(error).__name__}: {error}"
 
 
@@ -109,7 +111,7 @@ class EndpointClient:
             try:
                 with self._slots:
                     reply = send(self.client)
-            except openai.OpenAIError as error:
+            except (openai.OpenAIError, ValueError) as error:  # ValueError: a malformed or truncated reply body
                 self._record(op, article_id, UsageRecord(calls=1, failures=1, latency_s=time.perf_counter() - started))
                 if not is_retryable(error) or retry >= self.policy.max_retries:
                     attempts = f"{retry + 1} attempt" + ("s" if retry else "")

@@ -30,7 +30,7 @@ def _evaluate(data_dir, corpus_dir, monkeypatch) -> dict:
 
 def test_checks_pass_on_the_bundled_snapshot(built_corpus, monkeypatch):
     evals = _evaluate(built_corpus.data_dir, built_corpus.corpus_dir, monkeypatch)
-    assert len(evals) == 4
+    assert len(evals) == 5
     assert all(e.passed for e in evals.values()), [(n, e.metadata) for n, e in evals.items() if not e.passed]
 
 
@@ -46,4 +46,5 @@ def test_stale_chunk_is_caught(built_corpus, tmp_path, monkeypatch):
 
     evals = _evaluate(data, built_corpus.corpus_dir, monkeypatch)
     assert not evals["snapshot_has_no_stale_articles"].passed
+    assert not evals["snapshot_checksums_verify"].passed  # the edited file no longer matches its checksum
     assert evals["snapshot_referential_integrity"].passed

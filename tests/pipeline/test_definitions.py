@@ -25,7 +25,7 @@ def test_definitions_load_with_groups_jobs_schedules_sensors_and_checks():
     assert schedule.default_status.value == "STOPPED"
     assert {s.name for s in defs.sensors} == {"corpus_sensor", "publish_after_build"}
     checks = {k.name for k in graph.asset_check_keys}
-    assert len(checks) == 8
+    assert len(checks) == 9
     assert {"wiki_links_resolve", "wiki_has_no_orphan_pages", "wiki_sources_are_current", "articles_built_by_current_code"} <= checks
     for key in graph.get_all_asset_keys():
         assert graph.get(key).description, key

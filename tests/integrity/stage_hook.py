@@ -1,0 +1,65 @@
+"""`python -m tests.integrity.stage_hook STAGE`: `petrichor build` that announces each stage on stderr
+and stops dead inside STAGE, so a test can SIGKILL the build there.
+
+The hold wraps the step functions the assets call (and, for publishing, the middle of the Parquet writes
+and the moment between the manifest and `CURRENT`), so the kill lands with the stage's work under way.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+
+def _hold(stage: str, target: str) -> None:
+    print(f"STAGE {stage}", file=sys.stderr, flush=True)
+    if stage == target:
+        print(f"HOLD {stage}", file=sys.stderr, flush=True)
+        time.sleep(3600)
+
+
+def _wrap(module, name: str, stage, target: str) -> None:
+    real = getattr(module, name)
+
+    def wrapped(*args, **kwargs):
+        _hold(stage(*args) if callable(stage) else stage, target)
+        return real(*args, **kwargs)
+
+    setattr(module, name, wrapped)
+
+
+def main(target: str) -> int:
+    from petrichor_pipeline import contract
+    from petrichor_pipeline.assets import chunks, embeddings, knowledge, sources
+    from petrichor_pipeline.build import publish
+
+    _wrap(sources, "articles_step", "articles", target)
+    _wrap(chunks, "chunks_step", "chunks", target)
+    for name in ("questions", "wiki_candidates", "page_index", "wiki_pages"):
+        _wrap(knowledge, f"{name}_step", name, target)
+    _wrap(embeddings, "vectors_step", lambda ctx, bucket, kind: f"{kind}_vectors", target)
+    written = []
+    real_parquet = publish.write_parquet_atomic
+
+    def parquet(table, path):
+        real_parquet(table, path)
+        written.append(path)
+        if len(written) == 3:
+            _hold("snapshot_files", target)
+
+    publish.write_parquet_atomic = parquet
+    real_text = contract.write_text_atomic
+
+    def text(path, body):
+        if path.name == contract.CURRENT_FILE:
+            _hold("snapshot_pointer", target)
+        real_text(path, body)
+
+    contract.write_text_atomic = text
+    from petrichor.cli import main as cli
+
+    return cli(["build"])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
