@@ -84,3 +84,15 @@ def served_snapshot(built_corpus: BuiltCorpus):
         return store.current, embedder
     finally:
         mp.undo()
+
+
+@pytest.fixture()
+def fake():
+    """A fake OpenAI-compatible server on 127.0.0.1 for one test, stopped after it."""
+    from tests.models.fake_openai import FakeOpenAI
+
+    server = FakeOpenAI().start()
+    try:
+        yield server
+    finally:
+        server.stop()

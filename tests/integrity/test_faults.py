@@ -40,15 +40,6 @@ def _storm(kind: str, n: int) -> list[Reply]:
 KINDS = ["timeout", "429", "5xx", "malformed", "truncated", "bad-content"]
 
 
-@pytest.fixture()
-def fake():
-    server = FakeOpenAI().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_model_faults_while_answering(built_corpus, served_snapshot, fake, kind):
     """The answerer falls back (no citation invented, 200 not 5xx); search and the snapshot are untouched."""

@@ -134,3 +134,4 @@ class FakeOpenAI:
                 return
 
         return Handler
+

@@ -44,15 +44,6 @@ def test_bad_files_are_reported_and_the_rest_builds(tmp_path, monkeypatch):
     assert manifest["vector_tables"] == {}  # embedding switched off: lexical routes only
 
 
-@pytest.fixture()
-def fake():
-    server = FakeOpenAI().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def test_a_failing_chat_endpoint_degrades_to_fallbacks_and_still_publishes(tmp_path, monkeypatch, fake):
     corpus = tmp_path / "corpus"
     write(corpus, "kb/good.md", GOOD)

@@ -15,16 +15,6 @@ ACME = {"Authorization": "Bearer acme-key"}
 GLOBEX = {"Authorization": "Bearer globex-key"}
 
 
-@pytest.fixture()
-def keyed(built_corpus, monkeypatch, tmp_path):
-    key_file = tmp_path / "keys.json"
-    entries = [
-        {"sha256": hashlib.sha256(b"acme-key").hexdigest(), "tenant": "acme", "kbs": "*"},
-        {"sha256": hashlib.sha256(b"globex-key").hexdigest(), "tenant": "globex", "kbs": "*"},
-    ]
-    key_file.write_text(json.dumps({"keys": entries}), encoding="utf-8")
-    with _client(built_corpus, monkeypatch, KeyStore.load(key_file)) as c:
-        yield c
 
 
 def test_chat_takes_history_and_serves_its_trace_to_the_same_key_only(keyed):

@@ -8,23 +8,9 @@ import json
 import pytest
 
 from petrichor_serving.auth import KeyStore
-from tests.serving.test_api import _client
+from tests.serving.test_api_agent import ACME, GLOBEX
 
 pytestmark = pytest.mark.slow
-ACME = {"Authorization": "Bearer acme-key"}
-GLOBEX = {"Authorization": "Bearer globex-key"}
-
-
-@pytest.fixture()
-def keyed(built_corpus, monkeypatch, tmp_path):
-    key_file = tmp_path / "keys.json"
-    entries = [
-        {"sha256": hashlib.sha256(b"acme-key").hexdigest(), "tenant": "acme", "kbs": "*"},
-        {"sha256": hashlib.sha256(b"globex-key").hexdigest(), "tenant": "globex", "kbs": "*"},
-    ]
-    key_file.write_text(json.dumps({"keys": entries}), encoding="utf-8")
-    with _client(built_corpus, monkeypatch, KeyStore.load(key_file)) as c:
-        yield c
 
 
 def _articles(keyed) -> list[dict]:
