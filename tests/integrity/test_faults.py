@@ -12,7 +12,7 @@ from petrichor_pipeline.models.chat import OpenAIChatModel
 from petrichor_pipeline.config import ModelEndpoint
 from tests.conftest import run_cli_build
 from tests.integrity.helpers import QUESTION, answers, assert_complete, client_for, copy_built, current, edit_article, served_answers
-from tests.models.fake_openai import CHAT, EMBEDDINGS, FakeOpenAI, Reply, chat_reply, embedding_reply, error_reply
+from tests.models.fake_openai import CHAT, EMBEDDINGS, Reply, chat_reply, embedding_reply, error_reply
 from tests.pipeline.snapshot_io import snapshot_rows
 from tests.sources.helpers import write
 

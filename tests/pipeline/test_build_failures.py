@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.conftest import run_cli_build
-from tests.models.fake_openai import CHAT, EMBEDDINGS, FakeOpenAI, embedding_reply, error_reply
+from tests.models.fake_openai import CHAT, EMBEDDINGS, embedding_reply, error_reply
 from tests.pipeline.snapshot_io import current_version, snapshot_rows
 from tests.sources.helpers import three_page_pdf, write
 

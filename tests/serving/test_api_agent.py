@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 
 import pytest
 
-from petrichor_serving.auth import KeyStore
-from tests.serving.test_api import _client
 
 pytestmark = pytest.mark.slow
 ACME = {"Authorization": "Bearer acme-key"}

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 
 import pytest
 
-from petrichor_serving.auth import KeyStore
 from tests.serving.test_api_agent import ACME, GLOBEX
 
 pytestmark = pytest.mark.slow
