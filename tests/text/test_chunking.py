@@ -307,7 +307,8 @@ def test_fence_longer_than_the_cap_stays_whole() -> None:
     assert [c.content for c in result.chunks] == ["intro\n\n" + fence, "after"]
 
 
-def test_reference_case_1_under_the_120_chunk_cap() -> None:
+def test_reference_case_1_keeps_the_tail_beyond_the_former_limit() -> None:
+    """Reference §8 case 1 (`KeepsTailBeyondFormerLimit`): the newer variant has no 120-chunk cap."""
     sections = [
         f"# 章节 {i}\n\n" + ("TAIL_SENTINEL" if i == 140 else f"SECTION_{i}") + " 这一节的完整内容。" * 80
         for i in range(1, 141)
@@ -315,12 +316,12 @@ def test_reference_case_1_under_the_120_chunk_cap() -> None:
     assert min(map(len, sections)) == 817 and max(map(len, sections)) == 823
     result = chunk_markdown("\n\n".join(sections), "超长文档")
     _check_offsets(result)
-    assert [c.key for c in result.chunks] == [f"chunk-{i:03d}" for i in range(1, 121)]
-    assert [c.position for c in result.chunks] == list(range(120))
-    assert [c.content for c in result.chunks] == sections[:120]
-    assert not any("TAIL_SENTINEL" in c.content for c in result.chunks)
-    assert len(result.warnings) == 1
-    assert "仅前 120 个切片参与了知识构建" in result.warnings[0] and "140" in result.warnings[0]
+    assert [c.key for c in result.chunks] == [f"chunk-{i:03d}" for i in range(1, 141)]
+    assert [c.position for c in result.chunks] == list(range(140))
+    assert [c.content for c in result.chunks] == sections
+    last = result.chunks[-1]
+    assert "TAIL_SENTINEL" in last.content and last.key == "chunk-140" and last.position == 139
+    assert result.warnings == ()
 
 
 def test_crlf_bom_and_control_characters_are_normalised() -> None:

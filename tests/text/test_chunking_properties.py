@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 import pytest
 
-from petrichor_pipeline.text.chunking import CHUNK_LIMIT, MAX_CHARS, ChunkResult, chunk_markdown
+from petrichor_pipeline.text.chunking import MAX_CHARS, ChunkResult, chunk_markdown
 from petrichor_pipeline.text.normalize import normalize_text
 
 # Reference §1.3's heading pattern, except that a closing `#` run needs whitespace before it (`text.markdown`).
@@ -129,7 +129,6 @@ def check_properties(markdown: str, title: str, result: ChunkResult) -> None:
     text = result.text
     assert text == normalize_text(markdown)
     assert result.warnings == ()
-    assert len(result.chunks) < CHUNK_LIMIT
     sections, fences = oracle_structure(text, title)
     for section in sections:
         assert text[section.start : section.end].strip() == text[section.start : section.end]
@@ -343,3 +342,38 @@ def test_heading_lines_follow_the_reference_pattern(line: str, title: str) -> No
     markdown = "前言\n" + line + "\n正文"
     result = chunk_markdown(markdown, title)
     assert [(c.heading, c.heading_path, c.content) for c in result.chunks] == reference_chunks(markdown, title)
+
+
+def assert_every_non_space_character_is_in_a_chunk(result: ChunkResult) -> None:
+    """The gaps between the chunks' spans (in offset order) hold whitespace only: no text is lost."""
+    text = result.text
+    cursor = 0
+    for start, end in sorted((c.start, c.end) for c in result.chunks):
+        assert text[cursor:start].strip() == "", f"non-space text at {cursor}..{start} is in no chunk"
+        cursor = max(cursor, end)
+    assert text[cursor:].strip() == "", f"non-space text after {cursor} is in no chunk"
+
+
+# Long enough to pass the former 120-chunk cap (about 346,000 characters of prose) several times over.
+long_line = st.tuples(sentence, st.integers(5_000, 40_000), st.sampled_from(["", " "])).map(lambda t: t[2].join([t[0]] * t[1]))
+many_sections = st.tuples(words, st.integers(130, 220)).map(
+    lambda t: "\n\n".join(f"# {t[0]} {i}\n\n" + f"{t[0]} {i}。" * 90 for i in range(t[1]))
+)
+unclosed = st.tuples(code_line, st.integers(2_000, 20_000)).map(lambda t: "```\n" + "\n".join([t[0], "z = 3"] * t[1]))
+huge_part = st.one_of(long_line, long_line.map(lambda line: "# " + line), many_sections, unclosed)
+
+
+@st.composite
+def huge_articles(draw: st.DrawFn) -> str:
+    parts = draw(st.lists(st.one_of(huge_part, articles()), min_size=1, max_size=3).filter(lambda ps: sum(map(len, ps)) > 60_000))
+    return draw(st.sampled_from(["\n\n", "\n", " "])).join(parts) + draw(st.sampled_from(["", "\nTAIL", " TAIL"]))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(markdown=huge_articles(), title=st.sampled_from(["超长文档", ""]))
+def test_every_character_of_a_huge_article_reaches_a_chunk(markdown: str, title: str) -> None:
+    result = chunk_markdown(markdown, title)
+    text = result.text
+    assert [c.position for c in result.chunks] == list(range(len(result.chunks)))
+    assert all(text[c.start : c.end] == c.content for c in result.chunks)
+    assert_every_non_space_character_is_in_a_chunk(result)
