@@ -92,7 +92,8 @@ class RetainedSnapshots:
         return sorted(p.name for p in self._dir.iterdir() if p.is_dir() and (p / MANIFEST_FILE).exists())
 
     def listing(self) -> dict[str, Any]:
-        """`{snapshots: [{version, created_at, current, article_count, chunk_count}]}`, oldest first."""
+        """`{snapshots: [{version, created_at, current}]}`, oldest first. No row counts: a snapshot holds every
+        tenant's articles, and its size is not one tenant's to know."""
         cur = self.store.current
         out = []
         for version in self.versions():
@@ -100,16 +101,7 @@ class RetainedSnapshots:
                 m = read_manifest(self._dir, version)
             except (OSError, ValueError):
                 continue  # collected while listing, or not a snapshot this server can read
-            rows = m.row_counts
-            out.append(
-                {
-                    "version": version,
-                    "created_at": m.created_at,
-                    "current": cur is not None and cur.version == version,
-                    "article_count": rows.get("articles", 0),
-                    "chunk_count": rows.get("chunks", 0),
-                }
-            )
+            out.append({"version": version, "created_at": m.created_at, "current": cur is not None and cur.version == version})
         return {"snapshots": out}
 
     def get(self, version: str) -> Snapshot:

@@ -378,8 +378,6 @@ class RetainedSnapshot(BaseModel):
     version: str
     created_at: str
     current: bool
-    article_count: int
-    chunk_count: int
 
 
 class SnapshotsResponse(BaseModel):

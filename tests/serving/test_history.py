@@ -84,6 +84,7 @@ def test_a_citation_outlives_its_article_two_builds_and_garbage_collection(histo
     listed = client.get("/api/snapshots", headers=_auth("globex-key")).json()["snapshots"]
     assert v0 in [s["version"] for s in listed] and sum(s["current"] for s in listed) == 1
     assert all("/" not in json.dumps(s) for s in listed)  # no server paths
+    assert all(set(s) == {"version", "created_at", "current"} for s in listed)  # no corpus sizes across tenants
 
     edited = services.store.current.articles[cite["article_id"]]["article_version"]
     assert edited != cite["article_version"]
