@@ -93,6 +93,28 @@ def plan(ctx: BuildContext, instance: Any, versions: dict[str, str]) -> tuple[li
     return covered, [b for b in BUCKETS if b not in covered]
 
 
+PARALLEL_MIN_ARTICLES = 200
+"""Articles to (re)build from which the bucket run takes the multiprocess executor: below it, starting a
+process per step costs more than the steps' work, so the run stays in this process."""
+
+
+def articles_to_build(ctx: BuildContext, buckets: dict[str, Any], covered: list[str]) -> int:
+    """Articles of the covered buckets whose id and version the warehouse does not hold yet."""
+    import pyarrow.parquet as pq
+
+    count = 0
+    for bucket in covered:
+        rows, _ = buckets[bucket]
+        path = ctx.warehouse.path("articles", bucket)
+        try:
+            prev = pq.read_table(path, columns=["article_id", "article_version"]).to_pylist() if path.exists() else []
+        except (OSError, ValueError):
+            prev = []
+        have = {(r["article_id"], r["article_version"]) for r in prev}
+        count += sum((r["article_id"], r["article_version"]) not in have for r in rows)
+    return count
+
+
 def _published_versions(ctx: BuildContext) -> dict[str, str] | None:
     """The bucket versions `CURRENT` was built from, or None when it is missing or would be refused by serving."""
     current = read_current(ctx.settings.snapshots_dir)
@@ -141,10 +163,13 @@ def run_build(
     *,
     instance: Any = None,
     on_progress: Callable[[str, int, int], None] | None = None,
-    parallel: bool = True,
+    parallel: bool | None = None,
 ) -> BuildSummary:
-    """Plan, build the stale buckets in one run and publish. `parallel` runs the bucket steps on the
-    multiprocess executor (needs a persistent instance); otherwise in this process, reporting progress."""
+    """Plan, build the stale buckets in one run and publish.
+
+    `parallel` runs the bucket steps on the multiprocess executor (needs a persistent instance), False in
+    this process (reporting progress per bucket); None chooses: parallel on a persistent instance for a full
+    rebuild or at least `PARALLEL_MIN_ARTICLES` articles to build."""
     started = time.perf_counter()
     instance = instance or DagsterInstance.get()
     done: dict[str, int] = {}
@@ -169,6 +194,9 @@ def run_build(
         progress=StageListener(stage_done),
     )
     built: set[str] = set()
+    if parallel is None:
+        big = ctx.full_rebuild or articles_to_build(ctx, buckets, stale) >= PARALLEL_MIN_ARTICLES
+        parallel = big and not instance.is_ephemeral
     if stale:
         tags = {
             PARTITION_RANGE_START: stale[0],
