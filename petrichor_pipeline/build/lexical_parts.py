@@ -2,7 +2,7 @@
 that changed (and the cross-article wiki, which every build recomputes).
 
 A bucket's postings (row numbers local to the bucket's slice of each indexed table) are cached in the
-warehouse beside a signature of the bucket files they were computed from. Merging the buckets in bucket
+warehouse beside a signature of what they were computed from (data version, per-article build keys). Merging the buckets in bucket
 order, with each bucket's rows shifted by the rows before it, gives exactly the index a build over the
 whole snapshot gives: term ids follow first occurrence, and rows stay ascending inside each term.
 """
@@ -10,6 +10,7 @@ whole snapshot gives: term ids follow first occurrence, and rows stay ascending 
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -26,18 +27,18 @@ PARTS_VERSION = "1"
 BUCKET_INDEXES = tuple(name for name in lexical.INDEXES if name != "wiki")
 """The indexes whose rows belong to one article each; the wiki index spans buckets and is rebuilt whole."""
 SIGNED_ASSETS = ("articles", "chunks", "chunk_windows", "questions", "page_index")
+"""The warehouse steps whose rows the bucket indexes read (articles for titles)."""
 
 Postings = tuple[list[str], list[np.ndarray], list[np.ndarray]]
 
 
 def signature(wh: Warehouse, bucket: str, tokenizer: str) -> str:
-    """What a bucket's postings were computed from: its warehouse files (rewritten atomically, so size and
-    mtime change with their content) and the tokenizer."""
-    parts = [PARTS_VERSION, tokenizer]
-    for asset in SIGNED_ASSETS:
-        p = wh.path(asset, bucket)
-        st = p.stat() if p.exists() else None
-        parts.append(f"{asset}:{st.st_size}:{st.st_mtime_ns}" if st else f"{asset}:-")
+    """What a bucket's postings were computed from: the data version its articles were written from and the
+    per-article build keys of the indexed steps (a bucket rewritten with every article reused keeps it)."""
+    parts = [PARTS_VERSION, tokenizer, json.dumps((wh.read_json("articles", bucket) or {}).get("data_version"))]
+    for asset in SIGNED_ASSETS[1:]:
+        keys = (wh.read_json(asset, bucket) or {}).get("keys")
+        parts.append(f"{asset}:{json.dumps(keys, sort_keys=True)}")
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
 
 

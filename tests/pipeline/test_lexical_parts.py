@@ -25,9 +25,12 @@ def test_merged_postings_equal_a_whole_build_and_unchanged_buckets_are_reused(bu
     whole = lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer))
     assert tables["lexical_index"].equals(whole)
 
-    # a bucket whose files are rewritten is re-tokenised; every other bucket reads its cached postings
-    touched = next(b for b in BUCKETS if ctx.warehouse.path("chunks", b).exists() and _bucket_tables(ctx, b)["chunks"].num_rows)
-    ctx.warehouse.write("chunks", ctx.warehouse.read("chunks", touched), touched)
+    # a bucket whose articles were rebuilt is re-tokenised; every other bucket reads its cached postings
+    touched = next(b for b in BUCKETS if _bucket_tables(ctx, b)["chunks"].num_rows)
+    sidecar = ctx.warehouse.read_json("chunks", touched)
+    aid = next(iter(sidecar["keys"]))
+    sidecar["keys"][aid] += "-rebuilt"
+    ctx.warehouse.write_json("chunks", touched, sidecar)
     reused = {b: lexical_parts.bucket_postings(ctx.warehouse, b, _bucket_tables(ctx, b), ctx.settings.lexical_tokenizer)[1] for b in BUCKETS}
     assert [b for b, hit in reused.items() if not hit] == [touched]
     assert assemble_tables(ctx)["lexical_index"].equals(whole)
