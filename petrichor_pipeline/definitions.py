@@ -4,29 +4,18 @@ from __future__ import annotations
 
 from dagster import Definitions
 
-from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
 from petrichor_pipeline.checks import snapshot_checks
-from petrichor_pipeline.jobs import bucket_build_job, nightly_full_rebuild, publish_job
+from petrichor_pipeline.jobs import (
+    PARTITIONED_ASSETS,
+    PUBLISH_ASSETS,
+    all_assets,
+    bucket_build_job,
+    nightly_full_rebuild,
+    publish_job,
+)
 from petrichor_pipeline.lint_checks import wiki_lint_checks
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.sensors import corpus_sensor, publish_after_build
-
-PARTITIONED_ASSETS = [
-    sources.articles,
-    chunks.chunks,
-    chunks.chunk_windows,
-    knowledge.questions,
-    knowledge.wiki_candidates,
-    knowledge.page_index,
-    embeddings.chunk_vectors,
-    embeddings.window_vectors,
-    embeddings.question_vectors,
-]
-PUBLISH_ASSETS = [knowledge.wiki_pages, snapshot.snapshot]
-
-
-def all_assets() -> list:
-    return [*PARTITIONED_ASSETS, *PUBLISH_ASSETS]
 
 
 def _definitions() -> Definitions:
@@ -41,3 +30,10 @@ def _definitions() -> Definitions:
 
 
 defs = _definitions()
+
+__all__ = ["PARTITIONED_ASSETS", "PUBLISH_ASSETS", "all_assets", "defs", "bucket_build_job_def"]
+
+
+def bucket_build_job_def():
+    """The resolved `bucket_build` job, reconstructable in the executor's step processes."""
+    return defs.resolve_job_def(bucket_build_job.name)

@@ -1,9 +1,12 @@
-"""Jobs and the nightly schedule.
+"""The asset lists, jobs and the nightly schedule.
 
-`bucket_build` rebuilds one hash bucket (unchanged articles inside it reuse their rows); `publish` merges
-all buckets into a snapshot. The nightly full rebuild requests every bucket with reuse switched off; the
-publish sensor then publishes once no bucket run is left in flight.
+`bucket_build` rebuilds hash buckets (one, or a range in one run: the bucket assets run a backfill as a
+single run; unchanged articles inside a bucket reuse their rows); `publish` merges all buckets into a
+snapshot. The nightly full rebuild requests every bucket with reuse switched off; the publish sensor then
+publishes once no bucket run is left in flight.
 """
+
+import os
 
 from dagster import (
     AssetSelection,
@@ -14,21 +17,57 @@ from dagster import (
     schedule,
 )
 
+from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
+from petrichor_pipeline.assets._metadata import MODEL_STEP
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.partitions import buckets
 
-BUCKET_GROUPS = ("sources", "chunks", "knowledge", "embeddings")
+PARTITIONED_ASSETS = [
+    sources.articles,
+    chunks.chunks,
+    chunks.chunk_windows,
+    knowledge.questions,
+    knowledge.wiki_candidates,
+    knowledge.page_index,
+    embeddings.chunk_vectors,
+    embeddings.window_vectors,
+    embeddings.question_vectors,
+]
+PUBLISH_ASSETS = [knowledge.wiki_pages, snapshot.snapshot]
+SOURCE_ASSETS = [sources.corpus]
+
+
+def all_assets() -> list:
+    return [*SOURCE_ASSETS, *PARTITIONED_ASSETS, *PUBLISH_ASSETS]
+
+
+def parallel_execution(max_concurrent: int | None = None) -> dict:
+    """Run config of the multiprocess executor: one step process per core, one model step at a time."""
+    model_key, model_value = next(iter(MODEL_STEP.items()))
+    return {
+        "execution": {
+            "config": {
+                "multiprocess": {
+                    "max_concurrent": max_concurrent or max(1, os.cpu_count() or 1),
+                    "tag_concurrency_limits": [{"key": model_key, "value": model_value, "limit": 1}],
+                }
+            }
+        }
+    }
+
 
 bucket_build_job = define_asset_job(
     "bucket_build",
-    selection=AssetSelection.groups(*BUCKET_GROUPS),
+    selection=AssetSelection.assets(*PARTITIONED_ASSETS),
     partitions_def=buckets,
-    description="Rebuild one hash bucket; unchanged articles inside it reuse their rows.",
+    config=parallel_execution(),
+    description="Rebuild hash buckets (one, or a range in one run) with one step process per core; unchanged "
+    "articles inside a bucket reuse their rows.",
 )
 
 publish_job = define_asset_job(
     "publish",
-    selection=AssetSelection.groups("wiki", "publish"),
+    selection=AssetSelection.assets(*PUBLISH_ASSETS),
     description="Aggregate the wiki over all buckets and publish a new snapshot (CURRENT moves atomically).",
 )
 

@@ -1,31 +1,35 @@
 """`petrichor build`: materialize the stale buckets and publish, through Dagster's own APIs.
 
-Each stale bucket is one Dagster run of the partitioned assets on the embedded instance (so the CLI's
-builds appear in the UI's run history), then one run of the unpartitioned assets publishes. A bucket is
-stale when its data version or the build key (versions, fingerprints, code versions) differs from the
-state recorded after its last successful run.
+The corpus is observed first (its bucket data versions, on the instance), then one Dagster run of the bucket
+assets covers every stale bucket (the range from the first to the last; buckets inside it that were fresh
+reuse all their rows), on the multiprocess executor, then one run of the unpartitioned assets publishes.
+Staleness is read back from the instance (`staleness`): a bucket is stale when its data version, the build
+key or a step's code version differs from what its last materializations record, or vectors are pending.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from dagster import DagsterInstance, materialize
+from dagster import DagsterInstance, execute_job, materialize, reconstructable
 
 from petrichor_pipeline.build.context import BuildContext, StageListener
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract import read_current, read_manifest, verify_snapshot
-from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets
+from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, bucket_build_job_def
+from petrichor_pipeline.jobs import parallel_execution
 from petrichor_pipeline.resources import PetrichorResource
+from petrichor_pipeline.staleness import observe_corpus, stale_buckets
 
 log = logging.getLogger(__name__)
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+PARTITION_RANGE_START = "dagster/asset_partition_range_start"
+PARTITION_RANGE_END = "dagster/asset_partition_range_end"
 
 
 @dataclass
@@ -78,18 +82,37 @@ class BuildSummary:
         }
 
 
-def build_key(ctx: BuildContext) -> str:
-    """Everything besides the articles themselves that decides a bucket's outputs."""
-    codes = ",".join(f"{a.key.to_user_string()}={a.code_versions_by_key.get(a.key)}" for a in PARTITIONED_ASSETS)
-    parts = [ctx.chunk_key, ctx.chat().fingerprint, ctx.embed_fingerprint(), codes]
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+def plan(ctx: BuildContext, instance: Any, versions: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(buckets the run covers, buckets left alone): the stale ones as the instance records them, widened to
+    one contiguous range so a single run can build them."""
+    stale = stale_buckets(instance, PARTITIONED_ASSETS, versions, ctx.build_key(), full_rebuild=ctx.full_rebuild)
+    if not stale:
+        return [], list(BUCKETS)
+    first, last = BUCKETS.index(stale[0]), BUCKETS.index(stale[-1])
+    covered = list(BUCKETS[first : last + 1])
+    return covered, [b for b in BUCKETS if b not in covered]
 
 
-def plan(ctx: BuildContext, versions: dict[str, str]) -> tuple[list[str], list[str]]:
-    state = ctx.warehouse.read_state().get("buckets", {})
-    key = build_key(ctx)
-    stale = [b for b in BUCKETS if ctx.full_rebuild or state.get(b) != {"data_version": versions[b], "build_key": key}]
-    return stale, [b for b in BUCKETS if b not in stale]
+PARALLEL_MIN_ARTICLES = 200
+"""Articles to (re)build from which the bucket run takes the multiprocess executor: below it, starting a
+process per step costs more than the steps' work, so the run stays in this process."""
+
+
+def articles_to_build(ctx: BuildContext, buckets: dict[str, Any], covered: list[str]) -> int:
+    """Articles of the covered buckets whose id and version the warehouse does not hold yet."""
+    import pyarrow.parquet as pq
+
+    count = 0
+    for bucket in covered:
+        rows, _ = buckets[bucket]
+        path = ctx.warehouse.path("articles", bucket)
+        try:
+            prev = pq.read_table(path, columns=["article_id", "article_version"]).to_pylist() if path.exists() else []
+        except (OSError, ValueError):
+            prev = []
+        have = {(r["article_id"], r["article_version"]) for r in prev}
+        count += sum((r["article_id"], r["article_version"]) not in have for r in rows)
+    return count
 
 
 def _published_versions(ctx: BuildContext) -> dict[str, str] | None:
@@ -110,9 +133,13 @@ def _collect(result: Any, summary: BuildSummary, built: set[str], partition: str
     pending = 0
     usage = RunUsage(run_id=result.run_id, partition=partition)
     summary.runs.append(usage)
+    seen: set[str] = set()
     for ev in result.get_asset_materialization_events():
         mat = ev.event_specific_data.materialization
         asset = mat.asset_key.to_user_string()
+        if asset in seen:  # a run over a range records one materialization per bucket, all with the step's metadata
+            continue
+        seen.add(asset)
         meta = {k: getattr(v, "value", v) for k, v in mat.metadata.items()}
         stage = summary.stages.setdefault(asset, {"rows": 0, "articles_built": 0, "articles_skipped": 0, "seconds": 0.0})
         for k in ("rows", "articles_built", "articles_skipped", "seconds"):
@@ -136,7 +163,13 @@ def run_build(
     *,
     instance: Any = None,
     on_progress: Callable[[str, int, int], None] | None = None,
+    parallel: bool | None = None,
 ) -> BuildSummary:
+    """Plan, build the stale buckets in one run and publish.
+
+    `parallel` runs the bucket steps on the multiprocess executor (needs a persistent instance), False in
+    this process (reporting progress per bucket); None chooses: parallel on a persistent instance for a full
+    rebuild or at least `PARALLEL_MIN_ARTICLES` articles to build."""
     started = time.perf_counter()
     instance = instance or DagsterInstance.get()
     done: dict[str, int] = {}
@@ -146,54 +179,73 @@ def run_build(
         if on_progress:
             on_progress(asset, done[asset], len(stale))
 
+    summary = BuildSummary()
+    buckets = scan_buckets(ctx)
+    versions = {b: bucket_data_version(rows, errs) for b, (rows, errs) in buckets.items()}
+    observe_corpus(instance, versions)
+    stale, fresh = plan(ctx, instance, versions)
+    summary.skipped = fresh
+    embed_dim = ctx.known_embed_dim() or 0
     resource = PetrichorResource(
         data_dir=str(ctx.settings.data_dir),
         corpus_dir=str(ctx.settings.corpus_dir),
         full_rebuild=ctx.full_rebuild,
-        embed_dim=ctx.known_embed_dim() or 0,
+        embed_dim=embed_dim,
         progress=StageListener(stage_done),
     )
-    summary = BuildSummary()
-    buckets = scan_buckets(ctx)
-    versions = {b: bucket_data_version(rows, errs) for b, (rows, errs) in buckets.items()}
-    stale, fresh = plan(ctx, versions)
-    summary.skipped = fresh
-    key = build_key(ctx)
     built: set[str] = set()
-    state = ctx.warehouse.read_state()
-    state.setdefault("buckets", {})
-    never_built = {b for b in stale if not ctx.warehouse.path("articles", b).exists() and b not in state["buckets"]}
-    for bucket in [b for b in stale if b in never_built and buckets[b] == ([], [])]:
-        # an empty bucket that never held anything has nothing to build: record it without a run
-        state["buckets"][bucket] = {"data_version": versions[bucket], "build_key": key}
-        stale.remove(bucket)
-        summary.skipped.append(bucket)
-    ctx.warehouse.write_state(state)
-    for bucket in stale:
-        res = materialize(
-            all_assets(),
-            instance=instance,
-            partition_key=bucket,
-            resources={"petrichor": resource},
-            selection=PARTITIONED_ASSETS,
-            raise_on_error=False,
-            run_config=QUIET_RUN_CONFIG,
-            tags={"petrichor/trigger": "cli", "petrichor/full_rebuild": str(ctx.full_rebuild).lower()},
-        )
-        pending = _collect(res, summary, built, bucket)
-        if not res.success:
-            summary.failed_run = f"bucket {bucket}: run {res.run_id} failed"
-            break
-        summary.materialized.append(bucket)
-        state["buckets"][bucket] = {"data_version": versions[bucket], "build_key": key}
-        if pending:  # vectors left pending keep the bucket stale, so the next build retries them
-            state["buckets"][bucket]["pending_vectors"] = pending
-        ctx.warehouse.write_state(state)
+    if parallel is None:
+        big = ctx.full_rebuild or articles_to_build(ctx, buckets, stale) >= PARALLEL_MIN_ARTICLES
+        parallel = big and not instance.is_ephemeral
+    if stale:
+        tags = {
+            PARTITION_RANGE_START: stale[0],
+            PARTITION_RANGE_END: stale[-1],
+            "petrichor/trigger": "cli",
+            "petrichor/full_rebuild": str(ctx.full_rebuild).lower(),
+        }
+        if parallel:
+            run_config = {
+                **QUIET_RUN_CONFIG,
+                **parallel_execution(),
+                "resources": {"petrichor": {"config": {
+                    "data_dir": str(ctx.settings.data_dir),
+                    "corpus_dir": str(ctx.settings.corpus_dir),
+                    "full_rebuild": ctx.full_rebuild,
+                    "embed_dim": embed_dim,
+                }}},
+            }
+            with execute_job(
+                reconstructable(bucket_build_job_def), instance=instance, run_config=run_config, tags=tags, raise_on_error=False
+            ) as res:
+                pending = _collect(res, summary, built, ",".join(stale))
+                success, run_id = res.success, res.run_id
+            for asset in (a.key.to_user_string() for a in PARTITIONED_ASSETS):
+                for _ in stale:
+                    stage_done(asset)
+        else:
+            res = materialize(
+                all_assets(),
+                instance=instance,
+                resources={"petrichor": resource},
+                selection=PARTITIONED_ASSETS,
+                raise_on_error=False,
+                run_config=QUIET_RUN_CONFIG,
+                tags=tags,
+            )
+            pending = _collect(res, summary, built, ",".join(stale))
+            success, run_id = res.success, res.run_id
+        if not success:
+            summary.failed_run = f"buckets {stale[0]}..{stale[-1]}: run {run_id} failed"
+        else:
+            summary.materialized = list(stale)
+        if pending:
+            log.info("%d vectors pending; their buckets stay stale for the next build", pending)
 
     all_articles = [a for rows, _ in buckets.values() for a in rows]
     summary.errors = [e for _, errs in buckets.values() for e in errs] + summary.errors
     failed_ids = {e.get("path") for e in summary.errors}
-    # the id lists in run metadata are capped per bucket; the per-stage counts are not
+    # the id lists in run metadata are capped; the per-stage counts are not
     n_built = max([len(built)] + [s["articles_built"] for name, s in summary.stages.items() if name != "articles"])
     summary.articles = {
         "total": len(all_articles),

@@ -1,4 +1,4 @@
-"""Sensors: rebuild only the buckets whose files changed, and publish once bucket runs have settled."""
+"""Sensors: rebuild only the buckets the instance reports stale, and publish once bucket runs have settled."""
 
 from __future__ import annotations
 
@@ -8,14 +8,16 @@ from dagster import (
     RunRequest,
     RunsFilter,
     SensorEvaluationContext,
+    SensorResult,
     SkipReason,
     run_status_sensor,
     sensor,
 )
 
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
-from petrichor_pipeline.jobs import bucket_build_job, publish_job
+from petrichor_pipeline.jobs import PARTITIONED_ASSETS, bucket_build_job, publish_job
 from petrichor_pipeline.resources import build_context
+from petrichor_pipeline.staleness import corpus_observations, stale_buckets
 
 
 @sensor(
@@ -23,16 +25,18 @@ from petrichor_pipeline.resources import build_context
     job=bucket_build_job,
     minimum_interval_seconds=30,
     default_status=DefaultSensorStatus.STOPPED,
-    description="Watches the corpus folder; requests a bucket_build run only for buckets whose articles changed.",
+    description="Watches the corpus folder: observes each bucket's data version (so the UI shows what went stale) "
+    "and requests a bucket_build run for each bucket the instance's materializations say is stale.",
 )
 def corpus_sensor(context: SensorEvaluationContext):
     ctx = build_context()
     versions = current_bucket_versions(ctx)
-    state = ctx.warehouse.read_state().get("buckets", {})
-    changed = [b for b, v in versions.items() if state.get(b, {}).get("data_version") != v]
-    if not changed:
+    observations = corpus_observations(context.instance, versions)
+    stale = stale_buckets(context.instance, PARTITIONED_ASSETS, versions, ctx.build_key())
+    if not stale and not observations:
         return SkipReason("no bucket changed")
-    return [RunRequest(run_key=f"{b}:{versions[b]}", partition_key=b) for b in changed]
+    requests = [RunRequest(run_key=f"{b}:{versions[b]}", partition_key=b) for b in stale]
+    return SensorResult(run_requests=requests, asset_events=observations, skip_reason=None if stale else "no bucket is stale")
 
 
 @run_status_sensor(

@@ -1,14 +1,23 @@
-"""Materialization metadata shared by the bucket assets: counts, warnings and a preview of rows."""
+"""How a bucket asset runs its step over the run's buckets, and the metadata it records: counts, warnings,
+a preview of rows and each bucket's build state."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Sequence
 
-from dagster import DataVersion, MaterializeResult, MetadataValue
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import BucketResult
+from petrichor_pipeline.build.steps.articles import built_data_version
+from petrichor_pipeline.staleness import BucketState, state_metadata
+
+
+MODEL_STEP = {"petrichor/model": "true"}
+"""Op tag of the steps that call models; the build run's executor runs one of them at a time, so the run's
+model slots (`model_concurrency`) bound the requests across its processes as well."""
 
 
 def preview(result: BucketResult, columns: tuple[str, ...], limit: int = 5) -> MetadataValue:
@@ -21,37 +30,79 @@ def preview(result: BucketResult, columns: tuple[str, ...], limit: int = 5) -> M
     return MetadataValue.md("\n".join(lines))
 
 
-def bucket_metadata(result: BucketResult, columns: tuple[str, ...]) -> dict[str, Any]:
-    meta: dict[str, Any] = dict(result.metadata())
-    if result.warnings:
-        meta["warning_list"] = MetadataValue.json(result.warnings[:50])
-    if result.failed:
-        meta["failures"] = MetadataValue.json(result.failed[:50])
-    meta["built_article_ids"] = MetadataValue.json(result.built[:200])
-    meta["preview"] = preview(result, columns)
+def _merged(results: Sequence[BucketResult]) -> dict[str, Any]:
+    """The counts of a step over the run's buckets: numbers summed, the fingerprint as any bucket saw it."""
+    meta: dict[str, Any] = {}
+    for r in results:
+        for k, v in r.metadata().items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                if v:
+                    meta.setdefault(k, v)
+            else:
+                meta[k] = round(meta.get(k, 0) + v, 3)
     return meta
 
 
-def materialized(
+def bucket_metadata(results: Sequence[BucketResult], columns: tuple[str, ...]) -> dict[str, Any]:
+    meta = _merged(results)
+    warnings = [w for r in results for w in r.warnings]
+    failed = [f for r in results for f in r.failed]
+    if warnings:
+        meta["warning_list"] = MetadataValue.json(warnings[:50])
+    if failed:
+        meta["failures"] = MetadataValue.json(failed[:50])
+    meta["built_article_ids"] = MetadataValue.json([a for r in results for a in r.built][:200])
+    shown = next((r for r in results if r.table.num_rows), results[0] if results else None)
+    if shown is not None:
+        meta["preview"] = preview(shown, columns)
+    return meta
+
+
+def materialize_buckets(
+    context: AssetExecutionContext,
     ctx: BuildContext,
-    result: BucketResult,
+    step: Callable[[BuildContext, str], tuple[BucketResult, str]],
     columns: tuple[str, ...],
     *,
-    calls_before: UsageMark | None = None,
-    data_version: str | None = None,
+    metered: bool = False,
 ) -> MaterializeResult:
-    """The Dagster result of one bucket step; also tells the CLI's progress display the stage is done."""
-    meta = bucket_metadata(result, columns)
-    if calls_before is not None:
+    """Run a bucket step over every bucket of the run (one, or a range), `ctx.bucket_workers` at a time.
+
+    The materialization records each bucket's state (`staleness.BUCKET_STATE`), which is what later builds,
+    the sensor and the UI read back to decide staleness; `metered` steps also report their model calls.
+    Tells the CLI's progress display each finished bucket.
+    """
+    buckets = list(context.partition_keys)
+    mark = usage_mark(ctx)
+    key = ctx.build_key()
+
+    def one(bucket: str) -> tuple[BucketResult, str]:
+        result, version = step(ctx, bucket)
+        ctx.stage_done(result.asset)
+        return result, version
+
+    with ThreadPoolExecutor(max_workers=min(ctx.bucket_workers, len(buckets) or 1)) as pool:
+        done = list(pool.map(one, buckets))
+    results = [r for r, _ in done]
+    meta = bucket_metadata(results, columns)
+    states = {b: BucketState(v, key, int(r.extra.get("pending", 0) or 0)) for b, (r, v) in zip(buckets, done)}
+    meta.update(state_metadata(states))
+    if metered:
         now = usage_mark(ctx)
-        meta["model_calls"] = now.calls - calls_before.calls
-        meta["model_tokens"] = now.tokens - calls_before.tokens
-        by_article = {a: n - calls_before.by_article.get(a, 0) for a, n in now.by_article.items()}
+        meta["model_calls"] = now.calls - mark.calls
+        meta["model_tokens"] = now.tokens - mark.tokens
+        by_article = {a: n - mark.by_article.get(a, 0) for a, n in now.by_article.items()}
         meta["model_calls_by_article"] = MetadataValue.json({a: n for a, n in sorted(by_article.items()) if n})
-    if data_version is not None:
-        meta["data_version"] = data_version
-    ctx.stage_done(result.asset)
-    return MaterializeResult(metadata=meta, data_version=DataVersion(data_version) if data_version else None)
+    return MaterializeResult(metadata=meta)
+
+
+def built_on_articles(step: Callable[[BuildContext, str], BucketResult]) -> Callable[[BuildContext, str], tuple[BucketResult, str]]:
+    """A step downstream of `articles`: its bucket's data version is the one `articles` wrote."""
+
+    def run(ctx: BuildContext, bucket: str) -> tuple[BucketResult, str]:
+        return step(ctx, bucket), built_data_version(ctx, bucket)
+
+    return run
 
 
 @dataclass(frozen=True)

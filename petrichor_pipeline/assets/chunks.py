@@ -1,6 +1,6 @@
-from dagster import AssetExecutionContext, MaterializeResult, asset
+from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, asset
 
-from petrichor_pipeline.assets._metadata import materialized
+from petrichor_pipeline.assets._metadata import built_on_articles, materialize_buckets
 from petrichor_pipeline.build.steps.chunks import chunks_step
 from petrichor_pipeline.build.steps.windows import windows_step
 from petrichor_pipeline.partitions import buckets
@@ -14,12 +14,12 @@ from petrichor_pipeline.text.windows import WINDOW_VERSION
     deps=["articles"],
     group_name="chunks",
     code_version=f"chunker-v{ALGORITHM_VERSION}",
+    backfill_policy=BackfillPolicy.single_run(),
     description="Deterministic heading-aware chunks (algorithm v2): heading path, content, offsets into the "
     "article, and the index text. Unchanged articles reuse their previous rows.",
 )
 def chunks(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    ctx = petrichor.context()
-    return materialized(ctx, chunks_step(ctx, context.partition_key), ("chunk_id", "heading", "start", "end"))
+    return materialize_buckets(context, petrichor.context(), built_on_articles(chunks_step), ("chunk_id", "heading", "start", "end"))
 
 
 @asset(
@@ -27,9 +27,9 @@ def chunks(context: AssetExecutionContext, petrichor: PetrichorResource) -> Mate
     deps=["chunks"],
     group_name="chunks",
     code_version=f"windows-v{WINDOW_VERSION}",
+    backfill_policy=BackfillPolicy.single_run(),
     description="Child windows of every chunk (line- and sentence-aligned, never across a code fence), with "
     "offsets into the article and the index text that is embedded; hits on a window score its chunk.",
 )
 def chunk_windows(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    ctx = petrichor.context()
-    return materialized(ctx, windows_step(ctx, context.partition_key), ("window_id", "chunk_id", "start", "end"))
+    return materialize_buckets(context, petrichor.context(), built_on_articles(windows_step), ("window_id", "chunk_id", "start", "end"))

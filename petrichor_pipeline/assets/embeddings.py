@@ -1,9 +1,14 @@
-from dagster import AssetExecutionContext, MaterializeResult, asset
+from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, asset
 
-from petrichor_pipeline.assets._metadata import materialized
+from petrichor_pipeline.assets._metadata import MODEL_STEP, built_on_articles, materialize_buckets
 from petrichor_pipeline.build.vectors import vectors_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
+
+
+def _vectors(context: AssetExecutionContext, petrichor: PetrichorResource, kind: str) -> MaterializeResult:
+    step = built_on_articles(lambda ctx, bucket: vectors_step(ctx, bucket, kind))
+    return materialize_buckets(context, petrichor.context(), step, ("id", "content_hash"))
 
 
 @asset(
@@ -11,12 +16,13 @@ from petrichor_pipeline.resources import PetrichorResource
     deps=["chunks"],
     group_name="embeddings",
     code_version="1",
+    backfill_policy=BackfillPolicy.single_run(),
+    op_tags=MODEL_STEP,
     description="Passage vectors of the chunks' index texts, cached by content hash and embedding fingerprint; "
     "a failed call leaves vectors pending for the next run.",
 )
 def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    ctx = petrichor.context()
-    return materialized(ctx, vectors_step(ctx, context.partition_key, "chunk"), ("id", "content_hash"))
+    return _vectors(context, petrichor, "chunk")
 
 
 @asset(
@@ -24,12 +30,13 @@ def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) 
     deps=["chunk_windows", "chunk_vectors"],
     group_name="embeddings",
     code_version="1",
+    backfill_policy=BackfillPolicy.single_run(),
+    op_tags=MODEL_STEP,
     description="Passage vectors of the chunk windows' index texts, cached like chunk vectors; a window equal "
     "to its chunk reuses the chunk's vector.",
 )
 def window_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    ctx = petrichor.context()
-    return materialized(ctx, vectors_step(ctx, context.partition_key, "window"), ("id", "content_hash"))
+    return _vectors(context, petrichor, "window")
 
 
 @asset(
@@ -37,9 +44,10 @@ def window_vectors(context: AssetExecutionContext, petrichor: PetrichorResource)
     deps=["questions", "chunk_vectors"],
     group_name="embeddings",
     code_version="1",
+    backfill_policy=BackfillPolicy.single_run(),
+    op_tags=MODEL_STEP,
     description="Vectors of the generated questions; embedded only once every chunk vector of the bucket is "
     "ready (the spec's two-phase rule).",
 )
 def question_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    ctx = petrichor.context()
-    return materialized(ctx, vectors_step(ctx, context.partition_key, "question"), ("id", "content_hash"))
+    return _vectors(context, petrichor, "question")

@@ -1,6 +1,6 @@
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, MetadataValue, asset
 
-from petrichor_pipeline.assets._metadata import materialized, usage_mark
+from petrichor_pipeline.assets._metadata import MODEL_STEP, built_on_articles, materialize_buckets
 from petrichor_pipeline.build.steps.page_index import page_index_step
 from petrichor_pipeline.build.steps.questions import questions_step
 from petrichor_pipeline.build.steps.wiki_candidates import wiki_candidates_step
@@ -9,10 +9,8 @@ from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
 
 
-def _with_calls(petrichor: PetrichorResource, step, partition: str, columns: tuple[str, ...]) -> MaterializeResult:
-    ctx = petrichor.context()
-    mark = usage_mark(ctx)
-    return materialized(ctx, step(ctx, partition), columns, calls_before=mark)
+def _with_calls(context: AssetExecutionContext, petrichor: PetrichorResource, step, columns: tuple[str, ...]) -> MaterializeResult:
+    return materialize_buckets(context, petrichor.context(), built_on_articles(step), columns, metered=True)
 
 
 @asset(
@@ -20,11 +18,13 @@ def _with_calls(petrichor: PetrichorResource, step, partition: str, columns: tup
     deps=["chunks"],
     group_name="knowledge",
     code_version="1",
+    backfill_policy=BackfillPolicy.single_run(),
+    op_tags=MODEL_STEP,
     description="Three generated questions per chunk: retrieval aliases that map back to their chunk. "
     "A failed or malformed model reply falls back to template questions with a warning.",
 )
 def questions(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    return _with_calls(petrichor, questions_step, context.partition_key, ("question_id", "question"))
+    return _with_calls(context, petrichor, questions_step, ("question_id", "question"))
 
 
 @asset(
@@ -32,11 +32,13 @@ def questions(context: AssetExecutionContext, petrichor: PetrichorResource) -> M
     deps=["chunks", "questions"],
     group_name="knowledge",
     code_version="1",
+    backfill_policy=BackfillPolicy.single_run(),
+    op_tags=MODEL_STEP,
     description="Per-article wiki contribution: document summary, entities and concepts with grounded "
     "relations, generated pages with [[pageKey|name]] links, and the article's source page.",
 )
 def wiki_candidates(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    return _with_calls(petrichor, wiki_candidates_step, context.partition_key, ("article_id", "kb_id"))
+    return _with_calls(context, petrichor, wiki_candidates_step, ("article_id", "kb_id"))
 
 
 @asset(
@@ -44,11 +46,13 @@ def wiki_candidates(context: AssetExecutionContext, petrichor: PetrichorResource
     deps=["articles"],
     group_name="knowledge",
     code_version="1",
+    backfill_policy=BackfillPolicy.single_run(),
+    op_tags=MODEL_STEP,
     description="PageIndex: each article's h1–h6 heading tree with section summaries (one model call for "
     "up to 40 sections, local extractive summaries beyond).",
 )
 def page_index(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    return _with_calls(petrichor, page_index_step, context.partition_key, ("node_key", "title", "summary"))
+    return _with_calls(context, petrichor, page_index_step, ("node_key", "title", "summary"))
 
 
 @asset(

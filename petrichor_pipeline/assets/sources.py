@@ -1,20 +1,33 @@
-from dagster import AssetExecutionContext, MaterializeResult, asset
+from dagster import AssetExecutionContext, BackfillPolicy, DataVersionsByPartition, MaterializeResult, asset, observable_source_asset
 
-from petrichor_pipeline.assets._metadata import materialized
-from petrichor_pipeline.build.steps.articles import articles_step
+from petrichor_pipeline.assets._metadata import materialize_buckets
+from petrichor_pipeline.build.steps.articles import articles_step, current_bucket_versions
 from petrichor_pipeline.partitions import buckets
-from petrichor_pipeline.resources import PetrichorResource
+from petrichor_pipeline.resources import PetrichorResource, build_context
+
+
+@observable_source_asset(
+    partitions_def=buckets,
+    group_name="sources",
+    description="The corpus folder, one partition per hash bucket; a bucket's data version hashes its articles' "
+    "ids, versions and source hashes and its files' errors. `petrichor build` and the corpus sensor observe it, "
+    "so the UI marks stale exactly the buckets a corpus change touched.",
+)
+def corpus(context) -> DataVersionsByPartition:
+    return DataVersionsByPartition(current_bucket_versions(build_context()))
 
 
 @asset(
     partitions_def=buckets,
+    deps=[corpus],
     group_name="sources",
     code_version="1",
+    backfill_policy=BackfillPolicy.single_run(),
     description="Markdown and PDF articles of the corpus in this hash bucket, normalised, with front matter "
-    "and per-file errors. The data version hashes the bucket's (article id, article version) pairs, so "
-    "downstream partitions go stale only where the bucket's articles changed.",
+    "and per-file errors. Records the bucket's data version, so downstream partitions go stale only where "
+    "the bucket's articles changed.",
 )
 def articles(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    ctx = petrichor.context()
-    result, version = articles_step(ctx, context.partition_key)
-    return materialized(ctx, result, ("path", "title", "tenant", "visibility", "article_version"), data_version=version)
+    return materialize_buckets(
+        context, petrichor.context(), articles_step, ("path", "title", "tenant", "visibility", "article_version")
+    )

@@ -8,6 +8,8 @@ the process (`models.embedding`).
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +55,11 @@ class BuildContext:
 
     def __post_init__(self) -> None:
         self.meter = RunMeter(self.settings.limits.model_concurrency)
+
+    @property
+    def bucket_workers(self) -> int:
+        """Buckets a step works on at once: one per core (their model calls share this run's slots)."""
+        return max(1, os.cpu_count() or 1)
 
     def stage_done(self, asset: str) -> None:
         self.on_stage(asset)
@@ -120,6 +127,14 @@ class BuildContext:
             if fingerprint not in self._caches:
                 self._caches[fingerprint] = EmbeddingCache(self.settings.embed_cache_dir, fingerprint)
             return self._caches[fingerprint]
+
+    def build_key(self) -> str:
+        """Everything besides the articles and the step code that decides a bucket's outputs.
+
+        Recorded on every bucket materialization (`staleness.BUCKET_STATE`); code versions Dagster records itself.
+        """
+        parts = [self.chunk_key, self.chat().fingerprint, self.embed_fingerprint()]
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
     @property
     def chunk_key(self) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from petrichor_pipeline.build.warehouse import Warehouse
 
@@ -86,19 +87,21 @@ def per_article_step(
     force: bool = False,
     timeout_s: float = 15 * 60,
 ) -> BucketResult:
-    """Reuse or rebuild each article's rows, write the bucket file, then the sidecar of keys."""
+    """Reuse or rebuild each article's rows, write the bucket file, then the sidecar of keys.
+
+    Reused rows stay Arrow (taken from the previous file, never converted to Python); the output keeps the
+    articles' order, each article's rows in their own order."""
     started = time.perf_counter()
-    previous = group_rows(warehouse.read(asset, bucket, schema))
+    previous = warehouse.read(asset, bucket, schema)
     prev_keys: dict[str, str] = (warehouse.read_json(asset, bucket) or {}).get("keys", {})
     result = BucketResult(asset=asset, bucket=bucket, table=schema.empty_table())
     keys: dict[str, str] = {}
-    rows_by_article: dict[str, list[dict[str, Any]]] = {}
+    new_rows: dict[str, list[dict[str, Any]]] = {}
     todo: list[dict[str, Any]] = []
     for art in articles:
         aid = art["article_id"]
         key = build_key(art)
         if not force and prev_keys.get(aid) == key:
-            rows_by_article[aid] = previous.get(aid, [])
             keys[aid] = key
             result.skipped.append(aid)
         else:
@@ -109,13 +112,22 @@ def per_article_step(
         if isinstance(out, Exception):
             result.failed.append({"path": art.get("path", aid), "reason": f"{asset}: {type(out).__name__}: {out}"})
             continue
-        rows_by_article[aid] = out.rows
+        new_rows[aid] = out.rows
         keys[aid] = build_key(art)
         result.built.append(aid)
         result.warnings.extend(article_warning(art.get("path", aid), w) for w in out.warnings)
 
-    ordered = [r for art in articles for r in rows_by_article.get(art["article_id"], [])]
-    result.table = pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in ordered], schema=schema)
+    parts = []
+    if previous is not None and previous.num_rows and result.skipped:
+        parts.append(previous.filter(pc.is_in(previous.column("article_id"), value_set=pa.array(result.skipped, pa.string()))))
+    ordered_new = [r for art in articles for r in new_rows.get(art["article_id"], [])]
+    if ordered_new:
+        parts.append(pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in ordered_new], schema=schema))
+    table = pa.concat_tables(parts) if parts else schema.empty_table()
+    if len(parts) > 1:  # back into the articles' order; a stable sort keeps each article's rows in order
+        position = pc.index_in(table.column("article_id"), value_set=pa.array([a["article_id"] for a in articles], pa.string()))
+        table = table.take(pc.sort_indices(pa.table({"p": position}), sort_keys=[("p", "ascending")]))
+    result.table = table.combine_chunks()
     warehouse.write(asset, result.table, bucket)
     warehouse.write_json(asset, bucket, {"keys": keys, "warnings": result.warnings, "failed": result.failed})
     result.seconds = time.perf_counter() - started

@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from petrichor_pipeline.build import lexical_parts
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.history import collect_history, record_articles
 from petrichor_pipeline.config import BUCKETS, BUILD_VERSION
@@ -53,39 +54,66 @@ class PublishResult:
     seconds: float = 0.0
 
 
-def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
-    """The snapshot's Parquet tables from every bucket, restricted to the articles that exist now."""
+def _bucket_tables(ctx: BuildContext, bucket: str) -> dict[str, pa.Table]:
+    """One bucket's slice of the per-article snapshot tables, restricted to the articles that exist now."""
     wh = ctx.warehouse
-    sources = wh.read_all_buckets("articles", BUCKETS, SOURCE_SCHEMA)
-    live = pa.array(sources.column("article_id").to_pylist(), pa.string())
+
+    def read(asset: str, schema: pa.Schema) -> pa.Table:
+        t = wh.read(asset, bucket, schema)
+        return t if t is not None else schema.empty_table()
+
+    sources = read("articles", SOURCE_SCHEMA)
+    live = sources.column("article_id")
 
     def only_live(t: pa.Table) -> pa.Table:
         return t.filter(pc.is_in(t.column("article_id"), value_set=live)) if t.num_rows else t
 
-    chunks = only_live(wh.read_all_buckets("chunks", BUCKETS, SCHEMAS["chunks"]))
-    questions = only_live(wh.read_all_buckets("questions", BUCKETS, SCHEMAS["questions"]))
-    questions = questions.filter(pc.is_in(questions.column("chunk_id"), value_set=chunks.column("chunk_id"))) if questions.num_rows else questions
-    windows = only_live(wh.read_all_buckets("chunk_windows", BUCKETS, SCHEMAS["chunk_windows"]))
-    windows = windows.filter(pc.is_in(windows.column("chunk_id"), value_set=chunks.column("chunk_id"))) if windows.num_rows else windows
-    tree = only_live(wh.read_all_buckets("page_index", BUCKETS, SCHEMAS["tree_nodes"]))
+    chunks = only_live(read("chunks", SCHEMAS["chunks"]))
+    chunk_ids = chunks.column("chunk_id")
+    questions = only_live(read("questions", SCHEMAS["questions"]))
+    questions = questions.filter(pc.is_in(questions.column("chunk_id"), value_set=chunk_ids)) if questions.num_rows else questions
+    windows = only_live(read("chunk_windows", SCHEMAS["chunk_windows"]))
+    windows = windows.filter(pc.is_in(windows.column("chunk_id"), value_set=chunk_ids)) if windows.num_rows else windows
+    return {"articles": sources, "chunks": chunks, "chunk_windows": windows, "questions": questions, "tree_nodes": only_live(read("page_index", SCHEMAS["tree_nodes"]))}
 
-    counts: dict[str, int] = {}
-    for aid in chunks.column("article_id").to_pylist():
-        counts[aid] = counts.get(aid, 0) + 1
+
+def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
+    """The snapshot's Parquet tables from every bucket, restricted to the articles that exist now.
+
+    Buckets are concatenated in bucket order; the lexical index merges each bucket's postings, re-tokenising
+    only buckets whose warehouse files changed since they were last indexed (`lexical_parts`).
+    """
+    wh = ctx.warehouse
+    tokenizer = ctx.settings.lexical_tokenizer
+    per_bucket = {b: _bucket_tables(ctx, b) for b in BUCKETS}
+    parts = []
+    for b in BUCKETS:
+        t = per_bucket[b]
+        by_index, _ = lexical_parts.bucket_postings(wh, b, t, tokenizer)
+        parts.append((by_index, {name: t[table].num_rows for name, table in lexical.INDEXES.items() if name != "wiki"}))
+
+    def concat(name: str, schema: pa.Schema) -> pa.Table:
+        tables = [per_bucket[b][name] for b in BUCKETS if per_bucket[b][name].num_rows]
+        return pa.concat_tables(tables).cast(schema) if tables else schema.empty_table()
+
+    sources = concat("articles", SOURCE_SCHEMA)
+    chunks = concat("chunks", SCHEMAS["chunks"])
+    counts = pc.value_counts(chunks.column("article_id")).to_pylist() if chunks.num_rows else []
+    by_article = {c["values"]: c["counts"] for c in counts}
     chat_fp = ctx.chat().fingerprint
     articles = sources.append_column("chat_fingerprint", pa.array([chat_fp] * sources.num_rows, pa.string()))
-    articles = articles.append_column("chunk_count", pa.array([counts.get(a, 0) for a in sources.column("article_id").to_pylist()], pa.int32()))
+    articles = articles.append_column("chunk_count", pa.array([by_article.get(a, 0) for a in sources.column("article_id").to_pylist()], pa.int32()))
     tables = {
         "articles": conform("articles", articles),
         "chunks": chunks,
-        "chunk_windows": windows,
-        "questions": questions,
-        "tree_nodes": tree,
+        "chunk_windows": concat("chunk_windows", SCHEMAS["chunk_windows"]),
+        "questions": concat("questions", SCHEMAS["questions"]),
+        "tree_nodes": concat("tree_nodes", SCHEMAS["tree_nodes"]),
     }
     for name in WIKI_TABLES:
         t = wh.read(name, None, SCHEMAS[name])
         tables[name] = t if t is not None else SCHEMAS[name].empty_table()
-    tables["lexical_index"] = lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer))
+    tables["lexical_index"] = lexical_parts.merged_table(parts, tables, tokenizer)
     return tables
 
 

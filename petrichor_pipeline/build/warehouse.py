@@ -1,7 +1,8 @@
-"""The warehouse: one Parquet file per (asset, bucket), written atomically, plus the build state.
+"""The warehouse: one Parquet file per (asset, bucket), written atomically, and its sidecar JSON.
 
 Each asset partition reads its own previous file to reuse rows of unchanged articles, so the
-warehouse is both the output of a bucket run and the cache of the next one.
+warehouse is both the output of a bucket run and the cache of the next one. What each bucket was built
+from is recorded on the Dagster instance, not here (`petrichor_pipeline.staleness`).
 """
 
 from __future__ import annotations
@@ -49,21 +50,6 @@ class Warehouse:
     def read_all_buckets(self, asset: str, buckets: tuple[str, ...], schema: pa.Schema) -> pa.Table:
         tables = [t for b in buckets if (t := self.read(asset, b, schema)) is not None]
         return pa.concat_tables(tables) if tables else schema.empty_table()
-
-    # ------------------------------------------------------------------ build state
-
-    @property
-    def state_path(self) -> Path:
-        return self.root / "_state.json"
-
-    def read_state(self) -> dict[str, Any]:
-        try:
-            return json.loads(self.state_path.read_text(encoding="utf-8"))
-        except (FileNotFoundError, json.JSONDecodeError):
-            return {}
-
-    def write_state(self, state: dict[str, Any]) -> None:
-        write_text_atomic(self.state_path, json.dumps(state, indent=2, sort_keys=True))
 
     def write_json(self, asset: str, bucket: str, payload: Any) -> None:
         write_text_atomic(self.root / asset / f"bucket={bucket}.json", json.dumps(payload, ensure_ascii=False, indent=1))

@@ -19,7 +19,7 @@ def test_first_build_publishes_a_complete_snapshot(built_corpus):
     assert s["articles"]["total"] >= 14 and s["articles"]["failed"] == 0 and s["errors"] == []
     assert s["articles"]["built"] == s["articles"]["total"]
     assert sorted(s["partitions"]["materialized"] + s["partitions"]["skipped"]) == [f"{i:02x}" for i in range(16)]
-    assert len(s["partitions"]["materialized"]) >= 8  # empty buckets are recorded without a run
+    assert len(s["partitions"]["materialized"]) == 16  # empty buckets are materialized too, with zero rows
     assert s["model_calls"] > 0  # embedded_texts may be 0 when the vector cache is warm
 
     snaps = built_corpus.data_dir / "snapshots"
@@ -52,6 +52,13 @@ def test_cli_builds_appear_in_dagster_run_history(built_corpus, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", str(built_corpus.dagster_home))
     with DagsterInstance.get() as instance:
         runs = instance.get_runs()
-        assert len(runs) >= 9  # one run per non-empty bucket and one publish run
+        first = sorted(runs, key=lambda r: instance.get_run_record_by_id(r.run_id).create_timestamp)[:2]
+        bucket_run, publish_run = first  # the first build: one run over all buckets, then one publish run
+        assert (bucket_run.tags["dagster/asset_partition_range_start"], bucket_run.tags["dagster/asset_partition_range_end"]) == ("00", "0f")
+        assert "dagster/asset_partition_range_start" not in publish_run.tags
         assert all(r.tags.get("petrichor/trigger") == "cli" for r in runs)
         assert instance.get_latest_materialization_event(__import__("dagster").AssetKey("snapshot")) is not None
+        from petrichor_pipeline.definitions import PARTITIONED_ASSETS
+
+        for assets_def in PARTITIONED_ASSETS:  # 16 of 16 partitions, the empty buckets' included
+            assert len(instance.get_materialized_partitions(assets_def.key)) == 16, assets_def.key

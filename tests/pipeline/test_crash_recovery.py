@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import pytest
@@ -26,12 +25,23 @@ def _edit(corpus):
         p.write_text(p.read_text(encoding="utf-8") + f"\n\n## Addendum\n\nA note added to {rel} for the crash test.\n", encoding="utf-8")
 
 
-def _buckets_done(data) -> int:
-    try:
-        state = json.loads((data / "warehouse" / "_state.json").read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        return 0
-    return len(state.get("buckets", {}))
+def _buckets_written(data, since: float) -> int:
+    """Buckets whose chunks the running build has written already."""
+    return sum(p.stat().st_mtime > since for p in (data / "warehouse" / "chunks").glob("bucket=*.parquet"))
+
+
+def _stale_on(home, data, corpus) -> list[str]:
+    """The buckets the instance at `home` reports stale for `corpus`."""
+    from dagster import DagsterInstance
+
+    from petrichor_pipeline.build.steps.articles import current_bucket_versions
+    from petrichor_pipeline.definitions import PARTITIONED_ASSETS
+    from petrichor_pipeline.resources import build_context
+    from petrichor_pipeline.staleness import stale_buckets
+
+    ctx = build_context(str(data), str(corpus))
+    with DagsterInstance.from_config(str(home)) as instance:
+        return stale_buckets(instance, PARTITIONED_ASSETS, current_bucket_versions(ctx), ctx.build_key())
 
 
 def test_killed_build_keeps_old_snapshot_and_next_build_matches_clean_build(built_corpus, tmp_path):
@@ -42,8 +52,9 @@ def test_killed_build_keeps_old_snapshot_and_next_build_matches_clean_build(buil
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     old = current_version(data)
     _edit(corpus)
-    done_before = _buckets_done(data)
-    (data / "warehouse" / "_state.json").write_text(json.dumps({"buckets": {}}))  # every bucket must be rebuilt
+    # a fresh instance has recorded no materialization: every bucket must be rebuilt
+    assert _stale_on(home, data, corpus) == [f"{i:02x}" for i in range(16)]
+    started = time.time()
 
     env = {**os.environ, "PETRICHOR_DATA": str(data), "PETRICHOR_CORPUS": str(corpus), "DAGSTER_HOME": str(home), "PETRICHOR_EMBED_CACHE": str(EMBED_CACHE)}
     proc = subprocess.Popen(
@@ -51,7 +62,7 @@ def test_killed_build_keeps_old_snapshot_and_next_build_matches_clean_build(buil
     )
     try:
         deadline = time.time() + 240
-        while _buckets_done(data) < 2 and proc.poll() is None and time.time() < deadline:
+        while _buckets_written(data, started) < 2 and proc.poll() is None and time.time() < deadline:
             time.sleep(0.05)
         assert proc.poll() is None, "the build finished before it could be killed"
         os.killpg(proc.pid, signal.SIGKILL)
@@ -59,7 +70,6 @@ def test_killed_build_keeps_old_snapshot_and_next_build_matches_clean_build(buil
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert done_before > 0
 
     # the previous snapshot is still the one CURRENT names, and it still loads
     assert current_version(data) == old

@@ -21,9 +21,11 @@ DELETED = "petrichor-zh/concepts/pageindex.md"
 
 
 def _copy(built_corpus, tmp_path):
+    """The built corpus, its data folder and its Dagster instance (where staleness is recorded)."""
     corpus, data = tmp_path / "corpus", tmp_path / "data"
     shutil.copytree(built_corpus.corpus_dir, corpus)
     shutil.copytree(built_corpus.data_dir, data)
+    shutil.copytree(built_corpus.dagster_home, tmp_path / "home")
     return corpus, data
 
 
@@ -37,7 +39,7 @@ def test_one_changed_article_rebuilds_only_its_bucket(built_corpus, tmp_path, mo
     aid = article_id_of(CHANGED)
 
     isolated_env(monkeypatch, data, corpus, tmp_path / "home")
-    with DagsterInstance.ephemeral() as instance:
+    with DagsterInstance.from_config(str(tmp_path / "home")) as instance:
         build = run_build(build_context(str(data), str(corpus)), instance=instance)
     summary = build.to_json()
 

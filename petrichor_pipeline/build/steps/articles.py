@@ -61,6 +61,12 @@ def current_bucket_versions(ctx: BuildContext) -> dict[str, str]:
     return {b: bucket_data_version(rows, errs) for b, (rows, errs) in scan_buckets(ctx).items()}
 
 
+def built_data_version(ctx: BuildContext, bucket: str) -> str:
+    """The data version the bucket's `articles` output was written from (what every later step builds on)."""
+    recorded = ctx.warehouse.read_json("articles", bucket) or {}
+    return str(recorded.get("data_version") or bucket_data_version([], []))
+
+
 def articles_step(ctx: BuildContext, bucket: str) -> tuple[BucketResult, str]:
     started = time.perf_counter()
     rows, errors = scan_buckets(ctx)[bucket]

@@ -1,0 +1,140 @@
+"""Which buckets are stale, read from the Dagster instance: the one record of what was built from what.
+
+Every bucket step records, on its materialization, the state each of its buckets was built from
+(`BUCKET_STATE`: the bucket's data version, the build key and the vectors it left pending). The corpus is an
+observable source asset partitioned like the buckets; its observations carry each bucket's data version, so
+Dagster's own staleness view (the UI) marks exactly the buckets a corpus change touched. `petrichor build`,
+the corpus sensor, a UI materialization and a backfill all write and read these same records.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from dagster import AssetKey, AssetObservation, AssetRecordsFilter, DagsterEventType, DagsterInstance
+from dagster._core.definitions.data_version import DATA_VERSION_TAG
+
+from petrichor_pipeline.config import BUCKETS
+
+BUCKET_STATE = "petrichor/bucket_state"
+"""Materialization metadata: `{bucket: {"data_version", "build_key", "pending"}}` for the run's buckets."""
+CORPUS = AssetKey("corpus")
+CODE_VERSION_TAG = "dagster/code_version"
+
+
+@dataclass(frozen=True)
+class BucketState:
+    """What one bucket step's output was built from."""
+
+    data_version: str
+    build_key: str
+    pending: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"data_version": self.data_version, "build_key": self.build_key, "pending": self.pending}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A bucket step's latest materialization of one bucket: its state and the step's code version then."""
+
+    state: BucketState | None
+    code_version: str | None
+
+
+def state_metadata(states: Mapping[str, BucketState]) -> dict[str, Any]:
+    from dagster import MetadataValue
+
+    return {BUCKET_STATE: MetadataValue.json({b: s.to_dict() for b, s in sorted(states.items())})}
+
+
+def _state_of(metadata: Mapping[str, Any], bucket: str) -> BucketState | None:
+    raw = metadata.get(BUCKET_STATE)
+    value = getattr(raw, "value", raw)
+    if isinstance(value, str):
+        value = json.loads(value)
+    entry = (value or {}).get(bucket)
+    if not isinstance(entry, dict):
+        return None
+    return BucketState(str(entry.get("data_version")), str(entry.get("build_key")), int(entry.get("pending") or 0))
+
+
+def recorded(instance: DagsterInstance, asset: AssetKey, buckets: Sequence[str] = BUCKETS) -> dict[str, Recorded]:
+    """The latest materialization of each bucket of `asset`, as the instance stored it."""
+    latest = instance.get_latest_storage_id_by_partition(asset, DagsterEventType.ASSET_MATERIALIZATION, set(buckets))
+    if not latest:
+        return {}
+    records = instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=asset, storage_ids=list(latest.values())), limit=len(latest)
+    ).records
+    out: dict[str, Recorded] = {}
+    by_id = {r.storage_id: r for r in records}
+    for bucket, storage_id in latest.items():
+        rec = by_id.get(storage_id)
+        mat = rec.asset_materialization if rec is not None else None
+        if mat is None:
+            continue
+        out[bucket] = Recorded(_state_of(mat.metadata, bucket), (mat.tags or {}).get(CODE_VERSION_TAG))
+    return out
+
+
+def stale_buckets(
+    instance: DagsterInstance,
+    assets: Iterable[Any],
+    versions: Mapping[str, str],
+    build_key: str,
+    *,
+    full_rebuild: bool = False,
+) -> list[str]:
+    """Buckets some step has to run for: never materialized, built from another data version, build key or
+    code version, or with vectors left pending. `assets` are the bucket steps' definitions."""
+    if full_rebuild:
+        return list(BUCKETS)
+    stale: set[str] = set()
+    for assets_def in assets:
+        for key in assets_def.keys:
+            code = assets_def.code_versions_by_key.get(key)
+            seen = recorded(instance, key)
+            for bucket in BUCKETS:
+                rec = seen.get(bucket)
+                want = BucketState(versions[bucket], build_key)
+                if rec is None or rec.state is None or rec.code_version != code:
+                    stale.add(bucket)
+                elif (rec.state.data_version, rec.state.build_key) != (want.data_version, want.build_key) or rec.state.pending:
+                    stale.add(bucket)
+    return [b for b in BUCKETS if b in stale]
+
+
+def observed_versions(instance: DagsterInstance) -> dict[str, str]:
+    """The corpus data version of each bucket as last observed."""
+    latest = instance.get_latest_storage_id_by_partition(CORPUS, DagsterEventType.ASSET_OBSERVATION)
+    if not latest:
+        return {}
+    records = instance.fetch_observations(AssetRecordsFilter(asset_key=CORPUS, storage_ids=list(latest.values())), limit=len(latest)).records
+    by_id = {r.storage_id: r for r in records}
+    out = {}
+    for bucket, sid in latest.items():
+        obs = by_id[sid].asset_observation if sid in by_id else None
+        if obs is not None and obs.data_version is not None:
+            out[bucket] = obs.data_version
+    return out
+
+
+def corpus_observations(instance: DagsterInstance, versions: Mapping[str, str]) -> list[AssetObservation]:
+    """Observations of the buckets whose corpus data version differs from the one last observed."""
+    seen = observed_versions(instance)
+    return [
+        AssetObservation(asset_key=CORPUS, partition=b, tags={DATA_VERSION_TAG: v}, metadata={"data_version": v})
+        for b, v in sorted(versions.items())
+        if seen.get(b) != v
+    ]
+
+
+def observe_corpus(instance: DagsterInstance, versions: Mapping[str, str]) -> int:
+    """Record the corpus as it is now (runless observations), so the UI's staleness view sees the change."""
+    events = corpus_observations(instance, versions)
+    for event in events:
+        instance.report_runless_asset_event(event)
+    return len(events)
