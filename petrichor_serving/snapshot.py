@@ -24,6 +24,7 @@ from petrichor_pipeline.contract import (
     MANIFEST_FILE,
     SCHEMAS,
     Manifest,
+    open_vector_files,
     open_vector_table,
     read_current,
     read_manifest,
@@ -94,7 +95,10 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
             note = f"snapshot vectors are {fp!r}, the query embedder is {embed_fingerprint!r}: vector routes off"
         else:
             for name, info in manifest.vector_tables.items():
-                vec_tables[name] = open_vector_table(data_dir / "lance", info)
+                if "compact" in info:  # memory-mapped from the snapshot folder, checksums verified
+                    vec_tables[name] = open_vector_files(snaps / version, name, info)
+                else:  # a snapshot from before compact vector files
+                    vec_tables[name] = open_vector_table(data_dir / "lance", info)
             note = f"vectors {fp}"
     stored = None
     if manifest.lexical.get("table") == "lexical_index" and manifest.lexical.get("tokenizer") == tokenizer:
