@@ -455,9 +455,10 @@ def read_table(snapshots_dir: Path, manifest: Manifest, name: str, *, verify: bo
     path = snapshots_dir / manifest.version / info["file"]
     if not verify or "sha256" not in info:
         return conform(name, pq.read_table(path))
-    data = path.read_bytes()
-    _check_file(info, len(data), hashlib.sha256(data).hexdigest())
-    return conform(name, pq.read_table(pa.BufferReader(data)))
+    with pa.memory_map(str(path)) as source:  # hashed and parsed from one mapping: no copy of the file in memory
+        data = source.read_buffer()
+        _check_file(info, data.size, hashlib.sha256(memoryview(data)).hexdigest())
+        return conform(name, pq.read_table(pa.BufferReader(data)))
 
 
 # ------------------------------------------------------------------------------------------ integrity
