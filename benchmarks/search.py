@@ -49,6 +49,7 @@ import pyarrow as pa
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.publish import publish_snapshot
+from petrichor_pipeline.build.steps.windows import window_rows
 from petrichor_pipeline.build.steps.articles import bucket_data_version
 from petrichor_pipeline.config import BUCKETS, BUILD_VERSION, Settings
 from petrichor_pipeline.contract import SCHEMAS, SOURCE_SCHEMA, vector_schema
@@ -135,6 +136,7 @@ class Rows:
     questions: list[dict] = field(default_factory=list)
     tree: list[dict] = field(default_factory=list)
     wiki: list[dict] = field(default_factory=list)
+    windows: list[dict] = field(default_factory=list)
 
 
 def generate_rows(n_chunks: int, seed: int) -> Rows:
@@ -172,12 +174,12 @@ def generate_rows(n_chunks: int, seed: int) -> Rows:
             parts.append(body)
             offset += len(body) + 2
         content = "\n\n".join(parts)
-        rows.articles.append(
-            {"article_id": aid, "kb_id": kb, "path": path, "title": title, "tenant": "default", "visibility": "private",
+        article = {"article_id": aid, "kb_id": kb, "path": path, "title": title, "tenant": "default", "visibility": "private",
              "share_expires_at": None, "password_protected": False, "article_version": article_version(title, content),
              "source_sha256": sha256_hex(content), "content": content, "chunk_algorithm_version": ALGORITHM_VERSION,
              "build_version": BUILD_VERSION, "bucket": bucket_of(aid), "warnings": []}
-        )
+        rows.articles.append(article)
+        rows.windows += window_rows(article, rows.chunks[-CHUNKS_PER_ARTICLE:])
     for p in range(n_chunks // CHUNKS_PER_WIKI_PAGE):
         zh = p % 2 == 0
         source = rows.articles[(p * 2 + (0 if zh else 1)) % len(rows.articles)]
@@ -221,7 +223,7 @@ def publish_rows(data_dir: Path, rows: Rows, seed: int) -> tuple[str, float]:
     wh = ctx.warehouse
     rng = np.random.default_rng(seed)
     by_bucket: dict[str, Rows] = {b: Rows() for b in BUCKETS}
-    for name in ("articles", "chunks", "questions", "tree"):
+    for name in ("articles", "chunks", "questions", "tree", "windows"):
         for r in getattr(rows, name):
             getattr(by_bucket[bucket_of(r["article_id"])], name).append(r)
     versions = {}
@@ -230,8 +232,10 @@ def publish_rows(data_dir: Path, rows: Rows, seed: int) -> tuple[str, float]:
         wh.write("chunks", pa.Table.from_pylist(part.chunks, schema=SCHEMAS["chunks"]), b)
         wh.write("questions", pa.Table.from_pylist(part.questions, schema=SCHEMAS["questions"]), b)
         wh.write("page_index", pa.Table.from_pylist(part.tree, schema=SCHEMAS["tree_nodes"]), b)
+        wh.write("chunk_windows", pa.Table.from_pylist(part.windows, schema=SCHEMAS["chunk_windows"]), b)
         if not wh.path("chunk_vectors", b).exists():  # a republish keeps the vectors, as an unchanged text would
             wh.write("chunk_vectors", _vectors(part.chunks, "chunk_id", rng), b)
+            wh.write("window_vectors", _vectors(part.windows, "window_id", rng), b)
             wh.write("question_vectors", _vectors(part.questions, "question_id", rng), b)
         versions[b] = bucket_data_version(part.articles, [])
     wh.write("wiki_pages", pa.Table.from_pylist(rows.wiki, schema=SCHEMAS["wiki_pages"]))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from petrichor_pipeline.contract import (
     MANIFEST_FILE,
     SCHEMAS,
     Manifest,
+    open_vector_files,
     open_vector_table,
     read_current,
     read_manifest,
@@ -43,17 +45,18 @@ class Snapshot:
     manifest: Manifest
     tables: dict[str, pa.Table]
     recall: RecallIndex
-    articles: dict[str, dict[str, Any]]
-    chunks: dict[str, dict[str, Any]]
+    articles: Mapping[str, dict[str, Any]]
+    """article_id -> row (`TableRows`: built per lookup from the Arrow table, as are chunks, windows, nodes)"""
+    chunks: Mapping[str, dict[str, Any]]
     chunks_by_article: dict[str, list[str]]
-    windows: dict[str, dict[str, Any]]
+    windows: Mapping[str, dict[str, Any]]
     """window_id -> chunk window row (a child window of a chunk, offsets into the article)"""
     questions_by_chunk: dict[str, list[str]]
     pages: dict[tuple[str, str, str], dict[str, Any]]
     """(kb_id, tenant, page_key) -> wiki page row"""
     links_from: dict[tuple[str, str, str], list[dict[str, Any]]]
     links_to: dict[tuple[str, str, str], list[dict[str, Any]]]
-    nodes: dict[str, dict[str, Any]]
+    nodes: Mapping[str, dict[str, Any]]
     nodes_by_article: dict[str, list[str]]
     vectors_enabled: bool
     vector_note: str
@@ -65,10 +68,40 @@ class Snapshot:
         return self.manifest.version
 
 
-def _group(rows: list[dict[str, Any]], key: str, value: str) -> dict[str, list[str]]:
+class TableRows(Mapping[str, dict[str, Any]]):
+    """key -> one row of a snapshot table as a dict, built when it is asked for: the snapshot holds its
+    tables as Arrow and a position per key, not a dict per row. Each lookup returns a fresh dict."""
+
+    def __init__(self, table: pa.Table, row_of: Mapping[str, int]):
+        self._table, self._row_of = table, row_of
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        return self._table.slice(self._row_of[key], 1).to_pylist()[0]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._row_of
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row_of)
+
+    def __len__(self) -> int:
+        return len(self._row_of)
+
+    def items(self) -> Iterator[tuple[str, dict[str, Any]]]:  # type: ignore[override]
+        """Every row in table order, converted a batch at a time."""
+        keys = iter(self._row_of)
+        for batch in self._table.to_batches(max_chunksize=4096):
+            for row in batch.to_pylist():
+                yield next(keys), row
+
+    def values(self) -> Iterator[dict[str, Any]]:  # type: ignore[override]
+        return (row for _, row in self.items())
+
+
+def _group(table: pa.Table, key: str, value: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for r in rows:
-        out.setdefault(r[key], []).append(r[value])
+    for k, v in zip(table.column(key).to_pylist(), table.column(value).to_pylist()):
+        out.setdefault(k, []).append(v)
     return out
 
 
@@ -94,7 +127,10 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
             note = f"snapshot vectors are {fp!r}, the query embedder is {embed_fingerprint!r}: vector routes off"
         else:
             for name, info in manifest.vector_tables.items():
-                vec_tables[name] = open_vector_table(data_dir / "lance", info)
+                if "compact" in info:  # memory-mapped from the snapshot folder, checksums verified
+                    vec_tables[name] = open_vector_files(snaps / version, name, info)
+                else:  # a snapshot from before compact vector files
+                    vec_tables[name] = open_vector_table(data_dir / "lance", info)
             note = f"vectors {fp}"
     stored = None
     if manifest.lexical.get("table") == "lexical_index" and manifest.lexical.get("tokenizer") == tokenizer:
@@ -111,29 +147,28 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
         lexical=stored,
         chunk_windows=tables["chunk_windows"],
     )
-    chunk_rows = tables["chunks"].to_pylist()
-    page_rows = tables["wiki_pages"].to_pylist()
+    page_rows = tables["wiki_pages"].to_pylist()  # a few per thousand chunks; the wiki tools scan them
     link_rows = tables["wiki_links"].to_pylist()
-    node_rows = tables["tree_nodes"].to_pylist()
     links_from: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     links_to: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for link in link_rows:
         links_from.setdefault((link["kb_id"], link["tenant"], link["from_page_key"]), []).append(link)
         links_to.setdefault((link["kb_id"], link["tenant"], link["to_page_key"]), []).append(link)
+    tables.pop("lexical_index", None)  # its postings live on in `recall.bm25`, as views of its buffers
     snap = Snapshot(
         manifest=manifest,
         tables=tables,
         recall=recall,
-        articles={r["article_id"]: r for r in tables["articles"].to_pylist()},
-        chunks={r["chunk_id"]: r for r in chunk_rows},
-        chunks_by_article=_group(chunk_rows, "article_id", "chunk_id"),
-        windows={r["window_id"]: r for r in tables["chunk_windows"].select(["window_id", "chunk_id", "start", "end"]).to_pylist()},
-        questions_by_chunk=_group(tables["questions"].to_pylist(), "chunk_id", "question"),
+        articles=TableRows(tables["articles"], recall.articles.row_of),
+        chunks=TableRows(tables["chunks"], recall.chunks.row_of),
+        chunks_by_article=_group(tables["chunks"], "article_id", "chunk_id"),
+        windows=TableRows(tables["chunk_windows"].select(["window_id", "chunk_id", "start", "end"]), recall.windows.row_of),
+        questions_by_chunk=_group(tables["questions"], "chunk_id", "question"),
         pages={(r["kb_id"], r["tenant"], r["page_key"]): r for r in page_rows},
         links_from=links_from,
         links_to=links_to,
-        nodes={r["node_key"]: r for r in node_rows},
-        nodes_by_article=_group(node_rows, "article_id", "node_key"),
+        nodes=TableRows(tables["tree_nodes"], recall.tree.row_of),
+        nodes_by_article=_group(tables["tree_nodes"], "article_id", "node_key"),
         vectors_enabled=bool(vec_tables),
         vector_note=note,
     )

@@ -34,9 +34,11 @@ from petrichor_pipeline.contract import (
     new_version,
     publish,
     read_current,
+    read_vector_rows,
     utc_now_iso,
     vector_digest,
     write_parquet_atomic,
+    write_vector_files,
 )
 from petrichor_pipeline.text import lexical
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
@@ -173,7 +175,10 @@ def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stat
     for name, (src, id_col) in VECTOR_TABLES.items():
         desired = _desired_vectors(ctx, name.removesuffix("_vectors"), tables[src], id_col)
         if desired is not None:
-            vector_tables[name] = sync_lance(ctx, name, desired)
+            info = vector_tables[name] = sync_lance(ctx, name, desired)
+            rows = read_vector_rows(ctx.settings.lance_dir, info)
+            if compact := write_vector_files(folder, name, rows, info, tables[src].column(id_col).to_pylist()):
+                info["compact"] = compact
 
     embed_fp = None
     if vector_tables:

@@ -7,10 +7,11 @@ changes nothing but which rows exist: scores equal BM25 over the filtered subset
 inside the search rather than on its top ten. (The reference takes these statistics over a candidate pool
 of at most 400 rows; over every readable row they are plain BM25 statistics, independent of pool order.)
 
-The index is CSC by term (`indptr`/`indices`/`data` numpy arrays), so a query touches only its terms'
-postings; all tokenizing happens once, when the index is built at snapshot load. Term scores under the
-statistics of all rows are precomputed per posting, so an unfiltered query is a gather and a `bincount`;
-a filtered one recomputes them from the term counts with its own statistics.
+The index is CSC by term (`indptr`/`indices`/`data` numpy arrays, views of the stored postings when loaded
+from a snapshot), so a query touches only its terms' postings; all tokenizing happens once, at publish.
+Term scores under the statistics of all rows are computed per term on its first query and kept, so an
+unfiltered query is a gather and a `bincount`; a filtered one recomputes them from the term counts with
+its own statistics.
 """
 
 from __future__ import annotations
@@ -46,19 +47,26 @@ class BM25Index:
     """float32 weighted term counts (small integers, exact)."""
     lengths: np.ndarray
     """float64 weighted document lengths."""
-    impacts: np.ndarray = field(init=False, repr=False)
-    """float64, aligned with `indices`: each posting's term score under the statistics of every row, so an
-    unfiltered query only gathers and sums (long bigram postings would otherwise dominate search time)."""
+    _impacts: dict[int, np.ndarray] = field(init=False, repr=False, default_factory=dict)
+    """Term id -> its postings' term scores under the statistics of every row, computed on the term's
+    first unfiltered query and kept, so an unfiltered query only gathers and sums (long bigram postings
+    would otherwise dominate search time) while loading computes nothing per posting. Concurrent first
+    queries may both compute a term's scores; they are the same floats."""
+    _avg_len: float = field(init=False, repr=False, default=1.0)
 
     def __post_init__(self) -> None:
-        n_docs, df = self.size, np.diff(self.indptr)
-        if n_docs == 0 or not len(self.indices):
-            object.__setattr__(self, "impacts", np.empty(0, np.float64))
-            return
-        idf = np.array([bm25_idf(n_docs, int(d)) for d in df.tolist()], dtype=np.float64)
-        avg_len = max(1.0, float(self.lengths.sum()) / n_docs)
-        norm = _norm(self.data, self.lengths[self.indices], avg_len)
-        object.__setattr__(self, "impacts", np.repeat(idf, df) * norm)
+        n_docs = self.size
+        object.__setattr__(self, "_avg_len", max(1.0, float(self.lengths.sum()) / n_docs) if n_docs else 1.0)
+
+    def impacts(self, t: int) -> np.ndarray:
+        """float64 term scores of term id `t`'s postings, under the statistics of every row."""
+        cached = self._impacts.get(t)
+        if cached is None:
+            lo, hi = self.indptr[t], self.indptr[t + 1]
+            rows = self.indices[lo:hi]
+            cached = bm25_idf(self.size, int(hi - lo)) * _norm(self.data[lo:hi], self.lengths[rows], self._avg_len)
+            self._impacts[t] = cached
+        return cached
 
     @property
     def size(self) -> int:
@@ -153,7 +161,7 @@ class BM25Index:
             t = self.vocab.get(term)
             if t is not None:
                 lo, hi = self.indptr[t], self.indptr[t + 1]
-                out.append((self.indices[lo:hi], self.impacts[lo:hi]))
+                out.append((self.indices[lo:hi], self.impacts(t)))
         return out
 
     def _masked(self, terms: Sequence[str], mask: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -229,22 +237,22 @@ def top_ranked(
         want *= 4
 
 
-def from_postings(terms: Sequence[str], rows: Sequence[np.ndarray], weights: Sequence[np.ndarray], n_docs: int) -> BM25Index:
-    """Rebuild an index from stored postings (term -> ascending rows and weighted counts).
+def from_csc(terms: Sequence[str], indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n_docs: int) -> BM25Index:
+    """An index over stored postings laid end to end (term t's are `indices[indptr[t]:indptr[t+1]]`),
+    used as they are: no copy when they are already int32 / float32.
 
     Every token adds its field weight to exactly one term's count and to the document length, so the
     lengths are the per-row sums of the weights and need not be stored.
     """
-    indptr = np.zeros(len(terms) + 1, dtype=np.int64)
-    np.cumsum([len(r) for r in rows], out=indptr[1:])
-    indices = np.concatenate(rows).astype(np.int32) if len(rows) else np.empty(0, np.int32)
-    data = np.concatenate(weights).astype(np.float32) if len(weights) else np.empty(0, np.float32)
+    indices = np.asarray(indices, dtype=np.int32)
+    data = np.asarray(data, dtype=np.float32)
     lengths = np.bincount(indices, weights=data, minlength=n_docs).astype(np.float64)
-    return BM25Index(vocab={t: i for i, t in enumerate(terms)}, indptr=indptr, indices=indices, data=data, lengths=lengths)
+    vocab = dict(zip(terms, range(len(terms))))
+    return BM25Index(vocab=vocab, indptr=np.asarray(indptr, dtype=np.int64), indices=indices, data=data, lengths=lengths)
 
 
 def postings(index: BM25Index) -> tuple[list[str], list[np.ndarray], list[np.ndarray]]:
-    """(terms, rows per term, weights per term) in term-id order: what `from_postings` takes back."""
+    """(terms, rows per term, weights per term) in term-id order: what `text.lexical.to_table` stores."""
     terms = [""] * len(index.vocab)
     for term, t in index.vocab.items():
         terms[t] = term

@@ -11,8 +11,9 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from petrichor_pipeline.text.bm25 import BM25Index, from_postings, postings
+from petrichor_pipeline.text.bm25 import BM25Index, from_csc, postings
 from petrichor_pipeline.text.tokenize import get_tokenizer
 
 INDEXES = {"chunk": "chunks", "window": "chunk_windows", "question": "questions", "wiki": "wiki_pages", "tree": "tree_nodes"}
@@ -92,17 +93,29 @@ def to_table(indexes: Mapping[str, BM25Index]) -> pa.Table:
 
 
 def from_table(table: pa.Table, sizes: Mapping[str, int]) -> dict[str, BM25Index]:
-    """The indexes back from a `lexical_index` table; `sizes` are the row counts of the indexed tables."""
-    out: dict[str, BM25Index] = {}
-    names = np.asarray(table.column("index").to_pylist(), dtype=object)
+    """The indexes back from a `lexical_index` table; `sizes` are the row counts of the indexed tables.
+
+    `to_table` writes each index's terms as one run, so every index is a slice of the table's flattened
+    postings: numpy views of its Arrow buffers, never a Python object per term or posting (a table whose
+    runs are interleaved is regrouped first).
+    """
+    names = table.column("index").combine_chunks()
+    starts = {}
     for name in INDEXES:
-        part = table.filter(pa.array(names == name))
-        rows_col, weights_col = part.column("rows").combine_chunks(), part.column("weights").combine_chunks()
-        offsets = rows_col.offsets.to_numpy()
-        offsets = offsets - offsets[0]
-        flat_rows = rows_col.flatten().to_numpy(zero_copy_only=False)
-        flat_weights = weights_col.flatten().to_numpy(zero_copy_only=False)
-        rows = [flat_rows[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
-        weights = [flat_weights[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
-        out[name] = from_postings(part.column("term").to_pylist(), rows, weights, sizes[name])
+        found = pc.indices_nonzero(pc.equal(names, name)).to_numpy()
+        if len(found) and found[-1] - found[0] + 1 != len(found):
+            return from_table(pa.concat_tables(table.filter(pc.equal(names, n)) for n in INDEXES), sizes)
+        starts[name] = (int(found[0]), int(found[-1]) + 1) if len(found) else (0, 0)
+    rows_col, weights_col = table.column("rows").combine_chunks(), table.column("weights").combine_chunks()
+    offsets = rows_col.offsets.to_numpy()
+    flat_rows = pc.list_flatten(rows_col).to_numpy(zero_copy_only=False)
+    flat_weights = pc.list_flatten(weights_col).to_numpy(zero_copy_only=False)
+    terms = table.column("term")
+    out: dict[str, BM25Index] = {}
+    for name, (lo, hi) in starts.items():
+        base = offsets[lo] - offsets[0]
+        indptr = offsets[lo : hi + 1] - offsets[lo]
+        end = base + (indptr[-1] if len(indptr) else 0)
+        out[name] = from_csc(terms.slice(lo, hi - lo).to_pylist(), indptr if len(indptr) else np.zeros(1, np.int64),
+                             flat_rows[base:end], flat_weights[base:end], sizes[name])
     return out

@@ -1,13 +1,17 @@
-"""Vectors held in memory for filtered nearest-neighbour search.
+"""Vectors held for filtered nearest-neighbour search.
 
-A snapshot's LanceDB table (checked out at its recorded version) is read once at load into one float32
-matrix ordered by recall row. A matrix-vector product is memory-bound: ~30 ms per 100,000 vectors of 384
-dimensions on a 2-core machine, too slow for the question table (3 per chunk). Tables of at least
-`ANN_MIN_ROWS` vectors therefore also get a 4-bit product-quantisation index (faiss fast scan, 2 dimensions
-per code, a 16th of the matrix' bytes) that proposes `RERANK_DEPTH` candidates; the candidates are then
-scored exactly from the matrix, so reported similarities are exact cosines and the top-k is exact unless a
-true neighbour's quantised score falls below a few hundred others (rare even for random vectors, where
-quantisation does worst).
+A snapshot with compact vector files (`contract.VECTOR_FILES`) is searched from them: the float32 matrix,
+ordered by recall row, is memory-mapped (only the rows a search scores are read), and the 4-bit
+product-quantisation index (faiss fast scan, 2 dimensions per code, a 16th of the matrix' bytes) built at
+publish is read into memory. An older snapshot's LanceDB table (checked out at its recorded version) is
+read once at load into one float32 matrix and quantised then.
+
+A matrix-vector product is memory-bound: ~30 ms per 100,000 vectors of 384 dimensions on a 2-core
+machine, too slow for the question table (3 per chunk). Tables of at least `ANN_MIN_ROWS` vectors
+therefore search the quantised index for `RERANK_DEPTH` candidates, which are then scored exactly from the
+matrix, so reported similarities are exact cosines and the top-k is exact unless a true neighbour's
+quantised score falls below a few hundred others (rare even for random vectors, where quantisation does
+worst).
 
 The access mask always applies before the top-k: smaller tables and narrow scopes are scored exactly over
 the allowed rows only; for wide scopes the index is searched deeper in proportion to the rows excluded and
@@ -17,24 +21,21 @@ excluded candidates are dropped before re-scoring, falling back to the exact sea
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import faiss
 import numpy as np
 
+from petrichor_pipeline.contract import ANN_MIN_ROWS, VectorFiles, quantised_index
+
 DENSE_MAX_ROWS = 2_000_000
-"""About 3 GB of float32 at 384 dimensions; past this, LanceDB's ANN index serves the route."""
-ANN_MIN_ROWS = 10_000
-"""Below this an exact product over the allowed rows costs under 2 ms (the quantised search about 0.5)."""
+"""About 3 GB of float32 at 384 dimensions: a LanceDB table past this (no compact files) serves the route itself."""
 RERANK_DEPTH = 300
 """Quantised candidates re-scored exactly per query (at least 10 per requested neighbour)."""
 ANN_MIN_SHARE = 0.2
 """Allowed share of the rows below which a scope is searched exactly (the index would need to go >5x deeper)."""
-TRAIN_ROWS = 20_000
-"""Rows the quantiser is trained on, evenly spaced: plenty for 16 centroids per 2-dimensional slice."""
-TRAIN_ITERATIONS = 10
-"""k-means passes per slice: 16 centroids in 2 dimensions settle early (faiss' default of 25 doubles the time)."""
 
 
 def _one_thread() -> None:
@@ -44,24 +45,33 @@ def _one_thread() -> None:
 
 
 def _quantised(matrix: np.ndarray) -> Any:
-    """A trained 4-bit product-quantisation fast-scan index of `matrix` (inner product)."""
     _one_thread()
-    dim = matrix.shape[1]
-    index = faiss.IndexPQFastScan(dim, dim // 2 if dim % 2 == 0 else dim, 4, faiss.METRIC_INNER_PRODUCT)
-    index.pq.cp.niter = TRAIN_ITERATIONS
-    step = max(1, len(matrix) // TRAIN_ROWS)
-    index.train(np.ascontiguousarray(matrix[::step][:TRAIN_ROWS]))
-    index.add(matrix)
-    return index
+    return quantised_index(matrix)
+
+
+class RowIds(Sequence):
+    """The id of each vector, looked up in the recall table's ids by the vector's row: no string per vector."""
+
+    def __init__(self, table_ids: Sequence[str], rows: np.ndarray):
+        self._ids, self._rows = table_ids, rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self._ids[r] for r in self._rows[i].tolist()]
+        return self._ids[int(self._rows[i])]
 
 
 @dataclass(frozen=True)
 class DenseVectors:
     matrix: np.ndarray
-    """(n, dim) float32, L2-normalised rows, ordered by recall row; vectors of no recall row are dropped."""
+    """(n, dim) float32, L2-normalised rows, ordered by recall row; vectors of no recall row are dropped.
+    Memory-mapped read-only when the snapshot has compact vector files."""
     rows: np.ndarray
     """For each vector, the row of the recall table it belongs to (chunks or questions)."""
-    ids: list[str]
+    ids: Sequence[str]
     fingerprints: np.ndarray
     """int16 code of each vector's embedding fingerprint: a query is compared only with its own model's."""
     fingerprint_codes: dict[str, int]
@@ -91,6 +101,31 @@ class DenseVectors:
             fingerprint_codes={fp: i for i, fp in enumerate(fingerprint.dictionary.to_pylist())},
             aligned=np.array_equal(rows[order], np.arange(len(rows))) and len(order) == len(row_of),
             ann=_quantised(matrix) if len(order) >= ANN_MIN_ROWS else None,
+        )
+
+    @classmethod
+    def from_files(cls, files: VectorFiles, row_of: Mapping[str, int]) -> "DenseVectors":
+        """From a snapshot's verified compact files: nothing is parsed or copied but the rows and the
+        quantised index. `row_of` maps the recall table's ids to its rows, in row order."""
+        rows = files.rows.astype(np.int64)
+        n = len(row_of)
+        if len(rows) and (rows.min() < 0 or rows.max() >= n or np.any(np.diff(rows) <= 0)):
+            raise ValueError(f"vector files of {files.name}: rows out of order or beyond the {n} rows of their table")
+        ann = None
+        if files.ann_path is not None:
+            _one_thread()
+            ann = faiss.read_index(str(files.ann_path))
+            if ann.ntotal != len(rows):
+                raise ValueError(f"vector files of {files.name}: the quantised index holds {ann.ntotal} vectors, not {len(rows)}")
+        fingerprint = files.fingerprint or ""
+        return cls(
+            matrix=np.asarray(files.matrix),
+            rows=rows,
+            ids=RowIds(list(row_of), rows),
+            fingerprints=np.zeros(len(rows), dtype=np.int16),
+            fingerprint_codes={fingerprint: 0},
+            aligned=len(rows) == n and (n == 0 or int(rows[-1]) == n - 1),
+            ann=ann,
         )
 
     def _allowed(self, allowed_rows: np.ndarray, fingerprint: str | None) -> np.ndarray | None:
@@ -151,7 +186,10 @@ class DenseVectors:
 
 
 def maybe_dense(table: Any, row_of: Mapping[str, int]) -> Any:
-    """A `DenseVectors` for tables that fit in memory, else the LanceDB table itself."""
+    """A `DenseVectors` for compact vector files and for LanceDB tables that fit in memory, else the
+    LanceDB table itself."""
     if table is None or isinstance(table, DenseVectors):
         return table
+    if isinstance(table, VectorFiles):
+        return DenseVectors.from_files(table, row_of)
     return DenseVectors.from_lance(table, row_of) if table.count_rows() <= DENSE_MAX_ROWS else table

@@ -5,6 +5,7 @@ tie-break order of every ranking.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -25,6 +26,26 @@ def _col(table: pa.Table, name: str) -> list:
 
 def _text(values: list) -> list[str]:
     return [v or "" for v in values]
+
+
+class Texts(Sequence):
+    """A string column read row by row from the snapshot's Arrow buffers (null as ""): long texts that only
+    returned hits display are not held again as one Python string per row."""
+
+    def __init__(self, column: pa.ChunkedArray):
+        self._column = column
+
+    def __len__(self) -> int:
+        return len(self._column)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [v or "" for v in self._column[i].to_pylist()]
+        return self._column[i].as_py() or ""
+
+
+def _lazy(table: pa.Table, name: str) -> Texts:
+    return Texts(table.column(name))
 
 
 def _rows_of(keys: list[str], index: dict[str, int]) -> np.ndarray:
@@ -49,7 +70,7 @@ class Articles:
     ids: list[str]
     kb_ids: list[str]
     titles: list[str]
-    contents: list[str]
+    contents: Sequence[str]
     tenant_arr: np.ndarray
     kb_arr: np.ndarray
     id_arr: np.ndarray
@@ -70,7 +91,7 @@ class Articles:
             ids=ids,
             kb_ids=kb_ids,
             titles=_text(_col(table, "title")),
-            contents=_text(_col(table, "content")),
+            contents=_lazy(table, "content"),
             tenant_arr=np.array(_text(_col(table, "tenant")), dtype=object),
             kb_arr=np.array(kb_ids, dtype=object),
             id_arr=np.array(ids, dtype=object),
@@ -90,8 +111,8 @@ class Chunks:
     article_rows: np.ndarray
     headings: list[str]
     heading_paths: list[tuple[str, ...]]
-    contents: list[str]
-    index_texts: list[str]
+    contents: Sequence[str]
+    index_texts: Sequence[str]
     row_of: dict[str, int] = field(repr=False)
 
     @classmethod
@@ -103,8 +124,8 @@ class Chunks:
             article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
             headings=_text(_col(table, "heading")),
             heading_paths=[tuple(p or ()) for p in _col(table, "heading_path")],
-            contents=_text(_col(table, "content")),
-            index_texts=_text(_col(table, "index_text")),
+            contents=_lazy(table, "content"),
+            index_texts=_lazy(table, "index_text"),
             row_of={c: i for i, c in enumerate(ids)},
         )
 
@@ -116,7 +137,7 @@ class Windows:
     ids: list[str]
     chunk_rows: np.ndarray
     article_rows: np.ndarray
-    contents: list[str]
+    contents: Sequence[str]
     starts: np.ndarray
     ends: np.ndarray
     row_of: dict[str, int] = field(repr=False)
@@ -128,7 +149,7 @@ class Windows:
             ids=ids,
             chunk_rows=_rows_of(_text(_col(table, "chunk_id")), chunks.row_of),
             article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
-            contents=_text(_col(table, "content")),
+            contents=_lazy(table, "content"),
             starts=np.asarray(_col(table, "start"), dtype=np.int64),
             ends=np.asarray(_col(table, "end"), dtype=np.int64),
             row_of={w: i for i, w in enumerate(ids)},
@@ -139,8 +160,8 @@ class Windows:
 class Questions:
     chunk_rows: np.ndarray
     article_rows: np.ndarray
-    questions: list[str]
-    index_texts: list[str]
+    questions: Sequence[str]
+    index_texts: Sequence[str]
     row_of: dict[str, int] = field(repr=False)
 
     @classmethod
@@ -149,8 +170,8 @@ class Questions:
         return cls(
             chunk_rows=_rows_of(_text(_col(table, "chunk_id")), chunks.row_of),
             article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
-            questions=_text(_col(table, "question")),
-            index_texts=_text(_col(table, "index_text")),
+            questions=_lazy(table, "question"),
+            index_texts=_lazy(table, "index_text"),
             row_of={q: i for i, q in enumerate(ids)},
         )
 
@@ -206,8 +227,8 @@ class TreeNodes:
     kb_ids: list[str]
     article_rows: np.ndarray
     titles: list[str]
-    summaries: list[str]
-    contents: list[str]
+    summaries: Sequence[str]
+    contents: Sequence[str]
     heading_paths: list[tuple[str, ...]]
     """Titles from the first heading level down to the node; the root (the article itself) is left out."""
     row_of: dict[str, int] = field(repr=False)
@@ -239,8 +260,8 @@ class TreeNodes:
             kb_ids=_text(_col(table, "kb_id")),
             article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
             titles=titles,
-            summaries=_text(_col(table, "summary")),
-            contents=_text(_col(table, "content")),
+            summaries=_lazy(table, "summary"),
+            contents=_lazy(table, "content"),
             heading_paths=[path(i) for i in range(len(keys))],
             row_of=row_of,
         )
