@@ -3,7 +3,8 @@
 Each route off in turn, the question routes on over offline questions (they are off by default there), both question routes off together, the local rerank off, the rerank and the fusion
 as the reference has them (every query token alike; question routes at full weight), the jieba tokenizer in
 place of bigrams (the recall index is rebuilt from the snapshot's tables; vector tables are shared), and
-the article-balancing stage keeping ten articles instead of three. For the child windows: the window routes
+the article-balancing stage keeping ten or three articles instead of five, the rerank without its dense share, the
+list without its fresh tail, and the previous defaults together. For the child windows: the window routes
 alone with the text routes, the chunk routes alone (windows off), and the parent chunk scored by the sum of
 its best windows instead of the best one; the stages off together (what a naive hybrid does with windows).
 """
@@ -31,7 +32,12 @@ def variants() -> list[Variant]:
         mode = "always" if r in routes.QUESTION_ROUTES else "model"
         return SearchOptions(disabled_routes=frozenset({r}), question_routes=mode)
 
-    out = [Variant(f"no_{r}", f"{r} route off", off(r)) for r in routes.switchable()]
+    out = [
+        Variant(f"{r}_on", f"{r} route on (off by default)", SearchOptions(enabled_routes=frozenset({r})))
+        if r in routes.default_off()
+        else Variant(f"no_{r}", f"{r} route off", off(r))
+        for r in routes.switchable()
+    ]
     out.append(Variant("questions_on", "the question routes on whoever wrote the questions", SearchOptions(question_routes="always")))
     out += [
         Variant(
@@ -43,7 +49,16 @@ def variants() -> list[Variant]:
         Variant("rerank_uniform", "rerank weighs every query token alike (the reference)", SearchOptions(rerank_idf=False)),
         Variant("questions_full_weight", "question routes weigh 1 in the fusion (the reference)", SearchOptions(route_weights=(), question_routes="always")),
         Variant("tokenizer_jieba", "jieba instead of bigram tokens for BM25, rerank and wiki", tokenizer="jieba"),
-        Variant("articles_10", "article balancing keeps 10 articles instead of 3", SearchOptions(article_top_k=10)),
+        Variant("articles_10", "article balancing keeps 10 articles instead of 5", SearchOptions(article_top_k=10)),
+        Variant("articles_3", "article balancing keeps 3 articles instead of 5", SearchOptions(article_top_k=3)),
+        Variant("no_dense_rerank", "the rerank scores lexical fields only (no dense share)", SearchOptions(rerank_dense=0.0)),
+        Variant("dense_rerank_4", "the rerank's dense share worth 4 points instead of 8", SearchOptions(rerank_dense=4.0)),
+        Variant("no_fresh_tail", "no places kept at the end of the list for unlisted articles", SearchOptions(fresh_tail=0)),
+        Variant(
+            "before_dense",
+            "the previous defaults: lexical rerank, 3 articles, wiki route on, no fresh tail",
+            SearchOptions(rerank_dense=0.0, article_top_k=3, enabled_routes=routes.default_off(), fresh_tail=0),
+        ),
         Variant("rewrite", "the reference's rule-based clauses searched beside the question", SearchOptions(rewrite=True)),
         Variant("no_diversity", "near-duplicate test and per-article cap off", SearchOptions(diversity=False)),
         Variant(

@@ -25,6 +25,7 @@ from petrichor_serving.agent.router import QuestionClass
 from petrichor_serving.agent.runtime import Run
 from petrichor_serving.agent.trace import StopReason
 from petrichor_serving.agent.words import content_words
+from petrichor_serving.recall.options import CONCEPT_OPTIONS
 
 SEARCH_LIMIT = 6
 FACT_KEEP_RATIO = 0.85
@@ -194,7 +195,7 @@ def comparison(run: Run, question: str) -> Draft:
 
 
 def concept(run: Run, question: str) -> Draft:
-    cands = run.search(question, limit=SEARCH_LIMIT)
+    cands = run.search(question, limit=SEARCH_LIMIT, options=CONCEPT_OPTIONS)
     page = next((c for c in cands if c.get("page_key")), None)
     if page is None:
         return fact(run, question, cands)

@@ -19,6 +19,7 @@ from petrichor_serving.agent.evidence import Evidence, locator_of
 from petrichor_serving.agent.router import Route
 from petrichor_serving.agent.trace import Trace
 from petrichor_serving.recall.access import Scope
+from petrichor_serving.recall.options import DEFAULT_OPTIONS, SearchOptions
 from petrichor_serving.snapshot import Snapshot
 
 
@@ -43,7 +44,15 @@ class Run:
         self.trace = Trace(snapshot_version=self.snap.version, question_class=self.route.kind.value, hint=self.route.hint)
         self.meter = Meter(self.budget)
 
-    def search(self, query: str, *, limit: int = 6, sub_queries: Sequence[str] | None = None, article_id: str | None = None) -> list[dict[str, Any]]:
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 6,
+        sub_queries: Sequence[str] | None = None,
+        article_id: str | None = None,
+        options: SearchOptions = DEFAULT_OPTIONS,
+    ) -> list[dict[str, Any]]:
         self.meter.take_tool_call()
         started = time.perf_counter()
         scope = self.scope if article_id is None else replace(self.scope, article_id=article_id)
@@ -53,7 +62,7 @@ class Run:
         if article_id:
             args["article_id"] = article_id
         try:
-            found = tools.search(self.snap, scope, query, embedder=self.embedder, limit=limit, sub_queries=sub_queries)
+            found = tools.search(self.snap, scope, query, embedder=self.embedder, limit=limit, sub_queries=sub_queries, options=options)
         except tools.ToolError as exc:
             self.trace.record("search", args, started, error=str(exc))
             raise

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from petrichor_serving.recall.pipeline import search as recall_search
 from petrichor_serving.recall.access import Scope
+from petrichor_serving.recall.options import DEFAULT_OPTIONS, SearchOptions
 from petrichor_serving.snapshot import Snapshot
 
 MAX_READ_MANY = 4
@@ -32,10 +33,21 @@ def _page_allowed(snap: Snapshot, scope: Scope, page: dict[str, Any]) -> bool:
     return snap.recall.page_allowed(scope, page)
 
 
-def search(snap: Snapshot, scope: Scope, query: str, *, embedder: Any = None, limit: int = 10, sub_queries: Sequence[str] | None = None) -> dict[str, Any]:
+def search(
+    snap: Snapshot,
+    scope: Scope,
+    query: str,
+    *,
+    embedder: Any = None,
+    limit: int = 10,
+    sub_queries: Sequence[str] | None = None,
+    options: SearchOptions = DEFAULT_OPTIONS,
+) -> dict[str, Any]:
     if not query or not query.strip():
         raise ToolError("query must be a non-empty string")
-    result = recall_search(snap.recall, query.strip(), scope=scope, embedder=embedder, limit=limit, sub_queries=sub_queries)
+    result = recall_search(
+        snap.recall, query.strip(), scope=scope, embedder=embedder, limit=limit, sub_queries=sub_queries, options=options
+    )
     return {
         "query": query,
         "snapshot_version": snap.version,

@@ -14,6 +14,9 @@ from petrichor_pipeline.text.tokenize import query_tokens
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 
 MAX_PER_ARTICLE = 3
+FRESH_TAIL = 6
+"""Places at the end of a 10-result list kept for the best hits of articles not yet listed: the first four
+come from the best articles, the rest show where else the answer may be (docs/evaluation.md)."""
 SIMILARITY_THRESHOLD = 0.88
 _CONTENT_CHARS = 800
 
@@ -78,3 +81,28 @@ def select_diverse(
         if hit.key not in chosen and selection.add(hit):
             chosen.add(hit.key)
     return selection
+
+
+def fresh_tail(selected: Sequence[Hit], candidates: Sequence[Hit], limit: int, tail: int) -> list[Hit]:
+    """The selection with its last `tail` of `limit` places given to the best `candidates` of articles not
+    yet listed, one each (a question the first articles do not answer still finds its article in the list);
+    places no new article fills go back to the selection's own hits, in order."""
+    if tail <= 0:
+        return list(selected)[:limit]
+    head = list(selected)[: max(limit - tail, 0)]
+    seen = {h.article_key for h in head}
+    chosen = {h.key for h in head}
+    for hit in candidates:
+        if len(head) >= limit:
+            break
+        if hit.article_key not in seen and hit.key not in chosen:
+            head.append(hit)
+            seen.add(hit.article_key)
+            chosen.add(hit.key)
+    for hit in selected:
+        if len(head) >= limit:
+            break
+        if hit.key not in chosen:
+            head.append(hit)
+            chosen.add(hit.key)
+    return head

@@ -4,7 +4,8 @@ Route scores (cosine, BM25, field counts) are not comparable, ranks are: each li
 1 / (60 + rank) with 1-based ranks. Hits of one chunk merge, whichever route found them; when a chunk was
 first found only through a generated question and the original chunk then turns up, the chunk's own title
 and snippet replace the question's; a hit through a child window replaces both (its snippet shows the
-matched window and it carries the window's offsets), while every rank contribution is kept.
+matched window and it carries the window's offsets), while every rank contribution is kept. The merged hit
+also keeps each route's own best score (`route_scores`): the rerank reads the cosines from there.
 """
 
 from __future__ import annotations
@@ -45,14 +46,17 @@ def fuse(
             entry = merged.get(hit.key)
             if entry is None:
                 entry = copy.copy(hit)
-                entry.routes, entry.score = [], 0.0
+                entry.routes, entry.score, entry.route_scores = [], 0.0, {}
                 merged[hit.key] = entry
             elif hit.chunk_id and _display_rank(hit) > _display_rank(entry):
-                routes, score = entry.routes, entry.score
+                routes, score, route_scores = entry.routes, entry.score, entry.route_scores
                 entry = copy.copy(hit)
-                entry.routes, entry.score = routes, score
+                entry.routes, entry.score, entry.route_scores = routes, score, route_scores
                 merged[hit.key] = entry
             entry.score += weight / (RRF_K + rank + 1)
+            if hit.routes:
+                route = hit.routes[0]
+                entry.route_scores[route] = max(entry.route_scores.get(route, hit.score), hit.score)
             entry.routes.extend(r for r in hit.routes if r not in entry.routes)
     out = sorted(merged.values(), key=lambda h: (-h.score, -len(h.routes)))
     return out[:limit]

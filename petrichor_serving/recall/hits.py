@@ -45,6 +45,8 @@ class Hit:
     rerank_score: float | None = None
     window: Window | None = None
     """Set on chunk hits found through a child window; the snippet then shows that window."""
+    route_scores: dict[str, float] = field(default_factory=dict)
+    """After fusion: each route's own best score for this hit (cosine, BM25, field score), for the rerank."""
 
     @property
     def key(self) -> str:

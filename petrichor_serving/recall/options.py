@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.balance import ARTICLE_TOP_K, RANK_WEIGHTS
+from petrichor_serving.recall.diversity import FRESH_TAIL, MAX_PER_ARTICLE
+from petrichor_serving.recall.rerank import DENSE_WEIGHT
 from petrichor_serving.recall.routes.base import ROUTE_TOP_K
 from petrichor_serving.recall.routes.parents import PARENT_SCORES
 
@@ -21,6 +23,8 @@ QUESTION_ROUTE_MODES = ("model", "always")
 class SearchOptions:
     disabled_routes: frozenset[str] = frozenset()
     """Switchable routes (`routes.switchable()`) that are not run at all."""
+    enabled_routes: frozenset[str] = frozenset()
+    """Routes that are off by default (`routes.default_off()`) run in this search."""
     rerank: bool = True
     """False keeps the article-balanced order instead of the local rerank."""
     route_weights: tuple[tuple[str, float], ...] | None = None
@@ -46,6 +50,12 @@ class SearchOptions:
     multi-document questions (docs/evaluation.md); a caller's own `sub_queries` are always searched."""
     diversity: bool = True
     """False skips the near-duplicate test and the per-article cap: the reranked list, backfilled, as is."""
+    rerank_dense: float = DENSE_WEIGHT
+    """Rerank points for the hit with the best cosine in the pool (scaled to the pool's range); 0: lexical only."""
+    fresh_tail: int = FRESH_TAIL
+    """Last places of an unfocused result list kept for articles not yet listed (their best fused hit)."""
+    max_per_article: int = MAX_PER_ARTICLE
+    """How many results one article may fill in an unfocused search."""
     parent_score: str = "max"
     """How the window routes score a chunk from its windows: its best window (`max`) or the sum of its
     best few (`sum`)."""
@@ -55,6 +65,9 @@ class SearchOptions:
         unknown = set(self.disabled_routes) - set(names)
         if unknown:
             raise ValueError(f"unknown routes {sorted(unknown)}; expected some of {list(names)}")
+        unknown = set(self.enabled_routes) - routes.default_off()
+        if unknown:
+            raise ValueError(f"routes {sorted(unknown)} are not off by default; expected some of {sorted(routes.default_off())}")
         if self.question_routes not in QUESTION_ROUTE_MODES:
             raise ValueError(f"question_routes must be one of {QUESTION_ROUTE_MODES}")
         if self.parent_score not in PARENT_SCORES:
@@ -67,6 +80,8 @@ class SearchOptions:
         configured model."""
         if route in routes.QUESTION_ROUTES and self.question_routes == "model" and not model_questions:
             return False
+        if route in routes.default_off() and route not in self.enabled_routes:
+            return False
         return route not in self.disabled_routes
 
     def weights(self) -> dict[str, float]:
@@ -77,3 +92,5 @@ class SearchOptions:
 
 
 DEFAULT_OPTIONS = SearchOptions()
+CONCEPT_OPTIONS = SearchOptions(enabled_routes=routes.default_off())
+"""A concept question's search: the wiki pages among the candidates, to read and follow to their sources."""

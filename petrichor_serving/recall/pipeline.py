@@ -1,4 +1,5 @@
-"""Hybrid search: rewrite → registered routes per query → RRF → article balance → local rerank → diversity.
+"""Hybrid search: rewrite → registered routes per query → RRF → article balance → local rerank (lexical
+fields plus a dense share) → diversity → fresh tail.
 
 Every stage is a plain function of the previous one's output; this module only wires them, times them and
 records what each produced, so a poor answer can be traced to the route or stage that lost the evidence.
@@ -21,7 +22,7 @@ from petrichor_pipeline.models.protocols import Embedder
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.balance import PER_ARTICLE_TOP_K, select_articles
-from petrichor_serving.recall.diversity import MAX_PER_ARTICLE, DiverseSelection, select_diverse
+from petrichor_serving.recall.diversity import DiverseSelection, fresh_tail, select_diverse
 from petrichor_serving.recall.fusion import FUSION_TOP_K, fuse
 from petrichor_serving.recall.hits import Hit, Window
 from petrichor_serving.recall.index import RecallIndex
@@ -234,11 +235,12 @@ def search(
     top = stage.hits[:RERANK_TOP_K]
     rerank_applied = options.rerank and len(top) > 1
     token_weights = partial(idf_weights, idf=index.bm25["chunk"].idf) if options.rerank_idf else None
-    reranked = rerank(query, top, tokenize, token_weights) if rerank_applied else top
+    dense_routes = [r.name for r in active if r.vectors is not None]
+    reranked = rerank(query, top, tokenize, token_weights, options.rerank_dense, dense_routes) if rerank_applied else top
     run.timed("rerank", stage_started)
 
     stage_started = time.perf_counter()
-    max_per_article = limit if focused else MAX_PER_ARTICLE
+    max_per_article = limit if focused else options.max_per_article
     # backfill from the article stage first, then from the rest of the fused list (seed §9.4), per-article cap kept
     backfill = stage.hits + [h for h in fused if h.key not in {s.key for s in stage.hits}]
     if options.diversity:
@@ -249,6 +251,8 @@ def search(
         for hit in [*reranked, *backfill]:
             first.setdefault(hit.key, hit)
         selection.hits = list(first.values())[:limit]
+    if options.fresh_tail and not focused:
+        selection.hits = fresh_tail(selection.hits, fused, limit, options.fresh_tail)
     run.timed("diversity", stage_started)
     run.timed("total", started)
 

@@ -91,7 +91,8 @@ NOW = test_tenants.NOW
 
 def _variants() -> dict[str, SearchOptions]:
     out = {"default": SearchOptions()}
-    out.update({f"no_{n}": SearchOptions(disabled_routes=frozenset({n})) for n in routes.switchable()})
+    out.update({f"no_{n}": SearchOptions(disabled_routes=frozenset({n})) for n in routes.switchable() if n not in routes.default_off()})
+    out.update({f"{n}_on": SearchOptions(enabled_routes=frozenset({n})) for n in routes.default_off()})
     return out
 
 

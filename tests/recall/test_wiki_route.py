@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from petrichor_serving.recall import Scope, search
+from petrichor_serving.recall.options import CONCEPT_OPTIONS
 from petrichor_serving.recall.routes import RouteContext, RouteQuery, wiki
 
 from .synthetic import SnapshotRows
@@ -69,12 +70,14 @@ def test_credit_stays_inside_the_access_scope(index):
 
 
 def test_the_first_candidate_of_a_fact_question_is_source_text(index):
-    result = search(index, QUESTION, scope=Scope(tenant="acme"), now=NOW)
-    first = result.candidates[0]
-    assert first.chunk_id == "runbook:chunk-002" and "wiki" in first.routes
-    assert all(c.page_key is None for c in result.candidates)
-    assert all(c.kb_id == "ops" for c in result.candidates)
-    asked = search(index, "什么是主节点", scope=Scope(tenant="acme"), now=NOW)
+    result = search(index, QUESTION, scope=Scope(tenant="acme"), now=NOW)  # the default search: no wiki route
+    assert result.candidates[0].chunk_id == "runbook:chunk-002"
+    assert all(c.page_key is None and c.kb_id == "ops" for c in result.candidates)
+    with_wiki = search(index, QUESTION, scope=Scope(tenant="acme"), now=NOW, options=CONCEPT_OPTIONS)
+    first = with_wiki.candidates[0]
+    assert first.chunk_id == "runbook:chunk-002" and "wiki" in first.routes  # the page credits its source
+    assert all(c.page_key is None and c.kb_id == "ops" for c in with_wiki.candidates)
+    asked = search(index, "什么是主节点", scope=Scope(tenant="acme"), now=NOW, options=CONCEPT_OPTIONS)
     assert "wiki:ops:concept-主节点" in asked.diagnostics["finalKeys"]
 
 

@@ -54,6 +54,11 @@ def switchable() -> tuple[str, ...]:
     return tuple(r.name for r in ROUTES if r.switchable)
 
 
+def default_off() -> frozenset[str]:
+    """Names of the routes a search runs only when asked to (`SearchOptions.enabled_routes`)."""
+    return frozenset(r.name for r in ROUTES if not r.default_on)
+
+
 def default_weights() -> dict[str, float]:
     """Each route's declared fusion weight."""
     return {r.name: r.weight for r in ROUTES}
@@ -66,5 +71,5 @@ def vector_tables() -> dict[str, VectorTable]:
 
 __all__ = [
     "CHUNK_BM25", "CHUNK_VECTOR", "QUESTION_BM25", "QUESTION_ROUTES", "QUESTION_VECTOR", "ROUTES", "WIKI", "Route", "RouteContext",
-    "RouteQuery", "Tier", "VectorTable", "WINDOW_BM25", "WINDOW_VECTOR", "default_weights", "registered", "switchable", "vector_tables",
+    "RouteQuery", "Tier", "VectorTable", "WINDOW_BM25", "WINDOW_VECTOR", "default_off", "default_weights", "registered", "switchable", "vector_tables",
 ]

@@ -79,6 +79,8 @@ class Route:
     """Set for vector routes: they run only with a query vector and this table loaded."""
     focused: bool = True
     """False: skipped when the search focuses on one article."""
+    default_on: bool = True
+    """False: runs only when `SearchOptions.enabled_routes` names it."""
 
     @property
     def switchable(self) -> bool:
