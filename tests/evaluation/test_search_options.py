@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from petrichor_serving.recall import Scope, SearchOptions, routes, search
+from petrichor_serving.recall.balance import ARTICLE_TOP_K
 from tests.recall.synthetic import SnapshotRows
 
 
@@ -32,9 +33,20 @@ def test_defaults_are_the_products_behaviour(index):
 
 
 def test_a_disabled_route_is_not_run(index):
-    result = search(index, "Redis 哨兵", scope=Scope(), options=SearchOptions(disabled_routes=frozenset({routes.WIKI})))
-    assert result.diagnostics["wikiKeys"] == [] and all(c.page_key is None for c in result.candidates)
-    assert search(index, "Redis 哨兵", scope=Scope()).diagnostics["wikiKeys"]
+    result = search(index, "Redis 哨兵", scope=Scope(), options=SearchOptions(disabled_routes=frozenset({routes.CHUNK_BM25})))
+    assert result.diagnostics["chunkBm25Keys"] == [] and all("chunk_bm25" not in c.routes for c in result.candidates)
+    assert search(index, "Redis 哨兵", scope=Scope()).diagnostics["chunkBm25Keys"]
+
+
+def test_a_route_off_by_default_runs_only_when_enabled(index):
+    assert routes.WIKI in routes.default_off()
+    assert search(index, "Redis 哨兵", scope=Scope()).diagnostics["wikiKeys"] == []
+    on = SearchOptions(enabled_routes=frozenset({routes.WIKI}))
+    assert search(index, "Redis 哨兵", scope=Scope(), options=on).diagnostics["wikiKeys"]
+    off_again = SearchOptions(enabled_routes=frozenset({routes.WIKI}), disabled_routes=frozenset({routes.WIKI}))
+    assert search(index, "Redis 哨兵", scope=Scope(), options=off_again).diagnostics["wikiKeys"] == []
+    with pytest.raises(ValueError, match="not off by default"):
+        SearchOptions(enabled_routes=frozenset({routes.CHUNK_BM25}))
 
 
 def test_questions_off_removes_both_question_routes(index):
@@ -64,7 +76,8 @@ def test_article_top_k_widens_the_balancing_stage(index):
         result = search(index, "Redis Kafka", scope=Scope(), options=SearchOptions(**options))
         return len(result.diagnostics["selectedArticleIds"])
 
-    assert (groups(), groups(article_top_k=1), groups(article_top_k=10)) == (3, 1, 4)
+    assert (groups(article_top_k=1), groups(article_top_k=3), groups(article_top_k=10)) == (1, 3, 4)
+    assert groups() == min(ARTICLE_TOP_K, 4)  # four articles match
 
 
 @pytest.mark.parametrize("bad", [{"disabled_routes": frozenset({"article_title"})}, {"article_top_k": 0}])
