@@ -84,7 +84,7 @@ def test_eval_command(tmp_path, monkeypatch, capsys):
     assert petrichor["doc"]["recall@5"] == 1.0, petrichor
     assert petrichor["chunk"]["recall@5"] == 1.0 and petrichor["section"]["recall@5"] == 1.0, petrichor
     assert petrichor["answer"]["f1"] > 0, petrichor["answer"]
-    assert {"full", "no_chunk_vector", "no_wiki", "no_questions", "no_rerank", "tokenizer_jieba"} <= set(report["ablation"])
+    assert {"full", "no_chunk_vector", "wiki_on", "no_questions", "no_rerank", "no_dense_rerank", "tokenizer_jieba"} <= set(report["ablation"])
     assert (tmp_path / "data" / "eval" / "tiny_set" / "corpus" / "eval").is_dir()
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
         "tiny_set-all_doc-recall.png", "tiny_set-doc-recall.png", "tiny_set-passage-recall.png",
