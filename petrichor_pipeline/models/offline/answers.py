@@ -152,18 +152,22 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
     """Every unit sharing a content word with the question, best first.
 
     Score: the idf-weighted question terms it holds (idf over the units read; a term of the passage's title
-    at `SUBJECT_WEIGHT`), plus half a point per term of its title and section; raised by its share of the
-    question's phrases not in the title, lowered when the question asks
-    for a kind of answer (number, date, place) the unit does not hold, and by its evidence's rank."""
+    at `SUBJECT_WEIGHT`), plus `HEADING_WEIGHT` per question term of its title and section; raised by its
+    share of the question's phrases not in the title; lowered when the question asks for a kind of answer
+    (number, date, place) the unit does not hold, and by its evidence's rank."""
     wanted = _question_terms(question)
     phrases = _phrases(question)
     kind = asked_type(question)
     pool: list[tuple[int, Unit, str, set[str], set[str], str]] = []
+    heading_terms_of: dict[str, set[str]] = {}
     for n, item in enumerate(evidence, start=1):
         title = item.title.lower()
         for unit in answer_units(item.content):
             heading = " ".join((item.title, *unit.heading_path, unit.header)).lower()
-            heading_terms = {t for t in wanted if _matches(t, heading, set(search_tokens(heading)))}
+            if heading not in heading_terms_of:
+                tokens = set(search_tokens(heading))
+                heading_terms_of[heading] = {t for t in wanted if _matches(t, heading, tokens)}
+            heading_terms = heading_terms_of[heading]
             pool.append((n, unit, unit.text.lower(), set(search_tokens(unit.text)), heading_terms, title))
     held = [{t for t in wanted if _matches(t, text, toks)} for _, _, text, toks, _, _ in pool]
     df = Counter(t for terms in held for t in terms)
