@@ -48,7 +48,7 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
     AnswerType(
         "place",
         re.compile(
-            r"哪里|哪儿|何处|何地|在哪|哪[个座一]?(?:国家|城市|地区|省|州|县|市|国)|哪国"
+            r"哪里|哪儿|何处|何地|在哪|什么地方|哪[个座一]?(?:国家|城市|地区|省|州|县|市|国)|哪国"
             r"|\bwhere\b|\b(?:what|which)\s+(?:country|city|state|region|place|town|province)\b",
             re.I,
         ),

@@ -11,11 +11,11 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from petrichor_pipeline.models.offline.answer_types import asked_type, holds_answer
 from petrichor_pipeline.models.protocols import EvidenceText
-from petrichor_pipeline.models.offline.sentences import informative, split_sentences
+from petrichor_pipeline.models.offline.sentences import Sentence, informative, split_sentences
 from petrichor_pipeline.models.offline.overlap import search_tokens
 from petrichor_pipeline.models.offline.stopwords import CHINESE
 from petrichor_pipeline.text.lang import CJK_RUN, NOT_FOUND, has_cjk, language_of
@@ -96,11 +96,28 @@ def answer_units(markdown: str) -> list[Unit]:
             out.append(unit)
             continue
         lo, hi = next(long_iter)
-        out.extend(Unit(s.text, unit.heading_path) for s in sentences if lo <= s.start < hi)
+        out.extend(Unit(text, unit.heading_path) for text in _whole_sentences(markdown, [s for s in sentences if lo <= s.start < hi]))
     return out
 
 
-_WH = re.compile(r"哪[里儿些个位种]|多少|什么|怎么|怎样|为什么|如何|谁|哪|几|何|怎")
+_CLOSERS = "”’\"'』」）)"
+
+
+def _whole_sentences(markdown: str, pieces: Sequence[Sentence]) -> Iterator[str]:
+    """The sentences of one line, rejoined where a Chinese semicolon cut them: the clauses after a ； go on
+    about the same subject (1968年改为…；1990年因…改…), and the answer is as often in a later clause as in
+    the first. A rejoined sentence stays within twice `SHORT_LINE`, so a long ；-separated list is still
+    cut. English `;` keeps cutting: a clause such as "the default is `./data`." is the quote wanted."""
+    start = None
+    for piece, after in zip(pieces, [*pieces[1:], None]):
+        start = piece.start if start is None else start
+        cut = not piece.text.rstrip(_CLOSERS).endswith("；")
+        if after is None or cut or after.end - start > 2 * SHORT_LINE[language_of(piece.text)]:
+            yield markdown[start : piece.end]
+            start = None
+
+
+_WH = re.compile(r"哪[里儿些个位种]|多少|什么(?:地方|样)?|怎么样?|怎样|为什么|如何|谁|哪|几|何|怎|[这那][个张位种本部首座条次项家所]")
 """Chinese question words: a token holding one (由谁来, 哪一年) names no subject."""
 _GLUE = re.compile(r"多[大高长远重久深宽厚]|[的是了在和与及有为被把由于将对从向之其也都就而吗呢]")
 """Wh-phrases and one-character function words: a phrase across them says nothing about the subject."""
