@@ -2,6 +2,7 @@
 
     python benchmarks/agent.py --data /work/evaldata/eval/rhdh_docs_en            # the rhdh structure set
     python benchmarks/agent.py --data <PETRICHOR_DATA of the bundled corpus> --bundled
+    python benchmarks/agent.py --data /work/evaldata/eval/cmrc2018_zh --questions ../shared/eval/cmrc2018_zh/qa.jsonl --limit 50
 
 For each question it times one `loop.answer` (offline plans, no model) and one `tools.search` of the same
 question in the same run, and reports both p50s and their ratio (goal ≤ 3×). With structure questions
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -56,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", required=True, type=Path, help="a data directory holding a published snapshot")
     parser.add_argument("--questions", type=Path, default=STRUCTURE_SET)
     parser.add_argument("--bundled", action="store_true", help="time the bundled-corpus questions instead")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N questions (0: all)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
@@ -81,7 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.bundled
         else [json.loads(line) for line in args.questions.read_text(encoding="utf-8").splitlines() if line.strip()]
     )
+    if args.limit > 0:
+        rows = rows[: args.limit]
     tools.search(snap, Scope(), "warm up", embedder=embedder, limit=10)  # loads jieba and the query embedder once
+    load_start = round(os.getloadavg()[0], 2)
     agent_ms, search_ms, results = [], [], []
     for row in rows:
         QUERY_VECTORS._items.clear()  # both timings embed the question afresh, as a new question would
@@ -92,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         doc = loop.answer(snap, row["question"], Scope(), chat=answerer, embedder=embedder)
         agent_ms.append((time.perf_counter() - started) * 1000)
-        result = {"qid": row["qid"], "plan": doc["trace"]["plan"], "stop_reason": doc["stop_reason"], "ms": round(agent_ms[-1], 1)}
+        result = {"qid": row["qid"], "class": doc["trace"]["question_class"], "plan": doc["trace"]["plan"], "stop_reason": doc["stop_reason"], "ms": round(agent_ms[-1], 1)}
         if "children" in row:
             result["coverage"] = round(in_order_coverage(doc["answer"], row["children"]), 3)
             result["cites_guide"] = any(c["title"] == row["guide"] for c in doc["citations"])
@@ -103,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         "agent_p50_ms": p50(agent_ms),
         "search_p50_ms": p50(search_ms),
         "ratio": round(p50(agent_ms) / max(p50(search_ms), 1e-9), 2),
+        "agent_p50_ms_by_class": {
+            kind: p50([r["ms"] for r in results if r["class"] == kind]) for kind in sorted({r["class"] for r in results})
+        },
+        "cpu_count": os.cpu_count(),
+        "load_average": [load_start, round(os.getloadavg()[0], 2)],
     }
     scored = [r for r in results if "coverage" in r]
     if scored:

@@ -17,6 +17,7 @@ from petrichor.evaluation.dataset import EvalQuestion
 from petrichor.evaluation.metrics import (
     exact_match,
     mean,
+    normalize_answer,
     percentile,
     quote_supports,
     token_f1,
@@ -77,19 +78,31 @@ def retrieval_answer(question: EvalQuestion, retriever: Any, chat: Any, titles: 
     return AnswerOutcome(question.qid, str(reply.get("answer") or ""), tuple(quotes), (time.perf_counter() - started) * 1000)
 
 
+def answer_contains(answer: str, answers: Sequence[str], lang: str) -> bool:
+    """Whether the normalised answer text holds one of the normalised short answers."""
+    text = normalize_answer(_MARKER.sub("", answer), lang)
+    return any(a.strip() and normalize_answer(a, lang) in text for a in answers)
+
+
 def summarise_answers(
     questions: Sequence[EvalQuestion], outcomes: Sequence[AnswerOutcome], scorer: Scorer
 ) -> dict[str, Any]:
-    """EM and F1 over questions with short answers (None when the set has none); citation precision over
-    every cited quote; `citation_doc_precision`: the share of quotes taken from a gold document."""
+    """EM, F1 and `answer_contains_gold` over questions with short answers (None when the set has none);
+    citation precision over every cited quote; `citation_doc_precision`: the share of quotes taken from a
+    gold document.
+
+    An extractive answer quotes a sentence, so EM and F1 stay low however right it is: `answer_contains_gold`
+    (the answer, markers removed and normalised as EM normalises, contains one of `answers_all`) says
+    whether the answer holds what was asked."""
     by_id = {q.qid: q for q in questions}
-    em, f1, supported, from_gold, quotes = [], [], [], [], 0
+    em, f1, contains, supported, from_gold, quotes = [], [], [], [], [], 0
     for o in outcomes:
         q = by_id[o.qid]
         if q.answers_all:
             text = _MARKER.sub("", o.answer)
             em.append(exact_match(text, q.answers_all, q.lang))
             f1.append(token_f1(text, q.answers_all, q.lang))
+            contains.append(float(answer_contains(text, q.answers_all, q.lang)))
         for quote in o.quotes:
             quotes += 1
             supported.append(float(quote_supports(quote.text, scorer.passages[q.qid], q.answers_all, q.lang)))
@@ -98,6 +111,7 @@ def summarise_answers(
     return {
         "exact_match": mean(em),
         "f1": mean(f1),
+        "answer_contains_gold": mean(contains),
         "citation_precision": mean(supported),
         "citation_doc_precision": mean(from_gold),
         "citations_per_answer": round(quotes / len(outcomes), 3) if outcomes else None,

@@ -33,7 +33,7 @@ METHOD_ROWS = (
     ("recall_ms", "p50"),
     ("recall_ms", "p95"),
 )
-ANSWER_ROWS = ("exact_match", "f1", "citation_precision", "citation_doc_precision", "citations_per_answer")
+ANSWER_ROWS = ("exact_match", "f1", "answer_contains_gold", "citation_precision", "citation_doc_precision", "citations_per_answer")
 ABLATION_COLUMNS = (
     ("doc", "recall@1", "doc R@1"),
     ("doc", "recall@5", "doc R@5"),

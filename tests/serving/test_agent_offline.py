@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from petrichor_pipeline.config import load_settings
@@ -97,6 +99,7 @@ def test_comparison_cites_each_side(served_snapshot, chat, question, lang):
     assert doc["trace"]["plan"] == ["search", "read_many", "search", "read_many"]
     lines = doc["answer"].split("\n")
     assert len(lines) == 2 and all("[" in line for line in lines)  # one line per side, each cited
+    assert [re.findall(r"\[(\d+)\]", line) for line in lines] == [["1"], ["2"]]  # one quote and marker per side
     assert len({c["quote"] for c in doc["citations"]}) == len(doc["citations"]) == 2
     assert lines[0].startswith("- 向量检索" if lang == "zh" else "- BM25")
     _check_citations(snap, doc)

@@ -1,0 +1,104 @@
+"""The offline answerer's choice of sentence: answer-type cues, phrase alignment, heading share, whole sentences and evidence rank."""
+
+from __future__ import annotations
+
+import pytest
+
+from petrichor_pipeline.models.offline.answer_types import asked_type, holds_answer
+from petrichor_pipeline.models.offline.answers import answer, score_units
+from petrichor_pipeline.models.protocols import EvidenceText
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("学校的面积是多大？", "number"),
+        ("开办第一年有多少学生？", "number"),
+        ("How many students enrolled in the first year?", "number"),
+        ("蒋庆在哪一年申请了提前退休？", "time"),
+        ("When was the school founded?", "time"),
+        ("In which year did the league start?", "time"),
+        ("What year did the league start?", "time"),
+        ("浪花鱼分布在哪里？", "place"),
+        ("Which country hosts the office?", "place"),
+        ("马齐去世后的谥号是什么？", None),
+    ],
+)
+def test_the_question_wording_names_the_kind_of_answer(question, kind):
+    found = asked_type(question)
+    assert (found.name if found else None) == kind
+
+
+def test_a_number_the_question_names_is_no_answer():
+    number = asked_type("1.4 版之后有多少个团队？")
+    assert not holds_answer(number, "从1.4版起由团队接续开发。", "1.4 版之后有多少个团队？")
+    assert holds_answer(number, "从1.4版起由3个团队接续开发。", "1.4 版之后有多少个团队？")
+    time = asked_type("他在哪一年退休？")
+    assert holds_answer(time, "2001年申请提前退休。", "他在哪一年退休？")
+    assert not holds_answer(time, "他申请提前退休。", "他在哪一年退休？")
+
+
+def test_the_sentence_holding_the_asked_kind_wins_over_one_repeating_the_subject():
+    passage = (
+        "嘉诺撒圣家学校是香港天主教嘉诺撒仁爱修会所创办的津贴女子小学，位于九龙城联合道。"
+        "学校校舍面积约3000平方米，设有礼堂和图书馆。"
+    )
+    reply = answer("嘉诺撒圣家学校的面积是多大？", [EvidenceText("e1", "嘉诺撒圣家学校", (), passage)])
+    best = next(c for c in reply["citations"] if c["rank"] == 1)
+    assert best["quote"] == "学校校舍面积约3000平方米，设有礼堂和图书馆。"
+
+
+def test_the_sentence_the_question_paraphrases_wins():
+    passage = (
+        "The festival is held every summer in the old town. "
+        "The first festival was organised by the local rowing club in 1921. "
+        "The club also organises a winter race."
+    )
+    scored = score_units("Who organised the first festival?", [EvidenceText("e1", "Festival", (), passage)])
+    assert scored[0].unit.text == "The first festival was organised by the local rowing club in 1921."
+
+
+def test_a_lower_ranked_item_must_match_clearly_better():
+    first = EvidenceText("e1", "t", (), "Redis 默认监听 6379 端口。")
+    second = EvidenceText("e2", "t", (), "Redis 默认监听 6380 端口。")
+    scored = score_units("Redis 默认监听哪个端口？", [first, second])
+    assert [s.evidence for s in scored] == [1, 2] and scored[0].score > scored[1].score
+
+
+def test_a_headline_sharing_a_few_question_words_does_not_outvote_the_fact():
+    """News headlines share words with long questions; their terms count by the share the question names."""
+    headline = EvidenceText(
+        "e1",
+        "Amazon sellers sound off on the FTC's long-overdue antitrust case",
+        (),
+        "Many of them have sold on the site for over a decade. Amazon sellers say the case is long overdue.",
+    )
+    fact = EvidenceText("e2", "Regulators weigh in", (), "The agency says Amazon charges sellers fulfilment and advertising fees that keep rising.")
+    scored = score_units("Which fees did the FTC say Amazon charges its sellers?", [headline, fact])
+    assert scored[0].unit.text.startswith("The agency says Amazon charges sellers")
+
+
+def test_a_title_the_question_names_whole_still_points_to_its_article():
+    other = EvidenceText("e1", "阿德莱德大学", (), "阿德莱德大学的学生多来自南澳州。")
+    named = EvidenceText("e2", "福林德斯大学", (), "学校于1966年开办，第一年有400名学生。")
+    scored = score_units("福林德斯大学开办第一年有多少学生？", [other, named])
+    assert scored[0].evidence == 2
+
+
+def test_a_clause_after_a_chinese_semicolon_is_quoted_with_its_sentence():
+    passage = (
+        "龙山国小创立于1896年。1968年台湾实施九年国民教育后，改为「台北市龙山区龙山国民小学」；"
+        "1990年因台北市行政区重划，改「台北市万华区龙山国民小学」。"
+    )
+    reply = answer("龙山国小为什么最后改为台北市万华区龙山国民小学？", [EvidenceText("e1", "龙山国小", (), passage)])
+    best = next(c for c in reply["citations"] if c["rank"] == 1)
+    assert best["quote"] == passage[passage.index("1968年") :]
+
+
+def test_place_wording_and_demonstratives():
+    assert asked_type("马纳瓜在什么地方？").name == "place"
+    scored = score_units(
+        "这张专辑的主题是什么？",
+        [EvidenceText("e1", "专辑", (), "这张专辑共有十六首歌曲。专辑主题围绕宗教与战争。")],
+    )
+    assert scored[0].unit.text == "专辑主题围绕宗教与战争。"
