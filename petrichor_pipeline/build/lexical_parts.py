@@ -42,23 +42,6 @@ def signature(wh: Warehouse, bucket: str, tokenizer: str) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
 
 
-def _to_table(by_index: Mapping[str, Postings]) -> pa.Table:
-    names, terms, rows, weights = [], [], [], []
-    for name, (t, r, w) in by_index.items():
-        names += [name] * len(t)
-        terms += t
-        rows += r
-        weights += w
-    return pa.table(
-        {
-            "index": pa.array(names, pa.string()),
-            "term": pa.array(terms, pa.string()),
-            "rows": pa.array(rows, pa.list_(pa.int32())),
-            "weights": pa.array(weights, pa.list_(pa.float32())),
-        }
-    )
-
-
 def _from_table(table: pa.Table) -> dict[str, Postings]:
     out: dict[str, Postings] = {}
     names = np.asarray(table.column("index").to_pylist(), dtype=object)
@@ -88,7 +71,7 @@ def bucket_postings(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], 
             pass
     tok = get_tokenizer(tokenizer)
     by_index = {name: postings(BM25Index.build(lexical.documents(name, tables), tok.index)) for name in BUCKET_INDEXES}
-    write_parquet_atomic(_to_table(by_index), path)
+    write_parquet_atomic(lexical.postings_table(by_index), path)
     wh.write_json("lexical_parts", bucket, {"signature": sig})
     return by_index, False
 
@@ -118,4 +101,4 @@ def merged_table(parts: Sequence[tuple[dict[str, Postings], Mapping[str, int]]],
             [np.concatenate(r).astype(np.int32) if len(r) > 1 else r[0].astype(np.int32) for r, _ in acc.values()],
             [np.concatenate(w) if len(w) > 1 else w[0] for _, w in acc.values()],
         )
-    return _to_table(merged)
+    return lexical.postings_table(merged)

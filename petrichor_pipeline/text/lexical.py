@@ -75,9 +75,13 @@ def build_indexes(tables: Mapping[str, pa.Table], tokenizer: str = "bigram") -> 
 
 def to_table(indexes: Mapping[str, BM25Index]) -> pa.Table:
     """One row per (index, term): the term's ascending row numbers and weighted counts."""
+    return postings_table({name: postings(index) for name, index in indexes.items()})
+
+
+def postings_table(by_index: Mapping[str, tuple[list, list, list]]) -> pa.Table:
+    """The lexical_index table from (terms, rows, weights) per index name, in the given order."""
     names, terms, rows, weights = [], [], [], []
-    for name, index in indexes.items():
-        t, r, w = postings(index)
+    for name, (t, r, w) in by_index.items():
         names += [name] * len(t)
         terms += t
         rows += r
