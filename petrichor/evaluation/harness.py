@@ -50,11 +50,20 @@ class EvalConfig:
 
 
 def _run_questions(dataset: Dataset, retriever: Retriever, scorer: Scorer, log: Log) -> list[Outcome]:
-    outcomes = []
+    return _run_interleaved(dataset, {retriever.name: retriever}, scorer, log)[retriever.name]
+
+
+def _run_interleaved(dataset: Dataset, retrievers: dict[str, Retriever], scorer: Scorer, log: Log) -> dict[str, list[Outcome]]:
+    """Every retriever answers each question before the next question, starting one place later each time,
+    so a burst of load on a shared machine slows all of them alike and latency ratios stay comparable."""
+    names = list(retrievers)
+    outcomes: dict[str, list[Outcome]] = {name: [] for name in names}
     for n, q in enumerate(dataset.questions, 1):
-        outcomes.append(scorer.outcome(q, retriever.retrieve(q.question)))
+        shift = (n - 1) % len(names)
+        for name in names[shift:] + names[:shift]:
+            outcomes[name].append(scorer.outcome(q, retrievers[name].retrieve(q.question)))
         if n % PROGRESS_EVERY == 0 or n == len(dataset.questions):
-            log(f"{retriever.name}: {n}/{len(dataset.questions)} questions")
+            log(f"{', '.join(names)}: {n}/{len(dataset.questions)} questions")
     return outcomes
 
 
@@ -144,9 +153,8 @@ def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
     methods: dict[str, Any] = {}
     subsets: dict[str, Any] = {}
     curves: dict[str, Any] = {}
-    outcomes: dict[str, list[Outcome]] = {}
+    outcomes = _run_interleaved(dataset, retrievers, scorer, log)
     for name, retriever in retrievers.items():
-        outcomes[name] = _run_questions(dataset, retriever, scorer, log)
         methods[name] = summarise(dataset.questions, outcomes[name])
         methods[name]["chunk"]["reachable"] = scorer.reachable(retriever.all_chunks())
         curves[name] = _curves(dataset, outcomes[name])
