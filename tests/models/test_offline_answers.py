@@ -102,3 +102,15 @@ def test_place_wording_and_demonstratives():
         [EvidenceText("e1", "专辑", (), "这张专辑共有十六首歌曲。专辑主题围绕宗教与战争。")],
     )
     assert scored[0].unit.text == "专辑主题围绕宗教与战争。"
+
+
+def test_a_sentence_pointing_back_is_quoted_with_the_sentence_it_points_to():
+    passage = (
+        "大会设有多个奖项。大会又设立了勇创高峰奖，以鼓励勇于挑战自我的运动员。这个奖项由攀山好手钟建民取得。"
+        "其他奖项另行公布。"
+    )
+    reply = answer("钟建民取得了大会的什么奖？", [EvidenceText("e1", "大会", (), passage)])
+    quotes = [c["quote"] for c in reply["citations"]]
+    assert "大会又设立了勇创高峰奖，以鼓励勇于挑战自我的运动员。这个奖项由攀山好手钟建民取得。" in quotes
+    assert all(q in passage for q in quotes)
+    assert not any(q.endswith("其他奖项另行公布。") and len(q) > len("其他奖项另行公布。") for q in quotes)  # 其他 points nowhere

@@ -101,17 +101,21 @@ def answer_units(markdown: str) -> list[Unit]:
 
 
 _CLOSERS = "”’\"'』」）)"
+_ANAPHOR = re.compile(r"\s*(?:这[个些种一项位]|该|此(?!外)|其(?![他它余实次])|Th(?:is|ese)\b|Such\b)")
+"""A sentence opening on a pointer back (这个奖项…, 其人…, This option…) says what it says about the sentence
+before it: the two are quoted together."""
 
 
 def _whole_sentences(markdown: str, pieces: Sequence[Sentence]) -> Iterator[str]:
     """The sentences of one line, rejoined where a Chinese semicolon cut them: the clauses after a ； go on
     about the same subject (1968年改为…；1990年因…改…), and the answer is as often in a later clause as in
     the first. A rejoined sentence stays within twice `SHORT_LINE`, so a long ；-separated list is still
-    cut. English `;` keeps cutting: a clause such as "the default is `./data`." is the quote wanted."""
+    cut. English `;` keeps cutting: a clause such as "the default is `./data`." is the quote wanted. A sentence
+    that points back (`_ANAPHOR`) is joined to the one before it."""
     start = None
     for piece, after in zip(pieces, [*pieces[1:], None]):
         start = piece.start if start is None else start
-        cut = not piece.text.rstrip(_CLOSERS).endswith("；")
+        cut = not piece.text.rstrip(_CLOSERS).endswith("；") and not (after is not None and _ANAPHOR.match(after.text))
         if after is None or cut or after.end - start > 2 * SHORT_LINE[language_of(piece.text)]:
             yield markdown[start : piece.end]
             start = None
