@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from petrichor_pipeline.text.lang import has_cjk
 from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer
+from petrichor_serving.recall.spelling import Vocabulary
 from petrichor_serving.recall.access import Access, Scope, compute_access, page_readable
 from petrichor_pipeline.text.bm25 import BM25Index
 from petrichor_serving.recall.dense import maybe_dense
@@ -44,6 +45,15 @@ class RecallIndex:
     """The vector tables routes search, by manifest name (`routes.vector_tables()`); absent when not loaded."""
     _access: OrderedDict[Scope, Access] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _spelling: Vocabulary | None = field(default=None, repr=False)
+
+    @property
+    def spelling(self) -> Vocabulary:
+        """The chunk index's words, for matching a misspelled query word (`spelling.corrected`)."""
+        if self._spelling is None:
+            chunk = self.bm25["chunk"]
+            object.__setattr__(self, "_spelling", Vocabulary(chunk.vocab, chunk.indptr))
+        return self._spelling
 
     @classmethod
     def build(

@@ -56,6 +56,8 @@ class SearchOptions:
     """Last places of an unfocused result list kept for articles not yet listed (their best fused hit)."""
     max_per_article: int = MAX_PER_ARTICLE
     """How many results one article may fill in an unfocused search."""
+    spelling: bool = True
+    """True adds, to each unknown Latin query word, the indexed word it misspells (`spelling.py`)."""
     parent_score: str = "max"
     """How the window routes score a chunk from its windows: its best window (`max`) or the sum of its
     best few (`sum`)."""

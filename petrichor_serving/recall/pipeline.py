@@ -28,6 +28,7 @@ from petrichor_serving.recall.hits import Hit, Window
 from petrichor_serving.recall.index import RecallIndex
 from petrichor_serving.recall.options import DEFAULT_OPTIONS, SearchOptions
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS, QueryVectorCache
+from petrichor_serving.recall.spelling import corrected
 from petrichor_serving.recall.rerank import RERANK_TOP_K, STRATEGY, idf_weights, rerank
 from petrichor_serving.recall.rewrite import build_queries
 from petrichor_serving.recall.routes import Route, RouteContext, RouteQuery, Tier
@@ -218,7 +219,8 @@ def search(
     model_questions = index.articles.model_questions
     active = [r for r in routes.registered() if options.runs(r.name, model_questions) and (r.focused or not focused)]
     vectors = _embed_queries(run, embedder, texts, index, cache, active)
-    queries = [RouteQuery(q, tokenize(q), vectors.get(q), top_k=options.route_top_k, primary=i == 0) for i, q in enumerate(texts)]
+    terms = (lambda q: corrected(tokenize(q), index.spelling)) if options.spelling else tokenize
+    queries = [RouteQuery(q, terms(q), vectors.get(q), top_k=options.route_top_k, primary=i == 0) for i, q in enumerate(texts)]
     _recall(run, ctx, queries, active)
 
     stage_started = time.perf_counter()
@@ -236,7 +238,7 @@ def search(
     rerank_applied = options.rerank and len(top) > 1
     token_weights = partial(idf_weights, idf=index.bm25["chunk"].idf) if options.rerank_idf else None
     dense_routes = [r.name for r in active if r.vectors is not None]
-    reranked = rerank(query, top, tokenize, token_weights, options.rerank_dense, dense_routes) if rerank_applied else top
+    reranked = rerank(query, top, terms, token_weights, options.rerank_dense, dense_routes) if rerank_applied else top
     run.timed("rerank", stage_started)
 
     stage_started = time.perf_counter()
