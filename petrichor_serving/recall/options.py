@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.balance import ARTICLE_TOP_K, RANK_WEIGHTS
 from petrichor_serving.recall.diversity import FRESH_TAIL, MAX_PER_ARTICLE
-from petrichor_serving.recall.rerank import DENSE_WEIGHT
+from petrichor_serving.recall.rerank import DENSE_WEIGHT, FUSED_PRIOR
 from petrichor_serving.recall.routes.base import ROUTE_TOP_K
 from petrichor_serving.recall.routes.parents import PARENT_SCORES
 
@@ -52,6 +52,10 @@ class SearchOptions:
     """False skips the near-duplicate test and the per-article cap: the reranked list, backfilled, as is."""
     rerank_dense: float = DENSE_WEIGHT
     """Rerank points for the hit with the best cosine in the pool (scaled to the pool's range); 0: lexical only."""
+    rerank_prior: float = FUSED_PRIOR
+    """Rerank points for the pool's best fused score."""
+    prior_range: bool = True
+    """False scales the fused prior to the best score's share (the earlier rule) instead of the pool's range."""
     fresh_tail: int = FRESH_TAIL
     """Last places of an unfocused result list kept for articles not yet listed (their best fused hit)."""
     max_per_article: int = MAX_PER_ARTICLE

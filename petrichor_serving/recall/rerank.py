@@ -3,7 +3,7 @@
 Sub-queries widen recall; the user's own question decides the order. A hit earns points where the whole
 normalised question or its tokens occur, title above path/snippet above body, on top of a prior from the
 fused score. Two changes from the reference, both measured with `petrichor eval` (docs/evaluation.md): the
-prior is the fused score rather than the list position, and each query token is weighted by its IDF over
+prior is the fused score (scaled to the pool's range) rather than the list position, and each query token is weighted by its IDF over
 the chunk index, so the words most questions of a manual share ("install", "Developer Hub") no longer
 outvote the one word that names the feature. A third: the hit's cosine from the vector routes, scaled to the
 pool's range, adds up to `DENSE_WEIGHT` points, so meaning counts where the words differ (a typo, a
@@ -27,19 +27,24 @@ DENSE_WEIGHT = 8.0
 """Points for the pool's nearest hit by cosine (the others in proportion): as much as two title-token matches.
 Lexical fields alone let a question with a typo or a paraphrase lose to a passage that repeats its common
 words; 4, 6, 8, 10 and 16 were measured on every dev set (docs/evaluation.md)."""
-FUSED_PRIOR = 4.0
-"""Weight of the hit's fused (RRF) score, scaled to the best hit's: as much as one title-token match."""
+FUSED_PRIOR = 16.0
+"""Points for the pool's best fused (RRF) score, the worst getting none (scaled to the pool's range), as much
+as four title-token matches. RRF scores of ten hits sit within a few percent of each other, so a prior
+scaled to the best score's share (the earlier 4 points) was nearly a constant and the lexical fields alone
+reordered the list: on Chinese news whose passages all repeat the question's words (rgb_zh), that cost 9 of
+214 first places against the fused order. 4, 8, 12, 16, 20, 24 and 32 were measured on every dev set
+(docs/evaluation.md)."""
 
 
 def rerank_score(
     hit: Hit, index: int, query_norm: str, tokens: Sequence[str], prior: float | None = None, weights: dict[str, float] | None = None
 ) -> float:
-    """The reference's field scores; `prior` (fused score share) replaces its `1 / (index + 2)` order prior
-    and `weights` scale each token's points (1 when absent)."""
+    """The reference's field scores; `prior` (points from the fused score) replaces its `1 / (index + 2)`
+    order prior and `weights` scale each token's points (1 when absent)."""
     title = normalize_knowledge_text(hit.title)
     summary = normalize_knowledge_text(hit.path + " " + hit.snippet)
     content = normalize_knowledge_text(hit.content[:_CONTENT_CHARS])
-    score = 1.0 / (index + 2) if prior is None else FUSED_PRIOR * prior
+    score = 1.0 / (index + 2) if prior is None else prior
     if query_norm:
         score += 8 * (query_norm in title) + 4 * (query_norm in summary) + 2 * (query_norm in content)
     for token in tokens:
@@ -53,6 +58,10 @@ def idf_weights(tokens: Sequence[str], idf: Callable[[str], float]) -> dict[str,
     raw = {t: idf(t) for t in tokens}
     top = max(raw.values(), default=0.0)
     return {t: v / top if top > 0 else 1.0 for t, v in raw.items()}
+
+
+def _share(score: float, low: float, best: float) -> float:
+    return (score - low) / (best - low) if best > low else 1.0
 
 
 def dense_shares(hits: Sequence[Hit], routes: Sequence[str]) -> list[float]:
@@ -73,21 +82,25 @@ def rerank(
     token_weights: Callable[[Sequence[str]], dict[str, float]] | None = None,
     dense_weight: float = 0.0,
     dense_routes: Sequence[str] = (),
+    prior_weight: float = FUSED_PRIOR,
+    prior_range: bool = True,
 ) -> list[Hit]:
     """The hits (at most `RERANK_TOP_K` are expected) with `rerank_score` set, best first; stable.
     A single hit is returned as is: there is nothing to reorder. `token_weights` (e.g. `idf_weights` over
-    the corpus) weighs each token; without it every token weighs 1, as in the reference."""
+    the corpus) weighs each token; without it every token weighs 1, as in the reference. `prior_range` False
+    scales the fused prior to the best score's share instead of the pool's range."""
     if len(hits) <= 1:
         return list(hits)
     query_norm = normalize_knowledge_text(query)
     tokens = [t for t in map(normalize_knowledge_text, tokenize(query)) if t]
     best = max(h.score for h in hits)
+    low = min(h.score for h in hits) if prior_range else 0.0
     weights = token_weights(tokens) if token_weights is not None else None
     dense = dense_shares(hits, dense_routes) if dense_weight else [0.0] * len(hits)
     scored = [
         replace(
             h,
-            rerank_score=rerank_score(h, i, query_norm, tokens, h.score / best if best > 0 else None, weights)
+            rerank_score=rerank_score(h, i, query_norm, tokens, prior_weight * _share(h.score, low, best), weights)
             + dense_weight * d,
         )
         for i, (h, d) in enumerate(zip(hits, dense))
