@@ -56,7 +56,9 @@ def test_one_changed_article_rebuilds_only_its_bucket(built_corpus, tmp_path, mo
     embedded = ("chunks", "chunk_windows", "questions")
     old_hashes = {r["content_hash"] for t in embedded for r in snapshot_rows(data, t, before)}
     new_texts = {r["content_hash"] for t in embedded for r in snapshot_rows(data, t, after) if r["article_id"] == aid}
-    assert summary["embedded_texts"] == len(new_texts - old_hashes) > 0  # only its new texts were embedded
+    # only its new texts were embedded: the marker's at least; a new text without the marker (a generated
+    # question, a window) may already sit in the shared vector cache from an earlier run
+    assert 0 < summary["embedded_texts"] <= len(new_texts - old_hashes)
     windows = snapshot_rows(data, "chunk_windows", after)
     assert {w["chunk_id"] for w in windows} == {c["chunk_id"] for c in snapshot_rows(data, "chunks", after)}
 
