@@ -8,13 +8,24 @@ and the moment between the manifest and `CURRENT`), so the kill lands with the s
 from __future__ import annotations
 
 import sys
+import threading
 import time
+
+_LINES = threading.Lock()
+
+
+def _say(line: str) -> None:
+    """One whole line per write, under a lock: steps run in threads, and `print` writes the text and its
+    newline separately, so two threads' lines could run together ("HOLD articlesSTAGE articles")."""
+    with _LINES:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 def _hold(stage: str, target: str) -> None:
-    print(f"STAGE {stage}", file=sys.stderr, flush=True)
+    _say(f"STAGE {stage}")
     if stage == target:
-        print(f"HOLD {stage}", file=sys.stderr, flush=True)
+        _say(f"HOLD {stage}")
         time.sleep(3600)
 
 
