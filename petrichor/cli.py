@@ -112,6 +112,23 @@ def _build_refused(args: argparse.Namespace, problems: list[dict[str, str]]) -> 
     return 1
 
 
+def _serving_dir(settings, *, watch: bool = False) -> Path:
+    """The local folder serving reads: the data dir, or the verified mirror of the object store's snapshots
+    (synced now; followed in the background when `watch`)."""
+    if settings.object_store is None:
+        return settings.data_dir
+    from petrichor_pipeline.object_store import ObjectStore, SnapshotMirror
+
+    mirror = SnapshotMirror(ObjectStore(settings.object_store), settings.replica_dir, keep=settings.keep_snapshots)
+    try:
+        mirror.sync()
+    except Exception as exc:  # the store unreachable or a bad snapshot: serve the local copy, retry on the next poll
+        err.print(f"[yellow]warning[/yellow] cannot mirror {settings.object_store.uri}: {type(exc).__name__}: {exc}")
+    if watch:
+        mirror.watch(settings.reload_interval_s)
+    return settings.replica_dir
+
+
 def _open_snapshot():
     from petrichor_pipeline.config import load_settings
     from petrichor_pipeline.models.providers import make_answer_model, make_embedder
@@ -120,12 +137,13 @@ def _open_snapshot():
     settings = load_settings()
     chat = make_answer_model(settings)
     embedder = make_embedder(settings) if settings.embed_enabled else None
-    store = SnapshotStore(settings.data_dir, embed_fingerprint=embedder.fingerprint if embedder else None)
+    store = SnapshotStore(_serving_dir(settings), embed_fingerprint=embedder.fingerprint if embedder else None)
     store.refresh()
     if store.current is None:
         status = store.status()
         reason = status["refused"]["error"] if status["refused"] else "no snapshot published yet"
-        raise SystemExit(f"petrichor: cannot open a snapshot in {settings.data_dir}: {reason}; run `petrichor build`")
+        where = settings.object_store.uri if settings.object_store else settings.data_dir
+        raise SystemExit(f"petrichor: cannot open a snapshot in {where}: {reason}; run `petrichor build`")
     return settings, store.current, embedder, chat
 
 
@@ -181,12 +199,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def _services(settings):
-    """What `serve` and `mcp` serve: the snapshot store, the key file and the model clients from `settings`."""
+    """What `serve` and `mcp` serve: the snapshot store, the key file and the model clients from `settings`;
+    over an object store, the local mirror it keeps following."""
     from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
     from petrichor_pipeline.models.providers import make_answer_model, make_embedder
     from petrichor_serving.services import ServingSettings, build_services
 
-    serving = ServingSettings(data_dir=settings.data_dir, api_keys_file=settings.api_keys_file, reload_interval_s=settings.reload_interval_s)
+    serving = ServingSettings(data_dir=_serving_dir(settings, watch=True), api_keys_file=settings.api_keys_file, reload_interval_s=settings.reload_interval_s)
     embedder = make_embedder(settings) if settings.embed_enabled else None
     return build_services(serving, chat=make_answer_model(settings), embedder=embedder, extractor=OfflineAnswerer())
 

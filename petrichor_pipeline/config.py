@@ -10,6 +10,8 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from petrichor_pipeline.object_store import S3Location, is_object_uri, parse_location
+
 BUILD_VERSION = 4
 """Bumped when the build's outputs change shape or meaning; an article built by an older version is stale."""
 
@@ -91,6 +93,12 @@ class Settings:
     """False (`PETRICHOR_EMBED=off`): no vectors are built or searched; lexical and wiki routes serve."""
     embed_cache: Path | None = None
     """Where vectors are cached by (fingerprint, content hash); several data dirs may share one."""
+    object_store: S3Location | None = None
+    """`PETRICHOR_DATA=s3://bucket/prefix`: snapshots are published there (`object_store`), and `data_dir` is
+    the local working folder (`PETRICHOR_LOCAL_DIR`): the build's staging, and serving's mirror under `replica_dir`."""
+    build_workers: int = 0
+    """Step processes of a parallel build (`PETRICHOR_BUILD_WORKERS`; 0: one per core): the multiprocess
+    executor's `max_concurrent`."""
 
     @property
     def warehouse_dir(self) -> Path:
@@ -103,6 +111,15 @@ class Settings:
     @property
     def snapshots_dir(self) -> Path:
         return self.data_dir / "snapshots"
+
+    @property
+    def replica_dir(self) -> Path:
+        """Serving's verified copy of the object store's current snapshot (unused for a local data dir)."""
+        return self.data_dir / "replica"
+
+    def serving_dir(self) -> Path:
+        """The folder serving reads snapshots from: the data dir, or the mirror of the object store."""
+        return self.replica_dir if self.object_store else self.data_dir
 
     @property
     def embed_cache_dir(self) -> Path:
@@ -130,11 +147,40 @@ def _response_format_mode() -> str:
     return mode
 
 
+def _object_store(data: str) -> S3Location | None:
+    """The object store `PETRICHOR_DATA` names, reached with the usual AWS environment variables."""
+    if not is_object_uri(data):
+        return None
+    env = os.environ.get
+    return parse_location(
+        data,
+        endpoint_url=env("AWS_ENDPOINT_URL_S3", "").strip() or env("AWS_ENDPOINT_URL", "").strip(),
+        region=env("AWS_REGION", "").strip() or env("AWS_DEFAULT_REGION", "").strip(),
+        access_key_id=env("AWS_ACCESS_KEY_ID", "").strip(),
+        secret_access_key=env("AWS_SECRET_ACCESS_KEY", "").strip(),
+        session_token=env("AWS_SESSION_TOKEN", "").strip(),
+    )
+
+
+def _local_dir(store: S3Location | None, data: str) -> Path:
+    """The data dir itself, or for an object store `PETRICHOR_LOCAL_DIR` (default: a cache folder per bucket and prefix)."""
+    if store is None:
+        return Path(data)
+    if raw := os.environ.get("PETRICHOR_LOCAL_DIR", "").strip():
+        return Path(raw)
+    cache = Path(os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache")
+    return cache / "petrichor" / "s3" / store.bucket / (store.prefix or "_")
+
+
 def load_settings() -> Settings:
     """Settings from the environment (`PETRICHOR_*`), with the bundled corpus as the default."""
     keys = os.environ.get("PETRICHOR_API_KEYS", "").strip()
+    data = os.environ.get("PETRICHOR_DATA", "./data").strip() or "./data"
+    store = _object_store(data)
     return Settings(
-        data_dir=Path(os.environ.get("PETRICHOR_DATA", "./data")),
+        data_dir=_local_dir(store, data),
+        object_store=store,
+        build_workers=_env_int("PETRICHOR_BUILD_WORKERS", 0),
         corpus_dir=Path(os.environ.get("PETRICHOR_CORPUS", "./data/corpus")),
         api_keys_file=Path(keys) if keys else None,
         api_key=os.environ.get("PETRICHOR_API_KEY", "").strip() or None,

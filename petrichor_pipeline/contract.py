@@ -711,10 +711,20 @@ def verify_snapshot(data_dir: Path, version: str) -> None:
             open_vector_files(snaps / version, name, info)
 
 
-def publish(snapshots_dir: Path, manifest: Manifest) -> None:
-    """Write the manifest last, then point CURRENT at it with one atomic rename."""
+def write_manifest(snapshots_dir: Path, manifest: Manifest) -> None:
+    """The manifest, written after every file it lists: a folder with one is complete."""
     write_text_atomic(snapshots_dir / manifest.version / MANIFEST_FILE, manifest.to_json())
-    write_text_atomic(snapshots_dir / CURRENT_FILE, manifest.version + "\n")
+
+
+def point_current(snapshots_dir: Path, version: str) -> None:
+    """Point CURRENT at a complete snapshot with one atomic rename."""
+    write_text_atomic(snapshots_dir / CURRENT_FILE, version + "\n")
+
+
+def publish(snapshots_dir: Path, manifest: Manifest) -> None:
+    """Write the manifest last, then point CURRENT at it."""
+    write_manifest(snapshots_dir, manifest)
+    point_current(snapshots_dir, manifest.version)
 
 
 def collect_garbage(snapshots_dir: Path, keep: int) -> list[str]:

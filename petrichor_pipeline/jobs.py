@@ -19,7 +19,7 @@ from dagster import (
 
 from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
 from petrichor_pipeline.assets._metadata import MODEL_STEP
-from petrichor_pipeline.config import BUCKETS
+from petrichor_pipeline.config import BUCKETS, load_settings
 from petrichor_pipeline.partitions import buckets
 
 PARTITIONED_ASSETS = [
@@ -42,7 +42,8 @@ def all_assets() -> list:
 
 
 def parallel_execution(max_concurrent: int | None = None) -> dict:
-    """Run config of the multiprocess executor: one step process per core, one model step at a time."""
+    """Run config of the multiprocess executor: `max_concurrent` step processes (`Settings.build_workers`;
+    default one per core), one model step at a time across them."""
     model_key, model_value = next(iter(MODEL_STEP.items()))
     return {
         "execution": {
@@ -60,7 +61,7 @@ bucket_build_job = define_asset_job(
     "bucket_build",
     selection=AssetSelection.assets(*PARTITIONED_ASSETS),
     partitions_def=buckets,
-    config=parallel_execution(),
+    config=parallel_execution(load_settings().build_workers or None),
     description="Rebuild hash buckets (one, or a range in one run) with one step process per core; unchanged "
     "articles inside a bucket reuse their rows.",
 )

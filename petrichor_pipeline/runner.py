@@ -22,6 +22,7 @@ from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract import read_current, read_manifest, verify_snapshot
 from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, bucket_build_job_def
 from petrichor_pipeline.jobs import parallel_execution
+from petrichor_pipeline.object_store import ObjectStore
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.staleness import observe_corpus, stale_buckets
 
@@ -116,16 +117,30 @@ def articles_to_build(ctx: BuildContext, buckets: dict[str, Any], covered: list[
 
 
 def _published_versions(ctx: BuildContext) -> dict[str, str] | None:
-    """The bucket versions `CURRENT` was built from, or None when it is missing or would be refused by serving."""
+    """The bucket versions `CURRENT` was built from, or None when it is missing, would be refused by serving,
+    or is not what the object store's `CURRENT` names."""
     current = read_current(ctx.settings.snapshots_dir)
     if not current:
         return None
+    if ctx.settings.object_store and ObjectStore(ctx.settings.object_store).read_pointer().version != current:
+        return None  # the store serves another snapshot (or none): publish what this staging folder holds
     try:
         verify_snapshot(ctx.settings.data_dir, current)
         return read_manifest(ctx.settings.snapshots_dir, current).stats.get("bucket_versions")
     except (OSError, ValueError) as exc:  # IntegrityError is a ValueError
         log.warning("CURRENT %s does not verify, republishing: %s", current, exc)
         return None
+
+
+def _failure_reason(result: Any) -> str:
+    """The first failed step's error (a lost race for `CURRENT` on the object store, say), for the summary."""
+    for event in result.get_step_failure_events():
+        error = getattr(event.event_specific_data, "error", None)
+        while error is not None and error.cause is not None and "PublishConflict" not in error.cls_name:
+            error = error.cause
+        if error is not None:
+            return f": {error.cls_name}: {error.message.strip()}"
+    return ""
 
 
 def _collect(result: Any, summary: BuildSummary, built: set[str], partition: str | None = None) -> int:
@@ -207,7 +222,7 @@ def run_build(
         if parallel:
             run_config = {
                 **QUIET_RUN_CONFIG,
-                **parallel_execution(),
+                **parallel_execution(ctx.settings.build_workers or None),
                 "resources": {"petrichor": {"config": {
                     "data_dir": str(ctx.settings.data_dir),
                     "corpus_dir": str(ctx.settings.corpus_dir),
@@ -270,7 +285,7 @@ def run_build(
         )
         _collect(res, summary, built)
         if not res.success:
-            summary.failed_run = f"publish: run {res.run_id} failed"
+            summary.failed_run = f"publish: run {res.run_id} failed{_failure_reason(res)}"
         else:
             summary.published = True
         if on_progress:

@@ -4,13 +4,16 @@ Order matters for atomicity: Parquet tables into a fresh `snapshots/<version>/` 
 tables updated (each write is a new table version, so snapshots already published keep reading theirs),
 then the manifest (with each file's sha256 and each vector table version's row digest, which loading
 verifies), then `CURRENT` via `os.replace`. A crash anywhere before the last rename leaves the
-previous snapshot serving; the abandoned folder is collected later.
+previous snapshot serving; the abandoned folder is collected later. With an object store the folder is
+uploaded before the local `CURRENT` moves and the store's `CURRENT` is moved by a conditional write
+(`object_store`); a build that loses that race removes its folder and fails.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import shutil
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,14 +35,16 @@ from petrichor_pipeline.contract import (
     conform,
     file_entry,
     new_version,
-    publish,
+    point_current,
     read_current,
     read_vector_rows,
     utc_now_iso,
     vector_digest,
+    write_manifest,
     write_parquet_atomic,
     write_vector_files,
 )
+from petrichor_pipeline.object_store import ObjectStore, collect_remote, publish_remote
 from petrichor_pipeline.text import lexical
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 
@@ -162,7 +167,9 @@ def sync_lance(ctx: BuildContext, name: str, table: pa.Table) -> dict[str, Any]:
 def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stats: dict[str, Any] | None = None) -> PublishResult:
     started = time.perf_counter()
     snaps = ctx.settings.snapshots_dir
-    parent = read_current(snaps)
+    remote = ObjectStore(ctx.settings.object_store) if ctx.settings.object_store else None
+    pointer = remote.read_pointer() if remote else None  # what the conditional write of CURRENT expects
+    parent = pointer.version if pointer else read_current(snaps)
     version = new_version(salt=str(sorted(bucket_versions.items())))
     folder = snaps / version
     tables = assemble_tables(ctx)
@@ -207,7 +214,16 @@ def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stat
         stats={"bucket_versions": bucket_versions, **(stats or {})},
     )
     record_articles(ctx.settings.data_dir, tables["articles"], tables["chunks"])  # before CURRENT can point at them
-    publish(snaps, manifest)
+    write_manifest(snaps, manifest)
+    if remote is not None and pointer is not None:
+        try:
+            publish_remote(remote, ctx.settings.data_dir, manifest, pointer)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)  # not published: no local CURRENT or retained copy either
+            raise
+    point_current(snaps, version)
     removed = collect_garbage(snaps, ctx.settings.keep_snapshots)
+    if remote is not None:
+        removed = sorted(set(removed) | set(collect_remote(remote, ctx.settings.keep_snapshots)))
     forgotten = collect_history(ctx.settings.data_dir, snaps, ctx.settings.history_keep_days, ctx.settings.history_pin_days)
     return PublishResult(manifest, removed, removed_article_versions=forgotten, seconds=time.perf_counter() - started)
