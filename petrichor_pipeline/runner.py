@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from dagster import DagsterInstance, execute_job, materialize, reconstructable
@@ -23,7 +24,8 @@ from petrichor_pipeline.contract import read_current, read_manifest, verify_snap
 from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, bucket_build_job_def
 from petrichor_pipeline.jobs import parallel_execution
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.staleness import observe_corpus, stale_buckets
+from petrichor_pipeline.build.scan_handoff import SCAN_TAG, remove_scan, write_scan
+from petrichor_pipeline.staleness import STALE_TAG, observe_corpus, stale_buckets
 
 log = logging.getLogger(__name__)
 
@@ -82,15 +84,24 @@ class BuildSummary:
         }
 
 
-def plan(ctx: BuildContext, instance: Any, versions: dict[str, str]) -> tuple[list[str], list[str]]:
-    """(buckets the run covers, buckets left alone): the stale ones as the instance records them, widened to
-    one contiguous range so a single run can build them."""
+@dataclass(frozen=True)
+class Plan:
+    """What a build's bucket run covers: the stale buckets, widened to one contiguous range for a single run
+    (the fresh ones inside it are skipped by every step, `staleness.STALE_TAG`), and the buckets left alone."""
+
+    stale: list[str]
+    covered: list[str]
+    left: list[str]
+
+
+def plan(ctx: BuildContext, instance: Any, versions: dict[str, str]) -> Plan:
+    """The stale buckets as the instance records them, and the range a single run over them covers."""
     stale = stale_buckets(instance, PARTITIONED_ASSETS, versions, ctx.build_key(), full_rebuild=ctx.full_rebuild)
     if not stale:
-        return [], list(BUCKETS)
+        return Plan([], [], list(BUCKETS))
     first, last = BUCKETS.index(stale[0]), BUCKETS.index(stale[-1])
     covered = list(BUCKETS[first : last + 1])
-    return covered, [b for b in BUCKETS if b not in covered]
+    return Plan(stale, covered, [b for b in BUCKETS if b not in covered])
 
 
 PARALLEL_MIN_ARTICLES = 200
@@ -183,65 +194,100 @@ def run_build(
     buckets = scan_buckets(ctx)
     versions = {b: bucket_data_version(rows, errs) for b, (rows, errs) in buckets.items()}
     observe_corpus(instance, versions)
-    stale, fresh = plan(ctx, instance, versions)
-    summary.skipped = fresh
-    embed_dim = ctx.known_embed_dim() or 0
-    resource = PetrichorResource(
+    planned = plan(ctx, instance, versions)
+    stale = planned.stale
+    summary.skipped = [b for b in BUCKETS if b not in stale]
+    scan_file = write_scan(ctx.settings.data_dir, ctx.scan())
+    try:
+        built = _run_buckets(ctx, instance, planned, buckets, summary, scan_file, parallel, stage_done)
+        _count_articles(buckets, summary, built)
+        if not summary.failed_run:
+            _publish(ctx, instance, planned, versions, summary, built, scan_file, on_progress, stage_done)
+    finally:
+        remove_scan(scan_file)
+    summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _resource(ctx: BuildContext, stage_done: Callable[[str], None]) -> PetrichorResource:
+    return PetrichorResource(
         data_dir=str(ctx.settings.data_dir),
         corpus_dir=str(ctx.settings.corpus_dir),
         full_rebuild=ctx.full_rebuild,
-        embed_dim=embed_dim,
+        embed_dim=ctx.known_embed_dim() or 0,
         progress=StageListener(stage_done),
     )
+
+
+def _run_buckets(
+    ctx: BuildContext,
+    instance: Any,
+    planned: Plan,
+    buckets: dict[str, Any],
+    summary: BuildSummary,
+    scan_file: Path,
+    parallel: bool | None,
+    stage_done: Callable[[str], None],
+) -> set[str]:
+    """The one bucket run over the planned range; fills the summary's materialized buckets and stages and
+    returns the ids of the articles it built."""
+    stale, covered = planned.stale, planned.covered
     built: set[str] = set()
+    if not stale:
+        return built
     if parallel is None:
         big = ctx.full_rebuild or articles_to_build(ctx, buckets, stale) >= PARALLEL_MIN_ARTICLES
         parallel = big and not instance.is_ephemeral
-    if stale:
-        tags = {
-            PARTITION_RANGE_START: stale[0],
-            PARTITION_RANGE_END: stale[-1],
-            "petrichor/trigger": "cli",
-            "petrichor/full_rebuild": str(ctx.full_rebuild).lower(),
+    tags = {
+        PARTITION_RANGE_START: covered[0],
+        PARTITION_RANGE_END: covered[-1],
+        STALE_TAG: ",".join(stale),
+        SCAN_TAG: str(scan_file),
+        "petrichor/trigger": "cli",
+        "petrichor/full_rebuild": str(ctx.full_rebuild).lower(),
+    }
+    if parallel:
+        run_config = {
+            **QUIET_RUN_CONFIG,
+            **parallel_execution(),
+            "resources": {"petrichor": {"config": {
+                "data_dir": str(ctx.settings.data_dir),
+                "corpus_dir": str(ctx.settings.corpus_dir),
+                "full_rebuild": ctx.full_rebuild,
+                "embed_dim": ctx.known_embed_dim() or 0,
+            }}},
         }
-        if parallel:
-            run_config = {
-                **QUIET_RUN_CONFIG,
-                **parallel_execution(),
-                "resources": {"petrichor": {"config": {
-                    "data_dir": str(ctx.settings.data_dir),
-                    "corpus_dir": str(ctx.settings.corpus_dir),
-                    "full_rebuild": ctx.full_rebuild,
-                    "embed_dim": embed_dim,
-                }}},
-            }
-            with execute_job(
-                reconstructable(bucket_build_job_def), instance=instance, run_config=run_config, tags=tags, raise_on_error=False
-            ) as res:
-                pending = _collect(res, summary, built, ",".join(stale))
-                success, run_id = res.success, res.run_id
-            for asset in (a.key.to_user_string() for a in PARTITIONED_ASSETS):
-                for _ in stale:
-                    stage_done(asset)
-        else:
-            res = materialize(
-                all_assets(),
-                instance=instance,
-                resources={"petrichor": resource},
-                selection=PARTITIONED_ASSETS,
-                raise_on_error=False,
-                run_config=QUIET_RUN_CONFIG,
-                tags=tags,
-            )
+        with execute_job(
+            reconstructable(bucket_build_job_def), instance=instance, run_config=run_config, tags=tags, raise_on_error=False
+        ) as res:
             pending = _collect(res, summary, built, ",".join(stale))
             success, run_id = res.success, res.run_id
-        if not success:
-            summary.failed_run = f"buckets {stale[0]}..{stale[-1]}: run {run_id} failed"
-        else:
-            summary.materialized = list(stale)
-        if pending:
-            log.info("%d vectors pending; their buckets stay stale for the next build", pending)
+        for asset in (a.key.to_user_string() for a in PARTITIONED_ASSETS):
+            for _ in stale:
+                stage_done(asset)
+    else:
+        res = materialize(
+            all_assets(),
+            instance=instance,
+            resources={"petrichor": _resource(ctx, stage_done)},
+            selection=PARTITIONED_ASSETS,
+            raise_on_error=False,
+            run_config=QUIET_RUN_CONFIG,
+            tags=tags,
+        )
+        pending = _collect(res, summary, built, ",".join(stale))
+        success, run_id = res.success, res.run_id
+    if not success:
+        summary.failed_run = f"buckets {covered[0]}..{covered[-1]}: run {run_id} failed"
+    else:
+        summary.materialized = list(stale)
+    if pending:
+        log.info("%d vectors pending; their buckets stay stale for the next build", pending)
+    return built
 
+
+def _count_articles(buckets: dict[str, Any], summary: BuildSummary, built: set[str]) -> None:
     all_articles = [a for rows, _ in buckets.values() for a in rows]
     summary.errors = [e for _, errs in buckets.values() for e in errs] + summary.errors
     failed_ids = {e.get("path") for e in summary.errors}
@@ -253,20 +299,29 @@ def run_build(
         "skipped": len(all_articles) - n_built,
         "failed": len(failed_ids),
     }
-    if summary.failed_run:
-        summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
-        summary.seconds = time.perf_counter() - started
-        return summary
 
-    if stale or _published_versions(ctx) != versions or ctx.full_rebuild:
+
+def _publish(
+    ctx: BuildContext,
+    instance: Any,
+    planned: Plan,
+    versions: dict[str, str],
+    summary: BuildSummary,
+    built: set[str],
+    scan_file: Path,
+    on_progress: Callable[[str, int, int], None] | None,
+    stage_done: Callable[[str], None],
+) -> None:
+    """The publish run, when a bucket was built or `CURRENT` is not what the corpus is now."""
+    if planned.stale or _published_versions(ctx) != versions or ctx.full_rebuild:
         res = materialize(
             all_assets(),
             instance=instance,
-            resources={"petrichor": resource},
+            resources={"petrichor": _resource(ctx, stage_done)},
             selection=PUBLISH_ASSETS,
             raise_on_error=False,
             run_config=QUIET_RUN_CONFIG,
-            tags={"petrichor/trigger": "cli"},
+            tags={"petrichor/trigger": "cli", SCAN_TAG: str(scan_file)},
         )
         _collect(res, summary, built)
         if not res.success:
@@ -275,6 +330,3 @@ def run_build(
             summary.published = True
         if on_progress:
             on_progress("publish", 1, 1)
-    summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
-    summary.seconds = time.perf_counter() - started
-    return summary

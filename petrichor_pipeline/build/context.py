@@ -79,6 +79,14 @@ class BuildContext:
                 )
             return self._scan
 
+    def adopt_scan(self, path: str | Path) -> None:
+        """Work from the build's planning scan (`scan_handoff`) instead of scanning the corpus again."""
+        from petrichor_pipeline.build.scan_handoff import read_scan
+
+        with self._lock:
+            if self._scan is None:
+                self._scan = read_scan(Path(path))
+
     def _transcriber(self):
         from petrichor_pipeline.sources.vision import page_transcriber
 
