@@ -128,15 +128,31 @@ def _slices(table: pa.Table) -> dict[tuple[str, str], pa.Table]:
     return {(aid_names[aids[s]], idx_names[idx[s]]): table.slice(int(s), int(e - s)) for s, e in zip(starts, ends)}
 
 
-def _postings_rows(aid: str, name: str, index: BM25Index) -> pa.Table:
-    terms, rows, weights = postings(index)
+def _postings_rows(name: str, units: Sequence[tuple[str, BM25Index]]) -> pa.Table:
+    """`PARTS_SCHEMA` rows of many units' indexes in one table: per unit its terms in id order."""
+    keys, terms, counts = [], [], []
+    indptrs, rows, weights, base = [np.zeros(1, np.int64)], [], [], 0
+    for key, index in units:
+        vocab = [""] * len(index.vocab)
+        for term, t in index.vocab.items():
+            vocab[t] = term
+        terms += vocab
+        counts.append(len(vocab))
+        keys.append(key)
+        indptrs.append(index.indptr[1:] + base)
+        base += int(index.indptr[-1])
+        rows.append(index.indices)
+        weights.append(index.data)
+    offsets = pa.array(np.concatenate(indptrs).astype(np.int32))
+    flat_rows = np.concatenate(rows).astype(np.int32) if rows else np.empty(0, np.int32)
+    flat_weights = np.concatenate(weights).astype(np.float32) if weights else np.empty(0, np.float32)
     return pa.table(
         {
-            "article_id": pa.array([aid] * len(terms), pa.string()),
+            "article_id": pa.array(np.repeat(np.asarray(keys, dtype=object), counts) if keys else [], pa.string()),
             "index": pa.array([name] * len(terms), pa.string()),
             "term": pa.array(terms, pa.string()),
-            "rows": pa.array(rows, pa.list_(pa.int32())),
-            "weights": pa.array(weights, pa.list_(pa.float32())),
+            "rows": pa.ListArray.from_arrays(offsets, pa.array(flat_rows)),
+            "weights": pa.ListArray.from_arrays(offsets, pa.array(flat_weights)),
         },
         schema=PARTS_SCHEMA,
     )
@@ -165,10 +181,10 @@ def bucket_parts(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tok
                 continue
             docs = list(lexical.documents(name, sub))
             for aid, start, n in _runs(sub[lexical.INDEXES[name]].column("article_id")):
-                fresh[(aid, name)] = _postings_rows(aid, name, BM25Index.build(docs[start : start + n], tok.index))
+                fresh[(aid, name)] = _postings_rows(name, [(aid, BM25Index.build(docs[start : start + n], tok.index))])
     for name in BUCKET_INDEXES:
         if not regular[name]:  # an article's rows apart: this index of the bucket is tokenised as one run
-            whole[name] = _postings_rows("", name, BM25Index.build(lexical.documents(name, tables), tok.index))
+            whole[name] = _postings_rows(name, [("", BM25Index.build(lexical.documents(name, tables), tok.index))])
 
     units: dict[str, list[Unit]] = {}
     pieces: list[pa.Table] = []
@@ -192,19 +208,59 @@ def bucket_parts(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tok
     return BucketParts(units, sizes, reused=len(reuse), tokenised=len(todo))
 
 
-def _merged_index(name: str, units: Sequence[tuple[int, pa.Table]]) -> pa.Table:
-    """One index's `lexical_index` rows from its units in row order (`units`: global first row, postings)."""
-    parts = [(start, t) for start, t in units if t.num_rows]
-    if not parts:
+WIKI_PARTS = "wiki"
+"""The cache of wiki postings (`lexical_parts/bucket=wiki.parquet`): one unit per distinct page text, keyed
+by its hash, so a build re-tokenises only the pages whose title, summary, content or aliases changed."""
+
+
+def _wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -> tuple[pa.Table, np.ndarray]:
+    """The wiki index's postings, one page per unit in row order: (postings rows, each row's page number)."""
+    docs = list(lexical.documents("wiki", tables))
+    hashes = [hashlib.sha256("\x1f".join((PARTS_VERSION, tokenizer, *doc)).encode()).hexdigest()[:24] for doc in docs]
+    cached_table, _ = _cached(wh, WIKI_PARTS)
+    spans: dict[str, tuple[int, int]] = {}
+    if cached_table.num_rows:
+        codes, names = _codes(cached_table.column("article_id"))
+        starts, ends = _boundaries(codes)
+        spans = {names[codes[st]]: (int(st), int(en)) for st, en in zip(starts, ends)}
+    todo = {h: doc for h, doc in zip(hashes, docs) if h not in spans}
+    if todo:
+        tok = get_tokenizer(tokenizer)
+        fresh = _postings_rows("wiki", [(h, BM25Index.build([doc], tok.index)) for h, doc in todo.items()])
+        n = cached_table.num_rows
+        codes, names = _codes(fresh.column("article_id"))
+        starts, ends = _boundaries(codes)
+        spans.update({names[codes[st]]: (n + int(st), n + int(en)) for st, en in zip(starts, ends)})
+        cached_table = pa.concat_tables([cached_table, fresh])
+    live = set(hashes)
+    if todo or len(spans) != len(live):  # keep only the pages of this wiki, in its order
+        keep = [spans[h] for h in dict.fromkeys(hashes)]
+        order = np.concatenate([np.arange(st, en) for st, en in keep]) if keep else np.empty(0, np.int64)
+        cached_table = cached_table.take(pa.array(order, pa.int64()))
+        write_parquet_atomic(cached_table, wh.path("lexical_parts", WIKI_PARTS))
+        wh.write_json("lexical_parts", WIKI_PARTS, {"version": PARTS_VERSION})
+        pos, spans = 0, {}
+        for h, (st, en) in zip(dict.fromkeys(hashes), keep):
+            spans[h] = (pos, pos + en - st)
+            pos += en - st
+    picked = [spans[h] for h in hashes]
+    lengths = np.asarray([en - st for st, en in picked], dtype=np.int64)
+    take = np.concatenate([np.arange(st, en) for st, en in picked]) if picked else np.empty(0, np.int64)
+    return cached_table.take(pa.array(take, pa.int64())), np.repeat(np.arange(len(picked)), lengths)
+
+
+def _merged_index(name: str, table: pa.Table, shifts: np.ndarray) -> pa.Table:
+    """One index's `lexical_index` rows from its units' postings in row order; `shifts` is each postings
+    row's first row in the index (its unit's start)."""
+    if not table.num_rows:
         return lexical.postings_table({name: ([], [], [])})
-    table = pa.concat_tables([t for _, t in parts]).combine_chunks()
+    table = table.combine_chunks()
     encoded = pc.dictionary_encode(table.column("term").chunk(0))
     ids = encoded.indices.to_numpy().astype(np.int64)
     terms = encoded.dictionary
     rows_col, weights_col = table.column("rows").chunk(0), table.column("weights").chunk(0)
     lengths = pc.list_value_length(rows_col).to_numpy(zero_copy_only=False).astype(np.int64)
-    shift = np.repeat(np.repeat([s for s, _ in parts], [t.num_rows for _, t in parts]), lengths)
-    flat_rows = pc.list_flatten(rows_col).to_numpy(zero_copy_only=False).astype(np.int64) + shift
+    flat_rows = pc.list_flatten(rows_col).to_numpy(zero_copy_only=False).astype(np.int64) + np.repeat(shifts, lengths)
     flat_weights = pc.list_flatten(weights_col).to_numpy(zero_copy_only=False)
     by_term = np.repeat(ids, lengths)
     order = np.argsort(by_term, kind="stable")  # stable: rows stay ascending inside each term
@@ -219,18 +275,18 @@ def _merged_index(name: str, units: Sequence[tuple[int, pa.Table]]) -> pa.Table:
     )
 
 
-def merged_table(parts: Sequence[BucketParts], tables: Mapping[str, pa.Table], tokenizer: str) -> pa.Table:
-    """The `lexical_index` table: the buckets' postings merged in bucket order, the wiki index built over
-    the whole wiki."""
+def merged_table(wh: Warehouse, parts: Sequence[BucketParts], tables: Mapping[str, pa.Table], tokenizer: str) -> pa.Table:
+    """The `lexical_index` table: the buckets' postings merged in bucket order and the wiki's from its
+    per-page cache."""
     out = []
     for name in lexical.INDEXES:
         if name == "wiki":
-            tok = get_tokenizer(tokenizer)
-            out.append(lexical.postings_table({name: postings(BM25Index.build(lexical.documents(name, tables), tok.index))}))
+            out.append(_merged_index(name, *_wiki_units(wh, tables, tokenizer)))
             continue
         units, offset = [], 0
         for part in parts:
-            units += [(offset + u.start, u.postings) for u in part.units[name]]
+            units += [(offset + u.start, u.postings) for u in part.units[name] if u.postings.num_rows]
             offset += part.sizes[name]
-        out.append(_merged_index(name, units))
+        table = pa.concat_tables([t for _, t in units]) if units else PARTS_SCHEMA.empty_table()
+        out.append(_merged_index(name, table, np.repeat([st for st, _ in units], [t.num_rows for _, t in units]).astype(np.int64)))
     return pa.concat_tables(out)

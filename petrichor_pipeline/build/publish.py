@@ -111,7 +111,7 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
     for name in WIKI_TABLES:
         t = wh.read(name, None, SCHEMAS[name])
         tables[name] = t if t is not None else SCHEMAS[name].empty_table()
-    tables["lexical_index"] = lexical_parts.merged_table(parts, tables, tokenizer)
+    tables["lexical_index"] = lexical_parts.merged_table(wh, parts, tables, tokenizer)
     return tables
 
 

@@ -38,6 +38,13 @@ def test_merged_postings_equal_a_whole_build_and_unchanged_buckets_are_reused(bu
     assert parts[touched].reused == _bucket_tables(ctx, touched)["articles"].num_rows - 1
     assert assemble_tables(ctx)["lexical_index"].equals(whole)
 
+    # with every article and wiki page cached, assembling tokenises nothing
+    built = []
+    original = lexical_parts.BM25Index.build
+    monkeypatch.setattr(lexical_parts.BM25Index, "build", classmethod(lambda cls, docs, tok: built.append(1) or original(docs, tok)))
+    assert assemble_tables(ctx)["lexical_index"].equals(whole)
+    assert built == []
+
 
 def test_merged_postings_follow_a_deleted_and_a_rebuilt_article(built_corpus, tmp_path, monkeypatch):
     """Articles leave and change inside one bucket: the merge still equals a build over the whole snapshot."""
