@@ -88,6 +88,8 @@ class BuildContext:
                 self._scan = read_scan(Path(path))
 
     def _transcriber(self):
+        if not self.settings.vision.configured:  # no vision model: spare the import of its HTTP client
+            return None
         from petrichor_pipeline.sources.vision import page_transcriber
 
         # cached by page image, so a rebuild neither repeats requests nor changes the article's version
