@@ -1,11 +1,11 @@
 """`petrichor build`: materialize the stale buckets and publish, through Dagster's own APIs.
 
-The corpus is observed first (its bucket data versions, on the instance), then one Dagster run of the bucket
-assets covers every stale bucket (the range from the first to the last; buckets inside it that were fresh
-reuse all their rows), on the multiprocess executor, then one run of the unpartitioned assets publishes.
+The corpus is scanned once and observed (its bucket data versions, on the instance); the build's runs work
+from that scan (`build.scan_handoff`). One Dagster run of the bucket assets covers every stale bucket (the
+range from the first to the last; every step skips the fresh buckets inside it, `staleness.STALE_TAG`), on
+the multiprocess executor or in process, then one run of the unpartitioned assets publishes.
 Staleness is read back from the instance (`staleness`): a bucket is stale when its data version, the build
-key or a step's code version differs from what its last materializations record, or vectors are pending.
-"""
+key or a step's code version differs from what its last materializations record, or vectors are pending."""
 
 from __future__ import annotations
 
@@ -196,7 +196,7 @@ def run_build(
     observe_corpus(instance, versions)
     planned = plan(ctx, instance, versions)
     stale = planned.stale
-    summary.skipped = [b for b in BUCKETS if b not in stale]
+    summary.skipped = planned.left
     scan_file = write_scan(ctx.settings.data_dir, ctx.scan())
     try:
         built = _run_buckets(ctx, instance, planned, buckets, summary, scan_file, parallel, stage_done)
@@ -261,7 +261,7 @@ def _run_buckets(
         with execute_job(
             reconstructable(bucket_build_job_def), instance=instance, run_config=run_config, tags=tags, raise_on_error=False
         ) as res:
-            pending = _collect(res, summary, built, ",".join(stale))
+            pending = _collect(res, summary, built, ",".join(covered))
             success, run_id = res.success, res.run_id
         for asset in (a.key.to_user_string() for a in PARTITIONED_ASSETS):
             for _ in stale:
@@ -276,12 +276,12 @@ def _run_buckets(
             run_config=QUIET_RUN_CONFIG,
             tags=tags,
         )
-        pending = _collect(res, summary, built, ",".join(stale))
+        pending = _collect(res, summary, built, ",".join(covered))
         success, run_id = res.success, res.run_id
     if not success:
         summary.failed_run = f"buckets {covered[0]}..{covered[-1]}: run {run_id} failed"
     else:
-        summary.materialized = list(stale)
+        summary.materialized = list(covered)  # Dagster records every bucket of the range
     if pending:
         log.info("%d vectors pending; their buckets stay stale for the next build", pending)
     return built
