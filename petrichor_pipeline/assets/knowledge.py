@@ -1,3 +1,5 @@
+import time
+
 from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, MetadataValue, asset
 
 from petrichor_pipeline.assets._metadata import MODEL_STEP, built_on_articles, materialize_buckets, run_context
@@ -63,5 +65,7 @@ def page_index(context: AssetExecutionContext, petrichor: PetrichorResource) -> 
     "and source references. Pages that only a deleted article supported disappear.",
 )
 def wiki_pages(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
+    started = time.perf_counter()
     counts = wiki_pages_step(run_context(context, petrichor))
-    return MaterializeResult(metadata={"rows": counts["wiki_pages"], "tables": MetadataValue.json(counts)})
+    seconds = round(time.perf_counter() - started, 3)
+    return MaterializeResult(metadata={"rows": counts["wiki_pages"], "tables": MetadataValue.json(counts), "seconds": seconds})
