@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 from dagster import DagsterInstance, execute_job, materialize, reconstructable
@@ -197,17 +196,33 @@ def run_build(
     planned = plan(ctx, instance, versions)
     stale = planned.stale
     summary.skipped = planned.left
-    scan_file = write_scan(ctx.settings.data_dir, ctx.scan())
+    scan = HandedScan(ctx)
     try:
-        built = _run_buckets(ctx, instance, planned, buckets, summary, scan_file, parallel, stage_done)
+        built = _run_buckets(ctx, instance, planned, buckets, summary, scan, parallel, stage_done)
         _count_articles(buckets, summary, built)
         if not summary.failed_run:
-            _publish(ctx, instance, planned, versions, summary, built, scan_file, on_progress, stage_done)
+            _publish(ctx, instance, planned, versions, summary, built, scan, on_progress, stage_done)
     finally:
-        remove_scan(scan_file)
+        scan.remove()
     summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+@dataclass
+class HandedScan:
+    """The planning scan as the build's runs receive it (`scan_handoff`): written when a run first needs it."""
+
+    ctx: BuildContext
+    scan_id: str | None = None
+
+    def id(self) -> str:
+        if self.scan_id is None:
+            self.scan_id = write_scan(self.ctx.settings.data_dir, self.ctx.scan())
+        return self.scan_id
+
+    def remove(self) -> None:
+        remove_scan(self.ctx.settings.data_dir, self.scan_id)
 
 
 def _resource(ctx: BuildContext, stage_done: Callable[[str], None]) -> PetrichorResource:
@@ -226,7 +241,7 @@ def _run_buckets(
     planned: Plan,
     buckets: dict[str, Any],
     summary: BuildSummary,
-    scan_file: Path,
+    scan: HandedScan,
     parallel: bool | None,
     stage_done: Callable[[str], None],
 ) -> set[str]:
@@ -243,7 +258,7 @@ def _run_buckets(
         PARTITION_RANGE_START: covered[0],
         PARTITION_RANGE_END: covered[-1],
         STALE_TAG: ",".join(stale),
-        SCAN_TAG: str(scan_file),
+        SCAN_TAG: scan.id(),
         "petrichor/trigger": "cli",
         "petrichor/full_rebuild": str(ctx.full_rebuild).lower(),
     }
@@ -308,7 +323,7 @@ def _publish(
     versions: dict[str, str],
     summary: BuildSummary,
     built: set[str],
-    scan_file: Path,
+    scan: HandedScan,
     on_progress: Callable[[str, int, int], None] | None,
     stage_done: Callable[[str], None],
 ) -> None:
@@ -321,7 +336,7 @@ def _publish(
             selection=PUBLISH_ASSETS,
             raise_on_error=False,
             run_config=QUIET_RUN_CONFIG,
-            tags={"petrichor/trigger": "cli", SCAN_TAG: str(scan_file)},
+            tags={"petrichor/trigger": "cli", SCAN_TAG: scan.id()},
         )
         _collect(res, summary, built)
         if not res.success:

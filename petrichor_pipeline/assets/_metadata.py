@@ -63,9 +63,9 @@ def bucket_metadata(results: Sequence[BucketResult], columns: tuple[str, ...]) -
 def run_context(context: AssetExecutionContext, petrichor: PetrichorResource) -> BuildContext:
     """The run's build context, working from the build's planning scan when the run names one (`SCAN_TAG`)."""
     ctx = petrichor.context()
-    scan_file = context.run.tags.get(SCAN_TAG)
-    if scan_file:
-        ctx.adopt_scan(scan_file)
+    scan_id = context.run.tags.get(SCAN_TAG)
+    if scan_id:
+        ctx.adopt_scan(scan_id)
     return ctx
 
 
