@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.contract import write_parquet_atomic
 from petrichor_pipeline.text import lexical
-from petrichor_pipeline.text.bm25 import BM25Index, postings
+from petrichor_pipeline.text.bm25 import BM25Index
 from petrichor_pipeline.text.tokenize import get_tokenizer
 
 PARTS_VERSION = "2"

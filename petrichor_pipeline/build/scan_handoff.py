@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from petrichor_pipeline.contract import write_text_atomic
-from petrichor_pipeline.sources.corpus import CorpusScan, KnowledgeBase, SourceArticle, SourceError
+from petrichor_pipeline.sources.corpus import (
+    CorpusScan,
+    KnowledgeBase,
+    SourceArticle,
+    SourceError,
+)
 
 SCAN_TAG = "petrichor/scan_id"
 _ID = re.compile(r"[0-9a-f]{32}")
