@@ -10,7 +10,7 @@ articles need: calls attributed to unchanged articles must be zero, and embedded
 edited articles' chunk and question texts that the full build had not embedded.
 
     .venv/bin/python benchmarks/build.py [--articles 1000] [--embed on|off] [--changed-fraction 0.01]
-                                         [--seed 7] [--workdir DIR] [--memo-listing]
+                                         [--seed 7] [--workdir DIR]
 """
 
 from __future__ import annotations
@@ -63,13 +63,9 @@ class Layout:
 # ------------------------------------------------------------------------------------------ child
 
 
-def count_corpus_listings(memo: bool) -> dict[str, float]:
-    """Count and time the corpus scans of a build (one per Dagster run, `BuildContext.scan()`).
-
-    With `memo`, the corpus is scanned once per process, which is exact here (the corpus only
-    changes between builds) and shows what scanning once per build would save.
-    """
-    import functools
+def count_corpus_scans() -> dict[str, float]:
+    """Count and time the corpus scans in this process (`BuildContext.scan()`): one per build, since the
+    build's runs work from the planning scan (`build.scan_handoff`)."""
     import threading
 
     from petrichor_pipeline.build import context
@@ -77,22 +73,21 @@ def count_corpus_listings(memo: bool) -> dict[str, float]:
     stats = {"calls": 0, "seconds": 0.0}
     lock = threading.Lock()
     original = context.scan_corpus
-    memoised = functools.cache(lambda corpus_dir, max_file_bytes: original(corpus_dir, max_file_bytes=max_file_bytes))
 
-    def signature(corpus_dir: Path, **kw: Any):
+    def counted(corpus_dir: Path, **kw: Any):
         started = time.perf_counter()
         try:
-            return memoised(corpus_dir, kw["max_file_bytes"]) if memo else original(corpus_dir, **kw)
+            return original(corpus_dir, **kw)
         finally:
             with lock:
                 stats["calls"] += 1
                 stats["seconds"] += time.perf_counter() - started
 
-    context.scan_corpus = signature
+    context.scan_corpus = counted
     return stats
 
 
-def child_build(layout: Layout, result_file: Path, memo_listing: bool) -> None:
+def child_build(layout: Layout, result_file: Path) -> None:
     """One `petrichor build` in this process; writes its summary, usage per article, wall time and peak RSS."""
     import logging
 
@@ -100,7 +95,7 @@ def child_build(layout: Layout, result_file: Path, memo_listing: bool) -> None:
     from petrichor_pipeline.resources import build_context
 
     logging.getLogger("dagster").setLevel(logging.ERROR)
-    listings = count_corpus_listings(memo_listing)
+    scans = count_corpus_scans()
     load_before = os.getloadavg()
     started = time.perf_counter()
     ctx = build_context(str(layout.data), str(layout.corpus), False)
@@ -116,7 +111,7 @@ def child_build(layout: Layout, result_file: Path, memo_listing: bool) -> None:
         "calls_by_article": {aid: n for run in summary.runs for aid, n in run.calls_by_article.items()},
         "calls_total": summary.model_calls,
         "load": [load_before, os.getloadavg()],
-        "corpus_listings": listings,
+        "corpus_scans": scans,
     }
     result_file.write_text(json.dumps(result), encoding="utf-8")
 
@@ -124,7 +119,7 @@ def child_build(layout: Layout, result_file: Path, memo_listing: bool) -> None:
 # ------------------------------------------------------------------------------------------ parent
 
 
-def run_child(layout: Layout, embed: str, name: str, memo_listing: bool) -> dict[str, Any]:
+def run_child(layout: Layout, embed: str, name: str) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k not in REMOTE_SETTINGS}
     env.update(
         DAGSTER_HOME=str(layout.dagster_home),
@@ -135,7 +130,6 @@ def run_child(layout: Layout, embed: str, name: str, memo_listing: bool) -> dict
     )
     result_file = layout.root / f"result-{name}.json"
     cmd = [sys.executable, __file__, "--workdir", str(layout.root), "--child", str(result_file)]
-    cmd += ["--memo-listing"] if memo_listing else []
     started = time.perf_counter()
     subprocess.run(cmd, env=env, check=True, cwd=REPO)
     result = json.loads(result_file.read_text(encoding="utf-8"))
@@ -178,7 +172,7 @@ def stage_rows(results: dict[str, dict[str, Any]]) -> list[tuple[str, list[float
     rows.append(("other (Dagster runs, scan, I/O)", [r["wall_s"] - sum(v["seconds"] for v in r["summary"]["stages"].values()) for r in results.values()]))
     rows.append(("run_build wall", [r["wall_s"] for r in results.values()]))
     rows.append(("process wall (with imports)", [r["process_s"] for r in results.values()]))
-    rows.append(("incl. corpus listing fingerprints", [r.get("corpus_listings", {}).get("seconds", 0.0) for r in results.values()]))
+    rows.append(("incl. the corpus scan", [r.get("corpus_scans", {}).get("seconds", 0.0) for r in results.values()]))
     return rows
 
 
@@ -187,8 +181,8 @@ def report(args: argparse.Namespace, corpus_mb: float, results: dict[str, dict[s
     full = results["full"]
     print()
     print(f"os.cpu_count() = {cores}; articles = {args.articles} ({corpus_mb:.1f} MB); embedding {args.embed}; "
-          f"changed fraction {args.changed_fraction} ({check['changed']} articles); corpus listing "
-          + ("fingerprinted once per build (--memo-listing)" if args.memo_listing else "fingerprinted on every scan() (as shipped)"))
+          f"changed fraction {args.changed_fraction} ({check['changed']} articles); corpus scans per build: "
+          + ", ".join(f"{name} {r.get('corpus_scans', {}).get('calls', 0)}" for name, r in results.items()))
     header = f"{'build':<12} {'wall s':>8} {'articles/s':>10} {'peak RSS MB':>11} {'buckets run':>11} {'built':>6} {'model calls':>11} {'embedded':>8} {'load avg (1 min) before/after':>30}"
     print(header)
     print("-" * len(header))
@@ -230,17 +224,11 @@ def main() -> None:
     parser.add_argument("--changed-fraction", type=float, default=0.01)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workdir", type=Path, help="kept afterwards; default: a temporary folder")
-    parser.add_argument(
-        "--memo-listing",
-        action="store_true",
-        help="fingerprint the corpus listing once per build process instead of on every BuildContext.scan() "
-        "(measures the build with that fix; off by default)",
-    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.child:
-        child_build(Layout(args.workdir.resolve()), args.child, args.memo_listing)
+        child_build(Layout(args.workdir.resolve()), args.child)
         return
 
     with tempfile.TemporaryDirectory(prefix="petrichor-build-bench-") as tmp:
@@ -251,11 +239,11 @@ def main() -> None:
         corpus_mb = sum(p.stat().st_size for p in paths) / 1e6
         print(f"generated {len(paths)} articles ({corpus_mb:.1f} MB) in {time.perf_counter() - started:.1f} s under {layout.root}", flush=True)
 
-        results = {"full": run_child(layout, args.embed, "full", args.memo_listing)}
-        results["no-change"] = run_child(layout, args.embed, "no-change", args.memo_listing)
+        results = {"full": run_child(layout, args.embed, "full")}
+        results["no-change"] = run_child(layout, args.embed, "no-change")
         before = content_hashes(layout)
         changed = change_articles(paths, args.changed_fraction, args.seed)
-        results["incremental"] = run_child(layout, args.embed, "incremental", args.memo_listing)
+        results["incremental"] = run_child(layout, args.embed, "incremental")
 
         from petrichor_pipeline.sources.identity import article_id_of
 

@@ -1,11 +1,11 @@
 """`petrichor build`: materialize the stale buckets and publish, through Dagster's own APIs.
 
-The corpus is observed first (its bucket data versions, on the instance), then one Dagster run of the bucket
-assets covers every stale bucket (the range from the first to the last; buckets inside it that were fresh
-reuse all their rows), on the multiprocess executor, then one run of the unpartitioned assets publishes.
+The corpus is scanned once and observed (its bucket data versions, on the instance); the build's runs work
+from that scan (`build.scan_handoff`). One Dagster run of the bucket assets covers every stale bucket (the
+range from the first to the last; every step skips the fresh buckets inside it, `staleness.STALE_TAG`), on
+the multiprocess executor or in process, then one run of the unpartitioned assets publishes.
 Staleness is read back from the instance (`staleness`): a bucket is stale when its data version, the build
-key or a step's code version differs from what its last materializations record, or vectors are pending.
-"""
+key or a step's code version differs from what its last materializations record, or vectors are pending."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, a
 from petrichor_pipeline.jobs import parallel_execution
 from petrichor_pipeline.object_store import ObjectStore
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.staleness import observe_corpus, stale_buckets
+from petrichor_pipeline.build.scan_handoff import SCAN_TAG, remove_scan, write_scan
+from petrichor_pipeline.staleness import STALE_TAG, observe_corpus, stale_buckets
 
 log = logging.getLogger(__name__)
 
@@ -83,15 +84,24 @@ class BuildSummary:
         }
 
 
-def plan(ctx: BuildContext, instance: Any, versions: dict[str, str]) -> tuple[list[str], list[str]]:
-    """(buckets the run covers, buckets left alone): the stale ones as the instance records them, widened to
-    one contiguous range so a single run can build them."""
+@dataclass(frozen=True)
+class Plan:
+    """What a build's bucket run covers: the stale buckets, widened to one contiguous range for a single run
+    (the fresh ones inside it are skipped by every step, `staleness.STALE_TAG`), and the buckets left alone."""
+
+    stale: list[str]
+    covered: list[str]
+    left: list[str]
+
+
+def plan(ctx: BuildContext, instance: Any, versions: dict[str, str]) -> Plan:
+    """The stale buckets as the instance records them, and the range a single run over them covers."""
     stale = stale_buckets(instance, PARTITIONED_ASSETS, versions, ctx.build_key(), full_rebuild=ctx.full_rebuild)
     if not stale:
-        return [], list(BUCKETS)
+        return Plan([], [], list(BUCKETS))
     first, last = BUCKETS.index(stale[0]), BUCKETS.index(stale[-1])
     covered = list(BUCKETS[first : last + 1])
-    return covered, [b for b in BUCKETS if b not in covered]
+    return Plan(stale, covered, [b for b in BUCKETS if b not in covered])
 
 
 PARALLEL_MIN_ARTICLES = 200
@@ -198,65 +208,116 @@ def run_build(
     buckets = scan_buckets(ctx)
     versions = {b: bucket_data_version(rows, errs) for b, (rows, errs) in buckets.items()}
     observe_corpus(instance, versions)
-    stale, fresh = plan(ctx, instance, versions)
-    summary.skipped = fresh
-    embed_dim = ctx.known_embed_dim() or 0
-    resource = PetrichorResource(
+    planned = plan(ctx, instance, versions)
+    stale = planned.stale
+    summary.skipped = planned.left
+    scan = HandedScan(ctx)
+    try:
+        built = _run_buckets(ctx, instance, planned, buckets, summary, scan, parallel, stage_done)
+        _count_articles(buckets, summary, built)
+        if not summary.failed_run:
+            _publish(ctx, instance, planned, versions, summary, built, scan, on_progress, stage_done)
+    finally:
+        scan.remove()
+    summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+@dataclass
+class HandedScan:
+    """The planning scan as the build's runs receive it (`scan_handoff`): written when a run first needs it."""
+
+    ctx: BuildContext
+    scan_id: str | None = None
+
+    def id(self) -> str:
+        if self.scan_id is None:
+            self.scan_id = write_scan(self.ctx.settings.data_dir, self.ctx.scan())
+        return self.scan_id
+
+    def remove(self) -> None:
+        remove_scan(self.ctx.settings.data_dir, self.scan_id)
+
+
+def _resource(ctx: BuildContext, stage_done: Callable[[str], None]) -> PetrichorResource:
+    return PetrichorResource(
         data_dir=str(ctx.settings.data_dir),
         corpus_dir=str(ctx.settings.corpus_dir),
         full_rebuild=ctx.full_rebuild,
-        embed_dim=embed_dim,
+        embed_dim=ctx.known_embed_dim() or 0,
         progress=StageListener(stage_done),
     )
+
+
+def _run_buckets(
+    ctx: BuildContext,
+    instance: Any,
+    planned: Plan,
+    buckets: dict[str, Any],
+    summary: BuildSummary,
+    scan: HandedScan,
+    parallel: bool | None,
+    stage_done: Callable[[str], None],
+) -> set[str]:
+    """The one bucket run over the planned range; fills the summary's materialized buckets and stages and
+    returns the ids of the articles it built."""
+    stale, covered = planned.stale, planned.covered
     built: set[str] = set()
+    if not stale:
+        return built
     if parallel is None:
         big = ctx.full_rebuild or articles_to_build(ctx, buckets, stale) >= PARALLEL_MIN_ARTICLES
         parallel = big and not instance.is_ephemeral
-    if stale:
-        tags = {
-            PARTITION_RANGE_START: stale[0],
-            PARTITION_RANGE_END: stale[-1],
-            "petrichor/trigger": "cli",
-            "petrichor/full_rebuild": str(ctx.full_rebuild).lower(),
+    tags = {
+        PARTITION_RANGE_START: covered[0],
+        PARTITION_RANGE_END: covered[-1],
+        STALE_TAG: ",".join(stale),
+        SCAN_TAG: scan.id(),
+        "petrichor/trigger": "cli",
+        "petrichor/full_rebuild": str(ctx.full_rebuild).lower(),
+    }
+    if parallel:
+        run_config = {
+            **QUIET_RUN_CONFIG,
+            **parallel_execution(ctx.settings.build_workers or None),
+            "resources": {"petrichor": {"config": {
+                "data_dir": str(ctx.settings.data_dir),
+                "corpus_dir": str(ctx.settings.corpus_dir),
+                "full_rebuild": ctx.full_rebuild,
+                "embed_dim": ctx.known_embed_dim() or 0,
+            }}},
         }
-        if parallel:
-            run_config = {
-                **QUIET_RUN_CONFIG,
-                **parallel_execution(ctx.settings.build_workers or None),
-                "resources": {"petrichor": {"config": {
-                    "data_dir": str(ctx.settings.data_dir),
-                    "corpus_dir": str(ctx.settings.corpus_dir),
-                    "full_rebuild": ctx.full_rebuild,
-                    "embed_dim": embed_dim,
-                }}},
-            }
-            with execute_job(
-                reconstructable(bucket_build_job_def), instance=instance, run_config=run_config, tags=tags, raise_on_error=False
-            ) as res:
-                pending = _collect(res, summary, built, ",".join(stale))
-                success, run_id = res.success, res.run_id
-            for asset in (a.key.to_user_string() for a in PARTITIONED_ASSETS):
-                for _ in stale:
-                    stage_done(asset)
-        else:
-            res = materialize(
-                all_assets(),
-                instance=instance,
-                resources={"petrichor": resource},
-                selection=PARTITIONED_ASSETS,
-                raise_on_error=False,
-                run_config=QUIET_RUN_CONFIG,
-                tags=tags,
-            )
-            pending = _collect(res, summary, built, ",".join(stale))
+        with execute_job(
+            reconstructable(bucket_build_job_def), instance=instance, run_config=run_config, tags=tags, raise_on_error=False
+        ) as res:
+            pending = _collect(res, summary, built, ",".join(covered))
             success, run_id = res.success, res.run_id
-        if not success:
-            summary.failed_run = f"buckets {stale[0]}..{stale[-1]}: run {run_id} failed"
-        else:
-            summary.materialized = list(stale)
-        if pending:
-            log.info("%d vectors pending; their buckets stay stale for the next build", pending)
+        for asset in (a.key.to_user_string() for a in PARTITIONED_ASSETS):
+            for _ in stale:
+                stage_done(asset)
+    else:
+        res = materialize(
+            all_assets(),
+            instance=instance,
+            resources={"petrichor": _resource(ctx, stage_done)},
+            selection=PARTITIONED_ASSETS,
+            raise_on_error=False,
+            run_config=QUIET_RUN_CONFIG,
+            tags=tags,
+        )
+        pending = _collect(res, summary, built, ",".join(covered))
+        success, run_id = res.success, res.run_id
+    if not success:
+        summary.failed_run = f"buckets {covered[0]}..{covered[-1]}: run {run_id} failed"
+    else:
+        summary.materialized = list(covered)  # Dagster records every bucket of the range
+    if pending:
+        log.info("%d vectors pending; their buckets stay stale for the next build", pending)
+    return built
 
+
+def _count_articles(buckets: dict[str, Any], summary: BuildSummary, built: set[str]) -> None:
     all_articles = [a for rows, _ in buckets.values() for a in rows]
     summary.errors = [e for _, errs in buckets.values() for e in errs] + summary.errors
     failed_ids = {e.get("path") for e in summary.errors}
@@ -268,20 +329,29 @@ def run_build(
         "skipped": len(all_articles) - n_built,
         "failed": len(failed_ids),
     }
-    if summary.failed_run:
-        summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
-        summary.seconds = time.perf_counter() - started
-        return summary
 
-    if stale or _published_versions(ctx) != versions or ctx.full_rebuild:
+
+def _publish(
+    ctx: BuildContext,
+    instance: Any,
+    planned: Plan,
+    versions: dict[str, str],
+    summary: BuildSummary,
+    built: set[str],
+    scan: HandedScan,
+    on_progress: Callable[[str, int, int], None] | None,
+    stage_done: Callable[[str], None],
+) -> None:
+    """The publish run, when a bucket was built or `CURRENT` is not what the corpus is now."""
+    if planned.stale or _published_versions(ctx) != versions or ctx.full_rebuild:
         res = materialize(
             all_assets(),
             instance=instance,
-            resources={"petrichor": resource},
+            resources={"petrichor": _resource(ctx, stage_done)},
             selection=PUBLISH_ASSETS,
             raise_on_error=False,
             run_config=QUIET_RUN_CONFIG,
-            tags={"petrichor/trigger": "cli"},
+            tags={"petrichor/trigger": "cli", SCAN_TAG: scan.id()},
         )
         _collect(res, summary, built)
         if not res.success:
@@ -290,6 +360,3 @@ def run_build(
             summary.published = True
         if on_progress:
             on_progress("publish", 1, 1)
-    summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
-    summary.seconds = time.perf_counter() - started
-    return summary

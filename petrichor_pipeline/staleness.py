@@ -20,6 +20,9 @@ from petrichor_pipeline.config import BUCKETS
 
 BUCKET_STATE = "petrichor/bucket_state"
 """Materialization metadata: `{bucket: {"data_version", "build_key", "pending"}}` for the run's buckets."""
+STALE_TAG = "petrichor/stale_buckets"
+"""Run tag of `petrichor build`'s bucket run: the buckets of its partition range that are stale (comma
+separated). The others lie inside the range only to make it contiguous; their steps skip them."""
 CORPUS = AssetKey("corpus")
 CODE_VERSION_TAG = "dagster/code_version"
 
@@ -105,6 +108,14 @@ def stale_buckets(
                 elif (rec.state.data_version, rec.state.build_key) != (want.data_version, want.build_key) or rec.state.pending:
                     stale.add(bucket)
     return [b for b in BUCKETS if b in stale]
+
+
+def fresh_in_run(tags: Mapping[str, str], buckets: Sequence[str]) -> set[str]:
+    """The run's buckets its planner found fresh (none when the run carries no `STALE_TAG`)."""
+    if STALE_TAG not in tags:
+        return set()
+    stale = {b for b in tags[STALE_TAG].split(",") if b}
+    return {b for b in buckets if b not in stale}
 
 
 def observed_versions(instance: DagsterInstance) -> dict[str, str]:

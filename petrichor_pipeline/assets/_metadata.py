@@ -12,7 +12,9 @@ from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import BucketResult
 from petrichor_pipeline.build.steps.articles import built_data_version
-from petrichor_pipeline.staleness import BucketState, state_metadata
+from petrichor_pipeline.build.scan_handoff import SCAN_TAG
+from petrichor_pipeline.resources import PetrichorResource
+from petrichor_pipeline.staleness import BucketState, fresh_in_run, state_metadata
 
 
 MODEL_STEP = {"petrichor/model": "true"}
@@ -58,9 +60,18 @@ def bucket_metadata(results: Sequence[BucketResult], columns: tuple[str, ...]) -
     return meta
 
 
+def run_context(context: AssetExecutionContext, petrichor: PetrichorResource) -> BuildContext:
+    """The run's build context, working from the build's planning scan when the run names one (`SCAN_TAG`)."""
+    ctx = petrichor.context()
+    scan_id = context.run.tags.get(SCAN_TAG)
+    if scan_id:
+        ctx.adopt_scan(scan_id)
+    return ctx
+
+
 def materialize_buckets(
     context: AssetExecutionContext,
-    ctx: BuildContext,
+    petrichor: PetrichorResource,
     step: Callable[[BuildContext, str], tuple[BucketResult, str]],
     columns: tuple[str, ...],
     *,
@@ -71,8 +82,15 @@ def materialize_buckets(
     The materialization records each bucket's state (`staleness.BUCKET_STATE`), which is what later builds,
     the sensor and the UI read back to decide staleness; `metered` steps also report their model calls.
     Tells the CLI's progress display each finished bucket.
+
+    A bucket the run's planner found fresh (`staleness.STALE_TAG`: it lies inside the run's range only to
+    make the range contiguous) is not touched: its files stay as they are and its materialization records
+    the state it was built from, which the planner found equal to the current one.
     """
+    ctx = run_context(context, petrichor)
     buckets = list(context.partition_keys)
+    fresh = fresh_in_run(context.run.tags, buckets)
+    todo = [b for b in buckets if b not in fresh]
     mark = usage_mark(ctx)
     key = ctx.build_key()
 
@@ -81,11 +99,13 @@ def materialize_buckets(
         ctx.stage_done(result.asset)
         return result, version
 
-    with ThreadPoolExecutor(max_workers=min(ctx.bucket_workers, len(buckets) or 1)) as pool:
-        done = list(pool.map(one, buckets))
+    with ThreadPoolExecutor(max_workers=min(ctx.bucket_workers, len(todo) or 1)) as pool:
+        done = list(pool.map(one, todo))
     results = [r for r, _ in done]
     meta = bucket_metadata(results, columns)
-    states = {b: BucketState(v, key, int(r.extra.get("pending", 0) or 0)) for b, (r, v) in zip(buckets, done)}
+    states = {b: BucketState(v, key, int(r.extra.get("pending", 0) or 0)) for b, (r, v) in zip(todo, done)}
+    for bucket in sorted(fresh):
+        states[bucket] = BucketState(built_data_version(ctx, bucket), key)
     meta.update(state_metadata(states))
     if metered:
         now = usage_mark(ctx)

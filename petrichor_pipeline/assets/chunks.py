@@ -19,7 +19,7 @@ from petrichor_pipeline.text.windows import WINDOW_VERSION
     "article, and the index text. Unchanged articles reuse their previous rows.",
 )
 def chunks(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    return materialize_buckets(context, petrichor.context(), built_on_articles(chunks_step), ("chunk_id", "heading", "start", "end"))
+    return materialize_buckets(context, petrichor, built_on_articles(chunks_step), ("chunk_id", "heading", "start", "end"))
 
 
 @asset(
@@ -32,4 +32,4 @@ def chunks(context: AssetExecutionContext, petrichor: PetrichorResource) -> Mate
     "offsets into the article and the index text that is embedded; hits on a window score its chunk.",
 )
 def chunk_windows(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    return materialize_buckets(context, petrichor.context(), built_on_articles(windows_step), ("window_id", "chunk_id", "start", "end"))
+    return materialize_buckets(context, petrichor, built_on_articles(windows_step), ("window_id", "chunk_id", "start", "end"))

@@ -8,7 +8,7 @@ from petrichor_pipeline.resources import PetrichorResource
 
 def _vectors(context: AssetExecutionContext, petrichor: PetrichorResource, kind: str) -> MaterializeResult:
     step = built_on_articles(lambda ctx, bucket: vectors_step(ctx, bucket, kind))
-    return materialize_buckets(context, petrichor.context(), step, ("id", "content_hash"))
+    return materialize_buckets(context, petrichor, step, ("id", "content_hash"))
 
 
 @asset(

@@ -1,6 +1,8 @@
+import time
+
 from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, MetadataValue, asset
 
-from petrichor_pipeline.assets._metadata import MODEL_STEP, built_on_articles, materialize_buckets
+from petrichor_pipeline.assets._metadata import MODEL_STEP, built_on_articles, materialize_buckets, run_context
 from petrichor_pipeline.build.steps.page_index import page_index_step
 from petrichor_pipeline.build.steps.questions import questions_step
 from petrichor_pipeline.build.steps.wiki_candidates import wiki_candidates_step
@@ -10,7 +12,7 @@ from petrichor_pipeline.resources import PetrichorResource
 
 
 def _with_calls(context: AssetExecutionContext, petrichor: PetrichorResource, step, columns: tuple[str, ...]) -> MaterializeResult:
-    return materialize_buckets(context, petrichor.context(), built_on_articles(step), columns, metered=True)
+    return materialize_buckets(context, petrichor, built_on_articles(step), columns, metered=True)
 
 
 @asset(
@@ -63,5 +65,7 @@ def page_index(context: AssetExecutionContext, petrichor: PetrichorResource) -> 
     "and source references. Pages that only a deleted article supported disappear.",
 )
 def wiki_pages(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    counts = wiki_pages_step(petrichor.context())
-    return MaterializeResult(metadata={"rows": counts["wiki_pages"], "tables": MetadataValue.json(counts)})
+    started = time.perf_counter()
+    counts = wiki_pages_step(run_context(context, petrichor))
+    seconds = round(time.perf_counter() - started, 3)
+    return MaterializeResult(metadata={"rows": counts["wiki_pages"], "tables": MetadataValue.json(counts), "seconds": seconds})

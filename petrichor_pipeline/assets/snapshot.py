@@ -1,5 +1,6 @@
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
+from petrichor_pipeline.assets._metadata import run_context
 from petrichor_pipeline.build.publish import publish_snapshot
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
 from petrichor_pipeline.resources import PetrichorResource
@@ -13,7 +14,7 @@ from petrichor_pipeline.resources import PetrichorResource
     "versions + manifest) and points CURRENT at it with an atomic rename.",
 )
 def snapshot(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    ctx = petrichor.context()
+    ctx = run_context(context, petrichor)
     result = publish_snapshot(ctx, bucket_versions=current_bucket_versions(ctx))
     m = result.manifest
     return MaterializeResult(

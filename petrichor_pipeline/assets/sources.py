@@ -29,5 +29,5 @@ def corpus(context) -> DataVersionsByPartition:
 )
 def articles(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
     return materialize_buckets(
-        context, petrichor.context(), articles_step, ("path", "title", "tenant", "visibility", "article_version")
+        context, petrichor, articles_step, ("path", "title", "tenant", "visibility", "article_version")
     )

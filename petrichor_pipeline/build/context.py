@@ -79,7 +79,17 @@ class BuildContext:
                 )
             return self._scan
 
+    def adopt_scan(self, scan_id: str) -> None:
+        """Work from the build's planning scan (`scan_handoff`) instead of scanning the corpus again."""
+        from petrichor_pipeline.build.scan_handoff import read_scan
+
+        with self._lock:
+            if self._scan is None:
+                self._scan = read_scan(self.settings.data_dir, scan_id)
+
     def _transcriber(self):
+        if not self.settings.vision.configured:  # no vision model: spare the import of its HTTP client
+            return None
         from petrichor_pipeline.sources.vision import page_transcriber
 
         # cached by page image, so a rebuild neither repeats requests nor changes the article's version

@@ -1,104 +1,292 @@
-"""The snapshot's lexical index assembled from per-bucket postings, so a publish re-tokenises only the buckets
-that changed (and the cross-article wiki, which every build recomputes).
+"""The snapshot's lexical index assembled from per-article postings, so a publish re-tokenises only the
+articles that were rebuilt (and the cross-article wiki, which every build recomputes).
 
-A bucket's postings (row numbers local to the bucket's slice of each indexed table) are cached in the
-warehouse beside a signature of what they were computed from (data version, per-article build keys). Merging the buckets in bucket
-order, with each bucket's rows shifted by the rows before it, gives exactly the index a build over the
-whole snapshot gives: term ids follow first occurrence, and rows stay ascending inside each term.
+Every row of the chunk, window, question and tree indexes belongs to one article, and a bucket's tables
+keep each article's rows together. An article's postings (row numbers local to its rows of each index) are
+cached per bucket in the warehouse (`lexical_parts/bucket=XX.parquet`, one row per article, index and term,
+terms in the order of their first occurrence) beside a signature per article of what they were computed
+from: its title, the build keys of the indexed steps and its row counts. Merging the articles in snapshot
+order, each article's rows shifted by the rows before it, gives exactly the index a build over the whole
+snapshot gives: a term's id is its first occurrence over all rows (the articles' term lists concatenated in
+order and dictionary-encoded), and a stable sort by term keeps rows ascending inside each term.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.contract import write_parquet_atomic
 from petrichor_pipeline.text import lexical
-from petrichor_pipeline.text.bm25 import BM25Index, postings
+from petrichor_pipeline.text.bm25 import BM25Index
 from petrichor_pipeline.text.tokenize import get_tokenizer
 
-PARTS_VERSION = "1"
+PARTS_VERSION = "2"
 BUCKET_INDEXES = tuple(name for name in lexical.INDEXES if name != "wiki")
 """The indexes whose rows belong to one article each; the wiki index spans buckets and is rebuilt whole."""
-SIGNED_ASSETS = ("articles", "chunks", "chunk_windows", "questions", "page_index")
-"""The warehouse steps whose rows the bucket indexes read (articles for titles)."""
-
-Postings = tuple[list[str], list[np.ndarray], list[np.ndarray]]
-
-
-def signature(wh: Warehouse, bucket: str, tokenizer: str) -> str:
-    """What a bucket's postings were computed from: the data version its articles were written from and the
-    per-article build keys of the indexed steps (a bucket rewritten with every article reused keeps it)."""
-    parts = [PARTS_VERSION, tokenizer, json.dumps((wh.read_json("articles", bucket) or {}).get("data_version"))]
-    for asset in SIGNED_ASSETS[1:]:
-        keys = (wh.read_json(asset, bucket) or {}).get("keys")
-        parts.append(f"{asset}:{json.dumps(keys, sort_keys=True)}")
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:24]
+SIGNED_ASSETS = ("chunks", "chunk_windows", "questions", "page_index")
+"""The warehouse steps whose rows the article indexes read (besides the article's title)."""
+PARTS_SCHEMA = pa.schema(
+    [
+        ("article_id", pa.string()),
+        ("index", pa.string()),
+        ("term", pa.string()),
+        ("rows", pa.list_(pa.int32())),
+        ("weights", pa.list_(pa.float32())),
+    ]
+)
 
 
-def _from_table(table: pa.Table) -> dict[str, Postings]:
-    out: dict[str, Postings] = {}
-    names = np.asarray(table.column("index").to_pylist(), dtype=object)
-    for name in BUCKET_INDEXES:
-        part = table.filter(pa.array(names == name)) if len(names) else table
-        rows_col, weights_col = part.column("rows").combine_chunks(), part.column("weights").combine_chunks()
-        if not len(part):
-            out[name] = ([], [], [])
-            continue
-        offsets = rows_col.offsets.to_numpy()
-        offsets = offsets - offsets[0]
-        flat_rows = rows_col.flatten().to_numpy(zero_copy_only=False)
-        flat_weights = weights_col.flatten().to_numpy(zero_copy_only=False)
-        cuts = list(zip(offsets[:-1].tolist(), offsets[1:].tolist()))
-        out[name] = (part.column("term").to_pylist(), [flat_rows[a:b] for a, b in cuts], [flat_weights[a:b] for a, b in cuts])
+@dataclass(frozen=True)
+class Unit:
+    """A run of consecutive rows of one index in the snapshot and their postings (`PARTS_SCHEMA` rows, row
+    numbers local to the run); `start` is the run's first row within its bucket's slice of the table."""
+
+    start: int
+    postings: pa.Table
+
+
+@dataclass
+class BucketParts:
+    """One bucket's postings per index, as units in row order, and the row count of each index."""
+
+    units: dict[str, list[Unit]]
+    sizes: dict[str, int]
+    reused: int
+    tokenised: int
+
+
+def _codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[str]]:
+    """A string column as integer codes and the strings they stand for (no Python object per row)."""
+    encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+    return encoded.indices.to_numpy(zero_copy_only=False), encoded.dictionary.to_pylist()
+
+
+def _boundaries(*codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of the runs of rows whose codes are all equal to the row before."""
+    n = len(codes[0])
+    change = np.zeros(max(n - 1, 0), dtype=bool)
+    for c in codes:
+        change |= c[1:] != c[:-1]
+    cuts = np.flatnonzero(change) + 1
+    return np.concatenate([[0], cuts]).astype(np.int64), np.concatenate([cuts, [n]]).astype(np.int64)
+
+
+def _runs(article_ids: pa.ChunkedArray | pa.Array) -> list[tuple[str, int, int]]:
+    """(article_id, first row, row count) of each run of equal consecutive ids."""
+    if not len(article_ids):
+        return []
+    codes, names = _codes(article_ids)
+    starts, ends = _boundaries(codes)
+    return [(names[codes[s]], int(s), int(e - s)) for s, e in zip(starts, ends)]
+
+
+def _signatures(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tokenizer: str, runs: Mapping[str, list]) -> dict[str, str]:
+    """Per article of the bucket: what its postings are computed from."""
+    keys = {asset: (wh.read_json(asset, bucket) or {}).get("keys") or {} for asset in SIGNED_ASSETS}
+    counts: dict[str, dict[str, int]] = {}
+    for name, article_runs in runs.items():
+        for aid, _, n in article_runs:
+            counts.setdefault(aid, {})[name] = counts.get(aid, {}).get(name, 0) + n
+    arts = tables["articles"]
+    out = {}
+    for aid, title in zip(arts.column("article_id").to_pylist(), arts.column("title").to_pylist()):
+        parts = [PARTS_VERSION, tokenizer, aid, title, json.dumps(counts.get(aid, {}), sort_keys=True)]
+        parts += [f"{asset}:{keys[asset].get(aid)}" for asset in SIGNED_ASSETS]
+        out[aid] = hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:24]
     return out
 
 
-def bucket_postings(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tokenizer: str) -> tuple[dict[str, Postings], bool]:
-    """The bucket's postings per index, from the cache when its signature matches; (postings, reused)."""
-    sig = signature(wh, bucket, tokenizer)
+def _cached(wh: Warehouse, bucket: str) -> tuple[pa.Table, dict[str, str]]:
+    """The bucket's cached postings table and the signature of each article in it (empty when unreadable)."""
+    sidecar = wh.read_json("lexical_parts", bucket) or {}
     path = wh.path("lexical_parts", bucket)
-    if (wh.read_json("lexical_parts", bucket) or {}).get("signature") == sig and path.exists():
-        try:
-            return _from_table(pq.read_table(path)), True
-        except (OSError, pa.ArrowInvalid, KeyError):
-            pass
-    tok = get_tokenizer(tokenizer)
-    by_index = {name: postings(BM25Index.build(lexical.documents(name, tables), tok.index)) for name in BUCKET_INDEXES}
-    write_parquet_atomic(lexical.postings_table(by_index), path)
-    wh.write_json("lexical_parts", bucket, {"signature": sig})
-    return by_index, False
+    if sidecar.get("version") != PARTS_VERSION or not path.exists():
+        return PARTS_SCHEMA.empty_table(), {}
+    try:
+        table = pq.read_table(path).select(PARTS_SCHEMA.names).cast(PARTS_SCHEMA)
+    except (OSError, pa.ArrowInvalid, KeyError, pa.ArrowNotImplementedError):
+        return PARTS_SCHEMA.empty_table(), {}
+    return table, dict(sidecar.get("articles") or {})
 
 
-def merged_table(parts: Sequence[tuple[dict[str, Postings], Mapping[str, int]]], tables: Mapping[str, pa.Table], tokenizer: str) -> pa.Table:
-    """The `lexical_index` table: bucket postings merged in bucket order (`parts` carries each bucket's
-    postings and its row count per index), the wiki index built over the whole wiki."""
-    merged: dict[str, Postings] = {}
+def _slices(table: pa.Table) -> dict[tuple[str, str], pa.Table]:
+    """The cached table cut into its (article_id, index) runs."""
+    if not table.num_rows:
+        return {}
+    aids, aid_names = _codes(table.column("article_id"))
+    idx, idx_names = _codes(table.column("index"))
+    starts, ends = _boundaries(aids, idx)
+    return {(aid_names[aids[s]], idx_names[idx[s]]): table.slice(int(s), int(e - s)) for s, e in zip(starts, ends)}
+
+
+def _postings_rows(name: str, units: Sequence[tuple[str, BM25Index]]) -> pa.Table:
+    """`PARTS_SCHEMA` rows of many units' indexes in one table: per unit its terms in id order."""
+    keys, terms, counts = [], [], []
+    indptrs, rows, weights, base = [np.zeros(1, np.int64)], [], [], 0
+    for key, index in units:
+        vocab = [""] * len(index.vocab)
+        for term, t in index.vocab.items():
+            vocab[t] = term
+        terms += vocab
+        counts.append(len(vocab))
+        keys.append(key)
+        indptrs.append(index.indptr[1:] + base)
+        base += int(index.indptr[-1])
+        rows.append(index.indices)
+        weights.append(index.data)
+    offsets = pa.array(np.concatenate(indptrs).astype(np.int32))
+    flat_rows = np.concatenate(rows).astype(np.int32) if rows else np.empty(0, np.int32)
+    flat_weights = np.concatenate(weights).astype(np.float32) if weights else np.empty(0, np.float32)
+    return pa.table(
+        {
+            "article_id": pa.array(np.repeat(np.asarray(keys, dtype=object), counts) if keys else [], pa.string()),
+            "index": pa.array([name] * len(terms), pa.string()),
+            "term": pa.array(terms, pa.string()),
+            "rows": pa.ListArray.from_arrays(offsets, pa.array(flat_rows)),
+            "weights": pa.ListArray.from_arrays(offsets, pa.array(flat_weights)),
+        },
+        schema=PARTS_SCHEMA,
+    )
+
+
+def bucket_parts(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tokenizer: str) -> BucketParts:
+    """The bucket's postings per index: cached articles whose signature matches are reused, the others are
+    tokenised (only their rows), and the cache is rewritten when anything changed."""
+    runs = {name: _runs(tables[lexical.INDEXES[name]].column("article_id")) for name in BUCKET_INDEXES}
+    sizes = {name: tables[lexical.INDEXES[name]].num_rows for name in BUCKET_INDEXES}
+    regular = {name: len({aid for aid, _, _ in r}) == len(r) for name, r in runs.items()}
+    signatures = _signatures(wh, bucket, tables, tokenizer, runs)
+    cached_table, cached_sigs = _cached(wh, bucket)
+    reuse = {aid for aid, sig in signatures.items() if cached_sigs.get(aid) == sig}
+    cached = _slices(cached_table) if reuse else {}
+    todo = [aid for aid in signatures if aid not in reuse]
+
+    fresh: dict[tuple[str, str], pa.Table] = {}
+    whole: dict[str, pa.Table] = {}
+    tok = get_tokenizer(tokenizer) if todo or not all(regular.values()) else None
+    if todo:
+        wanted = pa.array(todo, pa.string())
+        sub = {name: t.filter(pc.is_in(t.column("article_id"), value_set=wanted)) if t.num_rows else t for name, t in tables.items()}
+        for name in BUCKET_INDEXES:
+            if not regular[name]:
+                continue
+            docs = list(lexical.documents(name, sub))
+            for aid, start, n in _runs(sub[lexical.INDEXES[name]].column("article_id")):
+                fresh[(aid, name)] = _postings_rows(name, [(aid, BM25Index.build(docs[start : start + n], tok.index))])
+    for name in BUCKET_INDEXES:
+        if not regular[name]:  # an article's rows apart: this index of the bucket is tokenised as one run
+            whole[name] = _postings_rows(name, [("", BM25Index.build(lexical.documents(name, tables), tok.index))])
+
+    units: dict[str, list[Unit]] = {}
+    pieces: list[pa.Table] = []
+    empty = PARTS_SCHEMA.empty_table()
+    for name in BUCKET_INDEXES:
+        if name in whole:
+            units[name] = [Unit(0, whole[name])] if sizes[name] else []
+            continue
+        units[name] = []
+        for aid, start, _ in runs[name]:
+            part = fresh.get((aid, name)) if aid not in reuse else cached.get((aid, name), empty)
+            units[name].append(Unit(start, part if part is not None else empty))
+    for aid in signatures:  # the cache in article order, each article's indexes together
+        for name in BUCKET_INDEXES:
+            part = cached.get((aid, name)) if aid in reuse else fresh.get((aid, name))
+            if part is not None and part.num_rows:
+                pieces.append(part)
+    if todo or set(cached_sigs) != set(signatures):
+        write_parquet_atomic(pa.concat_tables(pieces) if pieces else empty, wh.path("lexical_parts", bucket))
+        wh.write_json("lexical_parts", bucket, {"version": PARTS_VERSION, "articles": signatures})
+    return BucketParts(units, sizes, reused=len(reuse), tokenised=len(todo))
+
+
+WIKI_PARTS = "wiki"
+"""The cache of wiki postings (`lexical_parts/bucket=wiki.parquet`): one unit per distinct page text, keyed
+by its hash, so a build re-tokenises only the pages whose title, summary, content or aliases changed."""
+
+
+def _wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -> tuple[pa.Table, np.ndarray]:
+    """The wiki index's postings, one page per unit in row order: (postings rows, each row's page number)."""
+    docs = list(lexical.documents("wiki", tables))
+    hashes = [hashlib.sha256("\x1f".join((PARTS_VERSION, tokenizer, *doc)).encode()).hexdigest()[:24] for doc in docs]
+    cached_table, _ = _cached(wh, WIKI_PARTS)
+    spans: dict[str, tuple[int, int]] = {}
+    if cached_table.num_rows:
+        codes, names = _codes(cached_table.column("article_id"))
+        starts, ends = _boundaries(codes)
+        spans = {names[codes[st]]: (int(st), int(en)) for st, en in zip(starts, ends)}
+    todo = {h: doc for h, doc in zip(hashes, docs) if h not in spans}
+    if todo:
+        tok = get_tokenizer(tokenizer)
+        fresh = _postings_rows("wiki", [(h, BM25Index.build([doc], tok.index)) for h, doc in todo.items()])
+        n = cached_table.num_rows
+        codes, names = _codes(fresh.column("article_id"))
+        starts, ends = _boundaries(codes)
+        spans.update({names[codes[st]]: (n + int(st), n + int(en)) for st, en in zip(starts, ends)})
+        cached_table = pa.concat_tables([cached_table, fresh])
+    live = set(hashes)
+    if todo or len(spans) != len(live):  # keep only the pages of this wiki, in its order
+        keep = [spans[h] for h in dict.fromkeys(hashes)]
+        order = np.concatenate([np.arange(st, en) for st, en in keep]) if keep else np.empty(0, np.int64)
+        cached_table = cached_table.take(pa.array(order, pa.int64()))
+        write_parquet_atomic(cached_table, wh.path("lexical_parts", WIKI_PARTS))
+        wh.write_json("lexical_parts", WIKI_PARTS, {"version": PARTS_VERSION})
+        pos, spans = 0, {}
+        for h, (st, en) in zip(dict.fromkeys(hashes), keep):
+            spans[h] = (pos, pos + en - st)
+            pos += en - st
+    picked = [spans[h] for h in hashes]
+    lengths = np.asarray([en - st for st, en in picked], dtype=np.int64)
+    take = np.concatenate([np.arange(st, en) for st, en in picked]) if picked else np.empty(0, np.int64)
+    return cached_table.take(pa.array(take, pa.int64())), np.repeat(np.arange(len(picked)), lengths)
+
+
+def _merged_index(name: str, table: pa.Table, shifts: np.ndarray) -> pa.Table:
+    """One index's `lexical_index` rows from its units' postings in row order; `shifts` is each postings
+    row's first row in the index (its unit's start)."""
+    if not table.num_rows:
+        return lexical.postings_table({name: ([], [], [])})
+    table = table.combine_chunks()
+    encoded = pc.dictionary_encode(table.column("term").chunk(0))
+    ids = encoded.indices.to_numpy().astype(np.int64)
+    terms = encoded.dictionary
+    rows_col, weights_col = table.column("rows").chunk(0), table.column("weights").chunk(0)
+    lengths = pc.list_value_length(rows_col).to_numpy(zero_copy_only=False).astype(np.int64)
+    flat_rows = pc.list_flatten(rows_col).to_numpy(zero_copy_only=False).astype(np.int64) + np.repeat(shifts, lengths)
+    flat_weights = pc.list_flatten(weights_col).to_numpy(zero_copy_only=False)
+    by_term = np.repeat(ids, lengths)
+    order = np.argsort(by_term, kind="stable")  # stable: rows stay ascending inside each term
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(by_term, minlength=len(terms)))]).astype(np.int32)
+    return pa.table(
+        {
+            "index": pa.array([name] * len(terms), pa.string()),
+            "term": terms,
+            "rows": pa.ListArray.from_arrays(pa.array(indptr), pa.array(flat_rows[order].astype(np.int32))),
+            "weights": pa.ListArray.from_arrays(pa.array(indptr), pa.array(flat_weights[order].astype(np.float32))),
+        }
+    )
+
+
+def merged_table(wh: Warehouse, parts: Sequence[BucketParts], tables: Mapping[str, pa.Table], tokenizer: str) -> pa.Table:
+    """The `lexical_index` table: the buckets' postings merged in bucket order and the wiki's from its
+    per-page cache."""
+    out = []
     for name in lexical.INDEXES:
         if name == "wiki":
-            tok = get_tokenizer(tokenizer)
-            merged[name] = postings(BM25Index.build(lexical.documents(name, tables), tok.index))
+            out.append(_merged_index(name, *_wiki_units(wh, tables, tokenizer)))
             continue
-        acc: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
-        offset = 0
-        for by_index, sizes in parts:
-            terms, rows, weights = by_index[name]
-            for term, r, w in zip(terms, rows, weights):
-                slot = acc.get(term)
-                if slot is None:
-                    acc[term] = slot = ([], [])
-                slot[0].append(r + offset if offset else r)
-                slot[1].append(w)
-            offset += sizes[name]
-        merged[name] = (
-            list(acc),
-            [np.concatenate(r).astype(np.int32) if len(r) > 1 else r[0].astype(np.int32) for r, _ in acc.values()],
-            [np.concatenate(w) if len(w) > 1 else w[0] for _, w in acc.values()],
-        )
-    return lexical.postings_table(merged)
+        units, offset = [], 0
+        for part in parts:
+            units += [(offset + u.start, u.postings) for u in part.units[name] if u.postings.num_rows]
+            offset += part.sizes[name]
+        table = pa.concat_tables([t for _, t in units]) if units else PARTS_SCHEMA.empty_table()
+        out.append(_merged_index(name, table, np.repeat([st for st, _ in units], [t.num_rows for _, t in units]).astype(np.int64)))
+    return pa.concat_tables(out)

@@ -87,17 +87,13 @@ def _bucket_tables(ctx: BuildContext, bucket: str) -> dict[str, pa.Table]:
 def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
     """The snapshot's Parquet tables from every bucket, restricted to the articles that exist now.
 
-    Buckets are concatenated in bucket order; the lexical index merges each bucket's postings, re-tokenising
-    only buckets whose warehouse files changed since they were last indexed (`lexical_parts`).
+    Buckets are concatenated in bucket order; the lexical index merges per-article postings, re-tokenising
+    only the articles rebuilt since they were last indexed (`lexical_parts`).
     """
     wh = ctx.warehouse
     tokenizer = ctx.settings.lexical_tokenizer
     per_bucket = {b: _bucket_tables(ctx, b) for b in BUCKETS}
-    parts = []
-    for b in BUCKETS:
-        t = per_bucket[b]
-        by_index, _ = lexical_parts.bucket_postings(wh, b, t, tokenizer)
-        parts.append((by_index, {name: t[table].num_rows for name, table in lexical.INDEXES.items() if name != "wiki"}))
+    parts = [lexical_parts.bucket_parts(wh, b, per_bucket[b], tokenizer) for b in BUCKETS]
 
     def concat(name: str, schema: pa.Schema) -> pa.Table:
         tables = [per_bucket[b][name] for b in BUCKETS if per_bucket[b][name].num_rows]
@@ -120,7 +116,7 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
     for name in WIKI_TABLES:
         t = wh.read(name, None, SCHEMAS[name])
         tables[name] = t if t is not None else SCHEMAS[name].empty_table()
-    tables["lexical_index"] = lexical_parts.merged_table(parts, tables, tokenizer)
+    tables["lexical_index"] = lexical_parts.merged_table(wh, parts, tables, tokenizer)
     return tables
 
 

@@ -31,8 +31,8 @@ class Warehouse:
         p = self.path(asset, bucket)
         if not p.exists():
             return None
-        try:
-            table = pq.read_table(p)
+        try:  # only the schema's columns are read; a file lacking one is unreadable like a corrupt one
+            table = pq.read_table(p, columns=schema.names if schema is not None else None)
         except (OSError, pa.ArrowInvalid):
             return None
         if schema is not None:

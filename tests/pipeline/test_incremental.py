@@ -87,3 +87,43 @@ def test_deleted_article_disappears_with_its_wiki_contribution(built_corpus, tmp
     }
     assert only_deleted
     assert not only_deleted & {(p["kb_id"], p["page_key"]) for p in snapshot_rows(data, "wiki_pages", after)}
+
+
+def test_fresh_buckets_inside_the_run_range_are_left_alone_and_the_corpus_is_scanned_once(built_corpus, tmp_path, monkeypatch):
+    """Two edits far apart: one run over the range between them, whose steps skip the fresh buckets inside it
+    (their warehouse files untouched, their recorded state kept), and one corpus scan for the whole build."""
+    from petrichor_pipeline.build import context as build_context_module
+    from petrichor_pipeline.build.steps.articles import current_bucket_versions
+    from petrichor_pipeline.config import BUCKETS
+    from petrichor_pipeline.definitions import PARTITIONED_ASSETS
+    from petrichor_pipeline.staleness import stale_buckets
+
+    corpus, data = _copy(built_corpus, tmp_path)
+    by_bucket: dict[str, list[str]] = {}
+    for path in sorted(corpus.rglob("*.md")):
+        rel = path.relative_to(corpus).as_posix()
+        if not any(part.startswith(("_", ".")) for part in rel.split("/")):
+            by_bucket.setdefault(bucket_of(article_id_of(rel)), []).append(rel)
+    used = [b for b in BUCKETS if b in by_bucket]
+    first, last = used[0], used[-1]
+    inside = [b for b in used if first < b < last]
+    assert inside, "the bundled corpus has articles in at least three buckets"
+    for rel in (by_bucket[first][0], by_bucket[last][0]):
+        (corpus / rel).write_text((corpus / rel).read_text(encoding="utf-8") + "\n\n## Added\n\nA new paragraph.\n", encoding="utf-8")
+    untouched = {p: p.stat().st_mtime_ns for b in inside for p in (data / "warehouse").glob(f"*/bucket={b}.*")}
+    assert untouched
+
+    scans = []
+    original = build_context_module.scan_corpus
+    monkeypatch.setattr(build_context_module, "scan_corpus", lambda *a, **kw: scans.append(1) or original(*a, **kw))
+    isolated_env(monkeypatch, data, corpus, tmp_path / "home")
+    with DagsterInstance.from_config(str(tmp_path / "home")) as instance:
+        build = run_build(build_context(str(data), str(corpus)), instance=instance, parallel=False)
+        assert build.ok and build.published, build.to_json()
+        assert build.to_json()["partitions"]["materialized"] == list(BUCKETS[BUCKETS.index(first) : BUCKETS.index(last) + 1])
+        assert build.to_json()["articles"]["built"] == 2
+        assert len(scans) == 1
+        assert {p: p.stat().st_mtime_ns for p in untouched} == untouched
+        ctx = build_context(str(data), str(corpus))
+        assert stale_buckets(instance, PARTITIONED_ASSETS, current_bucket_versions(ctx), ctx.build_key()) == []
+    assert not list((data / "cache" / "scans").glob("*"))  # the handed-over scan is removed with the build

@@ -1,9 +1,11 @@
-"""Snapshot assembly re-tokenises only changed buckets, and the merged lexical index equals a whole build."""
+"""Snapshot assembly re-tokenises only rebuilt articles, and the merged lexical index equals a whole build."""
 
 from __future__ import annotations
 
 import shutil
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from petrichor_pipeline.build import lexical_parts
@@ -25,12 +27,45 @@ def test_merged_postings_equal_a_whole_build_and_unchanged_buckets_are_reused(bu
     whole = lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer))
     assert tables["lexical_index"].equals(whole)
 
-    # a bucket whose articles were rebuilt is re-tokenised; every other bucket reads its cached postings
-    touched = next(b for b in BUCKETS if _bucket_tables(ctx, b)["chunks"].num_rows)
+    # an article that was rebuilt is re-tokenised; every other article (of its bucket too) reads its cached postings
+    touched = next(b for b in BUCKETS if len(set(_bucket_tables(ctx, b)["chunks"].column("article_id").to_pylist())) > 1)
     sidecar = ctx.warehouse.read_json("chunks", touched)
     aid = next(iter(sidecar["keys"]))
     sidecar["keys"][aid] += "-rebuilt"
     ctx.warehouse.write_json("chunks", touched, sidecar)
-    reused = {b: lexical_parts.bucket_postings(ctx.warehouse, b, _bucket_tables(ctx, b), ctx.settings.lexical_tokenizer)[1] for b in BUCKETS}
-    assert [b for b, hit in reused.items() if not hit] == [touched]
+    parts = {b: lexical_parts.bucket_parts(ctx.warehouse, b, _bucket_tables(ctx, b), ctx.settings.lexical_tokenizer) for b in BUCKETS}
+    assert {b: p.tokenised for b, p in parts.items() if p.tokenised} == {touched: 1}
+    assert parts[touched].reused == _bucket_tables(ctx, touched)["articles"].num_rows - 1
     assert assemble_tables(ctx)["lexical_index"].equals(whole)
+
+    # with every article and wiki page cached, assembling tokenises nothing
+    built = []
+    original = lexical_parts.BM25Index.build
+    monkeypatch.setattr(lexical_parts.BM25Index, "build", classmethod(lambda cls, docs, tok: built.append(1) or original(docs, tok)))
+    assert assemble_tables(ctx)["lexical_index"].equals(whole)
+    assert built == []
+
+
+def test_merged_postings_follow_a_deleted_and_a_rebuilt_article(built_corpus, tmp_path, monkeypatch):
+    """Articles leave and change inside one bucket: the merge still equals a build over the whole snapshot."""
+    data = tmp_path / "data"
+    shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
+    isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
+    ctx = build_context(str(data))
+    assemble_tables(ctx)  # fills the cache
+    bucket = max(BUCKETS, key=lambda b: _bucket_tables(ctx, b)["articles"].num_rows)
+    articles = ctx.warehouse.read("articles", bucket)
+    gone, changed = articles.column("article_id").to_pylist()[:2]
+    ctx.warehouse.write("articles", articles.filter(pc.not_equal(articles.column("article_id"), gone)), bucket)
+    chunks = ctx.warehouse.read("chunks", bucket)
+    retitled = pc.if_else(pc.equal(chunks.column("article_id"), changed), pa.scalar("retitled heading"), chunks.column("heading"))
+    ctx.warehouse.write("chunks", chunks.set_column(chunks.schema.get_field_index("heading"), "heading", retitled), bucket)
+    sidecar = ctx.warehouse.read_json("chunks", bucket)
+    sidecar["keys"][changed] += "-rebuilt"
+    ctx.warehouse.write_json("chunks", bucket, sidecar)
+
+    tables = assemble_tables(ctx)
+    assert gone not in tables["articles"].column("article_id").to_pylist()
+    whole = lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer))
+    assert tables["lexical_index"].equals(whole)
+    assert lexical_parts.bucket_parts(ctx.warehouse, bucket, _bucket_tables(ctx, bucket), ctx.settings.lexical_tokenizer).tokenised == 0

@@ -19,6 +19,12 @@ def bucket_articles(ctx: BuildContext, bucket: str) -> list[dict[str, Any]]:
     return [] if table is None else table.to_pylist()
 
 
+def live_article_ids(ctx: BuildContext, bucket: str) -> list[str]:
+    """The ids of the bucket's current articles (only that column is read)."""
+    table = ctx.warehouse.read("articles", bucket, pa.schema([SOURCE_SCHEMA.field("article_id")]))
+    return [] if table is None else table.column("article_id").to_pylist()
+
+
 def run_articles(
     ctx: BuildContext,
     asset: str,
