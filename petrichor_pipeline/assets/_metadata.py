@@ -20,6 +20,10 @@ from petrichor_pipeline.staleness import BucketState, fresh_in_run, state_metada
 MODEL_STEP = {"petrichor/model": "true"}
 """Op tag of the steps that call models; the build run's executor runs one of them at a time, so the run's
 model slots (`model_concurrency`) bound the requests across its processes as well."""
+MODEL_POOL = "petrichor_model"
+"""Dagster concurrency pool of the same steps, for a limit across runs (backfills side by side, a sensor run
+beside a CLI build): unlimited until the instance sets one (`dagster instance concurrency set petrichor_model 1`
+or `concurrency: pools: default_limit:` in dagster.yaml; docs/scaling.md)."""
 
 
 def preview(result: BucketResult, columns: tuple[str, ...], limit: int = 5) -> MetadataValue:

@@ -2,7 +2,7 @@ import time
 
 from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, MetadataValue, asset
 
-from petrichor_pipeline.assets._metadata import MODEL_STEP, built_on_articles, materialize_buckets, run_context
+from petrichor_pipeline.assets._metadata import MODEL_POOL, MODEL_STEP, built_on_articles, materialize_buckets, run_context
 from petrichor_pipeline.build.steps.page_index import page_index_step
 from petrichor_pipeline.build.steps.questions import questions_step
 from petrichor_pipeline.build.steps.wiki_candidates import wiki_candidates_step
@@ -22,6 +22,7 @@ def _with_calls(context: AssetExecutionContext, petrichor: PetrichorResource, st
     code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
     op_tags=MODEL_STEP,
+    pool=MODEL_POOL,
     description="Three generated questions per chunk: retrieval aliases that map back to their chunk. "
     "A failed or malformed model reply falls back to template questions with a warning.",
 )
@@ -36,6 +37,7 @@ def questions(context: AssetExecutionContext, petrichor: PetrichorResource) -> M
     code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
     op_tags=MODEL_STEP,
+    pool=MODEL_POOL,
     description="Per-article wiki contribution: document summary, entities and concepts with grounded "
     "relations, generated pages with [[pageKey|name]] links, and the article's source page.",
 )
@@ -50,6 +52,7 @@ def wiki_candidates(context: AssetExecutionContext, petrichor: PetrichorResource
     code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
     op_tags=MODEL_STEP,
+    pool=MODEL_POOL,
     description="PageIndex: each article's h1–h6 heading tree with section summaries (one model call for "
     "up to 40 sections, local extractive summaries beyond).",
 )

@@ -30,7 +30,8 @@ def _tables(data_dir) -> dict[str, list[dict]]:
 def test_a_four_worker_multiprocess_build_equals_the_in_process_build(built_corpus, tmp_path, monkeypatch):
     data, home = tmp_path / "data", tmp_path / "dagster_home"
     home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    # the production setting of docs/scaling.md: one model step at a time across runs, through the pool
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\nconcurrency:\n  pools:\n    default_limit: 1\n", encoding="utf-8")
     isolated_env(monkeypatch, data, built_corpus.corpus_dir, home)
     monkeypatch.setenv("PETRICHOR_BUILD_WORKERS", "4")
     with DagsterInstance.from_config(str(home)) as instance:
@@ -47,3 +48,12 @@ def test_a_four_worker_multiprocess_build_equals_the_in_process_build(built_corp
     for name in SCHEMAS:
         assert len(parallel[name]) == len(in_process[name]), name
         assert parallel[name] == in_process[name], name
+
+
+def test_every_model_step_is_in_the_model_pool():
+    from petrichor_pipeline.assets._metadata import MODEL_POOL
+    from petrichor_pipeline.jobs import all_assets
+
+    model_steps = [a for a in all_assets() if getattr(a, "op", None) is not None and a.op.tags.get("petrichor/model")]
+    assert {a.key.to_user_string() for a in model_steps} >= {"questions", "wiki_candidates", "chunk_vectors"}
+    assert {a.op.pool for a in model_steps} == {MODEL_POOL}
