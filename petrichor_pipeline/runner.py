@@ -250,6 +250,19 @@ def _resource(ctx: BuildContext, stage_done: Callable[[str], None]) -> Petrichor
     )
 
 
+def _materialize_in_process(ctx: BuildContext, instance: Any, stage_done: Callable[[str], None], selection: Any, tags: dict[str, str]) -> Any:
+    """One run of `selection` in this process, with the build's resource; failures land in the result."""
+    return materialize(
+        all_assets(),
+        instance=instance,
+        resources={"petrichor": _resource(ctx, stage_done)},
+        selection=selection,
+        raise_on_error=False,
+        run_config=QUIET_RUN_CONFIG,
+        tags=tags,
+    )
+
+
 def _run_buckets(
     ctx: BuildContext,
     instance: Any,
@@ -297,15 +310,7 @@ def _run_buckets(
             for _ in stale:
                 stage_done(asset)
     else:
-        res = materialize(
-            all_assets(),
-            instance=instance,
-            resources={"petrichor": _resource(ctx, stage_done)},
-            selection=PARTITIONED_ASSETS,
-            raise_on_error=False,
-            run_config=QUIET_RUN_CONFIG,
-            tags=tags,
-        )
+        res = _materialize_in_process(ctx, instance, stage_done, PARTITIONED_ASSETS, tags)
         pending = _collect(res, summary, built, ",".join(covered))
         success, run_id = res.success, res.run_id
     if not success:
@@ -344,15 +349,7 @@ def _publish(
 ) -> None:
     """The publish run, when a bucket was built or `CURRENT` is not what the corpus is now."""
     if planned.stale or _published_versions(ctx) != versions or ctx.full_rebuild:
-        res = materialize(
-            all_assets(),
-            instance=instance,
-            resources={"petrichor": _resource(ctx, stage_done)},
-            selection=PUBLISH_ASSETS,
-            raise_on_error=False,
-            run_config=QUIET_RUN_CONFIG,
-            tags={"petrichor/trigger": "cli", SCAN_TAG: scan.id()},
-        )
+        res = _materialize_in_process(ctx, instance, stage_done, PUBLISH_ASSETS, {"petrichor/trigger": "cli", SCAN_TAG: scan.id()})
         _collect(res, summary, built)
         if not res.success:
             summary.failed_run = f"publish: run {res.run_id} failed{_failure_reason(res)}"
