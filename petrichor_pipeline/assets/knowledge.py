@@ -69,6 +69,14 @@ def page_index(context: AssetExecutionContext, petrichor: PetrichorResource) -> 
 )
 def wiki_pages(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
     started = time.perf_counter()
-    counts = wiki_pages_step(run_context(context, petrichor))
+    result = wiki_pages_step(run_context(context, petrichor))
     seconds = round(time.perf_counter() - started, 3)
-    return MaterializeResult(metadata={"rows": counts["wiki_pages"], "tables": MetadataValue.json(counts), "seconds": seconds})
+    return MaterializeResult(
+        metadata={
+            "rows": result.rows["wiki_pages"],
+            "tables": MetadataValue.json(result.rows),
+            "pages_built": result.pages_built,
+            "pages_reused": result.pages_reused,
+            "seconds": seconds,
+        }
+    )

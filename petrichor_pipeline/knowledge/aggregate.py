@@ -4,41 +4,34 @@ Aggregation is a pure function of the current contributions: a page exists while
 supports it, so an article that is removed or no longer mentions an object simply stops contributing,
 and orphan pages, their links and their source refs disappear on the next build. Inputs are ordered by
 article id, so the same contributions always give the same rows.
+
+A rebuild reuses the previous `wiki_pages` row of every page whose inputs did not change: the memo kept
+beside the table records, per page, a signature of its supporters' contributions (article id, digest and
+position) and of which of the pages its body links to exist, so the result always equals a full
+aggregation while only the pages an edited, added or deleted article touches are merged again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
 
-from petrichor_pipeline.contract import chunk_id_of, to_table
+from petrichor_pipeline.contract import SCHEMAS, chunk_id_of
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge, PageContribution
-from petrichor_pipeline.knowledge.wiki_links import resolve_links
+from petrichor_pipeline.knowledge.wiki_links import linked_keys, resolve_links
 from petrichor_pipeline.text.markdown import has_title_heading
 
 ALIAS_LIMIT = 20
+AGGREGATION_VERSION = 1
+"""Part of every page signature: bump it when the page rule changes, so no row of the old rule is reused."""
 
 _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
-
-
-@dataclass(frozen=True)
-class WikiTables:
-    """Rows of the snapshot tables `wiki_pages`, `wiki_links` and `wiki_sources` (contract.py schemas)."""
-
-    pages: list[dict[str, Any]]
-    links: list[dict[str, Any]]
-    sources: list[dict[str, Any]]
-
-    def to_arrow(self) -> dict[str, pa.Table]:
-        return {
-            "wiki_pages": to_table("wiki_pages", self.pages),
-            "wiki_links": to_table("wiki_links", self.links),
-            "wiki_sources": to_table("wiki_sources", self.sources),
-        }
 
 
 def render_aggregated_page(title: str, bodies: Sequence[str]) -> str:
@@ -64,54 +57,173 @@ def render_aggregated_page(title: str, bodies: Sequence[str]) -> str:
     return "\n\n".join(blocks)
 
 
-def aggregate_wiki(contributions: Sequence[ArticleKnowledge]) -> WikiTables:
+
+
+def contribution_digest(knowledge_json: str) -> str:
+    """The digest of one article's contribution as the warehouse stores it (`ArticleKnowledge.to_dict()` JSON)."""
+    return hashlib.blake2b(knowledge_json.encode("utf-8"), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class PreviousWiki:
+    """The last aggregation's `wiki_pages` table and the memo written with it."""
+
+    pages: pa.Table
+    memo: Mapping[str, Any]
+
+
+@dataclass
+class WikiAggregate:
+    """The snapshot tables `wiki_pages`, `wiki_links`, `wiki_sources` (contract.py schemas) and the pages' memo."""
+
+    tables: dict[str, pa.Table]
+    memo: dict[str, Any]
+    """JSON: {"version": AGGREGATION_VERSION, "pages": {kb_id: {tenant: {page_key: [signature, linked keys]}}}}."""
+    pages_built: int = 0
+    pages_reused: int = 0
+
+    def to_arrow(self) -> dict[str, pa.Table]:
+        return self.tables
+
+    @property
+    def pages(self) -> list[dict[str, Any]]:
+        return self.tables["wiki_pages"].to_pylist()
+
+    @property
+    def links(self) -> list[dict[str, Any]]:
+        return self.tables["wiki_links"].to_pylist()
+
+    @property
+    def sources(self) -> list[dict[str, Any]]:
+        return self.tables["wiki_sources"].to_pylist()
+
+
+def aggregate_wiki(
+    contributions: Sequence[ArticleKnowledge],
+    *,
+    digests: Mapping[str, str] | None = None,
+    previous: PreviousWiki | None = None,
+) -> WikiAggregate:
     """Merge contributions per (kb_id, tenant) into wiki rows; page keys are unique within each pair.
 
     Per page: title, kind and folder from the first contributing article (by article id) that has
     them, aliases the union of all names and aliases (≤ 20), `article_ids` every contributing article
     (serving shows a page publicly only when all of them are public). Links survive only between pages
     that exist; `[[key|name]]` links in bodies to missing pages become plain text.
+
+    `digests` (article id -> `contribution_digest`, computed from the contributions when omitted) and
+    `previous` let unchanged pages keep their previous rows.
     """
+    if digests is None:
+        digests = {a.article_id: contribution_digest(json.dumps(a.to_dict(), ensure_ascii=False)) for a in contributions}
     ordered = sorted(contributions, key=lambda k: (k.kb_id, k.tenant, k.article_id))
-    tables = WikiTables([], [], [])
+    reusable = _reusable(previous)
+    out = _Output()
     for (kb_id, tenant), group in groupby(ordered, key=lambda k: (k.kb_id, k.tenant)):
-        _aggregate_scope(kb_id, tenant, list(group), tables)
-    return tables
+        _aggregate_scope(kb_id, tenant, list(group), digests, reusable, out)
+    pages = out.pages_table(previous.pages if previous is not None else None)
+    return WikiAggregate(
+        tables={
+            "wiki_pages": pages,
+            "wiki_links": _table("wiki_links", out.links),
+            "wiki_sources": _table("wiki_sources", out.sources),
+        },
+        memo={"version": AGGREGATION_VERSION, "pages": out.memo},
+        pages_built=out.built,
+        pages_reused=len(out.reused),
+    )
 
 
-def _aggregate_scope(kb_id: str, tenant: str, articles: list[ArticleKnowledge], out: WikiTables) -> None:
+@dataclass(frozen=True)
+class _Reusable:
+    rows: dict[tuple[str, str, str], int]
+    """(kb_id, tenant, page_key) -> row of the previous table."""
+    memo: Mapping[str, Any]
+
+
+def _reusable(previous: PreviousWiki | None) -> _Reusable:
+    if previous is None or previous.memo.get("version") != AGGREGATION_VERSION:
+        return _Reusable({}, {})
+    cols = [previous.pages.column(c).to_pylist() for c in ("kb_id", "tenant", "page_key")]
+    return _Reusable({key: i for i, key in enumerate(zip(*cols))}, previous.memo.get("pages") or {})
+
+
+def _columns(name: str) -> dict[str, list[Any]]:
+    return {f.name: [] for f in SCHEMAS[name]}
+
+
+def _table(name: str, columns: dict[str, list[Any]]) -> pa.Table:
+    return pa.Table.from_pydict(columns, schema=SCHEMAS[name])
+
+
+@dataclass
+class _Output:
+    """The rows in output order: new page rows as columns, reused ones as rows of the previous table."""
+
+    new_pages: dict[str, list[Any]] = field(default_factory=lambda: _columns("wiki_pages"))
+    links: dict[str, list[Any]] = field(default_factory=lambda: _columns("wiki_links"))
+    sources: dict[str, list[Any]] = field(default_factory=lambda: _columns("wiki_sources"))
+    reused: list[int] = field(default_factory=list)
+    order: list[int] = field(default_factory=list)
+    """Per output page: i >= 0 is the i-th new row, -1 - j the j-th reused one."""
+    memo: dict[str, dict[str, dict[str, list[Any]]]] = field(default_factory=dict)
+    built: int = 0
+
+    def add_page(self, row: dict[str, Any]) -> None:
+        for name, column in self.new_pages.items():
+            column.append(row[name])
+        self.order.append(self.built)
+        self.built += 1
+
+    def reuse_page(self, index: int) -> None:
+        self.order.append(-1 - len(self.reused))
+        self.reused.append(index)
+
+    def pages_table(self, previous: pa.Table | None) -> pa.Table:
+        new = _table("wiki_pages", self.new_pages)
+        if not self.reused or previous is None:
+            return new
+        combined = pa.concat_tables([new, previous.take(self.reused)])
+        return combined.take([i if i >= 0 else self.built - 1 - i for i in self.order])
+
+
+def _signature(key: str, support: str, resolved: list[str]) -> str:
+    text = "\x1f".join((str(AGGREGATION_VERSION), str(ALIAS_LIMIT), key, support, "\x1e".join(resolved)))
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _aggregate_scope(
+    kb_id: str,
+    tenant: str,
+    articles: list[ArticleKnowledge],
+    digests: Mapping[str, str],
+    reusable: _Reusable,
+    out: _Output,
+) -> None:
     ids = [a.article_id for a in articles]
     if len(set(ids)) != len(ids):
         raise ValueError(f"two contributions for one article in {kb_id}/{tenant}")
-    supporters: dict[str, list[tuple[ArticleKnowledge, PageContribution]]] = {}
+    supporters: dict[str, list[tuple[ArticleKnowledge, PageContribution, int]]] = {}
     for article in articles:
-        for page in (article.source_page, *article.pages):
-            supporters.setdefault(page.page_key, []).append((article, page))
+        for position, page in enumerate((article.source_page, *article.pages)):
+            supporters.setdefault(page.page_key, []).append((article, page, position))
     existing = set(supporters)
-    scope = {"kb_id": kb_id, "tenant": tenant}
+    previous_memo = reusable.memo.get(kb_id, {}).get(tenant, {})
+    memo = out.memo.setdefault(kb_id, {})[tenant] = {}
 
     for key in sorted(supporters):
-        contributions = [page for _, page in supporters[key]]
-        first = contributions[0]
-        title = first.title
-        aliases: list[str] = []
-        for name in (a for page in contributions for a in (page.title, *page.aliases)):
-            if name != title and name not in aliases and len(aliases) < ALIAS_LIMIT:
-                aliases.append(name)
-        content = render_aggregated_page(title, [p.content_md for p in contributions])
-        out.pages.append(
-            {
-                **scope,
-                "page_key": key,
-                "kind": first.kind,
-                "title": title,
-                "summary": next((p.summary for p in contributions if p.summary), ""),
-                "content_md": resolve_links(content, lambda k, own=key: k if k in existing and k != own else None),
-                "aliases": aliases,
-                "category_path": list(next((p.category_path for p in contributions if p.category_path), ())),
-                "article_ids": sorted({a.article_id for a, _ in supporters[key]}),
-            }
-        )
+        support = "\x1e".join(f"{a.article_id}\x1d{digests[a.article_id]}\x1d{p}" for a, _, p in supporters[key])
+        recorded = previous_memo.get(key)
+        row = reusable.rows.get((kb_id, tenant, key))
+        if recorded is not None and row is not None:
+            signature, linked = recorded
+            if signature == _signature(key, support, [k for k in linked if k in existing]):
+                out.reuse_page(row)
+                memo[key] = recorded
+                continue
+        page_row, linked = _page_row(kb_id, tenant, key, supporters[key], existing)
+        out.add_page(page_row)
+        memo[key] = [_signature(key, support, [k for k in linked if k in existing]), linked]
 
     links: dict[tuple[str, str, str], str] = {}
     for article in articles:
@@ -120,24 +232,55 @@ def _aggregate_scope(kb_id: str, tenant: str, articles: list[ArticleKnowledge], 
             if ends[0] in existing and ends[1] in existing and ends[0] != ends[1]:
                 triple = (*ends, link.link_type)
                 links[triple] = links.get(triple) or link.description
-    out.links.extend(
-        {**scope, "from_page_key": f, "to_page_key": t, "link_type": lt, "description": d}
-        for (f, t, lt), d in sorted(links.items())
-    )
+    _extend(out.links, [(kb_id, tenant, f, t, lt, d) for (f, t, lt), d in sorted(links.items())])
 
     sources = {
         (ref.page_key, article.article_id, ref.chunk_key): (article.article_version, ref.note)
         for article in articles
         for ref in article.sources
     }
-    out.sources.extend(
-        {
-            **scope,
-            "page_key": page_key,
-            "article_id": article_id,
-            "article_version": version,
-            "chunk_id": chunk_id_of(article_id, chunk_key) if chunk_key else None,
-            "note": note,
-        }
-        for (page_key, article_id, chunk_key), (version, note) in sorted(sources.items())
+    _extend(
+        out.sources,
+        [
+            (kb_id, tenant, page_key, article_id, version, chunk_id_of(article_id, chunk_key) if chunk_key else None, note)
+            for (page_key, article_id, chunk_key), (version, note) in sorted(sources.items())
+        ],
     )
+
+
+def _extend(columns: dict[str, list[Any]], rows: list[tuple[Any, ...]]) -> None:
+    """Append rows given in the columns' (schema) order."""
+    for column, values in zip(columns.values(), zip(*rows)):
+        column.extend(values)
+
+
+def _page_row(
+    kb_id: str,
+    tenant: str,
+    key: str,
+    support: list[tuple[ArticleKnowledge, PageContribution, int]],
+    existing: set[str],
+) -> tuple[dict[str, Any], list[str]]:
+    """One page merged from its supporters, and the keys its merged body links to (its own excluded)."""
+    contributions = [page for _, page, _ in support]
+    first = contributions[0]
+    title = first.title
+    aliases: list[str] = []
+    for name in (a for page in contributions for a in (page.title, *page.aliases)):
+        if name != title and name not in aliases and len(aliases) < ALIAS_LIMIT:
+            aliases.append(name)
+    content = render_aggregated_page(title, [p.content_md for p in contributions])
+    linked = [k for k in dict.fromkeys(linked_keys(content)) if k != key]
+    row = {
+        "kb_id": kb_id,
+        "tenant": tenant,
+        "page_key": key,
+        "kind": first.kind,
+        "title": title,
+        "summary": next((p.summary for p in contributions if p.summary), ""),
+        "content_md": resolve_links(content, lambda k: k if k in existing and k != key else None),
+        "aliases": aliases,
+        "category_path": list(next((p.category_path for p in contributions if p.category_path), ())),
+        "article_ids": sorted({a.article_id for a, _, _ in support}),
+    }
+    return row, linked

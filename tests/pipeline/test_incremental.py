@@ -127,3 +127,38 @@ def test_fresh_buckets_inside_the_run_range_are_left_alone_and_the_corpus_is_sca
         ctx = build_context(str(data), str(corpus))
         assert stale_buckets(instance, PARTITIONED_ASSETS, current_bucket_versions(ctx), ctx.build_key()) == []
     assert not list((data / "cache" / "scans").glob("*"))  # the handed-over scan is removed with the build
+
+
+def test_an_incremental_wiki_reuses_unchanged_pages_and_equals_a_full_aggregation(built_corpus, tmp_path, monkeypatch):
+    import json
+
+    from dagster import AssetKey
+
+    from petrichor_pipeline.build.warehouse import Warehouse
+    from petrichor_pipeline.config import BUCKETS
+    from petrichor_pipeline.contract import CANDIDATE_SCHEMA
+    from petrichor_pipeline.knowledge.aggregate import aggregate_wiki
+    from petrichor_pipeline.knowledge.wiki import ArticleKnowledge
+    from tests.pipeline.snapshot_io import KEYS
+
+    corpus, data = _copy(built_corpus, tmp_path)
+    path = corpus / CHANGED
+    path.write_text(path.read_text(encoding="utf-8") + "\n\n## Audit\n\nEvery role change is written to the audit log.\n", encoding="utf-8")
+    (corpus / DELETED).unlink()
+
+    isolated_env(monkeypatch, data, corpus, tmp_path / "home")
+    with DagsterInstance.from_config(str(tmp_path / "home")) as instance:
+        build = run_build(build_context(str(data), str(corpus)), instance=instance, parallel=False)
+        assert build.ok and build.published, build.to_json()
+        event = instance.get_latest_materialization_event(AssetKey("wiki_pages"))
+    meta = {k: v.value for k, v in event.asset_materialization.metadata.items()}
+    assert meta["pages_reused"] > meta["pages_built"] > 0
+
+    deleted = article_id_of(DELETED)
+    table = Warehouse(data / "warehouse").read_all_buckets("wiki_candidates", BUCKETS, CANDIDATE_SCHEMA)
+    live = [ArticleKnowledge.from_dict(json.loads(r["knowledge_json"])) for r in table.to_pylist() if r["article_id"] != deleted]
+    full = aggregate_wiki(live)
+    for name, rows in (("wiki_pages", full.pages), ("wiki_links", full.links), ("wiki_sources", full.sources)):
+        expected = sorted(rows, key=lambda r: tuple(str(r[k]) for k in KEYS[name]))
+        published = [{k: r[k] for k in expected[0]} for r in snapshot_rows(data, name)]
+        assert published == expected, name

@@ -1,27 +1,62 @@
-"""The `wiki_pages` step: every article's contribution aggregated into the wiki tables, over all buckets."""
+"""The `wiki_pages` step: every article's contribution aggregated into the wiki tables, over all buckets.
+
+The previous `wiki_pages` table and its memo (`wiki_pages/all.json`) let the aggregation reuse the rows of
+pages whose supporters did not change. The memo is removed before the tables are written and written
+after them, so a memo never describes a table other than the one beside it.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.steps.common import live_article_ids
 from petrichor_pipeline.config import BUCKETS
-from petrichor_pipeline.contract import CANDIDATE_SCHEMA
-from petrichor_pipeline.knowledge.aggregate import aggregate_wiki
+from petrichor_pipeline.contract import CANDIDATE_SCHEMA, SCHEMAS, write_text_atomic
+from petrichor_pipeline.knowledge.aggregate import PreviousWiki, aggregate_wiki, contribution_digest
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge
 
+MEMO = "all.json"
 
-def wiki_pages_step(ctx: BuildContext) -> dict[str, int]:
+
+@dataclass(frozen=True)
+class WikiPagesResult:
+    rows: dict[str, int]
+    """Table name -> rows written."""
+    pages_built: int
+    pages_reused: int
+
+
+def wiki_pages_step(ctx: BuildContext) -> WikiPagesResult:
     """Deterministic, so a rerun is identical; contributions of deleted articles are left out."""
     live = {aid for b in BUCKETS for aid in live_article_ids(ctx, b)}
     table = ctx.warehouse.read_all_buckets("wiki_candidates", BUCKETS, CANDIDATE_SCHEMA)
-    contributions = [
-        ArticleKnowledge.from_dict(json.loads(r["knowledge_json"]))
-        for r in table.to_pylist()
-        if r["article_id"] in live
-    ]
-    tables = aggregate_wiki(contributions).to_arrow()
-    for name, t in tables.items():
+    ids = table.column("article_id").to_pylist()
+    texts = table.column("knowledge_json").to_pylist()
+    contributions, digests = [], {}
+    for article_id, text in zip(ids, texts):
+        if article_id in live:
+            contributions.append(ArticleKnowledge.from_dict(json.loads(text)))
+            digests[article_id] = contribution_digest(text)
+    memo_path = ctx.warehouse.root / "wiki_pages" / MEMO
+    previous = None if ctx.full_rebuild else _previous(ctx, memo_path)
+    result = aggregate_wiki(contributions, digests=digests, previous=previous)
+    memo_path.unlink(missing_ok=True)
+    for name, t in result.tables.items():
         ctx.warehouse.write(name, t)
-    return {name: t.num_rows for name, t in tables.items()}
+    write_text_atomic(memo_path, json.dumps(result.memo, ensure_ascii=False))
+    return WikiPagesResult(
+        rows={name: t.num_rows for name, t in result.tables.items()},
+        pages_built=result.pages_built,
+        pages_reused=result.pages_reused,
+    )
+
+
+def _previous(ctx: BuildContext, memo_path) -> PreviousWiki | None:
+    try:
+        memo = json.loads(memo_path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    pages = ctx.warehouse.read("wiki_pages", schema=SCHEMAS["wiki_pages"])
+    return None if pages is None or not isinstance(memo, dict) else PreviousWiki(pages, memo)
