@@ -141,14 +141,15 @@ def run_child(layout: Layout, embed: str, name: str) -> dict[str, Any]:
 
 
 def content_hashes(layout: Layout, article_ids: set[str] | None = None) -> set[str]:
-    """Content hashes of the chunk and question index texts in the warehouse (of `article_ids` if given)."""
+    """Content hashes of the embedded texts in the warehouse (chunks, their child windows, questions), of
+    `article_ids` if given."""
     from petrichor_pipeline.build.warehouse import Warehouse
     from petrichor_pipeline.config import BUCKETS
     from petrichor_pipeline.contract import SCHEMAS
 
     wh = Warehouse(layout.data / "warehouse")
     out: set[str] = set()
-    for asset in ("chunks", "questions"):
+    for asset in ("chunks", "chunk_windows", "questions"):
         table = wh.read_all_buckets(asset, BUCKETS, SCHEMAS[asset]).select(["article_id", "content_hash"])
         for aid, h in zip(table.column("article_id").to_pylist(), table.column("content_hash").to_pylist()):
             if article_ids is None or aid in article_ids:
@@ -213,7 +214,7 @@ def report(args: argparse.Namespace, corpus_mb: float, results: dict[str, dict[s
     print(f"incremental model calls: {incr['calls_total']} = {check['calls_changed']} for edited articles + "
           f"{check['calls_unchanged']} for unchanged ones (goal 0) + {check['calls_unattributed']} unattributed; "
           f"the full build spent {check['calls_changed_full']} on the same articles before the edit")
-    print(f"incremental embedded texts: {incr['summary']['embedded_texts']}; needed (new chunk/question texts of "
+    print(f"incremental embedded texts: {incr['summary']['embedded_texts']}; needed (new chunk, window and question texts of "
           f"edited articles): {check['needed_embeddings'] if args.embed == 'on' else 0}")
 
 
