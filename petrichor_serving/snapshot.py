@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from petrichor_pipeline.contract import (
     SCHEMAS,
     Manifest,
     open_vector_files,
+    open_lexical_files,
     open_vector_table,
     read_current,
     read_manifest,
@@ -33,6 +35,7 @@ from petrichor_pipeline.contract import (
     require_checksums,
     validate_table,
     verify_articles,
+    verify_file,
 )
 from petrichor_pipeline.text import lexical
 from petrichor_serving.recall.index import RecallIndex
@@ -105,37 +108,65 @@ def _group(table: pa.Table, key: str, value: str) -> dict[str, list[str]]:
     return out
 
 
+def _mapped_lexical(manifest: Manifest, tokenizer: str) -> dict[str, dict[str, Any]] | None:
+    """The manifest entries of the mapped lexical files when their postings serve this tokenizer."""
+    lex = manifest.lexical
+    usable = lex.get("table") == "lexical_index" and lex.get("tokenizer") == tokenizer
+    return lex.get("files") if usable else None
+
+
 def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None, tokenizer: str = "bigram") -> Snapshot:
     """Load one snapshot completely; raises on any inconsistency so the caller can refuse it."""
     started = time.perf_counter()
     snaps = data_dir / "snapshots"
     manifest = read_manifest(snaps, version)
     require_checksums(manifest)
-    tables = {name: read_table(snaps, manifest, name) for name in SCHEMAS}  # each file's sha256 checked as it is read
-    for name, info in manifest.tables.items():
-        if name in tables and tables[name].num_rows != int(info["rows"]):
-            raise ValueError(f"table {name}: {tables[name].num_rows} rows, manifest says {info['rows']}")
-    for name, table in tables.items():
-        validate_table(name, table)  # the same pandera rules the pipeline's asset checks apply
-    verify_articles(tables["articles"])
-
-    vec_tables: dict[str, Any] = {}
-    note = "no vector tables in this snapshot"
+    mapped = _mapped_lexical(manifest, tokenizer)
     fp = (manifest.embed_fingerprint or {}).get("key")
-    if manifest.vector_tables:
-        if embed_fingerprint is not None and fp != embed_fingerprint:
+    vectors_on = bool(manifest.vector_tables) and (embed_fingerprint is None or fp == embed_fingerprint)
+    # The mapped files are only hashed (streaming reads that release the GIL), so a second thread checks
+    # them while this one parses the Parquet tables; every result is awaited before the snapshot exists.
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapshot-verify")
+    try:
+        compact = {
+            name: pool.submit(open_vector_files, snaps / version, name, info)
+            for name, info in manifest.vector_tables.items()
+            if vectors_on and "compact" in info
+        }
+        if mapped:  # the Parquet copy is checked, not parsed: serving reads the mapped files
+            lexical_job = pool.submit(open_lexical_files, snaps / version, mapped)
+            parquet_job = pool.submit(verify_file, snaps, manifest, "lexical_index")
+        parsed = [name for name in SCHEMAS if not (mapped and name == "lexical_index")]
+        tables = {name: read_table(snaps, manifest, name) for name in parsed}  # each file's sha256 checked as it is read
+        if mapped:
+            lexical_files = lexical_job.result()
+            parquet_job.result()
+            tables["lexical_index"] = lexical_files["postings"]
+        for name, info in manifest.tables.items():
+            if name in tables and tables[name].num_rows != int(info["rows"]):
+                raise ValueError(f"table {name}: {tables[name].num_rows} rows, manifest says {info['rows']}")
+        for name, table in tables.items():
+            validate_table(name, table)  # the same pandera rules the pipeline's asset checks apply
+        verify_articles(tables["articles"])
+
+        vec_tables: dict[str, Any] = {}
+        note = "no vector tables in this snapshot"
+        if manifest.vector_tables and not vectors_on:
             note = f"snapshot vectors are {fp!r}, the query embedder is {embed_fingerprint!r}: vector routes off"
-        else:
+        elif vectors_on:
             for name, info in manifest.vector_tables.items():
-                if "compact" in info:  # memory-mapped from the snapshot folder, checksums verified
-                    vec_tables[name] = open_vector_files(snaps / version, name, info)
+                if name in compact:  # memory-mapped from the snapshot folder, checksums verified
+                    vec_tables[name] = compact[name].result()
                 else:  # a snapshot from before compact vector files
                     vec_tables[name] = open_vector_table(data_dir / "lance", info)
             note = f"vectors {fp}"
+    finally:
+        pool.shutdown(cancel_futures=True)
     stored = None
-    if manifest.lexical.get("table") == "lexical_index" and manifest.lexical.get("tokenizer") == tokenizer:
-        sizes = {name: tables[table].num_rows for name, table in lexical.INDEXES.items()}
-        stored = lexical.from_table(tables["lexical_index"], sizes)
+    if mapped:
+        stored = lexical.from_table(lexical_files["postings"], lexical.sizes(tables), lexical_files["lengths"])
+    elif manifest.lexical.get("table") == "lexical_index" and manifest.lexical.get("tokenizer") == tokenizer:
+        stored = lexical.from_table(tables["lexical_index"], lexical.sizes(tables))  # a snapshot from before the mapped files
     recall = RecallIndex.build(
         tables["articles"],
         tables["chunks"],
@@ -154,7 +185,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
     for link in link_rows:
         links_from.setdefault((link["kb_id"], link["tenant"], link["from_page_key"]), []).append(link)
         links_to.setdefault((link["kb_id"], link["tenant"], link["to_page_key"]), []).append(link)
-    tables.pop("lexical_index", None)  # its postings live on in `recall.bm25`, as views of its buffers
+    tables.pop("lexical_index", None)  # its postings live on in `recall.bm25`, as views of its (mapped) buffers
     snap = Snapshot(
         manifest=manifest,
         tables=tables,
