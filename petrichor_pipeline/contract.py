@@ -211,13 +211,16 @@ def _polars_type(t: pa.DataType):
 
 
 @lru_cache(maxsize=None)
-def schema_for(name: str):
-    """The pandera (polars) schema of a snapshot table: types from `SCHEMAS` plus row rules."""
+def schema_for(name: str, omit: tuple[str, ...] = ()):
+    """The pandera (polars) schema of a snapshot table: types from `SCHEMAS` plus row rules; `omit` names
+    columns a reader left unparsed (their bytes are covered by the file's checksum)."""
     import pandera.polars as pdp
     import polars as pl
 
     cols = {}
     for f in SCHEMAS[name]:
+        if f.name in omit:
+            continue
         checks = [pdp.Check.str_length(min_value=1)] if f.name in NON_EMPTY.get(name, ()) else []
         cols[f.name] = pdp.Column(
             _polars_type(f.type), checks=checks, nullable=f.name in NULLABLE, unique=UNIQUE.get(name) == f.name
@@ -235,11 +238,11 @@ def schema_for(name: str):
     return pdp.DataFrameSchema(cols, checks=frame_checks, strict=True, name=name)
 
 
-def validate_table(name: str, table: pa.Table) -> None:
+def validate_table(name: str, table: pa.Table, omit: tuple[str, ...] = ()) -> None:
     """Raise `pandera.errors.SchemaError` when the table breaks its contract (pipeline checks and serving both call this)."""
     import polars as pl
 
-    schema_for(name).validate(pl.from_arrow(table))
+    schema_for(name, tuple(omit)).validate(pl.from_arrow(table))
 
 
 
@@ -273,9 +276,11 @@ def to_table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in rows], schema=schema)
 
 
-def conform(name: str, table: pa.Table) -> pa.Table:
-    """Cast a table to its contract schema, column order included; raises on a missing column."""
+def conform(name: str, table: pa.Table, omit: tuple[str, ...] = ()) -> pa.Table:
+    """Cast a table to its contract schema (less the `omit` columns), column order included; raises on a missing column."""
     schema = SCHEMAS[name]
+    for column in omit:
+        schema = schema.remove(schema.get_field_index(column))
     return table.select([f.name for f in schema]).cast(schema)
 
 
@@ -443,22 +448,24 @@ def read_manifest(snapshots_dir: Path, version: str) -> Manifest:
     return Manifest.from_json((snapshots_dir / version / MANIFEST_FILE).read_text(encoding="utf-8"))
 
 
-def read_table(snapshots_dir: Path, manifest: Manifest, name: str, *, verify: bool = True) -> pa.Table:
+def read_table(snapshots_dir: Path, manifest: Manifest, name: str, *, verify: bool = True, omit: tuple[str, ...] = ()) -> pa.Table:
     """A snapshot table conformed to its schema; a table the manifest lacks reads as empty.
 
     When the manifest records the file's checksum the bytes are verified before they are parsed (read once);
-    `verify=False` is for the asset checks, which report checksums in a check of their own.
+    `verify=False` is for the asset checks, which report checksums in a check of their own. `omit` columns
+    are not decoded (the checksum still covers the whole file).
     """
     info = manifest.tables.get(name)
     if info is None:
-        return empty_table(name)
+        return conform(name, empty_table(name), omit)
     path = snapshots_dir / manifest.version / info["file"]
+    columns = [f.name for f in SCHEMAS[name] if f.name not in omit] if omit else None
     if not verify or "sha256" not in info:
-        return conform(name, pq.read_table(path))
+        return conform(name, pq.read_table(path, columns=columns), omit)
     with pa.memory_map(str(path)) as source:  # hashed and parsed from one mapping: no copy of the file in memory
         data = source.read_buffer()
         _check_file(info, data.size, hashlib.sha256(memoryview(data)).hexdigest())
-        return conform(name, pq.read_table(pa.BufferReader(data)))
+        return conform(name, pq.read_table(pa.BufferReader(data), columns=columns), omit)
 
 
 # ------------------------------------------------------------------------------------------ integrity

@@ -46,7 +46,8 @@ log = logging.getLogger(__name__)
 @dataclass
 class Snapshot:
     manifest: Manifest
-    tables: dict[str, pa.Table]
+    tables: Mapping[str, pa.Table]
+    """Every table but `lexical_index` (its postings live on in `recall.bm25`)."""
     recall: RecallIndex
     articles: Mapping[str, dict[str, Any]]
     """article_id -> row (`TableRows`: built per lookup from the Arrow table, as are chunks, windows, nodes)"""
@@ -108,11 +109,43 @@ def _group(table: pa.Table, key: str, value: str) -> dict[str, list[str]]:
     return out
 
 
+INDEX_ONLY = {"chunks": ("index_text",), "chunk_windows": ("index_text",), "questions": ("index_text",)}
+"""Columns only tokenizing reads: with stored postings for the tokenizer, serving leaves them undecoded
+(`Snapshot.tables` decodes them when a caller asks for the table)."""
+
+
+def _stored_lexical(manifest: Manifest, tokenizer: str) -> bool:
+    """The snapshot stores BM25 postings built with this tokenizer."""
+    return manifest.lexical.get("table") == "lexical_index" and manifest.lexical.get("tokenizer") == tokenizer
+
+
 def _mapped_lexical(manifest: Manifest, tokenizer: str) -> dict[str, dict[str, Any]] | None:
     """The manifest entries of the mapped lexical files when their postings serve this tokenizer."""
-    lex = manifest.lexical
-    usable = lex.get("table") == "lexical_index" and lex.get("tokenizer") == tokenizer
-    return lex.get("files") if usable else None
+    return manifest.lexical.get("files") if _stored_lexical(manifest, tokenizer) else None
+
+
+class SnapshotTables(Mapping[str, pa.Table]):
+    """The snapshot's tables, whole: a table loaded without its `INDEX_ONLY` columns is read again in full
+    (checksum verified) the first time someone asks for it, e.g. to rebuild BM25 with another tokenizer."""
+
+    def __init__(self, snaps: Path, manifest: Manifest, loaded: dict[str, pa.Table], omitted: Mapping[str, tuple[str, ...]]):
+        self._snaps, self._manifest, self._loaded = snaps, manifest, loaded
+        self._partial = {name for name in loaded if omitted.get(name)}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name in self._partial:
+            with self._lock:
+                if name in self._partial:
+                    self._loaded[name] = read_table(self._snaps, self._manifest, name)
+                    self._partial.discard(name)
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded)
+
+    def __len__(self) -> int:
+        return len(self._loaded)
 
 
 def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None, tokenizer: str = "bigram") -> Snapshot:
@@ -136,8 +169,10 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
         if mapped:  # the Parquet copy is checked, not parsed: serving reads the mapped files
             lexical_job = pool.submit(open_lexical_files, snaps / version, mapped)
             parquet_job = pool.submit(verify_file, snaps, manifest, "lexical_index")
+        omit = INDEX_ONLY if _stored_lexical(manifest, tokenizer) else {}
         parsed = [name for name in SCHEMAS if not (mapped and name == "lexical_index")]
-        tables = {name: read_table(snaps, manifest, name) for name in parsed}  # each file's sha256 checked as it is read
+        # each file's sha256 checked as it is read
+        tables = {name: read_table(snaps, manifest, name, omit=omit.get(name, ())) for name in parsed}
         if mapped:
             lexical_files = lexical_job.result()
             parquet_job.result()
@@ -146,7 +181,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
             if name in tables and tables[name].num_rows != int(info["rows"]):
                 raise ValueError(f"table {name}: {tables[name].num_rows} rows, manifest says {info['rows']}")
         for name, table in tables.items():
-            validate_table(name, table)  # the same pandera rules the pipeline's asset checks apply
+            validate_table(name, table, omit.get(name, ()))  # the same pandera rules the pipeline's asset checks apply
         verify_articles(tables["articles"])
 
         vec_tables: dict[str, Any] = {}
@@ -165,7 +200,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
     stored = None
     if mapped:
         stored = lexical.from_table(lexical_files["postings"], lexical.sizes(tables), lexical_files["lengths"])
-    elif manifest.lexical.get("table") == "lexical_index" and manifest.lexical.get("tokenizer") == tokenizer:
+    elif _stored_lexical(manifest, tokenizer):
         stored = lexical.from_table(tables["lexical_index"], lexical.sizes(tables))  # a snapshot from before the mapped files
     recall = RecallIndex.build(
         tables["articles"],
@@ -188,7 +223,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
     tables.pop("lexical_index", None)  # its postings live on in `recall.bm25`, as views of its (mapped) buffers
     snap = Snapshot(
         manifest=manifest,
-        tables=tables,
+        tables=SnapshotTables(snaps, manifest, tables, omit),
         recall=recall,
         articles=TableRows(tables["articles"], recall.articles.row_of),
         chunks=TableRows(tables["chunks"], recall.chunks.row_of),
