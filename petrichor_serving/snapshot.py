@@ -7,6 +7,10 @@ file, every vector table version) and every article's `article_version`; a snaps
 and the old one keeps serving. With nothing serving yet (start-up), a refused `CURRENT` falls back to the
 newest retained snapshot that verifies. `status()` reports the versions and the error; `health()` says
 whether the store serves what `CURRENT` names.
+
+Loading costs little beyond those checks: vector matrices and BM25 postings are memory-mapped files
+(`contract.VECTOR_FILES`, `contract.LEXICAL_FILES`) hashed in a second thread while the Parquet tables
+parse, and columns only tokenizing reads stay undecoded (`INDEX_ONLY`).
 """
 
 from __future__ import annotations
