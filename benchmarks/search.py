@@ -20,10 +20,11 @@ Measured per size:
 - swap: 8 clients search continuously while a new snapshot is published; the server must switch versions
   with zero failed requests.
 
-    .venv/bin/python benchmarks/search.py [--sizes 10000 100000] [--rounds 5] [--seed 7] [--workdir DIR] [--reuse]
+    .venv/bin/python benchmarks/search.py [--sizes 10000 100000] [--rounds 5] [--seed 7] [--workdir DIR] [--reuse] [--no-server]
 
 With `--reuse`, a size whose folder in `--workdir` already holds a published snapshot is measured as it is
 (its rows are regenerated from the seed for the swap, which takes seconds, but not published again).
+`--no-server` stops after the load and in-process / end-to-end figures (no HTTP runs, no swap).
 """
 
 from __future__ import annotations
