@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's code, not an installed copy
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.publish import publish_snapshot
 from petrichor_pipeline.build.steps.windows import window_rows
@@ -267,9 +268,8 @@ def rss_mb(pid: int | str = "self") -> float:
 
 def load_in_child(data_dir: Path) -> dict:
     """Load the current snapshot in a fresh process: seconds and the resident memory it added."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}  # this checkout's code, not an installed copy
     out = subprocess.run(
-        [sys.executable, __file__, "--load-only", str(data_dir)], capture_output=True, text=True, check=True, cwd=REPO, env=env
+        [sys.executable, __file__, "--load-only", str(data_dir)], capture_output=True, text=True, check=True
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
