@@ -20,10 +20,11 @@ Measured per size:
 - swap: 8 clients search continuously while a new snapshot is published; the server must switch versions
   with zero failed requests.
 
-    .venv/bin/python benchmarks/search.py [--sizes 10000 100000] [--rounds 5] [--seed 7] [--workdir DIR] [--reuse]
+    .venv/bin/python benchmarks/search.py [--sizes 10000 100000] [--rounds 5] [--seed 7] [--workdir DIR] [--reuse] [--no-server]
 
 With `--reuse`, a size whose folder in `--workdir` already holds a published snapshot is measured as it is
 (its rows are regenerated from the seed for the swap, which takes seconds, but not published again).
+`--no-server` stops after the load and in-process / end-to-end figures (no HTTP runs, no swap).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's code, not an installed copy
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.publish import publish_snapshot
 from petrichor_pipeline.build.steps.windows import window_rows
@@ -484,7 +486,7 @@ def swap_under_load(base: str, data_dir: Path, rows: Rows, qs: list[str], seed: 
 # ------------------------------------------------------------------------------------------ main
 
 
-def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool) -> dict:
+def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_server: bool = True) -> dict:
     from petrichor_pipeline.contract import read_current
 
     data_dir = workdir / f"chunks-{n}"
@@ -512,16 +514,18 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool) -> dict
     del index  # the server loads its own
     say(f"[{n}] end to end p50 / p95: petrichor {e2e['petrichor_p50']:.1f} / {e2e['petrichor_p95']:.1f} ms, "
         f"naive hybrid {e2e['naive_p50']:.1f} / {e2e['naive_p95']:.1f} ms, ratio of p50 {e2e['ratio_p50']:.2f}")
-    with server(data_dir) as (base, proc):
-        http_load(base, qs, 1, len(qs))  # warms the server's query-vector cache (and loads the embedder)
-        single = http_load(base, qs, 1, len(qs) * rounds)
-        say(f"[{n}] HTTP 1 client p50 {single['p50']:.1f} ms, p95 {single['p95']:.1f} ms")
-        many = http_load(base, qs, CLIENTS, len(qs) * rounds // 2)
-        say(f"[{n}] HTTP {CLIENTS} clients p50 {many['p50']:.1f} ms, p95 {many['p95']:.1f} ms, {many['rps']:.1f} req/s")
-        server_rss = rss_mb(proc.pid)
-        swap = swap_under_load(base, data_dir, rows, qs, seed)
-        say(f"[{n}] swap {swap['old']} -> {swap['new']}: served after {swap['swap_s']:.1f}s, "
-            f"{swap['requests']} requests, {swap['failed']} failed, versions seen {swap['versions']}")
+    server_rss = single = many = swap = None
+    if with_server:
+        with server(data_dir) as (base, proc):
+            http_load(base, qs, 1, len(qs))  # warms the server's query-vector cache (and loads the embedder)
+            single = http_load(base, qs, 1, len(qs) * rounds)
+            say(f"[{n}] HTTP 1 client p50 {single['p50']:.1f} ms, p95 {single['p95']:.1f} ms")
+            many = http_load(base, qs, CLIENTS, len(qs) * rounds // 2)
+            say(f"[{n}] HTTP {CLIENTS} clients p50 {many['p50']:.1f} ms, p95 {many['p95']:.1f} ms, {many['rps']:.1f} req/s")
+            server_rss = rss_mb(proc.pid)
+            swap = swap_under_load(base, data_dir, rows, qs, seed)
+            say(f"[{n}] swap {swap['old']} -> {swap['new']}: served after {swap['swap_s']:.1f}s, "
+                f"{swap['requests']} requests, {swap['failed']} failed, versions seen {swap['versions']}")
     return {"size": n, "questions": len(rows.questions), "wiki_pages": len(rows.wiki), "publish_s": publish_s,
             "load": load, "in_process": local, "end_to_end": e2e, "server_rss_mb": server_rss, "http_1": single, "http_8": many, "swap": swap,
             "load_average": (load_before, os.getloadavg()[0])}
@@ -560,8 +564,16 @@ def print_table(results: list[dict]) -> None:
         ("load average, start / end", lambda r: "{:.1f} / {:.1f}".format(*r["load_average"])),
     ]
     for label, fn in rows:
-        table.add_row(label, *(fn(r) for r in results))
+        table.add_row(label, *(_cell(fn, r) for r in results))
     Console(width=max(110, Console().width)).print(table)
+
+
+def _cell(fn, result: dict) -> str:
+    """A table cell; "–" for the server measures a `--no-server` run skipped."""
+    try:
+        return fn(result)
+    except TypeError:
+        return "–"
 
 
 def main() -> int:
@@ -572,6 +584,7 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, help="keep generated snapshots here (default: a temporary folder)")
     parser.add_argument("--reuse", action="store_true", help="measure a snapshot already published in --workdir")
     parser.add_argument("--json", action="store_true", help="also print the raw figures as JSON")
+    parser.add_argument("--no-server", action="store_true", help="load and in-process / end-to-end search only (no HTTP, no swap)")
     parser.add_argument("--load-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.load_only:
@@ -579,12 +592,13 @@ def main() -> int:
         return 0
     with contextlib.ExitStack() as stack:
         workdir = args.workdir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="petrichor-bench-")))
-        results = [run_size(n, workdir, args.seed, args.rounds, args.reuse) for n in args.sizes]
+        results = [run_size(n, workdir, args.seed, args.rounds, args.reuse, not args.no_server) for n in args.sizes]
     print_table(results)
-    failed = sum(r["http_1"]["failed"] + r["http_8"]["failed"] + r["swap"]["failed"] for r in results)
+    served = [r for r in results if r["swap"] is not None]
+    failed = sum(r["http_1"]["failed"] + r["http_8"]["failed"] + r["swap"]["failed"] for r in served)
     if args.json:
         print(json.dumps(results, indent=2, default=str))
-    return 1 if failed or any(r["swap"]["served"] != r["swap"]["new"] for r in results) else 0
+    return 1 if failed or any(r["swap"]["served"] != r["swap"]["new"] for r in served) else 0
 
 
 if __name__ == "__main__":

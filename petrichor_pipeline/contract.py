@@ -211,13 +211,16 @@ def _polars_type(t: pa.DataType):
 
 
 @lru_cache(maxsize=None)
-def schema_for(name: str):
-    """The pandera (polars) schema of a snapshot table: types from `SCHEMAS` plus row rules."""
+def schema_for(name: str, omit: tuple[str, ...] = ()):
+    """The pandera (polars) schema of a snapshot table: types from `SCHEMAS` plus row rules; `omit` names
+    columns a reader left unparsed (their bytes are covered by the file's checksum)."""
     import pandera.polars as pdp
     import polars as pl
 
     cols = {}
     for f in SCHEMAS[name]:
+        if f.name in omit:
+            continue
         checks = [pdp.Check.str_length(min_value=1)] if f.name in NON_EMPTY.get(name, ()) else []
         cols[f.name] = pdp.Column(
             _polars_type(f.type), checks=checks, nullable=f.name in NULLABLE, unique=UNIQUE.get(name) == f.name
@@ -235,11 +238,11 @@ def schema_for(name: str):
     return pdp.DataFrameSchema(cols, checks=frame_checks, strict=True, name=name)
 
 
-def validate_table(name: str, table: pa.Table) -> None:
+def validate_table(name: str, table: pa.Table, omit: tuple[str, ...] = ()) -> None:
     """Raise `pandera.errors.SchemaError` when the table breaks its contract (pipeline checks and serving both call this)."""
     import polars as pl
 
-    schema_for(name).validate(pl.from_arrow(table))
+    schema_for(name, tuple(omit)).validate(pl.from_arrow(table))
 
 
 
@@ -273,9 +276,11 @@ def to_table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in rows], schema=schema)
 
 
-def conform(name: str, table: pa.Table) -> pa.Table:
-    """Cast a table to its contract schema, column order included; raises on a missing column."""
+def conform(name: str, table: pa.Table, omit: tuple[str, ...] = ()) -> pa.Table:
+    """Cast a table to its contract schema (less the `omit` columns), column order included; raises on a missing column."""
     schema = SCHEMAS[name]
+    for column in omit:
+        schema = schema.remove(schema.get_field_index(column))
     return table.select([f.name for f in schema]).cast(schema)
 
 
@@ -443,22 +448,24 @@ def read_manifest(snapshots_dir: Path, version: str) -> Manifest:
     return Manifest.from_json((snapshots_dir / version / MANIFEST_FILE).read_text(encoding="utf-8"))
 
 
-def read_table(snapshots_dir: Path, manifest: Manifest, name: str, *, verify: bool = True) -> pa.Table:
+def read_table(snapshots_dir: Path, manifest: Manifest, name: str, *, verify: bool = True, omit: tuple[str, ...] = ()) -> pa.Table:
     """A snapshot table conformed to its schema; a table the manifest lacks reads as empty.
 
     When the manifest records the file's checksum the bytes are verified before they are parsed (read once);
-    `verify=False` is for the asset checks, which report checksums in a check of their own.
+    `verify=False` is for the asset checks, which report checksums in a check of their own. `omit` columns
+    are not decoded (the checksum still covers the whole file).
     """
     info = manifest.tables.get(name)
     if info is None:
-        return empty_table(name)
+        return conform(name, empty_table(name), omit)
     path = snapshots_dir / manifest.version / info["file"]
+    columns = [f.name for f in SCHEMAS[name] if f.name not in omit] if omit else None
     if not verify or "sha256" not in info:
-        return conform(name, pq.read_table(path))
+        return conform(name, pq.read_table(path, columns=columns), omit)
     with pa.memory_map(str(path)) as source:  # hashed and parsed from one mapping: no copy of the file in memory
         data = source.read_buffer()
         _check_file(info, data.size, hashlib.sha256(memoryview(data)).hexdigest())
-        return conform(name, pq.read_table(pa.BufferReader(data)))
+        return conform(name, pq.read_table(pa.BufferReader(data), columns=columns), omit)
 
 
 # ------------------------------------------------------------------------------------------ integrity
@@ -497,18 +504,27 @@ def verify_files(snapshots_dir: Path, manifest: Manifest) -> None:
     """Hash every Parquet file of the snapshot against its manifest entry (no parsing)."""
     require_checksums(manifest)
     for name in SCHEMAS:
-        info = manifest.tables[name]
-        try:
-            entry = file_entry(snapshots_dir / manifest.version / info["file"])
-        except FileNotFoundError:
-            raise IntegrityError(f"{info['file']}: missing") from None
-        _check_file(info, entry["bytes"], entry["sha256"])
+        verify_file(snapshots_dir, manifest, name)
+
+
+def verify_file(snapshots_dir: Path, manifest: Manifest, name: str) -> None:
+    """Hash one table's Parquet file against its manifest entry in one streaming pass (no parsing)."""
+    info = manifest.tables[name]
+    try:
+        entry = file_entry(snapshots_dir / manifest.version / info["file"])
+    except FileNotFoundError:
+        raise IntegrityError(f"{info['file']}: missing") from None
+    _check_file(info, entry["bytes"], entry["sha256"])
 
 
 def verify_articles(articles: pa.Table) -> None:
-    """Every article's `article_version` is still sha256(title + "\n" + content): its text is what was hashed."""
-    titles, contents, versions = (articles.column(c).to_pylist() for c in ("title", "content", "article_version"))
-    bad = [aid for aid, t, c, v in zip(articles.column("article_id").to_pylist(), titles, contents, versions) if version_of(t, c) != v]
+    """Every article's `article_version` is still sha256(title + "\n" + content): its text is what was hashed.
+
+    A batch of rows at a time, so the article texts are never all Python strings at once."""
+    bad = []
+    for batch in articles.select(["article_id", "title", "content", "article_version"]).to_batches(max_chunksize=256):
+        ids, titles, contents, versions = (col.to_pylist() for col in batch.columns)
+        bad += [aid for aid, t, c, v in zip(ids, titles, contents, versions) if version_of(t, c) != v]
     if bad:
         raise IntegrityError(f"{len(bad)} article(s) whose text no longer matches article_version, first {bad[0]}")
 
@@ -694,6 +710,40 @@ def open_vector_files(folder: Path, name: str, info: dict[str, Any]) -> VectorFi
     return VectorFiles(name=name, matrix=matrix, rows=rows, fingerprint=compact.get("fingerprint"), ann_path=paths.get("ann"))
 
 
+LEXICAL_FILES = {"postings": "lexical_index.arrow", "lengths": "lexical_lengths.arrow"}
+"""The mapped lexical files beside `lexical_index.parquet`: the same postings table as an uncompressed Arrow
+IPC file in one record batch, and each index's weighted document lengths (`index`, `lengths`). Serving
+memory-maps both, so loading parses no posting and a term's pages load when a query scores it; the Parquet
+file stays the table other readers use."""
+
+
+def write_lexical_files(folder: Path, postings: pa.Table, lengths: pa.Table) -> dict[str, dict[str, Any]]:
+    """Write `LEXICAL_FILES` into the snapshot folder; their manifest entries (`manifest.lexical["files"]`)."""
+    out = {}
+    for kind, table in (("postings", postings), ("lengths", lengths)):
+        def write(tmp: str, table: pa.Table = table) -> None:
+            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table.combine_chunks())  # one batch: every column one contiguous array
+        out[kind] = _write_atomic(folder / LEXICAL_FILES[kind], write)
+    return out
+
+
+def open_lexical_files(folder: Path, files: dict[str, dict[str, Any]]) -> dict[str, pa.Table]:
+    """The tables of `write_lexical_files`, each hashed in one streaming pass (reads, not the mapping, so
+    the check adds nothing resident), then memory-mapped: zero-copy views of the files."""
+    out = {}
+    for kind in LEXICAL_FILES:
+        entry = files[kind]
+        path = folder / entry["file"]
+        try:
+            found = file_entry(path)
+        except FileNotFoundError:
+            raise IntegrityError(f"{entry['file']}: missing") from None
+        _check_file(entry, found["bytes"], found["sha256"])
+        out[kind] = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
+    return out
+
+
 def verify_snapshot(data_dir: Path, version: str) -> None:
     """The whole check serving applies before it loads, minus parsing: files, then vector tables.
 
@@ -705,6 +755,8 @@ def verify_snapshot(data_dir: Path, version: str) -> None:
     except (OSError, ValueError, TypeError) as exc:
         raise IntegrityError(f"manifest of {version}: {type(exc).__name__}: {exc}") from exc
     verify_files(snaps, manifest)
+    if files := manifest.lexical.get("files"):
+        open_lexical_files(snaps / version, files)
     for name, info in manifest.vector_tables.items():
         open_vector_table(data_dir / "lance", info)
         if "compact" in info:

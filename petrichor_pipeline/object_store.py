@@ -204,6 +204,7 @@ class ObjectStore:
 def snapshot_files(manifest: Manifest) -> list[dict[str, Any]]:
     """Every file of a snapshot folder but the manifest, with its recorded `file`, `bytes` and `sha256`."""
     entries = [dict(info) for info in manifest.tables.values()]
+    entries += [dict(e) for e in manifest.lexical.get("files", {}).values()]
     for name, info in manifest.vector_tables.items():
         if "compact" not in info:
             raise IntegrityError(f"vector table {name} has no compact files: object storage serves only snapshot files")

@@ -7,6 +7,10 @@ file, every vector table version) and every article's `article_version`; a snaps
 and the old one keeps serving. With nothing serving yet (start-up), a refused `CURRENT` falls back to the
 newest retained snapshot that verifies. `status()` reports the versions and the error; `health()` says
 whether the store serves what `CURRENT` names.
+
+Loading costs little beyond those checks: vector matrices and BM25 postings are memory-mapped files
+(`contract.VECTOR_FILES`, `contract.LEXICAL_FILES`) hashed in a second thread while the Parquet tables
+parse, and columns only tokenizing reads stay undecoded (`INDEX_ONLY`).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +31,7 @@ from petrichor_pipeline.contract import (
     SCHEMAS,
     Manifest,
     open_vector_files,
+    open_lexical_files,
     open_vector_table,
     read_current,
     read_manifest,
@@ -33,6 +39,7 @@ from petrichor_pipeline.contract import (
     require_checksums,
     validate_table,
     verify_articles,
+    verify_file,
 )
 from petrichor_pipeline.text import lexical
 from petrichor_serving.recall.index import RecallIndex
@@ -43,7 +50,8 @@ log = logging.getLogger(__name__)
 @dataclass
 class Snapshot:
     manifest: Manifest
-    tables: dict[str, pa.Table]
+    tables: Mapping[str, pa.Table]
+    """Every table but `lexical_index` (its postings live on in `recall.bm25`)."""
     recall: RecallIndex
     articles: Mapping[str, dict[str, Any]]
     """article_id -> row (`TableRows`: built per lookup from the Arrow table, as are chunks, windows, nodes)"""
@@ -105,37 +113,99 @@ def _group(table: pa.Table, key: str, value: str) -> dict[str, list[str]]:
     return out
 
 
+INDEX_ONLY = {"chunks": ("index_text",), "chunk_windows": ("index_text",), "questions": ("index_text",)}
+"""Columns only tokenizing reads: with stored postings for the tokenizer, serving leaves them undecoded
+(`Snapshot.tables` decodes them when a caller asks for the table)."""
+
+
+def _stored_lexical(manifest: Manifest, tokenizer: str) -> bool:
+    """The snapshot stores BM25 postings built with this tokenizer."""
+    return manifest.lexical.get("table") == "lexical_index" and manifest.lexical.get("tokenizer") == tokenizer
+
+
+def _mapped_lexical(manifest: Manifest, tokenizer: str) -> dict[str, dict[str, Any]] | None:
+    """The manifest entries of the mapped lexical files when their postings serve this tokenizer."""
+    return manifest.lexical.get("files") if _stored_lexical(manifest, tokenizer) else None
+
+
+class SnapshotTables(Mapping[str, pa.Table]):
+    """The snapshot's tables, whole: a table loaded without its `INDEX_ONLY` columns is read again in full
+    (checksum verified) the first time someone asks for it, e.g. to rebuild BM25 with another tokenizer."""
+
+    def __init__(self, snaps: Path, manifest: Manifest, loaded: dict[str, pa.Table], omitted: Mapping[str, tuple[str, ...]]):
+        self._snaps, self._manifest, self._loaded = snaps, manifest, loaded
+        self._partial = {name for name in loaded if omitted.get(name)}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name in self._partial:
+            with self._lock:
+                if name in self._partial:
+                    self._loaded[name] = read_table(self._snaps, self._manifest, name)
+                    self._partial.discard(name)
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded)
+
+    def __len__(self) -> int:
+        return len(self._loaded)
+
+
 def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None, tokenizer: str = "bigram") -> Snapshot:
     """Load one snapshot completely; raises on any inconsistency so the caller can refuse it."""
     started = time.perf_counter()
     snaps = data_dir / "snapshots"
     manifest = read_manifest(snaps, version)
     require_checksums(manifest)
-    tables = {name: read_table(snaps, manifest, name) for name in SCHEMAS}  # each file's sha256 checked as it is read
-    for name, info in manifest.tables.items():
-        if name in tables and tables[name].num_rows != int(info["rows"]):
-            raise ValueError(f"table {name}: {tables[name].num_rows} rows, manifest says {info['rows']}")
-    for name, table in tables.items():
-        validate_table(name, table)  # the same pandera rules the pipeline's asset checks apply
-    verify_articles(tables["articles"])
-
-    vec_tables: dict[str, Any] = {}
-    note = "no vector tables in this snapshot"
+    mapped = _mapped_lexical(manifest, tokenizer)
     fp = (manifest.embed_fingerprint or {}).get("key")
-    if manifest.vector_tables:
-        if embed_fingerprint is not None and fp != embed_fingerprint:
+    vectors_on = bool(manifest.vector_tables) and (embed_fingerprint is None or fp == embed_fingerprint)
+    # The mapped files are only hashed (streaming reads that release the GIL), so a second thread checks
+    # them while this one parses the Parquet tables; every result is awaited before the snapshot exists.
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapshot-verify")
+    try:
+        compact = {
+            name: pool.submit(open_vector_files, snaps / version, name, info)
+            for name, info in manifest.vector_tables.items()
+            if vectors_on and "compact" in info
+        }
+        if mapped:  # the Parquet copy is checked, not parsed: serving reads the mapped files
+            lexical_job = pool.submit(open_lexical_files, snaps / version, mapped)
+            parquet_job = pool.submit(verify_file, snaps, manifest, "lexical_index")
+        omit = INDEX_ONLY if _stored_lexical(manifest, tokenizer) else {}
+        parsed = [name for name in SCHEMAS if not (mapped and name == "lexical_index")]
+        # each file's sha256 checked as it is read
+        tables = {name: read_table(snaps, manifest, name, omit=omit.get(name, ())) for name in parsed}
+        if mapped:
+            lexical_files = lexical_job.result()
+            parquet_job.result()
+            tables["lexical_index"] = lexical_files["postings"]
+        for name, info in manifest.tables.items():
+            if name in tables and tables[name].num_rows != int(info["rows"]):
+                raise ValueError(f"table {name}: {tables[name].num_rows} rows, manifest says {info['rows']}")
+        for name, table in tables.items():
+            validate_table(name, table, omit.get(name, ()))  # the same pandera rules the pipeline's asset checks apply
+        verify_articles(tables["articles"])
+
+        vec_tables: dict[str, Any] = {}
+        note = "no vector tables in this snapshot"
+        if manifest.vector_tables and not vectors_on:
             note = f"snapshot vectors are {fp!r}, the query embedder is {embed_fingerprint!r}: vector routes off"
-        else:
+        elif vectors_on:
             for name, info in manifest.vector_tables.items():
-                if "compact" in info:  # memory-mapped from the snapshot folder, checksums verified
-                    vec_tables[name] = open_vector_files(snaps / version, name, info)
+                if name in compact:  # memory-mapped from the snapshot folder, checksums verified
+                    vec_tables[name] = compact[name].result()
                 else:  # a snapshot from before compact vector files
                     vec_tables[name] = open_vector_table(data_dir / "lance", info)
             note = f"vectors {fp}"
+    finally:
+        pool.shutdown(cancel_futures=True)
     stored = None
-    if manifest.lexical.get("table") == "lexical_index" and manifest.lexical.get("tokenizer") == tokenizer:
-        sizes = {name: tables[table].num_rows for name, table in lexical.INDEXES.items()}
-        stored = lexical.from_table(tables["lexical_index"], sizes)
+    if mapped:
+        stored = lexical.from_table(lexical_files["postings"], lexical.sizes(tables), lexical_files["lengths"])
+    elif _stored_lexical(manifest, tokenizer):
+        stored = lexical.from_table(tables["lexical_index"], lexical.sizes(tables))  # a snapshot from before the mapped files
     recall = RecallIndex.build(
         tables["articles"],
         tables["chunks"],
@@ -154,10 +224,10 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
     for link in link_rows:
         links_from.setdefault((link["kb_id"], link["tenant"], link["from_page_key"]), []).append(link)
         links_to.setdefault((link["kb_id"], link["tenant"], link["to_page_key"]), []).append(link)
-    tables.pop("lexical_index", None)  # its postings live on in `recall.bm25`, as views of its buffers
+    tables.pop("lexical_index", None)  # its postings live on in `recall.bm25`, as views of its (mapped) buffers
     snap = Snapshot(
         manifest=manifest,
-        tables=tables,
+        tables=SnapshotTables(snaps, manifest, tables, omit),
         recall=recall,
         articles=TableRows(tables["articles"], recall.articles.row_of),
         chunks=TableRows(tables["chunks"], recall.chunks.row_of),

@@ -41,6 +41,7 @@ from petrichor_pipeline.contract import (
     utc_now_iso,
     vector_digest,
     write_manifest,
+    write_lexical_files,
     write_parquet_atomic,
     write_vector_files,
 )
@@ -173,6 +174,8 @@ def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stat
     for name, table in tables.items():
         write_parquet_atomic(table, folder / f"{name}.parquet")
         manifest_tables[name] = {"file": f"{name}.parquet", "rows": table.num_rows, **file_entry(folder / f"{name}.parquet")}
+    postings = tables["lexical_index"]
+    lexical_files = write_lexical_files(folder, postings, lexical.lengths_table(lexical.from_table(postings, lexical.sizes(tables))))
 
     vector_tables: dict[str, dict[str, Any]] = {}
     for name, (src, id_col) in VECTOR_TABLES.items():
@@ -201,6 +204,7 @@ def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stat
         vector_tables=vector_tables,
         lexical={
             "table": "lexical_index",
+            "files": lexical_files,
             "tokenizer": ctx.settings.lexical_tokenizer,
             "indexes": lexical.INDEXES,
             "fields": {"title": 3, "summary": 2, "content": 1},

@@ -237,16 +237,21 @@ def top_ranked(
         want *= 4
 
 
-def from_csc(terms: Sequence[str], indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n_docs: int) -> BM25Index:
+def from_csc(
+    terms: Sequence[str], indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n_docs: int, lengths: np.ndarray | None = None
+) -> BM25Index:
     """An index over stored postings laid end to end (term t's are `indices[indptr[t]:indptr[t+1]]`),
     used as they are: no copy when they are already int32 / float32.
 
     Every token adds its field weight to exactly one term's count and to the document length, so the
-    lengths are the per-row sums of the weights and need not be stored.
+    lengths are the per-row sums of the weights; stored `lengths` spare reading every posting to sum them.
     """
     indices = np.asarray(indices, dtype=np.int32)
     data = np.asarray(data, dtype=np.float32)
-    lengths = np.bincount(indices, weights=data, minlength=n_docs).astype(np.float64)
+    if lengths is None:
+        lengths = np.bincount(indices, weights=data, minlength=n_docs).astype(np.float64)
+    elif len(lengths) != n_docs:
+        raise ValueError(f"{len(lengths)} stored document lengths for {n_docs} rows")
     vocab = dict(zip(terms, range(len(terms))))
     return BM25Index(vocab=vocab, indptr=np.asarray(indptr, dtype=np.int64), indices=indices, data=data, lengths=lengths)
 

@@ -20,6 +20,11 @@ INDEXES = {"chunk": "chunks", "window": "chunk_windows", "question": "questions"
 """Lexical index name -> the snapshot table whose rows it indexes."""
 
 
+def sizes(tables: Mapping[str, pa.Table]) -> dict[str, int]:
+    """Each index's document count: the row count of the table it indexes."""
+    return {name: tables[table].num_rows for name, table in INDEXES.items()}
+
+
 def render_path(article_title: str, heading_path: Sequence[str], heading: str = "") -> str:
     """`article › h1 › h2`: blanks and a part equal to the one before it are dropped."""
     parts: list[str] = []
@@ -96,30 +101,56 @@ def postings_table(by_index: Mapping[str, tuple[list, list, list]]) -> pa.Table:
     )
 
 
-def from_table(table: pa.Table, sizes: Mapping[str, int]) -> dict[str, BM25Index]:
+def from_table(table: pa.Table, sizes: Mapping[str, int], lengths: pa.Table | None = None) -> dict[str, BM25Index]:
     """The indexes back from a `lexical_index` table; `sizes` are the row counts of the indexed tables.
 
     `to_table` writes each index's terms as one run, so every index is a slice of the table's flattened
     postings: numpy views of its Arrow buffers, never a Python object per term or posting (a table whose
-    runs are interleaved is regrouped first).
+    runs are interleaved is regrouped first). With `lengths` (`lengths_table`), the document lengths are
+    read from it instead of summed over every posting, so postings mapped from a file stay unread until a
+    query scores their term.
     """
     names = table.column("index").combine_chunks()
     starts = {}
     for name in INDEXES:
         found = pc.indices_nonzero(pc.equal(names, name)).to_numpy()
         if len(found) and found[-1] - found[0] + 1 != len(found):
-            return from_table(pa.concat_tables(table.filter(pc.equal(names, n)) for n in INDEXES), sizes)
+            return from_table(pa.concat_tables(table.filter(pc.equal(names, n)) for n in INDEXES), sizes, lengths)
         starts[name] = (int(found[0]), int(found[-1]) + 1) if len(found) else (0, 0)
-    rows_col, weights_col = table.column("rows").combine_chunks(), table.column("weights").combine_chunks()
+    stored = {} if lengths is None else dict(zip(lengths.column("index").to_pylist(), lengths.column("lengths").chunks[0] if lengths.num_rows else ()))
+    rows_col, weights_col = _one_chunk(table.column("rows")), _one_chunk(table.column("weights"))
     offsets = rows_col.offsets.to_numpy()
-    flat_rows = pc.list_flatten(rows_col).to_numpy(zero_copy_only=False)
-    flat_weights = pc.list_flatten(weights_col).to_numpy(zero_copy_only=False)
+    flat_rows = _values(rows_col)
+    flat_weights = _values(weights_col)
     terms = table.column("term")
     out: dict[str, BM25Index] = {}
     for name, (lo, hi) in starts.items():
         base = offsets[lo] - offsets[0]
         indptr = offsets[lo : hi + 1] - offsets[lo]
         end = base + (indptr[-1] if len(indptr) else 0)
+        known = stored.get(name)
         out[name] = from_csc(terms.slice(lo, hi - lo).to_pylist(), indptr if len(indptr) else np.zeros(1, np.int64),
-                             flat_rows[base:end], flat_weights[base:end], sizes[name])
+                             flat_rows[base:end], flat_weights[base:end], sizes[name],
+                             lengths=None if known is None else known.values.to_numpy())
     return out
+
+
+def lengths_table(indexes: Mapping[str, BM25Index]) -> pa.Table:
+    """Each index's weighted document lengths, one row per index: what `from_table` reads beside mapped postings."""
+    return pa.table(
+        {
+            "index": pa.array(list(indexes), pa.string()),
+            "lengths": pa.array([ix.lengths for ix in indexes.values()], pa.list_(pa.float64())),
+        }
+    )
+
+
+def _one_chunk(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array: zero-copy when it is one chunk already (a mapped file's single batch)."""
+    return column.chunks[0] if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _values(lists: pa.Array) -> np.ndarray:
+    """The list array's values from its first offset on, as a numpy view of the Arrow buffer (no copy)."""
+    first = int(lists.offsets[0].as_py()) if len(lists) else 0
+    return lists.values.slice(first).to_numpy(zero_copy_only=False)

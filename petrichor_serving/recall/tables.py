@@ -112,7 +112,6 @@ class Chunks:
     headings: list[str]
     heading_paths: list[tuple[str, ...]]
     contents: Sequence[str]
-    index_texts: Sequence[str]
     row_of: dict[str, int] = field(repr=False)
 
     @classmethod
@@ -125,7 +124,6 @@ class Chunks:
             headings=_text(_col(table, "heading")),
             heading_paths=[tuple(p or ()) for p in _col(table, "heading_path")],
             contents=_lazy(table, "content"),
-            index_texts=_lazy(table, "index_text"),
             row_of={c: i for i, c in enumerate(ids)},
         )
 
@@ -161,7 +159,6 @@ class Questions:
     chunk_rows: np.ndarray
     article_rows: np.ndarray
     questions: Sequence[str]
-    index_texts: Sequence[str]
     row_of: dict[str, int] = field(repr=False)
 
     @classmethod
@@ -171,7 +168,6 @@ class Questions:
             chunk_rows=_rows_of(_text(_col(table, "chunk_id")), chunks.row_of),
             article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
             questions=_lazy(table, "question"),
-            index_texts=_lazy(table, "index_text"),
             row_of={q: i for i, q in enumerate(ids)},
         )
 

@@ -1,0 +1,68 @@
+"""The BM25 postings serving maps from `lexical_index.arrow` are the Parquet table's, checked like every file."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from petrichor_pipeline.contract import LEXICAL_FILES, MANIFEST_FILE, SCHEMAS, IntegrityError, file_entry, read_manifest, read_table, verify_snapshot
+from petrichor_pipeline.text import lexical
+from petrichor_serving.snapshot import INDEX_ONLY, load_snapshot
+from tests.integrity.helpers import copy_built, current
+
+pytestmark = pytest.mark.slow  # builds a corpus
+
+
+def test_the_manifest_records_the_mapped_files(built_corpus):
+    data = built_corpus.data_dir
+    version = current(data)
+    files = json.loads((data / "snapshots" / version / MANIFEST_FILE).read_text(encoding="utf-8"))["lexical"]["files"]
+    assert set(files) == set(LEXICAL_FILES)
+    for kind, entry in files.items():
+        assert entry["file"] == LEXICAL_FILES[kind]
+        assert file_entry(data / "snapshots" / version / entry["file"]) == {"bytes": entry["bytes"], "sha256": entry["sha256"]}
+
+
+def test_mapped_postings_equal_the_parquet_table(built_corpus, served_snapshot):
+    snap, _ = served_snapshot
+    snaps = built_corpus.data_dir / "snapshots"
+    manifest = read_manifest(snaps, snap.version)
+    tables = {name: read_table(snaps, manifest, name) for name in (*lexical.INDEXES.values(), "lexical_index")}
+    from_parquet = lexical.from_table(tables["lexical_index"], lexical.sizes(tables))
+    assert set(snap.recall.bm25) == set(from_parquet)
+    for name, want in from_parquet.items():
+        got = snap.recall.bm25[name]
+        assert got.vocab == want.vocab, name
+        for field in ("indptr", "indices", "data", "lengths"):
+            assert np.array_equal(getattr(got, field), getattr(want, field)), (name, field)
+            assert getattr(got, field).dtype == getattr(want, field).dtype, (name, field)
+    chunk = snap.recall.bm25["chunk"]
+    assert chunk.indices.base is not None and not chunk.indices.flags.owndata  # a view of the mapped file
+
+
+def test_tables_decode_their_index_text_on_demand(served_snapshot):
+    snap, _ = served_snapshot
+    for name in INDEX_ONLY:  # loaded without them; asked for, the table is whole
+        assert snap.tables[name].schema.equals(SCHEMAS[name]), name
+        assert snap.tables[name].num_rows == snap.manifest.tables[name]["rows"], name
+
+
+@pytest.mark.parametrize("kind", sorted(LEXICAL_FILES))
+@pytest.mark.parametrize("damage", ["flip", "missing"])
+def test_a_damaged_mapped_file_is_refused_with_its_name(built_corpus, served_snapshot, tmp_path, kind, damage):
+    _, embedder = served_snapshot
+    data = copy_built(built_corpus, tmp_path)[0]
+    version = current(data)
+    path = data / "snapshots" / version / LEXICAL_FILES[kind]
+    if damage == "flip":
+        raw = bytearray(path.read_bytes())
+        raw[len(raw) // 2] ^= 0x01
+        path.write_bytes(bytes(raw))
+    else:
+        path.unlink()
+    with pytest.raises(IntegrityError, match=LEXICAL_FILES[kind]):
+        load_snapshot(data, version, embed_fingerprint=embedder.fingerprint)
+    with pytest.raises(IntegrityError, match=LEXICAL_FILES[kind]):
+        verify_snapshot(data, version)
