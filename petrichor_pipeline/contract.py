@@ -507,14 +507,21 @@ def verify_files(snapshots_dir: Path, manifest: Manifest) -> None:
         verify_file(snapshots_dir, manifest, name)
 
 
+def _verified(path: Path, entry: dict[str, Any]) -> Path:
+    """`path`, hashed in one streaming pass against its manifest `entry` (no parsing); refused by name when
+    missing or different."""
+    try:
+        found = file_entry(path)
+    except FileNotFoundError:
+        raise IntegrityError(f"{entry['file']}: missing") from None
+    _check_file(entry, found["bytes"], found["sha256"])
+    return path
+
+
 def verify_file(snapshots_dir: Path, manifest: Manifest, name: str) -> None:
     """Hash one table's Parquet file against its manifest entry in one streaming pass (no parsing)."""
     info = manifest.tables[name]
-    try:
-        entry = file_entry(snapshots_dir / manifest.version / info["file"])
-    except FileNotFoundError:
-        raise IntegrityError(f"{info['file']}: missing") from None
-    _check_file(info, entry["bytes"], entry["sha256"])
+    _verified(snapshots_dir / manifest.version / info["file"], info)
 
 
 def verify_articles(articles: pa.Table) -> None:
@@ -696,13 +703,7 @@ def open_vector_files(folder: Path, name: str, info: dict[str, Any]) -> VectorFi
             raise IntegrityError(f"vector table {info['table']} v{info['version']}: its {recorded} differs from the compact files' ({compact.get(key)!r})")
     paths = {}
     for kind, entry in compact["files"].items():
-        path = folder / entry["file"]
-        try:
-            found = file_entry(path)
-        except FileNotFoundError:
-            raise IntegrityError(f"{entry['file']}: missing") from None
-        _check_file(entry, found["bytes"], found["sha256"])
-        paths[kind] = path
+        paths[kind] = _verified(folder / entry["file"], entry)
     matrix = np.load(paths["matrix"], mmap_mode="r" if compact["count"] else None, allow_pickle=False)  # no mapping of 0 bytes
     rows = np.load(paths["rows"], allow_pickle=False)
     if matrix.shape != (compact["count"], compact["dim"]) or rows.shape != (compact["count"],) or matrix.dtype != np.float32:
@@ -733,13 +734,7 @@ def open_lexical_files(folder: Path, files: dict[str, dict[str, Any]]) -> dict[s
     the check adds nothing resident), then memory-mapped: zero-copy views of the files."""
     out = {}
     for kind in LEXICAL_FILES:
-        entry = files[kind]
-        path = folder / entry["file"]
-        try:
-            found = file_entry(path)
-        except FileNotFoundError:
-            raise IntegrityError(f"{entry['file']}: missing") from None
-        _check_file(entry, found["bytes"], found["sha256"])
+        path = _verified(folder / files[kind]["file"], files[kind])
         out[kind] = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
     return out
 
