@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from petrichor_pipeline.text.limits import SNIPPET_MAX_CHARS
 
 _NOT_KNOWLEDGE_CHAR = re.compile(r"[^a-z0-9\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_WHITESPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -74,12 +73,14 @@ def compact_text(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
     """Collapse whitespace and cut to `limit` code points plus `…`: a snippet never carries a whole chunk.
 
     A long text is compacted from its head only, so a snippet costs its own size, not the article's.
+    Whitespace is what `str.isspace` calls so (the same code points as the regex `\\s`); `str.split` finds
+    its runs several times faster than a regex scan, which every hit of every route pays.
     """
     if len(text) > 4 * limit:
-        head = _WHITESPACE.sub(" ", text[: 4 * limit]).strip()
+        head = " ".join(text[: 4 * limit].split())
         if len(head) > limit:
             return head[:limit] + "…"
-    text = _WHITESPACE.sub(" ", text).strip()
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "…"
 
 
