@@ -12,6 +12,12 @@ from a snapshot), so a query touches only its terms' postings; all tokenizing ha
 Term scores under the statistics of all rows are computed per term on its first query and kept, so an
 unfiltered query is a gather and a `bincount`; a filtered one recomputes them from the term counts with
 its own statistics.
+
+An unfiltered top-k over many postings is ranked by upper bounds first (MaxScore): the exact scores of a few
+rows give a threshold, terms whose best impacts together stay below it cannot lift a row into the top k on
+their own, so only the other terms' postings are summed over every row, and the rest are looked up for the
+rows that can still reach the threshold. Final scores are summed in term order as `totals` sums them, so
+ranks and scores equal the plain computation's.
 """
 
 from __future__ import annotations
@@ -52,6 +58,9 @@ class BM25Index:
     first unfiltered query and kept, so an unfiltered query only gathers and sums (long bigram postings
     would otherwise dominate search time) while loading computes nothing per posting. Concurrent first
     queries may both compute a term's scores; they are the same floats."""
+    _leaders: dict[int, tuple[float, np.ndarray]] = field(init=False, repr=False, default_factory=dict)
+    """Term id -> (its largest impact, the rows of its `_LEADERS` largest impacts, ascending), kept like
+    `_impacts`: the bound and the threshold probe of the pruned top-k."""
     _avg_len: float = field(init=False, repr=False, default=1.0)
 
     def __post_init__(self) -> None:
@@ -66,6 +75,18 @@ class BM25Index:
             rows = self.indices[lo:hi]
             cached = bm25_idf(self.size, int(hi - lo)) * _norm(self.data[lo:hi], self.lengths[rows], self._avg_len)
             self._impacts[t] = cached
+        return cached
+
+    def leaders(self, t: int) -> tuple[float, np.ndarray]:
+        """(largest impact, rows ascending of the `_LEADERS` largest impacts) of term id `t`'s postings."""
+        cached = self._leaders.get(t)
+        if cached is None:
+            impacts = self.impacts(t)
+            rows = self.indices[self.indptr[t] : self.indptr[t + 1]]
+            if len(rows) > _LEADERS:
+                rows = rows[np.argpartition(-impacts, _LEADERS - 1)[:_LEADERS]]
+            cached = (float(impacts.max()), np.sort(rows))
+            self._leaders[t] = cached
         return cached
 
     @property
@@ -131,6 +152,12 @@ class BM25Index:
         scoring at least a cheap lower bound of the k-th best score are ranked."""
         if k <= 0:
             return []
+        if mask is not None and np.count_nonzero(mask) == self.size:
+            mask = None
+        if mask is None:
+            pruned = self._top_by_bounds(terms, k, group)
+            if pruned is not None:
+                return pruned
         totals = self.totals(terms, mask)
         want = k
         while True:
@@ -154,6 +181,48 @@ class BM25Index:
             return np.zeros(self.size)
         rows, scores = zip(*hits)
         return np.bincount(np.concatenate(rows), weights=np.concatenate(scores), minlength=self.size)
+
+    def _top_by_bounds(self, terms: Sequence[str], k: int, group: Callable[[int], Hashable] | None) -> list[Ranked] | None:
+        """The unfiltered `top`, pruned by each term's largest impact (module docstring); None when the
+        query's postings are too few to be worth it or the probe finds fewer than k rows (groups)."""
+        ids = [t for t in map(self.vocab.get, terms) if t is not None and self.indptr[t + 1] > self.indptr[t]]
+        if not ids or int(sum(self.indptr[t + 1] - self.indptr[t] for t in ids)) < PRUNE_MIN_POSTINGS:
+            return None
+        lists = [(self.indices[self.indptr[t] : self.indptr[t + 1]], self.impacts(t)) for t in ids]
+        leaders = [self.leaders(t) for t in ids]
+        bounds = [bound for bound, _ in leaders]
+        # threshold: the k-th best exact score among the rows where the two terms of the largest impacts have theirs
+        lead = sorted(range(len(ids)), key=lambda i: -bounds[i])[:2]
+        probe = np.unique(np.concatenate([leaders[i][1] for i in lead]))
+        found = top_ranked(probe, _exact_scores(lists, probe), k, group)
+        if len(found) < k:
+            return None
+        threshold = found[-1].score * (1 - _SLACK)
+        # the weakest terms whose bounds together stay below the threshold: a row needs another term
+        by_bound = sorted(range(len(ids)), key=lambda i: bounds[i])
+        weak: list[int] = []
+        while len(weak) < len(ids) - 1 and sum(bounds[i] for i in weak) + bounds[by_bound[len(weak)]] < threshold:
+            weak.append(by_bound[len(weak)])
+        strong = [lists[i] for i in by_bound[len(weak) :]]
+        partial = np.bincount(
+            np.concatenate([rows for rows, _ in strong]), weights=np.concatenate([w for _, w in strong]), minlength=self.size
+        )
+        rows = np.flatnonzero(partial >= threshold - sum(bounds[i] for i in weak))
+        while weak and len(rows) * _LOOKUP_COST > len(lists[weak[-1]][0]):  # many rows in reach: add a term to all
+            term_rows, impacts = lists[weak.pop()]
+            partial[term_rows] += impacts
+            rows = np.flatnonzero(partial >= threshold - sum(bounds[i] for i in weak))
+        partial = partial[rows]
+        if weak and len(rows) > _LEADERS:  # a better threshold from the rows of the best partial scores
+            best = rows[np.sort(np.argpartition(-partial, _LEADERS - 1)[:_LEADERS])]
+            found = top_ranked(best, _exact_scores(lists, best), k, group)
+            if len(found) >= k:
+                threshold = max(threshold, found[-1].score * (1 - _SLACK))
+        while weak:  # the remaining weak terms, strongest first, looked up for the rows still in reach
+            partial = partial + _impacts_at(lists[weak.pop()], rows)
+            keep = partial >= threshold - sum(bounds[i] for i in weak)
+            rows, partial = rows[keep], partial[keep]
+        return top_ranked(rows, _exact_scores(lists, rows), k, group)
 
     def _unmasked(self, terms: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         out = []
@@ -182,6 +251,30 @@ class BM25Index:
 _SMALLEST = float(np.nextafter(0.0, 1.0))
 """`totals >= _SMALLEST` is `totals > 0`."""
 _BLOCK = 64
+PRUNE_MIN_POSTINGS = 20_000
+"""Postings an unfiltered top-k must touch before it is pruned by bounds: below, summing them all is cheap."""
+_LEADERS = 128
+"""Rows per term, of its largest impacts, whose exact scores set the pruning threshold."""
+_SLACK = 1e-9
+"""Relative margin on the threshold: bounds summed in another order may differ from the scores in the last bits."""
+_LOOKUP_COST = 8
+"""Looking one row up in a term's postings costs about this many postings added to every row's sum."""
+
+
+def _impacts_at(postings: tuple[np.ndarray, np.ndarray], rows: np.ndarray) -> np.ndarray:
+    """One term's impact at each of `rows` (ascending), 0.0 where the term does not occur."""
+    term_rows, impacts = postings
+    at = np.searchsorted(term_rows, rows)
+    return impacts.take(at, mode="clip") * (term_rows.take(at, mode="clip") == rows)  # x * 1.0 and x * 0.0 are exact
+
+
+def _exact_scores(lists: Sequence[tuple[np.ndarray, np.ndarray]], rows: np.ndarray) -> np.ndarray:
+    """The scores `totals` gives `rows`: the same additions in the same (term) order, 0.0 for an absent term
+    changing no sum."""
+    scores = np.zeros(len(rows))
+    for postings in lists:
+        scores += _impacts_at(postings, rows)
+    return scores
 
 
 def _at_most_kth(values: np.ndarray, k: int) -> float:

@@ -7,6 +7,7 @@ never leaves the recall package (`pipeline.Candidate` is what callers see).
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from dataclasses import dataclass, field
 
 from petrichor_pipeline.text.limits import SNIPPET_MAX_CHARS
@@ -47,9 +48,11 @@ class Hit:
     route_scores: dict[str, float] = field(default_factory=dict)
     """After fusion: each route's own best score for this hit (cosine, BM25, field score), for the rerank."""
 
-    @property
+    @cached_property
     def key(self) -> str:
-        """`chunk:`, `wiki:`, `tree:` or `article:` + kb + locator: what fusion merges on."""
+        """`chunk:`, `wiki:`, `tree:` or `article:` + kb + locator: what fusion merges on. Computed once per
+        hit (fusion, balancing and diversity read it many times): no stage changes a hit's locator fields,
+        they copy or replace the hit."""
         if self.chunk_id:
             return f"chunk:{self.kb_id}:{self.chunk_id}"
         if self.page_key:
@@ -58,7 +61,7 @@ class Hit:
             return f"tree:{self.kb_id}:{self.node_key}"
         return f"article:{self.kb_id}:{self.article_id}"
 
-    @property
+    @cached_property
     def article_key(self) -> str:
         """The balancing and per-article-cap group: the article, or the hit itself when it has none."""
         return f"{self.kb_id}:{self.article_id}" if self.article_id else self.key

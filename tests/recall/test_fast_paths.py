@@ -3,10 +3,21 @@
 import re
 import sys
 
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from petrichor_pipeline.text import bm25
+from petrichor_pipeline.text.bm25 import BM25Index, top_ranked
+from petrichor_pipeline.text.tokenize import index_tokens, query_tokens
 from petrichor_serving.recall.hits import compact_text
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
 
 _WHITESPACE = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
 
@@ -34,3 +45,34 @@ def test_whitespace_is_the_regex_class():
 )
 def test_compact_text_equals_the_regex_formulation(text, limit):
     assert compact_text(text, limit) == _compact_by_regex(text, limit)
+
+
+def _bm25_corpus(seed: int, n: int) -> list[tuple[str, str, str]]:
+    rng = np.random.default_rng(seed)
+    common = ["redis", "kafka", "集群", "故障"]
+    rare = ["持久化", "消费者", "恢复", "备份", "索引", "查询", "延迟", "raft", "wal"]
+    pick = lambda words, k: " ".join(rng.choice(words, size=k))  # noqa: E731
+    return [
+        (pick(common + rare[:2], 2), pick(common, int(rng.integers(0, 4))), pick(common * 3 + rare, int(rng.integers(1, 40))))
+        for _ in range(n)
+    ]
+
+
+@pytest.mark.parametrize("leaders", [1, 3, 128])
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    k=st.integers(1, 30),
+    query=st.lists(st.sampled_from(["redis", "kafka", "集群", "故障", "持久化", "消费者", "恢复", "索引", "raft", "wal", "nope"]), min_size=1, max_size=6),
+    grouped=st.booleans(),
+)
+def test_pruned_top_equals_ranking_every_score(monkeypatch_module, leaders, seed, k, query, grouped):
+    """The bound-pruned top-k (forced on however few postings) ranks and scores as ranking every row."""
+    monkeypatch_module.setattr(bm25, "PRUNE_MIN_POSTINGS", 0)
+    monkeypatch_module.setattr(bm25, "_LEADERS", leaders)
+    index = BM25Index.build(_bm25_corpus(seed, 300), index_tokens)
+    group = (lambda r: r // 3) if grouped else None
+    terms = query_tokens(" ".join(query))
+    expected = top_ranked(*index.score(terms), k, group)
+    assert index.top(terms, k, group=group) == expected
+    assert index.top(terms, k, np.ones(index.size, bool), group=group) == expected
