@@ -213,7 +213,7 @@ def search(
     started = time.perf_counter()
     run = _Run()
 
-    texts = build_queries(query, sub_queries) if options.rewrite or sub_queries else [query]
+    texts = build_queries(query, sub_queries, clauses=options.rewrite, coordination=options.coordination)
     ctx = RouteContext(index, index.access(scope, now), embedder.fingerprint if embedder else None, options.parent_score)
     run.timed("access", started)
     model_questions = index.articles.model_questions
