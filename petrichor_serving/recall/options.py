@@ -51,6 +51,8 @@ class SearchOptions:
     coordination: bool = True
     """Also search a Chinese question asked of several subjects (A和B的X) once per subject
     (`rewrite.coordination_queries`): it finds the second subject's article on multi-document questions."""
+    sub_query_leads: bool = True
+    """Each sub-query's first article keeps a place right after the first hit (`balance.sub_query_leads`)."""
     diversity: bool = True
     """False skips the near-duplicate test and the per-article cap: the reranked list, backfilled, as is."""
     rerank_dense: float = DENSE_WEIGHT
