@@ -42,6 +42,7 @@ from petrichor_pipeline.contract import (
     verify_file,
 )
 from petrichor_pipeline.text import lexical
+from petrichor_pipeline.text.tokenize import get_tokenizer
 from petrichor_serving.recall.index import RecallIndex
 
 log = logging.getLogger(__name__)
@@ -119,8 +120,14 @@ INDEX_ONLY = {"chunks": ("index_text",), "chunk_windows": ("index_text",), "ques
 
 
 def _stored_lexical(manifest: Manifest, tokenizer: str) -> bool:
-    """The snapshot stores BM25 postings built with this tokenizer."""
-    return manifest.lexical.get("table") == "lexical_index" and manifest.lexical.get("tokenizer") == tokenizer
+    """The snapshot stores BM25 postings built with this tokenizer at its current revision (a snapshot from
+    before revisions were recorded has revision 1)."""
+    lex = manifest.lexical
+    return (
+        lex.get("table") == "lexical_index"
+        and lex.get("tokenizer") == tokenizer
+        and lex.get("tokenizer_revision", 1) == get_tokenizer(tokenizer).revision
+    )
 
 
 def _mapped_lexical(manifest: Manifest, tokenizer: str) -> dict[str, dict[str, Any]] | None:

@@ -62,6 +62,8 @@ def variants() -> list[Variant]:
             SearchOptions(rerank_dense=0.0, article_top_k=3, enabled_routes=routes.default_off(), fresh_tail=0),
         ),
         Variant("rewrite", "the reference's rule-based clauses searched beside the question", SearchOptions(rewrite=True)),
+        Variant("no_coordination", "a Chinese question asked of several subjects is searched once, as asked", SearchOptions(coordination=False)),
+        Variant("no_sub_query_leads", "sub-queries keep no place for their first article", SearchOptions(sub_query_leads=False)),
         Variant("no_diversity", "near-duplicate test and per-article cap off", SearchOptions(diversity=False)),
         Variant(
             "no_windows",

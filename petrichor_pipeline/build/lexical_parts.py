@@ -99,7 +99,7 @@ def _signatures(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], toke
     arts = tables["articles"]
     out = {}
     for aid, title in zip(arts.column("article_id").to_pylist(), arts.column("title").to_pylist()):
-        parts = [PARTS_VERSION, tokenizer, aid, title, json.dumps(counts.get(aid, {}), sort_keys=True)]
+        parts = [PARTS_VERSION, get_tokenizer(tokenizer).key, aid, title, json.dumps(counts.get(aid, {}), sort_keys=True)]
         parts += [f"{asset}:{keys[asset].get(aid)}" for asset in SIGNED_ASSETS]
         out[aid] = hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:24]
     return out
@@ -216,7 +216,8 @@ by its hash, so a build re-tokenises only the pages whose title, summary, conten
 def _wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -> tuple[pa.Table, np.ndarray]:
     """The wiki index's postings, one page per unit in row order: (postings rows, each row's page number)."""
     docs = list(lexical.documents("wiki", tables))
-    hashes = [hashlib.sha256("\x1f".join((PARTS_VERSION, tokenizer, *doc)).encode()).hexdigest()[:24] for doc in docs]
+    key = get_tokenizer(tokenizer).key
+    hashes = [hashlib.sha256("\x1f".join((PARTS_VERSION, key, *doc)).encode()).hexdigest()[:24] for doc in docs]
     cached_table, _ = _cached(wh, WIKI_PARTS)
     spans: dict[str, tuple[int, int]] = {}
     if cached_table.num_rows:

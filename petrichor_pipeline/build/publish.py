@@ -48,6 +48,7 @@ from petrichor_pipeline.contract import (
 from petrichor_pipeline.object_store import ObjectStore, collect_remote, publish_remote
 from petrichor_pipeline.text import lexical
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+from petrichor_pipeline.text.tokenize import get_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -206,6 +207,7 @@ def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stat
             "table": "lexical_index",
             "files": lexical_files,
             "tokenizer": ctx.settings.lexical_tokenizer,
+            "tokenizer_revision": get_tokenizer(ctx.settings.lexical_tokenizer).revision,
             "indexes": lexical.INDEXES,
             "fields": {"title": 3, "summary": 2, "content": 1},
             "k1": 1.5,

@@ -5,6 +5,9 @@ and symbols, keep latin/digit runs of two or more code points, and cut every run
 overlapping two-character windows (a one-character run stays whole). A plain regex tokenizer would turn a
 whole Chinese sentence into one token; bigrams need no dictionary and match any substring query.
 
+Both read MediaWiki language-variant markup (`-{…}-`, left in text taken from Chinese Wikipedia) as the text
+it marks: `郭-{麐}-` is the name 郭麐, so a query naming it matches its bigram.
+
 `jieba` keeps the same latin rules but segments CJK runs with jieba's search mode, which yields real words
 plus their sub-words. It is an alternative for corpora where bigram noise hurts; the dictionary is loaded
 once per process by `text.lang.init_jieba`, lazily or at start-up.
@@ -66,6 +69,21 @@ _TOKENS = re.compile(
 _RUNS = re.compile(f"([{_CJK}]+)|[^{_CJK}{_SPLIT}]{{2,}}")
 
 
+# `-{X}-` around text with a CJK character, or empty; `zh-xx:` labels name the variants of `-{zh-hans:A;zh-hk:B}-`.
+# Latin content is left alone: `backstage-{cr-name}-claim` is a template placeholder, not markup.
+_WIKI_VARIANT = re.compile(f"-\\{{([^{{}}]*[{_CJK}][^{{}}]*|)\\}}-")
+_VARIANT_LABEL = re.compile(r"^\s*zh(?:-[a-z]+)?\s*:\s*", re.IGNORECASE)
+
+
+def _variant_text(match: re.Match[str]) -> str:
+    """The marked text; for labelled variants, each distinct variant once, separated by spaces."""
+    body = match.group(1)
+    parts = [p for p in body.split(";") if p.strip()]
+    if not parts or not all(_VARIANT_LABEL.match(p) for p in parts):
+        return body
+    return " ".join(dict.fromkeys(_VARIANT_LABEL.sub("", p).strip() for p in parts))
+
+
 @functools.cache
 def _astral_split() -> re.Pattern[str]:
     return re.compile(f"[{_punctuation_and_symbols(_BMP_END, sys.maxunicode + 1)}]")
@@ -73,6 +91,8 @@ def _astral_split() -> re.Pattern[str]:
 
 def _prepare(text: str) -> str:
     text = text.strip().lower()
+    if "-{" in text:
+        text = _WIKI_VARIANT.sub(_variant_text, text)
     if _ASTRAL.search(text):
         text = _astral_split().sub(" ", text)
     return text
@@ -108,6 +128,10 @@ def jieba_query_tokens(text: str) -> list[str]:
     return list(dict.fromkeys(jieba_index_tokens(text)))
 
 
+REVISION = 2
+"""Raised whenever a change here can move a token: stored postings of another revision are not reused."""
+
+
 @dataclass(frozen=True)
 class Tokenizer:
     """A named pair: `index` keeps repeats (for term counts), `query` dedupes (for query terms)."""
@@ -115,6 +139,12 @@ class Tokenizer:
     name: str
     index: Callable[[str], list[str]]
     query: Callable[[str], list[str]]
+    revision: int = REVISION
+
+    @property
+    def key(self) -> str:
+        """Name and revision: what cached and stored postings record they were built with."""
+        return f"{self.name}/{self.revision}"
 
 
 TOKENIZERS: dict[str, Tokenizer] = {

@@ -48,6 +48,11 @@ class SearchOptions:
     """True also searches the reference's rule-based clauses of a compound question (reference §6.2). Off by
     default: the clauses are sentence fragments that each weigh as much as the question and cost recall on
     multi-document questions (docs/evaluation.md); a caller's own `sub_queries` are always searched."""
+    coordination: bool = True
+    """Also search a Chinese question asked of several subjects (A和B的X) once per subject
+    (`rewrite.coordination_queries`): it finds the second subject's article on multi-document questions."""
+    sub_query_leads: bool = True
+    """Each sub-query's first article keeps a place right after the first hit (`balance.sub_query_leads`)."""
     diversity: bool = True
     """False skips the near-duplicate test and the per-article cap: the reranked list, backfilled, as is."""
     rerank_dense: float = DENSE_WEIGHT

@@ -21,7 +21,7 @@ import numpy as np
 from petrichor_pipeline.models.protocols import Embedder
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.access import Scope
-from petrichor_serving.recall.balance import PER_ARTICLE_TOP_K, select_articles
+from petrichor_serving.recall.balance import PER_ARTICLE_TOP_K, keep_leads, leads_after_first, select_articles, sub_query_leads
 from petrichor_serving.recall.diversity import DiverseSelection, fresh_tail, select_diverse
 from petrichor_serving.recall.fusion import FUSION_TOP_K, fuse
 from petrichor_serving.recall.hits import Hit, Window
@@ -105,6 +105,8 @@ class _Run:
         self.groups: list[tuple[Route, list[Hit]]] = []
         self.primary: list[bool] = []
         """Per group: whether it answers the question itself rather than a rewritten sub-query."""
+        self.query_texts: list[str] = []
+        """Per group: the text of the query it answers."""
         self.legacy = False
         self.degraded: dict[str, str] = {}
         self.timings: defaultdict[str, float] = defaultdict(float)
@@ -120,10 +122,14 @@ class _Run:
         if hits:
             self.groups.append((route, hits))
             self.primary.append(query.primary)
+            self.query_texts.append(query.text)
         return hits
 
     def timed(self, name: str, started: float) -> None:
         self.timings[name] += (time.perf_counter() - started) * 1000
+
+    def lists_of(self, text: str) -> list[list[Hit]]:
+        return [hits for (_, hits), q in zip(self.groups, self.query_texts) if q == text]
 
     def has_primary_hits(self) -> bool:
         return any(route.tier is Tier.PRIMARY for route, _ in self.groups)
@@ -213,7 +219,7 @@ def search(
     started = time.perf_counter()
     run = _Run()
 
-    texts = build_queries(query, sub_queries) if options.rewrite or sub_queries else [query]
+    texts = build_queries(query, sub_queries, clauses=options.rewrite, coordination=options.coordination)
     ctx = RouteContext(index, index.access(scope, now), embedder.fingerprint if embedder else None, options.parent_score)
     run.timed("access", started)
     model_questions = index.articles.model_questions
@@ -231,6 +237,8 @@ def search(
     ]
     fused = fuse([hits for _, hits in run.groups], FUSION_TOP_K, group_weights=group_weights)
     stage = select_articles(fused, 1 if focused else options.article_top_k, PER_ARTICLE_TOP_K, options.article_rank_weights)
+    leads = sub_query_leads(fused, [run.lists_of(q) for q in texts[1:]]) if options.sub_query_leads and not focused else []
+    stage = keep_leads(stage, leads)
     run.timed("fusion", stage_started)
 
     stage_started = time.perf_counter()
@@ -239,6 +247,7 @@ def search(
     token_weights = partial(idf_weights, idf=index.bm25["chunk"].idf) if options.rerank_idf else None
     dense_routes = [r.name for r in active if r.vectors is not None]
     reranked = rerank(query, top, terms, token_weights, options.rerank_dense, dense_routes, options.rerank_prior, options.prior_range) if rerank_applied else top
+    reranked = leads_after_first(reranked, leads)
     run.timed("rerank", stage_started)
 
     stage_started = time.perf_counter()

@@ -1,7 +1,12 @@
-"""Deterministic query rewrite (reference §6.2): split a long compound question into at most three clauses.
+"""Deterministic query rewrite (reference §6.2): split a compound question into at most three sub-queries.
 
-No model is called: a simple question stays exactly as asked, and a compound one also gets each clause
-searched on its own so that both halves of "compare A, and explain B" can find their sections.
+No model is called: a simple question stays exactly as asked. Two rules, switched separately:
+
+- *clauses* (the reference's): a long question with several clauses or a conjunction also gets each clause
+  searched on its own, so that both halves of "compare A, and explain B" can find their sections;
+- *coordination*: a Chinese question that asks one thing of several subjects (北京冬奥会和冬残奥会的开幕日期,
+  ChatGPT和GPT4的发布时间) also gets the question asked of each subject alone. Each subject's answer lives in
+  its own article, and the question as a whole ranks the articles that name both above either answer.
 """
 
 from __future__ import annotations
@@ -22,6 +27,42 @@ _QUESTION_WORDS = re.compile(r"(是什么|为什么|怎么样|怎么办|如何|�
 _PREFIXES = ("请问", "想知道", "帮我", "麻烦", "我想", "能否", "可以", "请", "那么", "另外", "以及", "还有")
 
 
+# A conjunction between two subjects: 和 / 与 / 及 / 跟 / 、 with a letter, digit or CJK character either side.
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff"
+_CONJOINED = re.compile(f"(?<=[{_CJK}0-9A-Za-z])(?:和|与|及|跟|、)(?=[{_CJK}0-9A-Za-z])")
+# Where the last subject ends and what is asked of the subjects begins.
+_PREDICATE = re.compile("的|分别|都|各|是|中|有|在|谁|哪|什么|多少|何|几|吗|呢")
+_TITLE = re.compile("《[^》]*》")
+"""A work's title: a conjunction inside it (《速度与激情10》) joins no subjects."""
+
+
+def coordination_queries(query: str) -> list[str]:
+    """The question asked of each of its coordinated subjects (at most `MAX_CLAUSES`); empty when it has none.
+
+    `P A和B S` gives `P A S` and `B S`: the words before the first subject stay with it (2023年澳网 …), the
+    predicate `S` goes to every subject, and 分别 ("respectively") is dropped. Where no predicate follows
+    the subjects, the question is cut at the conjunction into its two halves. A question of several clauses
+    is left to the clause rule."""
+    text = query.strip().rstrip("？?")
+    if sum(1 for part in _CLAUSE_SPLIT.split(text) if part.strip()) > 1:
+        return []
+    masked = _TITLE.sub(lambda m: "\x00" * len(m.group()), text)
+    cuts = list(_CONJOINED.finditer(masked))
+    if not cuts:
+        return []
+    first = cuts[0]
+    left = text[: first.start()]
+    predicate = _PREDICATE.search(masked, first.end())
+    if predicate is None or predicate.start() == first.end():
+        parts = [left, text[first.end() :]]
+    else:
+        rest = text[predicate.start() :].replace("分别", "")
+        subjects = [text[a.end() : b.start()] for a, b in zip(cuts, [*cuts[1:], predicate]) if a.end() < predicate.start()]
+        parts = [left + rest, *(subject + rest for subject in subjects)]
+    out = list(dict.fromkeys(p.strip() for p in parts if len(p.strip()) >= 2))
+    return out[:MAX_CLAUSES] if len(out) > 1 else []
+
+
 def _trim_prefix(clause: str) -> str:
     for prefix in _PREFIXES:
         if clause.startswith(prefix):
@@ -30,7 +71,7 @@ def _trim_prefix(clause: str) -> str:
 
 
 def rewrite_query(query: str) -> list[str]:
-    """The clauses of a compound question; empty for a short or simple one."""
+    """The clauses of a compound question (the reference's rule); empty for a short or simple one."""
     text = query.strip()
     if len(text) < MIN_REWRITE_CHARS:
         return []
@@ -49,11 +90,16 @@ def rewrite_query(query: str) -> list[str]:
     return out
 
 
-def build_queries(primary: str, sub_queries: Sequence[str] | None = None) -> list[str]:
-    """`[primary, *extra]`: explicit sub-queries (as many as the caller gives) win over the rewrite's
-    clauses; repeats (ignoring case) and one-character values are dropped. `queries[1:]` are the rewritten ones."""
+def build_queries(
+    primary: str, sub_queries: Sequence[str] | None = None, *, clauses: bool = True, coordination: bool = True
+) -> list[str]:
+    """`[primary, *extra]`: explicit sub-queries (as many as the caller gives) win over the rules' (the
+    clauses first, then the coordinated subjects, each rule only when switched on); repeats (ignoring case)
+    and one-character values are dropped. `queries[1:]` are the rewritten ones."""
     primary = primary.strip()
-    extra = list(sub_queries or ()) or rewrite_query(primary)
+    extra = list(sub_queries or ()) or (rewrite_query(primary) if clauses else []) or (
+        coordination_queries(primary) if coordination else []
+    )
     queries = [primary]
     seen = {primary.lower()}
     for value in extra:

@@ -66,3 +66,26 @@ def test_a_damaged_mapped_file_is_refused_with_its_name(built_corpus, served_sna
         load_snapshot(data, version, embed_fingerprint=embedder.fingerprint)
     with pytest.raises(IntegrityError, match=LEXICAL_FILES[kind]):
         verify_snapshot(data, version)
+
+
+def test_postings_of_another_tokenizer_revision_are_not_served(built_corpus, served_snapshot, tmp_path, monkeypatch):
+    """A snapshot whose postings an older tokenizer wrote is searched with postings built at load instead."""
+    from petrichor_pipeline.text.tokenize import get_tokenizer
+    from petrichor_serving.recall import index as recall_index
+
+    snap, embedder = served_snapshot
+    assert snap.manifest.lexical["tokenizer_revision"] == get_tokenizer(snap.manifest.lexical["tokenizer"]).revision
+    data = copy_built(built_corpus, tmp_path)[0]
+    version = current(data)
+    path = data / "snapshots" / version / MANIFEST_FILE
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    del manifest["lexical"]["tokenizer_revision"]  # as written before revisions were recorded
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    built = []
+    original = recall_index.build_indexes
+    monkeypatch.setattr(recall_index, "build_indexes", lambda *a, **k: built.append(1) or original(*a, **k))
+    old = load_snapshot(data, version, embed_fingerprint=embedder.fingerprint)
+    assert built == [1]
+    rebuilt = old.recall.bm25["chunk"]
+    assert rebuilt.vocab == snap.recall.bm25["chunk"].vocab  # this corpus has no markup: the same postings
+    assert np.array_equal(rebuilt.indices, snap.recall.bm25["chunk"].indices)

@@ -33,3 +33,65 @@ def test_explicit_sub_queries_win_and_are_deduped_not_capped():
 def test_the_rewrite_makes_at_most_three_clauses():
     q = "请比较 Redis 的持久化方案，以及说明各自适用场景，还有主从复制的配置，以及哨兵的切换流程，再看集群分片"
     assert len(rewrite_query(q)) == 3 and len(build_queries(q)) == 4
+
+
+# ------------------------------------------------------------------------------ coordinated subjects
+
+import pytest  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from petrichor_serving.recall.rewrite import MAX_CLAUSES, coordination_queries  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "question, queries",
+    [
+        ("北京冬奥会和冬残奥会的开幕日期分别是什么时候？", ["北京冬奥会的开幕日期是什么时候", "冬残奥会的开幕日期是什么时候"]),
+        ("ChatGPT和GPT4的发布时间", ["ChatGPT的发布时间", "GPT4的发布时间"]),
+        ("手动切换和回切的步骤", ["手动切换的步骤", "回切的步骤"]),
+        ("Redis、Kafka和MySQL的端口是多少", ["Redis的端口是多少", "Kafka的端口是多少", "MySQL的端口是多少"]),
+        # no predicate after the subjects: the two halves
+        ("上海和北京", ["上海", "北京"]),
+        # a conjunction inside a work's title joins no subjects
+        ("《速度与激情10》内地和北美的上映时间", ["《速度与激情10》内地的上映时间", "北美的上映时间"]),
+    ],
+)
+def test_a_question_of_several_subjects_is_asked_of_each(question, queries):
+    assert coordination_queries(question) == queries
+    assert build_queries(question, clauses=False) == [question, *queries]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "主节点心跳超时后哨兵如何选举新的主节点",  # one subject
+        "How do I install and configure the plugin?",  # English: the clause rule's domain
+        "《速度与激情》的导演是谁",
+        "邓伦逃税多少钱，被罚了多少钱",  # two clauses: the clause rule's domain
+    ],
+)
+def test_a_question_without_coordinated_subjects_is_left_alone(question):
+    assert coordination_queries(question) == []
+
+
+def test_clauses_come_before_coordination_and_each_rule_can_be_switched_off():
+    q = "请比较 Redis 的持久化方案，以及说明各自适用场景和恢复差异"
+    assert build_queries(q) == [q, "比较 Redis 的持久化方案", "说明各自适用场景和恢复差异"]
+    assert build_queries(q, clauses=False) == [q]  # two clauses: no coordination either
+    s = "ChatGPT和GPT4的发布时间"
+    assert build_queries(s, coordination=False) == [s]
+    assert build_queries(s, ["GPT4"], coordination=True) == [s, "GPT4"]  # a caller's own sub-queries win
+
+
+_WORDS = st.text(alphabet="北京上海会议发布时间的和与及、是谁《》AB12", max_size=24)
+
+
+@given(_WORDS)
+def test_coordination_queries_are_few_distinct_and_made_of_the_question(question):
+    queries = coordination_queries(question)
+    assert len(queries) <= MAX_CLAUSES and len(set(queries)) == len(queries)
+    assert len(queries) != 1
+    pool = set(question)
+    for q in queries:
+        assert len(q) >= 2 and set(q) <= pool

@@ -55,3 +55,42 @@ def test_get_tokenizer():
     assert get_tokenizer("jieba").name == "jieba"
     with pytest.raises(ValueError):
         get_tokenizer("whitespace")
+
+
+# ------------------------------------------------------------------ MediaWiki language-variant markup
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from petrichor_pipeline.text.tokenize import REVISION, TOKENIZERS  # noqa: E402
+
+_HAN = st.text(alphabet=st.characters(min_codepoint=0x4E00, max_codepoint=0x4E80), max_size=8)
+
+
+@pytest.mark.parametrize(
+    "marked, plain",
+    [
+        ("郭-{麐}-字祥伯", "郭麐字祥伯"),  # cmrc2018: the article writes the name this way
+        ("拉里·德米特-{}-里克", "拉里·德米特里克"),
+        ("入替-{zh-hans:卡尔顿;zh-hk:卡顿;zh-tw:卡尔顿;}-出场", "入替卡尔顿 卡顿出场"),
+        ("身长约30-{zh-cn:厘米; zh-tw:公分}-", "身长约30厘米 公分"),
+    ],
+)
+def test_wiki_variant_markup_reads_as_the_text_it_marks(marked, plain):
+    assert index_tokens(marked) == index_tokens(plain)
+    assert query_tokens(marked) == query_tokens(plain)
+    assert jieba_index_tokens(marked) == jieba_index_tokens(plain)
+
+
+def test_latin_braces_are_not_markup():
+    """A template placeholder between hyphens is text: its words stay apart."""
+    assert index_tokens("backstage-{cr-name}-myclaim1") == ["backstage", "cr", "name", "myclaim1"]
+
+
+@given(_HAN, _HAN.filter(bool), _HAN)
+def test_marking_han_text_never_moves_a_token(before, marked, after):
+    assert index_tokens(f"{before}-{{{marked}}}-{after}") == index_tokens(before + marked + after)
+
+
+def test_every_tokenizer_records_its_revision():
+    assert {t.key for t in TOKENIZERS.values()} == {f"bigram/{REVISION}", f"jieba/{REVISION}"}
