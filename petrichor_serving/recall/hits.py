@@ -10,9 +10,10 @@ import re
 from functools import cached_property
 from dataclasses import dataclass, field
 
+from petrichor_pipeline.text.lang import CJK_CLASS
 from petrichor_pipeline.text.limits import SNIPPET_MAX_CHARS
 
-_NOT_KNOWLEDGE_CHAR = re.compile(r"[^a-z0-9\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_NOT_KNOWLEDGE_CHAR = re.compile(f"[^a-z0-9{CJK_CLASS}]+")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from petrichor_pipeline.text.lang import CJK_CLASS
+
 MAX_CLAUSES = 3
 """Clauses the rewrite searches besides the question itself."""
 MIN_REWRITE_CHARS = 18
@@ -28,8 +30,7 @@ _PREFIXES = ("请问", "想知道", "帮我", "麻烦", "我想", "能否", "可
 
 
 # A conjunction between two subjects: 和 / 与 / 及 / 跟 / 、 with a letter, digit or CJK character either side.
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff"
-_CONJOINED = re.compile(f"(?<=[{_CJK}0-9A-Za-z])(?:和|与|及|跟|、)(?=[{_CJK}0-9A-Za-z])")
+_CONJOINED = re.compile(f"(?<=[{CJK_CLASS}0-9A-Za-z])(?:和|与|及|跟|、)(?=[{CJK_CLASS}0-9A-Za-z])")
 # Where the last subject ends and what is asked of the subjects begins.
 _PREDICATE = re.compile("的|分别|都|各|是|中|有|在|谁|哪|什么|多少|何|几|吗|呢")
 _TITLE = re.compile("《[^》]*》")
