@@ -262,8 +262,12 @@ _LOOKUP_COST = 8
 
 
 def _impacts_at(postings: tuple[np.ndarray, np.ndarray], rows: np.ndarray) -> np.ndarray:
-    """One term's impact at each of `rows` (ascending), 0.0 where the term does not occur."""
+    """One term's impact at each of `rows` (ascending), 0.0 where the term does not occur.
+
+    `rows` are searched as the postings' own dtype: int64 rows in int32 postings would make `searchsorted`
+    cast the whole postings list on every call (most of the pruned top-k's time on long lists)."""
     term_rows, impacts = postings
+    rows = rows.astype(term_rows.dtype, copy=False)
     at = np.searchsorted(term_rows, rows)
     return impacts.take(at, mode="clip") * (term_rows.take(at, mode="clip") == rows)  # x * 1.0 and x * 0.0 are exact
 

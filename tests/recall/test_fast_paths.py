@@ -76,3 +76,16 @@ def test_pruned_top_equals_ranking_every_score(monkeypatch_module, leaders, seed
     expected = top_ranked(*index.score(terms), k, group)
     assert index.top(terms, k, group=group) == expected
     assert index.top(terms, k, np.ones(index.size, bool), group=group) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), dtype=st.sampled_from([np.int32, np.int64]))
+def test_impacts_at_rows_of_either_dtype_equal_a_lookup(seed, dtype):
+    """A term's impacts looked up at rows (int64 from `flatnonzero`, int32 from the postings) are the
+    postings' own values, 0.0 elsewhere."""
+    rng = np.random.default_rng(seed)
+    term_rows = np.sort(rng.choice(500, int(rng.integers(1, 200)), replace=False)).astype(np.int32)
+    impacts = rng.random(len(term_rows))
+    rows = np.sort(rng.choice(520, int(rng.integers(0, 100)), replace=False)).astype(dtype)
+    by_row = dict(zip(term_rows.tolist(), impacts.tolist()))
+    assert bm25._impacts_at((term_rows, impacts), rows).tolist() == [by_row.get(r, 0.0) for r in rows.tolist()]
