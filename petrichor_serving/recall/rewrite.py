@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from petrichor_pipeline.text.lang import CJK_CLASS
+from petrichor_pipeline.text.lang import CJK_CLASS, init_jieba
 
 MAX_CLAUSES = 3
 """Clauses the rewrite searches besides the question itself."""
@@ -37,13 +37,35 @@ _TITLE = re.compile("《[^》]*》")
 """A work's title: a conjunction inside it (《速度与激情10》) joins no subjects."""
 
 
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _shared_head(left: str) -> list[str]:
+    """The words of `left` (what precedes the first conjunction) that come before the first subject:
+    all but its last jieba word, which is the subject (a one-character word such as 年, 棒 or 米 is a unit
+    and goes with the word before it: 2022年, 第一棒). `2022年澳网男单` gives `2022年澳网`; without
+    them the later subject's question (女单冠军是谁) loses the year and the event."""
+    words = init_jieba().lcut(left)
+    cut = len(words) - 1
+    if cut > 0 and len(words[cut]) == 1 and not _DIGITS.fullmatch(words[cut]):
+        cut -= 1
+    return words[: max(cut, 0)]
+
+
+def _joined(head: list[str], subject: str) -> str:
+    """`subject` after the shared words, less a last shared word the subject repeats (奥斯卡最佳 + 最佳男主角)."""
+    if head and subject.startswith(head[-1]):
+        head = head[:-1]
+    return "".join(head) + subject
+
+
 def coordination_queries(query: str) -> list[str]:
     """The question asked of each of its coordinated subjects (at most `MAX_CLAUSES`); empty when it has none.
 
-    `P A和B S` gives `P A S` and `B S`: the words before the first subject stay with it (2023年澳网 …), the
-    predicate `S` goes to every subject, and 分别 ("respectively") is dropped. Where no predicate follows
-    the subjects, the question is cut at the conjunction into its two halves. A question of several clauses
-    is left to the clause rule."""
+    `P A和B S` gives `P A S` and `P B S`: the words before the first subject (`_shared_head`: 2023年澳网 …)
+    are asked of every subject, so is the predicate `S`, and 分别 ("respectively") is dropped. Where no
+    predicate follows the subjects, the question is cut at the conjunction into its two halves, the later
+    one with the shared words. A question of several clauses is left to the clause rule."""
     text = query.strip().rstrip("？?")
     if sum(1 for part in _CLAUSE_SPLIT.split(text) if part.strip()) > 1:
         return []
@@ -54,12 +76,13 @@ def coordination_queries(query: str) -> list[str]:
     first = cuts[0]
     left = text[: first.start()]
     predicate = _PREDICATE.search(masked, first.end())
+    head = _shared_head(left)
     if predicate is None or predicate.start() == first.end():
-        parts = [left, text[first.end() :]]
+        parts = [left, _joined(head, text[first.end() :])]
     else:
         rest = text[predicate.start() :].replace("分别", "")
         subjects = [text[a.end() : b.start()] for a, b in zip(cuts, [*cuts[1:], predicate]) if a.end() < predicate.start()]
-        parts = [left + rest, *(subject + rest for subject in subjects)]
+        parts = [left + rest, *(_joined(head, subject) + rest for subject in subjects)]
     out = list(dict.fromkeys(p.strip() for p in parts if len(p.strip()) >= 2))
     return out[:MAX_CLAUSES] if len(out) > 1 else []
 

@@ -47,14 +47,21 @@ from petrichor_serving.recall.rewrite import MAX_CLAUSES, coordination_queries  
 @pytest.mark.parametrize(
     "question, queries",
     [
-        ("北京冬奥会和冬残奥会的开幕日期分别是什么时候？", ["北京冬奥会的开幕日期是什么时候", "冬残奥会的开幕日期是什么时候"]),
+        ("北京冬奥会和冬残奥会的开幕日期分别是什么时候？", ["北京冬奥会的开幕日期是什么时候", "北京冬残奥会的开幕日期是什么时候"]),
+        # the words before the first subject are asked of every subject: the year and the event stay
+        ("2022年澳网男单和女单冠军分别是谁？", ["2022年澳网男单是谁", "2022年澳网女单冠军是谁"]),
+        ("2022春运的开始和结束时间是什么时候？", ["2022春运的开始是什么时候", "2022春运的结束时间是什么时候"]),
+        ("深圳大学2022年和2023年分别录取了多少名本科生？", ["深圳大学2022年录取了多少名本科生", "深圳大学2023年录取了多少名本科生"]),
+        # a shared last word the subject repeats is not doubled
+        ("2023年奥斯卡最佳女主角和最佳男主角分别是谁？", ["2023年奥斯卡最佳女主角是谁", "2023年奥斯卡最佳男主角是谁"]),
         ("ChatGPT和GPT4的发布时间", ["ChatGPT的发布时间", "GPT4的发布时间"]),
-        ("手动切换和回切的步骤", ["手动切换的步骤", "回切的步骤"]),
+        ("手动切换和回切的步骤", ["手动切换的步骤", "手动回切的步骤"]),
         ("Redis、Kafka和MySQL的端口是多少", ["Redis的端口是多少", "Kafka的端口是多少", "MySQL的端口是多少"]),
         # no predicate after the subjects: the two halves
         ("上海和北京", ["上海", "北京"]),
         # a conjunction inside a work's title joins no subjects
-        ("《速度与激情10》内地和北美的上映时间", ["《速度与激情10》内地的上映时间", "北美的上映时间"]),
+        ("《速度与激情10》内地和北美的上映时间", ["《速度与激情10》内地的上映时间", "《速度与激情10》北美的上映时间"]),
+        ("2022年中秋假期国内旅游出游人次和收入", ["2022年中秋假期国内旅游出游人次", "2022年中秋假期国内旅游出游收入"]),
     ],
 )
 def test_a_question_of_several_subjects_is_asked_of_each(question, queries):
