@@ -52,6 +52,17 @@ def _shared_head(left: str) -> list[str]:
     return words[: max(cut, 0)]
 
 
+def _shared_tail(later: str) -> str:
+    """What a later half asks of every subject when no predicate marks it: its words after its first
+    (`美国经济增速` gives `经济增速`, `2022年全国棉花产量` gives `全国棉花产量`), so that the first half
+    (`2022年中国`) becomes a question too."""
+    words = init_jieba().lcut(later)
+    first = 1
+    if len(words) > 1 and _DIGITS.fullmatch(words[0]) and len(words[1]) == 1:
+        first = 2
+    return "".join(words[first:]) if len(words) > first else ""
+
+
 def _joined(head: list[str], subject: str) -> str:
     """`subject` after the shared words, less a last shared word the subject repeats (奥斯卡最佳 + 最佳男主角)."""
     if head and subject.startswith(head[-1]):
@@ -64,8 +75,10 @@ def coordination_queries(query: str) -> list[str]:
 
     `P A和B S` gives `P A S` and `P B S`: the words before the first subject (`_shared_head`: 2023年澳网 …)
     are asked of every subject, so is the predicate `S`, and 分别 ("respectively") is dropped. Where no
-    predicate follows the subjects, the question is cut at the conjunction into its two halves, the later
-    one with the shared words. A question of several clauses is left to the clause rule."""
+    predicate follows the subjects, the question is cut at the conjunction into its two halves: the later one
+    gets the shared words and lends the first its words after its subject (`_shared_tail`: 2022年中国和美国
+    经济增速 gives 2022年中国经济增速 and 2022年美国经济增速). A question of several clauses is left to the
+    clause rule."""
     text = query.strip().rstrip("？?")
     if sum(1 for part in _CLAUSE_SPLIT.split(text) if part.strip()) > 1:
         return []
@@ -78,7 +91,9 @@ def coordination_queries(query: str) -> list[str]:
     predicate = _PREDICATE.search(masked, first.end())
     head = _shared_head(left)
     if predicate is None or predicate.start() == first.end():
-        parts = [left, _joined(head, text[first.end() :])]
+        later = text[first.end() :]
+        tail = _shared_tail(later)
+        parts = [left if left.endswith(tail) else left + tail, _joined(head, later)]
     else:
         rest = text[predicate.start() :].replace("分别", "")
         subjects = [text[a.end() : b.start()] for a, b in zip(cuts, [*cuts[1:], predicate]) if a.end() < predicate.start()]

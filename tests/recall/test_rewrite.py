@@ -62,6 +62,9 @@ from petrichor_serving.recall.rewrite import MAX_CLAUSES, coordination_queries  
         # a conjunction inside a work's title joins no subjects
         ("《速度与激情10》内地和北美的上映时间", ["《速度与激情10》内地的上映时间", "《速度与激情10》北美的上映时间"]),
         ("2022年中秋假期国内旅游出游人次和收入", ["2022年中秋假期国内旅游出游人次", "2022年中秋假期国内旅游出游收入"]),
+        # no predicate: the first half borrows the later half's words after its subject
+        ("2022年中国和美国经济增速", ["2022年中国经济增速", "2022年美国经济增速"]),
+        ("2021年和2022年全国棉花产量", ["2021年全国棉花产量", "2022年全国棉花产量"]),
     ],
 )
 def test_a_question_of_several_subjects_is_asked_of_each(question, queries):
