@@ -40,27 +40,30 @@ _TITLE = re.compile("《[^》]*》")
 _DIGITS = re.compile(r"[0-9]+")
 
 
+def _words(text: str) -> list[str]:
+    """jieba's words of `text`, a one-character word (年, 棒, 的, 了) joined to the word before it: a unit or a
+    particle, not a subject of its own (`2022年澳网男单` gives 2022年 / 澳网 / 男单)."""
+    words: list[str] = []
+    for word in init_jieba().lcut(text):
+        if words and len(word) == 1 and not _DIGITS.fullmatch(word):
+            words[-1] += word
+        else:
+            words.append(word)
+    return words
+
+
 def _shared_head(left: str) -> list[str]:
-    """The words of `left` (what precedes the first conjunction) that come before the first subject:
-    all but its last jieba word, which is the subject (a one-character word such as 年, 棒 or 米 is a unit
-    and goes with the word before it: 2022年, 第一棒). `2022年澳网男单` gives `2022年澳网`; without
-    them the later subject's question (女单冠军是谁) loses the year and the event."""
-    words = init_jieba().lcut(left)
-    cut = len(words) - 1
-    if cut > 0 and len(words[cut]) == 1 and not _DIGITS.fullmatch(words[cut]):
-        cut -= 1
-    return words[: max(cut, 0)]
+    """The words of `left` (what precedes the first conjunction) before the first subject, its last word:
+    `2022年澳网男单` gives 2022年 / 澳网; without them the later subject's question (女单冠军是谁) loses the year
+    and the event."""
+    return _words(left)[:-1]
 
 
 def _shared_tail(later: str) -> str:
     """What a later half asks of every subject when no predicate marks it: its words after its first
     (`美国经济增速` gives `经济增速`, `2022年全国棉花产量` gives `全国棉花产量`), so that the first half
     (`2022年中国`) becomes a question too."""
-    words = init_jieba().lcut(later)
-    first = 1
-    if len(words) > 1 and _DIGITS.fullmatch(words[0]) and len(words[1]) == 1:
-        first = 2
-    return "".join(words[first:]) if len(words) > first else ""
+    return "".join(_words(later)[1:])
 
 
 def _joined(head: list[str], subject: str) -> str:
