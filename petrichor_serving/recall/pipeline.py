@@ -8,9 +8,11 @@ A failing route is recorded in `diagnostics["degraded"]` and the others carry on
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
@@ -98,8 +100,26 @@ class SearchResult:
     diagnostics: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class _Outcome:
+    """What one route returned for one query, how long it took and why it failed, if it did."""
+
+    hits: list[Hit]
+    ms: float
+    error: str | None = None
+
+
+def _call(route: Route, ctx: RouteContext, query: RouteQuery) -> _Outcome:
+    started = time.perf_counter()
+    try:
+        hits = route.run(ctx, query)
+    except Exception as err:  # one broken route must not take the others down
+        return _Outcome([], (time.perf_counter() - started) * 1000, str(err) or type(err).__name__)
+    return _Outcome(hits, (time.perf_counter() - started) * 1000)
+
+
 class _Run:
-    """Runs routes for one search: collects their ranked lists, keys, failures and timings."""
+    """Collects one search's route lists, keys, failures and timings, in the order they are recorded."""
 
     def __init__(self) -> None:
         self.groups: list[tuple[Route, list[Hit]]] = []
@@ -111,19 +131,18 @@ class _Run:
         self.degraded: dict[str, str] = {}
         self.timings: defaultdict[str, float] = defaultdict(float)
 
-    def route(self, route: Route, ctx: RouteContext, query: RouteQuery) -> list[Hit]:
-        started = time.perf_counter()
-        try:
-            hits = route.run(ctx, query)
-        except Exception as err:  # one broken route must not take the others down
-            self.degraded[route.name] = str(err) or type(err).__name__
-            hits = []
-        self.timings[route.name] += (time.perf_counter() - started) * 1000
-        if hits:
-            self.groups.append((route, hits))
+    def record(self, route: Route, query: RouteQuery, outcome: _Outcome) -> list[Hit]:
+        if outcome.error is not None:
+            self.degraded[route.name] = outcome.error
+        self.timings[route.name] += outcome.ms
+        if outcome.hits:
+            self.groups.append((route, outcome.hits))
             self.primary.append(query.primary)
             self.query_texts.append(query.text)
-        return hits
+        return outcome.hits
+
+    def route(self, route: Route, ctx: RouteContext, query: RouteQuery) -> list[Hit]:
+        return self.record(route, query, _call(route, ctx, query))
 
     def timed(self, name: str, started: float) -> None:
         self.timings[name] += (time.perf_counter() - started) * 1000
@@ -171,17 +190,48 @@ def _runnable(route: Route, ctx: RouteContext, query: RouteQuery) -> bool:
     return query.vector is not None and ctx.index.vectors.get(route.vectors.name) is not None
 
 
+_VECTOR_SCANS = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="recall-vectors")
+"""Runs vector routes beside the lexical ones: the quantised scan releases the GIL, so on a free core it
+costs a search no wall time. Shared by every search of the process."""
+
+
+def _primary(route: Route, ctx: RouteContext, query: RouteQuery) -> bool:
+    return route.tier is Tier.PRIMARY and _runnable(route, ctx, query)
+
+
 def _recall(run: _Run, ctx: RouteContext, queries: Sequence[RouteQuery], active: Sequence[Route]) -> None:
-    """Every active route for every query, in registry order; a fallback route only when the routes it
-    backs up found nothing for that query; the legacy routes only when no primary route found anything."""
-    for query in queries:
+    """Every active route for every query; a fallback route only when the routes it backs up found nothing
+    for that query; the legacy routes only when no primary route found anything.
+
+    Vector routes start first, on `_VECTOR_SCANS`, while the other primary routes run here; outcomes are
+    recorded in registry order whatever finishes first, so the fusion sees the same lists in the same order.
+    A scan no worker has started by the time it is needed runs here instead (a busy pool never delays a search)."""
+    scans = [
+        (i, route, query, _VECTOR_SCANS.submit(_call, route, ctx, query))
+        for i, query in enumerate(queries)
+        for route in active
+        if route.vectors is not None and _primary(route, ctx, query)
+    ]
+    outcomes: dict[tuple[int, str], _Outcome] = {
+        (i, route.name): _call(route, ctx, query)
+        for i, query in enumerate(queries)
+        for route in active
+        if route.vectors is None and _primary(route, ctx, query)
+    }
+    for i, route, query, scan in scans:
+        outcomes[(i, route.name)] = _call(route, ctx, query) if scan.cancel() else scan.result()
+    for i, query in enumerate(queries):
         found: set[str] = set()
         for route in active:
             if route.tier is Tier.LEGACY or not _runnable(route, ctx, query):
                 continue
-            if route.tier is Tier.FALLBACK and found.intersection(route.fallback_for):
-                continue
-            if run.route(route, ctx, query):
+            if route.tier is Tier.FALLBACK:
+                if found.intersection(route.fallback_for):
+                    continue
+                outcome = _call(route, ctx, query)
+            else:
+                outcome = outcomes[(i, route.name)]
+            if run.record(route, query, outcome):
                 found.add(route.name)
     if run.has_primary_hits():
         return

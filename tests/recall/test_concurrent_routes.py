@@ -1,0 +1,78 @@
+"""Vector routes run beside the lexical ones, yet a search's lists, their order and its results are those of
+running every route in turn: outcomes are recorded in registry order, whatever finishes first."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+import pytest
+
+from petrichor_serving.recall import Scope, pipeline, routes, search
+from petrichor_serving.recall.query_vectors import QueryVectorCache
+
+from . import test_tenants, test_vectors
+from .synthetic import FixedEmbedder
+
+QUERIES = ("Redis Sentinel 故障转移", "持久化方案", "请比较 Redis 的持久化方案，以及说明各自适用场景和恢复差异")
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    return test_vectors.vector_index(tmp_path_factory.mktemp("vectors"))
+
+
+def _results(index) -> list[tuple]:
+    embedder = FixedEmbedder({"持久化方案": test_vectors.NEAR})
+    out = []
+    for q in QUERIES:
+        r = search(index, q, scope=Scope(tenant="acme"), embedder=embedder, now=test_tenants.NOW, cache=QueryVectorCache())
+        d = r.diagnostics
+        out.append((d["finalKeys"], d["fusionKeys"], d["windowVectorKeys"], d["chunkVectorKeys"], [c.score for c in r.candidates]))
+    return out
+
+
+def _slowed(route, seconds: float):
+    def run(ctx, query):
+        time.sleep(seconds)
+        return route.run(ctx, query)
+
+    return replace(route, run=run)
+
+
+def test_a_vector_route_finishing_last_changes_nothing(index, monkeypatch):
+    before = _results(index)
+    assert any(keys for _, _, keys, _, _ in before), "the vector routes must find something for this test to mean anything"
+    slowed = tuple(_slowed(r, 0.05) if r.vectors is not None else r for r in routes.ROUTES)
+    monkeypatch.setattr(routes, "ROUTES", slowed)
+    assert _results(index) == before
+
+
+def test_a_scan_no_worker_started_runs_in_the_caller(index, monkeypatch):
+    """With every worker of the pool busy elsewhere, the search does not wait for one."""
+    before = _results(index)
+    busy = ThreadPoolExecutor(max_workers=1)
+    release = threading.Event()
+    busy.submit(release.wait, 30)
+    monkeypatch.setattr(pipeline, "_VECTOR_SCANS", busy)
+    try:
+        started = time.perf_counter()
+        assert _results(index) == before
+        assert time.perf_counter() - started < 20
+    finally:
+        release.set()
+        busy.shutdown()
+
+
+def test_a_failing_vector_route_degrades_alone(index, monkeypatch):
+    def broken(ctx, query):
+        raise RuntimeError("scan failed")
+
+    failing = tuple(replace(r, run=broken) if r.name == routes.WINDOW_VECTOR else r for r in routes.ROUTES)
+    monkeypatch.setattr(routes, "ROUTES", failing)
+    r = search(index, "持久化方案", scope=Scope(tenant="acme"), embedder=FixedEmbedder({"持久化方案": test_vectors.NEAR}),
+               now=test_tenants.NOW, cache=QueryVectorCache())
+    assert r.diagnostics["degraded"] == {routes.WINDOW_VECTOR: "scan failed"}
+    assert r.diagnostics["chunkVectorKeys"] and r.candidates
