@@ -24,6 +24,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from petrichor_pipeline.text.lang import CJK_CLASS as _CJK
 from petrichor_pipeline.text.lang import init_jieba
 
@@ -67,6 +69,9 @@ _TOKENS = re.compile(
 )
 # CJK runs and latin runs (>= 2) for the jieba tokenizer, which segments each CJK run itself.
 _RUNS = re.compile(f"([{_CJK}]+)|[^{_CJK}{_SPLIT}]{{2,}}")
+_LATIN_RUNS = re.compile(f"[^{_CJK}{_SPLIT}]{{2,}}")
+_ANY_CJK = re.compile(f"[{_CJK}]")
+_CJK_RANGES = tuple((ord(a), ord(b)) for a, b in re.findall("(.)-(.)", _CJK))
 
 
 # `-{X}-` around text with a CJK character, or empty; `zh-xx:` labels name the variants of `-{zh-hans:A;zh-hk:B}-`.
@@ -108,6 +113,25 @@ def query_tokens(text: str) -> list[str]:
     return list(dict.fromkeys(_TOKENS.findall(_prepare(text))))
 
 
+def token_set(text: str) -> frozenset[str | int]:
+    """The set of `query_tokens(text)`, one to one: a CJK token is the int of its code points (`a` or
+    `a << 21 | b`), a latin token stays a string. Set sizes and overlaps are those of the token sets, so
+    similarity tests give the same answers, at about half the cost: numpy finds the CJK windows."""
+    text = _prepare(text)
+    latin = _LATIN_RUNS.findall(text)
+    if not _ANY_CJK.search(text):
+        return frozenset(latin)
+    cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    cjk = np.zeros(len(cps), dtype=bool)
+    for lo, hi in _CJK_RANGES:
+        cjk |= (cps >= lo) & (cps <= hi)
+    pairs = cjk[:-1] & cjk[1:]
+    edged = np.concatenate(([False], cjk, [False]))
+    alone = cjk & ~edged[:-2] & ~edged[2:]
+    codes = np.concatenate(((cps[:-1][pairs] << 21) | cps[1:][pairs], cps[alone]))
+    return frozenset(codes.tolist()).union(latin)
+
+
 # ------------------------------------------------------------------------------------------------ jieba
 
 
@@ -128,17 +152,23 @@ def jieba_query_tokens(text: str) -> list[str]:
     return list(dict.fromkeys(jieba_index_tokens(text)))
 
 
+def jieba_token_set(text: str) -> frozenset[str]:
+    return frozenset(jieba_index_tokens(text))
+
+
 REVISION = 2
 """Raised whenever a change here can move a token: stored postings of another revision are not reused."""
 
 
 @dataclass(frozen=True)
 class Tokenizer:
-    """A named pair: `index` keeps repeats (for term counts), `query` dedupes (for query terms)."""
+    """A named tokenizer: `index` keeps repeats (for term counts), `query` dedupes (for query terms),
+    `token_set` is for set similarity (its members need not be the tokens, only one to one with them)."""
 
     name: str
     index: Callable[[str], list[str]]
     query: Callable[[str], list[str]]
+    token_set: Callable[[str], frozenset]
     revision: int = REVISION
 
     @property
@@ -148,8 +178,8 @@ class Tokenizer:
 
 
 TOKENIZERS: dict[str, Tokenizer] = {
-    "bigram": Tokenizer("bigram", index_tokens, query_tokens),
-    "jieba": Tokenizer("jieba", jieba_index_tokens, jieba_query_tokens),
+    "bigram": Tokenizer("bigram", index_tokens, query_tokens, token_set),
+    "jieba": Tokenizer("jieba", jieba_index_tokens, jieba_query_tokens, jieba_token_set),
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from petrichor_pipeline.text.tokenize import query_tokens
+from petrichor_pipeline.text.tokenize import token_set
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 
 MAX_PER_ARTICLE = 3
@@ -27,19 +27,20 @@ class DiverseSelection:
 
     limit: int
     max_per_article: int
-    tokenize: Callable[[str], list[str]] = query_tokens
+    tokens_of: Callable[[str], frozenset] = token_set
+    """The index tokenizer's `token_set`."""
     hits: list[Hit] = field(default_factory=list)
     dropped_keys: list[str] = field(default_factory=list)
-    _features: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+    _features: list[tuple[str, frozenset]] = field(default_factory=list)
     _per_article: dict[str, int] = field(default_factory=dict)
 
     @property
     def full(self) -> bool:
         return len(self.hits) >= self.limit
 
-    def _feature(self, hit: Hit) -> tuple[str, frozenset[str]]:
+    def _feature(self, hit: Hit) -> tuple[str, frozenset]:
         text = f"{hit.title} {hit.snippet} {hit.content[:_CONTENT_CHARS]}"
-        return normalize_knowledge_text(hit.title), frozenset(self.tokenize(text))
+        return normalize_knowledge_text(hit.title), self.tokens_of(text)
 
     def add(self, hit: Hit) -> bool:
         """Append `hit` unless its article is at the cap or it nearly duplicates a selected hit."""
@@ -64,11 +65,11 @@ def select_diverse(
     limit: int,
     max_per_article: int = MAX_PER_ARTICLE,
     backfill: Sequence[Hit] = (),
-    tokenize: Callable[[str], list[str]] = query_tokens,
+    tokens_of: Callable[[str], frozenset] = token_set,
 ) -> DiverseSelection:
     """Take `reranked` in order (a rejected hit's key goes to `dropped_keys`), then top up from `backfill`
     (the article-stage candidates), skipping hits already selected; both passes stop at `limit`."""
-    selection = DiverseSelection(limit, max_per_article, tokenize)
+    selection = DiverseSelection(limit, max_per_article, tokens_of)
     for hit in reranked:
         if selection.full:
             break

@@ -305,7 +305,7 @@ def search(
     # backfill from the article stage first, then from the rest of the fused list (seed §9.4), per-article cap kept
     backfill = stage.hits + [h for h in fused if h.key not in {s.key for s in stage.hits}]
     if options.diversity:
-        selection = select_diverse(reranked, limit, max_per_article, backfill=backfill, tokenize=tokenize)
+        selection = select_diverse(reranked, limit, max_per_article, backfill=backfill, tokens_of=index.tokenizer.token_set)
     else:
         selection = DiverseSelection(limit, limit)
         first: dict[str, Hit] = {}

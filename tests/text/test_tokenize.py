@@ -94,3 +94,30 @@ def test_marking_han_text_never_moves_a_token(before, marked, after):
 
 def test_every_tokenizer_records_its_revision():
     assert {t.key for t in TOKENIZERS.values()} == {f"bigram/{REVISION}", f"jieba/{REVISION}"}
+
+
+# ------------------------------------------------------------------ token sets for similarity
+
+from petrichor_pipeline.text.tokenize import token_set  # noqa: E402
+
+_MIXED = st.text(
+    alphabet=st.sampled_from("知识检索切片㐀鿿豈 abcXYZé12-_.,。，!？{}\n\t😀𝔘-{}"), max_size=60
+) | st.text(max_size=40)
+
+
+def _coded(token: str) -> str | int:
+    if len(token) <= 2 and all(0x3400 <= ord(c) <= 0x4DBF or 0x4E00 <= ord(c) <= 0x9FFF or 0xF900 <= ord(c) <= 0xFAFF for c in token):
+        return ord(token) if len(token) == 1 else ord(token[0]) << 21 | ord(token[1])
+    return token
+
+
+@given(_MIXED)
+def test_token_set_is_the_query_tokens_set_one_to_one(text):
+    assert token_set(text) == frozenset(_coded(t) for t in query_tokens(text))
+
+
+@given(_MIXED, _MIXED)
+def test_token_sets_overlap_as_the_token_sets_do(a, b):
+    tokens_a, tokens_b = set(query_tokens(a)), set(query_tokens(b))
+    assert len(token_set(a) & token_set(b)) == len(tokens_a & tokens_b)
+    assert TOKENIZERS["jieba"].token_set(a) == set(jieba_index_tokens(a))
