@@ -76,3 +76,28 @@ def test_a_failing_vector_route_degrades_alone(index, monkeypatch):
                now=test_tenants.NOW, cache=QueryVectorCache())
     assert r.diagnostics["degraded"] == {routes.WINDOW_VECTOR: "scan failed"}
     assert r.diagnostics["chunkVectorKeys"] and r.candidates
+
+
+class _CountingPool(ThreadPoolExecutor):
+    def __init__(self):
+        super().__init__(max_workers=2)
+        self.submitted = 0
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.submitted += 1
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_scans_leave_the_pool_alone_while_other_searches_hold_the_cores(index, monkeypatch):
+    pool = _CountingPool()
+    monkeypatch.setattr(pipeline, "_VECTOR_SCANS", pool)
+    monkeypatch.setattr(pipeline, "_CORES", 2)
+    try:
+        before = _results(index)
+        alone = pool.submitted
+        assert alone > 0
+        with pipeline._IN_FLIGHT.entered():  # another search is embedding or running routes
+            assert _results(index) == before
+        assert pool.submitted == alone
+    finally:
+        pool.shutdown()
