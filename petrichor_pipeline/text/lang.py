@@ -15,8 +15,10 @@ from typing import Literal
 
 Language = Literal["zh", "en"]
 
-CJK_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-"""CJK ideographs: Extension A, the unified block and the compatibility block (a regex class body)."""
+CJK_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
+"""CJK ideographs (first and last code point): Extension A, the unified block and the compatibility block."""
+CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)
+"""The same ranges as a regex class body."""
 CJK = re.compile(f"[{CJK_CLASS}]")
 CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 LATIN = re.compile(r"[A-Za-z]")

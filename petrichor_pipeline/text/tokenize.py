@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from petrichor_pipeline.text.lang import CJK_CLASS as _CJK
+from petrichor_pipeline.text.lang import CJK_RANGES
 from petrichor_pipeline.text.lang import init_jieba
 
 _BMP_END = 0x10000
@@ -71,7 +72,6 @@ _TOKENS = re.compile(
 _RUNS = re.compile(f"([{_CJK}]+)|[^{_CJK}{_SPLIT}]{{2,}}")
 _LATIN_RUNS = re.compile(f"[^{_CJK}{_SPLIT}]{{2,}}")
 _ANY_CJK = re.compile(f"[{_CJK}]")
-_CJK_RANGES = tuple((ord(a), ord(b)) for a, b in re.findall("(.)-(.)", _CJK))
 
 
 # `-{X}-` around text with a CJK character, or empty; `zh-xx:` labels name the variants of `-{zh-hans:A;zh-hk:B}-`.
@@ -123,7 +123,7 @@ def token_set(text: str) -> frozenset[str | int]:
         return frozenset(latin)
     cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
     cjk = np.zeros(len(cps), dtype=bool)
-    for lo, hi in _CJK_RANGES:
+    for lo, hi in CJK_RANGES:
         cjk |= (cps >= lo) & (cps <= hi)
     pairs = cjk[:-1] & cjk[1:]
     edged = np.concatenate(([False], cjk, [False]))

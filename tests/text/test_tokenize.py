@@ -98,6 +98,7 @@ def test_every_tokenizer_records_its_revision():
 
 # ------------------------------------------------------------------ token sets for similarity
 
+from petrichor_pipeline.text.lang import CJK_RANGES  # noqa: E402
 from petrichor_pipeline.text.tokenize import token_set  # noqa: E402
 
 _MIXED = st.text(
@@ -106,7 +107,7 @@ _MIXED = st.text(
 
 
 def _coded(token: str) -> str | int:
-    if len(token) <= 2 and all(0x3400 <= ord(c) <= 0x4DBF or 0x4E00 <= ord(c) <= 0x9FFF or 0xF900 <= ord(c) <= 0xFAFF for c in token):
+    if len(token) <= 2 and all(any(lo <= ord(c) <= hi for lo, hi in CJK_RANGES) for c in token):
         return ord(token) if len(token) == 1 else ord(token[0]) << 21 | ord(token[1])
     return token
 
