@@ -53,6 +53,7 @@ def variants() -> list[Variant]:
         Variant("articles_3", "article balancing keeps 3 articles instead of 5", SearchOptions(article_top_k=3)),
         Variant("no_dense_rerank", "the rerank scores lexical fields only (no dense share)", SearchOptions(rerank_dense=0.0)),
         Variant("dense_rerank_4", "the rerank's dense share worth 4 points instead of 8", SearchOptions(rerank_dense=4.0)),
+        Variant("no_sentence_rerank", "the rerank gives no points for the best sentence's query tokens", SearchOptions(rerank_sentence=0.0)),
         Variant("prior_share", "the rerank's fused prior as before: 4 points × the best fused score's share", SearchOptions(rerank_prior=4.0, prior_range=False)),
         Variant("no_spelling", "unknown Latin query words gain no indexed word they misspell", SearchOptions(spelling=False)),
         Variant("no_fresh_tail", "no places kept at the end of the list for unlisted articles", SearchOptions(fresh_tail=0)),

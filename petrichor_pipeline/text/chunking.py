@@ -43,6 +43,7 @@ from typing import NamedTuple
 
 from petrichor_pipeline.text.markdown import Fence, scan_marks
 from petrichor_pipeline.text.normalize import normalize_text
+from petrichor_pipeline.text.sentences import SENTENCE_ENDS
 
 ALGORITHM_VERSION = 2
 
@@ -58,7 +59,6 @@ LONG_LINE_CHARS = 16 * MAX_CHARS
 """A line longer than this gets a warning (every line over `MAX_CHARS` is split inside, as before)."""
 UNTITLED_HEADING = "文档正文"
 
-_SENTENCE_ENDS = "。！？；!?;"
 _PREAMBLE_TOPIC = "\x00导语"  # grouping key of the preamble; normalised headings never contain NUL
 
 
@@ -310,7 +310,7 @@ def _break_point(body: str, floor: int, limit: int, fence_end_around: Callable[[
     newline = body.rfind("\n", floor + 1, limit)
     if newline >= 0 and fence_end_around(newline) < 0:
         return newline
-    sentence_end = max(body.rfind(mark, floor, limit) for mark in _SENTENCE_ENDS) + 1
+    sentence_end = max(body.rfind(mark, floor, limit) for mark in SENTENCE_ENDS) + 1
     if sentence_end > 0 and fence_end_around(sentence_end) < 0:
         return sentence_end
     return -1

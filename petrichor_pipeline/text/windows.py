@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from petrichor_pipeline.text.markdown import Heading, LineKind, scan_lines, scan_marks
+from petrichor_pipeline.text.sentences import ends_sentence
 
 WINDOW_CHARS = 480
 """Target window size in code points: the middle of the 300–600 range the seed gives, below the 512 of
@@ -32,8 +33,6 @@ OVERLAP_CHARS = 64
 """At most this many code points of whole lines or sentences repeat at the start of the next window."""
 WINDOW_VERSION = 1
 """Bumped whenever the windowing rules change, so built windows are rebuilt."""
-
-_SENTENCE_ENDS = frozenset("。！？；!?;")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,8 +105,7 @@ def _sentences(text: str, start: int, end: int, target: int) -> list[tuple[int, 
     pieces: list[tuple[int, int]] = []
     cursor = start
     for i in range(start, end):
-        ch = text[i]
-        if ch in _SENTENCE_ENDS or (ch == "." and i + 1 < end and text[i + 1] == " "):
+        if ends_sentence(text, i, end):
             pieces.append((cursor, i + 1))
             cursor = i + 1
     if cursor < end:

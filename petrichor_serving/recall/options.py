@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.balance import ARTICLE_TOP_K, RANK_WEIGHTS
 from petrichor_serving.recall.diversity import FRESH_TAIL, MAX_PER_ARTICLE
-from petrichor_serving.recall.rerank import DENSE_WEIGHT, FUSED_PRIOR
+from petrichor_serving.recall.rerank import DENSE_WEIGHT, FUSED_PRIOR, SENTENCE_WEIGHT
 from petrichor_serving.recall.routes.base import ROUTE_TOP_K
 from petrichor_serving.recall.routes.parents import PARENT_SCORES
 
@@ -57,6 +57,8 @@ class SearchOptions:
     """False skips the near-duplicate test and the per-article cap: the reranked list, backfilled, as is."""
     rerank_dense: float = DENSE_WEIGHT
     """Rerank points for the hit with the best cosine in the pool (scaled to the pool's range); 0: lexical only."""
+    rerank_sentence: float = SENTENCE_WEIGHT
+    """Rerank points per query token of the hit's best sentence (`rerank.best_sentence`); 0: the fields alone."""
     rerank_prior: float = FUSED_PRIOR
     """Rerank points for the pool's best fused score."""
     prior_range: bool = True

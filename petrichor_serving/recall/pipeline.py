@@ -327,7 +327,7 @@ def search(
     rerank_applied = options.rerank and len(top) > 1
     token_weights = partial(idf_weights, idf=index.bm25["chunk"].idf) if options.rerank_idf else None
     dense_routes = [r.name for r in active if r.vectors is not None]
-    reranked = rerank(query, top, terms, token_weights, options.rerank_dense, dense_routes, options.rerank_prior, options.prior_range) if rerank_applied else top
+    reranked = rerank(query, top, terms, token_weights, options.rerank_dense, dense_routes, options.rerank_prior, options.prior_range, options.rerank_sentence) if rerank_applied else top
     reranked = leads_after_first(reranked, leads)
     run.timed("rerank", stage_started)
 
