@@ -23,3 +23,9 @@ def ends_sentence(text: str, i: int, end: int) -> bool:
 def sentences(text: str) -> list[str]:
     """The sentences and lines of `text`, end marks dropped, blank pieces left out."""
     return [s for s in _SPLIT.split(text) if s.strip()]
+
+
+def mark_sentence_ends(text: str, mark: str = "\n") -> str:
+    """`text` with each run of sentence ends (and line breaks) replaced by `mark`: one pass, for callers
+    that transform the whole text before splitting it at `mark`."""
+    return _SPLIT.sub(mark, text)

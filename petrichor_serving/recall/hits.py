@@ -7,13 +7,15 @@ never leaves the recall package (`pipeline.Candidate` is what callers see).
 from __future__ import annotations
 
 import re
-from functools import cached_property
+from functools import cached_property, lru_cache
 from dataclasses import dataclass, field
 
 from petrichor_pipeline.text.lang import CJK_CLASS
 from petrichor_pipeline.text.limits import SNIPPET_MAX_CHARS
+from petrichor_pipeline.text.sentences import mark_sentence_ends
 
 _NOT_KNOWLEDGE_CHAR = re.compile(f"[^a-z0-9{CJK_CLASS}]+")
+_NOT_KNOWLEDGE_OR_BREAK = re.compile(f"[^a-z0-9{CJK_CLASS}\n]+")
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,16 @@ class Hit:
 def normalize_knowledge_text(text: str) -> str:
     """Lowercase and keep only a-z, 0-9 and CJK: what whole-query containment tests compare."""
     return _NOT_KNOWLEDGE_CHAR.sub("", text.lower())
+
+
+@lru_cache(maxsize=16384)
+def knowledge_sentences(text: str) -> tuple[str, tuple[str, ...]]:
+    """`normalize_knowledge_text` of each sentence of `text` (`text.sentences`), empty ones left out, and
+    all of them joined by line breaks (a token is in the joined text only if it is in some sentence). Two
+    regex passes over the whole text, not two per sentence; cached, since the same chunks come back search
+    after search (a snapshot's texts never change, and a str caches its hash)."""
+    marked = _NOT_KNOWLEDGE_OR_BREAK.sub("", mark_sentence_ends(text.lower()))
+    return marked, tuple(s for s in marked.split("\n") if s)
 
 
 def compact_text(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:

@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from petrichor_pipeline.text.sentences import sentences
 from petrichor_pipeline.text.tokenize import query_tokens
-from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
+from petrichor_serving.recall.hits import Hit, knowledge_sentences, normalize_knowledge_text
 
 RERANK_TOP_K = 10
 STRATEGY = "local"
@@ -47,10 +46,15 @@ and 3 were measured on every dev set (docs/evaluation.md)."""
 def best_sentence(content: str, tokens: Sequence[str], weights: dict[str, float] | None = None) -> float:
     """The largest weighted count of `tokens` (normalised, as the fields compare them) in one sentence of
     `content`."""
-    best, distinct = 0.0, list(dict.fromkeys(tokens))
-    for sentence in sentences(content):
-        text = normalize_knowledge_text(sentence)
-        best = max(best, sum(1.0 if weights is None else weights.get(t, 1.0) for t in distinct if t in text))
+    joined, sentences = knowledge_sentences(content)
+    present = {t: 1.0 if weights is None else weights.get(t, 1.0) for t in tokens if t in joined}
+    if len(present) <= 1:  # one token (or none) is in one sentence wherever it is
+        return sum(present.values())
+    ceiling, best = sum(present.values()), 0.0
+    for sentence in sentences:
+        best = max(best, sum(w for t, w in present.items() if t in sentence))
+        if best == ceiling:
+            break
     return best
 
 
@@ -76,7 +80,7 @@ def rerank_score(
         w = 1.0 if weights is None else weights.get(token, 1.0)
         score += w * (4 * (token in title) + 2 * (token in summary) + (token in content))
     if sentence_weight and tokens:
-        score += sentence_weight * best_sentence(hit.content, tokens, weights)
+        score += sentence_weight * best_sentence(hit.content[:_CONTENT_CHARS], tokens, weights)
     return score
 
 
