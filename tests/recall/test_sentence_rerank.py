@@ -1,9 +1,12 @@
 """The rerank's best-sentence points: the question's words said together outrank the same words scattered."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from petrichor_pipeline.text.sentences import sentences
 from petrichor_serving.recall.fusion import fuse
-from petrichor_serving.recall.hits import Hit
+from petrichor_serving.recall.hits import Hit, knowledge_sentences, normalize_knowledge_text
 from petrichor_serving.recall.rerank import best_sentence, rerank
 
 
@@ -28,3 +31,11 @@ def test_the_passage_that_says_it_in_one_sentence_ranks_first():
     question = "2023年春节档首日票房冠军"
     assert [h.chunk_id for h in rerank(question, pool, sentence_weight=0.0)] == ["1", "2", "3"]
     assert [h.chunk_id for h in rerank(question, pool)] == ["2", "1", "3"]
+
+
+@given(st.text(alphabet=st.sampled_from([*"aB .\n;。中文İ9", "x", "？"]), max_size=80))
+def test_sentences_normalised_at_once_equal_each_sentence_normalised(text):
+    joined, each = knowledge_sentences(text)
+    expected = tuple(n for n in map(normalize_knowledge_text, sentences(text)) if n)
+    assert each == expected
+    assert joined.replace("\n", "") == normalize_knowledge_text(text)
