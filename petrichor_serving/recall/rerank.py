@@ -7,7 +7,8 @@ prior is the fused score (scaled to the pool's range) rather than the list posit
 the chunk index, so the words most questions of a manual share ("install", "Developer Hub") no longer
 outvote the one word that names the feature. A third: the hit's cosine from the vector routes, scaled to the
 pool's range, adds up to `DENSE_WEIGHT` points, so meaning counts where the words differ (a typo, a
-paraphrase) without a model call: the vectors were computed by the routes already.
+paraphrase) without a model call: the vectors were computed by the routes already. A fourth: the
+question's tokens that one sentence of the hit holds add `SENTENCE_WEIGHT` points each (`best_sentence`).
 """
 
 from __future__ import annotations
