@@ -20,12 +20,7 @@ def ends_sentence(text: str, i: int, end: int) -> bool:
     return ch in SENTENCE_ENDS or (ch == "." and i + 1 < end and text[i + 1] == " ")
 
 
-def sentences(text: str) -> list[str]:
-    """The sentences and lines of `text`, end marks dropped, blank pieces left out."""
-    return [s for s in _SPLIT.split(text) if s.strip()]
-
-
 def mark_sentence_ends(text: str, mark: str = "\n") -> str:
-    """`text` with each run of sentence ends (and line breaks) replaced by `mark`: one pass, for callers
-    that transform the whole text before splitting it at `mark`."""
+    """`text` with each run of sentence ends (and line breaks) replaced by `mark`, end marks dropped: split
+    the result at `mark` for the sentences, after transforming the whole text in one pass if need be."""
     return _SPLIT.sub(mark, text)

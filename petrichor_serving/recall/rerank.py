@@ -73,7 +73,8 @@ def rerank_score(
     the tokens of the best sentence (`best_sentence`)."""
     title = normalize_knowledge_text(hit.title)
     summary = normalize_knowledge_text(hit.path + " " + hit.snippet)
-    content = normalize_knowledge_text(hit.content[:_CONTENT_CHARS])
+    head = hit.content[:_CONTENT_CHARS]
+    content = knowledge_sentences(head)[0].replace("\n", "")  # normalised once, for both content fields
     score = 1.0 / (index + 2) if prior is None else prior
     if query_norm:
         score += 8 * (query_norm in title) + 4 * (query_norm in summary) + 2 * (query_norm in content)
@@ -81,7 +82,7 @@ def rerank_score(
         w = 1.0 if weights is None else weights.get(token, 1.0)
         score += w * (4 * (token in title) + 2 * (token in summary) + (token in content))
     if sentence_weight and tokens:
-        score += sentence_weight * best_sentence(hit.content[:_CONTENT_CHARS], tokens, weights)
+        score += sentence_weight * best_sentence(head, tokens, weights)
     return score
 
 

@@ -3,7 +3,11 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from petrichor_pipeline.text.sentences import SENTENCE_ENDS, ends_sentence, sentences
+from petrichor_pipeline.text.sentences import SENTENCE_ENDS, ends_sentence, mark_sentence_ends
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in mark_sentence_ends(text).split("\n") if s.strip()]
 
 
 def test_marks_and_a_period_before_a_space_end_a_sentence():
