@@ -7,6 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
+"""Property tests draw the same examples on every run and machine, so a run's verdict depends on the code
+alone; `HYPOTHESIS_PROFILE=default` searches at random (and keeps failures in `.hypothesis/`)."""
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "data" / "corpus"
