@@ -47,17 +47,27 @@ def _graphql(port: int, query: str) -> dict:
         return json.loads(res.read())["data"]
 
 
+def _wait_for_empty_group(pgid: int, seconds: float) -> None:
+    deadline = time.time() + seconds
+    while _group_members(pgid) and time.time() < deadline:
+        time.sleep(0.5)
+
+
 def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM to the whole group (what a user's Ctrl-C does), then SIGKILL to any straggler. A killed process
+    lingers until the kernel has torn it down, so the group is polled after each signal, not read once."""
     os.killpg(proc.pid, signal.SIGTERM)
     try:
         proc.wait(timeout=30)
     except subprocess.TimeoutExpired:
         pass
-    deadline = time.time() + 30
-    while _group_members(proc.pid) and time.time() < deadline:
-        time.sleep(0.5)
+    _wait_for_empty_group(proc.pid, 30)
     if _group_members(proc.pid):
-        os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # the last member left between the look and the kill
+            pass
+        _wait_for_empty_group(proc.pid, 30)
     proc.wait(timeout=10)
 
 
