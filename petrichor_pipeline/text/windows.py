@@ -31,7 +31,7 @@ WINDOW_CHARS = 480
 fixed windows because aligned windows end at a line or sentence before the target."""
 OVERLAP_CHARS = 64
 """At most this many code points of whole lines or sentences repeat at the start of the next window."""
-WINDOW_VERSION = 1
+WINDOW_VERSION = 2
 """Bumped whenever the windowing rules change, so built windows are rebuilt."""
 
 
@@ -154,7 +154,12 @@ def chunk_windows(
             j += 1
         span = _trimmed(text, atoms[i][0], atoms[j - 1][1])
         if span is not None and (not spans or span[1] > spans[-1][1]):
-            spans.append(span)
+            if spans and span[0] == spans[-1][0]:
+                # the previous window began with a blank atom, so trimmed it starts where this one does
+                # and this one holds it whole: keep only the longer
+                spans[-1] = span
+            else:
+                spans.append(span)
         if j >= len(atoms):
             break
         k, kept = j, 0

@@ -84,3 +84,12 @@ def test_a_long_fence_is_one_window() -> None:
     windows = chunk_windows(text, chunk.start, chunk.end, chunk.heading_path, heading_paths(text, "T"), target=200)
     fenced = [w for w in windows if "```" in w.content]
     assert len(fenced) == 1 and fenced[0].content.startswith("```") and fenced[0].content.endswith("```")
+
+
+def test_a_window_that_starts_with_a_blank_line_is_not_repeated_by_the_next() -> None:
+    # The overlap carries a blank line and two short lines into the second window; trimmed, it starts where
+    # the third would (one code point shorter, the third fits the long last line): one window, not two.
+    text = "w" * 80 + "\n\n" + "x" * 20 + "\n" + "y" * 20 + "\n" + "z" * 78 + "\n"
+    windows = chunk_windows(text, 0, len(text), ("T",), heading_paths(text, "T"), target=120, overlap=64)
+    assert [(w.start, w.end) for w in windows] == [(0, 102), (82, 202)]
+    assert [w.position for w in windows] == [0, 1]
