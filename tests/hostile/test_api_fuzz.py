@@ -43,6 +43,12 @@ OWN_PROTOCOL = {"/mcp"}
 tests/serving/test_mcp.py): fuzzed for server errors only."""
 
 
+EVENT_STREAMS = {("GET", "/mcp")}
+"""Operations answering with an event stream that stays open until the client leaves (MCP's server-to-client
+stream): schemathesis reads one for the request timeout, so it gets `STREAM_SECONDS`, not the default 10 s."""
+STREAM_SECONDS = 2.0
+
+
 def excluded(path: str) -> list:
     if path in OWN_PROTOCOL:
         return [positive_data_acceptance, negative_data_rejection, content_type_conformance, response_schema_conformance, status_code_conformance]
@@ -64,7 +70,8 @@ def test_api_fuzz(hostile_keyed_app) -> None:
             @given(case=operation.as_strategy(generation_mode=mode))
             @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
             def check(case) -> None:
-                case.call_and_validate(headers={"Authorization": f"Bearer {FUZZ_KEY}"}, excluded_checks=excluded(operation.path))
+                extra = {"timeout": STREAM_SECONDS} if (operation.method.upper(), operation.path) in EVENT_STREAMS else {}
+                case.call_and_validate(headers={"Authorization": f"Bearer {FUZZ_KEY}"}, excluded_checks=excluded(operation.path), **extra)
 
             try:
                 check()

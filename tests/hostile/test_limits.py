@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from petrichor_pipeline.knowledge.page_index import parse_markdown_tree
 from petrichor_pipeline.sources.markdown import read_markdown
 from petrichor_pipeline.text.chunking import LONG_LINE_CHARS, MAX_CHARS, chunk_markdown
 from petrichor_pipeline.text.index_text import index_text
@@ -75,6 +76,15 @@ def test_ten_thousand_nested_headings_stay_linear() -> None:
     result = chunk_markdown(nested_headings(), "Nested")
     assert 0 < len(result.chunks) and result.warnings == ()
     assert all(len(c.heading_path) <= 6 and len(c.content) <= MAX_CHARS for c in result.chunks)
+
+
+def test_ten_thousand_nested_headings_make_a_tree_of_ten_thousand_and_one_nodes() -> None:
+    # The shared hostile build holds 2,000 of them; the whole 10,000 are parsed here, without embedding.
+    nodes = parse_markdown_tree(nested_headings(), "Nested", "a1")
+    assert len(nodes) == 10_002  # the root, the title heading, every nested one
+    assert all(0 <= n.parent < n.position and nodes[n.parent].depth < n.depth for n in nodes[1:])
+    assert max(len(n.path) for n in nodes) == 6  # the title heading above five nested levels
+    assert len({n.node_key for n in nodes}) == len(nodes)
 
 
 def test_ten_thousand_flat_headings_keep_every_section() -> None:
