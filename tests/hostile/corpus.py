@@ -3,9 +3,10 @@
 `HOSTILE` maps each hostile file to what the build must say about it: an error (the file is left out) or
 a warning (the article builds, with its trouble named). `GOOD` are the articles that must build and be
 found whatever their neighbours hold. Sizes stay modest (a few hundred KB) so that the shared build is
-quick: every chunk and window of it is embedded, cold, in every CI run. So it nests 2,000 headings (the unit
-test parses 10,000) and the other shapes stay just past the limits they trip; the unit tests in
-`test_limits.py` push them to megabytes.
+quick: every chunk and window of it is embedded, cold, in every CI run. So each oversized shape is just
+past the limit it trips and repeats one unit (a line of code, a clause, a heading name), which makes most
+of its chunks and windows the same text, embedded once; the unit tests in `test_limits.py` push them to
+megabytes and 10,000 distinct headings.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import pymupdf
 
 from petrichor_pipeline.sources.corpus import DEFAULT_MAX_FILE_BYTES
+from petrichor_pipeline.text.chunking import LONG_LINE_CHARS, MAX_WHOLE_FENCE_CHARS
 from tests.sources.helpers import add_image_page, add_text_page, write
 
 KB = "hostile"
@@ -66,18 +68,25 @@ def heading_bomb() -> str:
     return "# " + "tidal " * (HEADING_BOMB_CHARS // 6) + "\n\nThe body under the bomb names the SEICHEWORD.\n"
 
 
+FENCE_LINE = "reading = sensor.read()"
+LINE_UNIT = "waves grow with the fetch and wind; "
+
+
 def unclosed_fence() -> str:
-    code = "\n".join(f"reading_{i} = sensor.read({i})" for i in range(1000))
+    """A fence that never closes, just over `MAX_WHOLE_FENCE_CHARS`, so it is split with a warning."""
+    code = "\n".join([FENCE_LINE] * (MAX_WHOLE_FENCE_CHARS // (len(FENCE_LINE) + 1) + 40))
     return "# Fence\n\nBefore the code.\n\n```python\n" + code + "\n\n# not a heading, still code\n" + FENCE_TAIL + "\n"
 
 
 def long_line() -> str:
-    return "# Line\n\n" + "wave height grows with fetch and " * 1600 + LINE_TAIL + "\n"
+    """One line just over `LONG_LINE_CHARS`, so it gets the long-line warning."""
+    return "# Line\n\n" + LINE_UNIT * (LONG_LINE_CHARS // len(LINE_UNIT) + 20) + LINE_TAIL + "\n"
 
 
-def nested_headings(count: int = 10_000) -> str:
-    """`count` headings nested five deep under one title, again and again."""
-    return "# Nested\n\n" + "".join(f"{'#' * (i % 5 + 2)} h{i}\n" for i in range(count))
+def nested_headings(count: int = 10_000, name: str | None = None) -> str:
+    """`count` headings nested five deep under one title, again and again: `h0`, `h1`, … or, with `name`,
+    all called the same (as "Example" sections are), which node keys must still tell apart."""
+    return "# Nested\n\n" + "".join(f"{'#' * (i % 5 + 2)} {name or f'h{i}'}\n" for i in range(count))
 
 
 def _pdfs(kb: Path) -> None:
@@ -111,6 +120,6 @@ def make_hostile_corpus(root: Path) -> Path:
     write(kb, "heading-bomb.md", heading_bomb())
     write(kb, "unclosed-fence.md", unclosed_fence())  # over MAX_WHOLE_FENCE_CHARS: split, with a warning
     write(kb, "long-line.md", long_line())
-    write(kb, "nested-headings.md", nested_headings(2_000))
+    write(kb, "nested-headings.md", nested_headings(2_000, name="part"))
     _pdfs(kb)
     return corpus
