@@ -14,7 +14,6 @@ from dagster import AssetKey, DagsterInstance
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
 from petrichor_pipeline.definitions import PARTITIONED_ASSETS, defs
 from petrichor_pipeline.resources import build_context
-from petrichor_pipeline.runner import run_build
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from petrichor_pipeline.staleness import observe_corpus, stale_buckets
 from tests.conftest import EMBED_CACHE, REPO, isolated_env, run_cli_build
@@ -78,17 +77,3 @@ def test_a_bucket_materialized_by_dagster_cli_is_skipped_by_petrichor_build(buil
     assert summary["model_calls"] == 0 and summary["articles"]["built"] == 0
     assert summary["published"]  # the edit reaches the snapshot without rebuilding the bucket
 
-
-def test_parallel_build_runs_the_stale_bucket_on_the_multiprocess_executor(built_corpus, tmp_path, monkeypatch):
-    corpus, data, home = _copy(built_corpus, tmp_path)
-    aid = article_id_of(EDITED)
-    isolated_env(monkeypatch, data, corpus, home)
-    with DagsterInstance.from_config(str(home)) as instance:
-        build = run_build(build_context(str(data), str(corpus)), instance=instance, parallel=True)
-        bucket_run = instance.get_run_by_id(build.runs[0].run_id)
-        assert build.ok and build.published, build.to_json()
-        assert build.to_json()["partitions"]["materialized"] == [bucket_of(aid)]
-        assert bucket_run.job_name == "bucket_build"
-        assert {r.step_key for r in instance.all_logs(bucket_run.run_id) if r.step_key} >= {a.key.to_user_string() for a in PARTITIONED_ASSETS}
-        assert set(build.runs[0].calls_by_article) == {aid}
-        assert stale_buckets(instance, PARTITIONED_ASSETS, current_bucket_versions(build_context(str(data), str(corpus))), build_context(str(data), str(corpus)).build_key()) == []

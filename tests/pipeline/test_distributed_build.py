@@ -1,19 +1,30 @@
-"""A build on Dagster's multiprocess executor with 4 workers (`PETRICHOR_BUILD_WORKERS`) publishes the same
-snapshot tables, row for row, as the in-process build, and its run keeps one model step at a time."""
+"""A build on Dagster's multiprocess executor with 4 workers (`PETRICHOR_BUILD_WORKERS`) runs exactly the
+stale bucket, every step in its own process, keeps one model step at a time, and publishes the same snapshot
+tables, row for row, as the in-process build of the same edit."""
 
 from __future__ import annotations
+
+import shutil
 
 import pyarrow as pa
 import pytest
 from dagster import DagsterInstance
 
 from petrichor_pipeline.assets._metadata import MODEL_STEP
+from petrichor_pipeline.build.steps.articles import current_bucket_versions
 from petrichor_pipeline.contract import SCHEMAS, UNIQUE, read_current, read_manifest, read_table
+from petrichor_pipeline.definitions import PARTITIONED_ASSETS
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.runner import run_build
+from petrichor_pipeline.sources.identity import article_id_of, bucket_of
+from petrichor_pipeline.staleness import stale_buckets
 from tests.conftest import isolated_env
 
 pytestmark = pytest.mark.slow
+
+EDITED = "petrichor-en/guides/access-control.md"
+POOL_CONFIG = "telemetry:\n  enabled: false\nconcurrency:\n  pools:\n    default_limit: 1\n"
+"""The production setting of docs/scaling.md: one model step at a time across runs, through the pool."""
 
 
 def _tables(data_dir) -> dict[str, list[dict]]:
@@ -27,24 +38,47 @@ def _tables(data_dir) -> dict[str, list[dict]]:
     return out
 
 
-def test_a_four_worker_multiprocess_build_equals_the_in_process_build(built_corpus, tmp_path, monkeypatch):
-    data, home = tmp_path / "data", tmp_path / "dagster_home"
-    home.mkdir()
-    # the production setting of docs/scaling.md: one model step at a time across runs, through the pool
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\nconcurrency:\n  pools:\n    default_limit: 1\n", encoding="utf-8")
-    isolated_env(monkeypatch, data, built_corpus.corpus_dir, home)
-    monkeypatch.setenv("PETRICHOR_BUILD_WORKERS", "4")
-    with DagsterInstance.from_config(str(home)) as instance:
-        build = run_build(build_context(str(data), str(built_corpus.corpus_dir)), instance=instance, parallel=True)
-        assert build.ok and build.published, build.to_json()
-        run = instance.get_run_by_id(build.runs[0].run_id)
-        assert run.job_name == "bucket_build"
-        executor = run.run_config["execution"]["config"]["multiprocess"]
-        key, value = next(iter(MODEL_STEP.items()))
-        assert executor["max_concurrent"] == 4
-        assert executor["tag_concurrency_limits"] == [{"key": key, "value": value, "limit": 1}]
+def _edited_copy(built_corpus, root):
+    """The session's build (data, corpus and the Dagster instance that built it) with one article edited."""
+    corpus, data, home = root / "corpus", root / "data", (root / "home").resolve()
+    shutil.copytree(built_corpus.corpus_dir, corpus)
+    shutil.copytree(built_corpus.data_dir, data)
+    shutil.copytree(built_corpus.dagster_home, home)
+    (home / "dagster.yaml").write_text(POOL_CONFIG, encoding="utf-8")
+    path = corpus / EDITED
+    path.write_text(path.read_text(encoding="utf-8") + "\n\n## Workers\n\nAn added paragraph.\n", encoding="utf-8")
+    return corpus, data, home
 
-    parallel, in_process = _tables(data), _tables(built_corpus.data_dir)
+
+def _build(corpus, data, home, monkeypatch, *, parallel: bool):
+    isolated_env(monkeypatch, data, corpus, home)
+    with DagsterInstance.from_config(str(home)) as instance:
+        build = run_build(build_context(str(data), str(corpus)), instance=instance, parallel=parallel)
+        assert build.ok and build.published, build.to_json()
+        return build, instance.get_run_by_id(build.runs[0].run_id), [r.step_key for r in instance.all_logs(build.runs[0].run_id) if r.step_key]
+
+
+def test_a_four_worker_build_of_the_stale_bucket_equals_the_in_process_build(built_corpus, tmp_path, monkeypatch):
+    aid = article_id_of(EDITED)
+    reference = _edited_copy(built_corpus, tmp_path / "in-process")
+    _build(*reference, monkeypatch, parallel=False)
+
+    corpus, data, home = _edited_copy(built_corpus, tmp_path / "workers")
+    monkeypatch.setenv("PETRICHOR_BUILD_WORKERS", "4")
+    build, run, steps = _build(corpus, data, home, monkeypatch, parallel=True)
+    assert build.to_json()["partitions"]["materialized"] == [bucket_of(aid)]
+    assert run.job_name == "bucket_build"
+    executor = run.run_config["execution"]["config"]["multiprocess"]
+    key, value = next(iter(MODEL_STEP.items()))
+    assert executor["max_concurrent"] == 4
+    assert executor["tag_concurrency_limits"] == [{"key": key, "value": value, "limit": 1}]
+    assert set(steps) >= {a.key.to_user_string() for a in PARTITIONED_ASSETS}
+    assert set(build.runs[0].calls_by_article) == {aid}
+    ctx = build_context(str(data), str(corpus))
+    with DagsterInstance.from_config(str(home)) as instance:
+        assert stale_buckets(instance, PARTITIONED_ASSETS, current_bucket_versions(ctx), ctx.build_key()) == []
+
+    parallel, in_process = _tables(data), _tables(reference[1])
     for name in SCHEMAS:
         assert len(parallel[name]) == len(in_process[name]), name
         assert parallel[name] == in_process[name], name
