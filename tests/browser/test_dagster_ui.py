@@ -96,6 +96,7 @@ def test_dagster_dev_shows_the_asset_graph_and_leaves_nothing_running(page, tmp_
             except (OSError, KeyError, TypeError, ValueError):
                 continue
         assert groups, "dagster dev did not answer"
+        assert set(ASSETS) <= {n["assetKey"]["path"][-1] for n in nodes}  # the code server loaded every asset
         page.set_viewport_size({"width": 1600, "height": 900})
         page.goto(f"http://127.0.0.1:{port}/asset-groups")  # the global asset lineage
         page.get_by_role("button", name="Skip").click()  # the first-visit community dialog
