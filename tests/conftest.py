@@ -15,6 +15,41 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 alone; `HYPOTHESIS_PROFILE=default` searches at random (and keeps failures in `.hypothesis/`)."""
 
 REPO = Path(__file__).resolve().parent.parent
+
+TMPFS = Path("/dev/shm")
+TMPFS_MIN_FREE = 4 << 30
+"""Test folders go to tmpfs when it has this much room (Docker's default 64 MB does not)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary folders on tmpfs when the machine has one with room: builds write Parquet, LanceDB versions and
+    Dagster's SQLite event log (a commit per event), and on disk that I/O was a fifth of the slow tests' time
+    (617 s → 485 s for pipeline, integrity and serving). One folder per run, named by its pid; folders of runs
+    whose process is gone are removed first. `--basetemp` given on the command line wins."""
+    if config.option.basetemp is not None or not TMPFS.is_dir():
+        return
+    try:
+        stat = os.statvfs(TMPFS)
+    except OSError:
+        return
+    if stat.f_bavail * stat.f_frsize < TMPFS_MIN_FREE:
+        return
+    import shutil
+
+    for old in TMPFS.glob("petrichor-pytest-*"):
+        pid = old.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(old, ignore_errors=True)
+    config.option.basetemp = str(TMPFS / f"petrichor-pytest-{os.getpid()}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A passing run frees its tmpfs folder (memory); a failing one keeps it to look into until the next run."""
+    base = session.config.option.basetemp
+    if exitstatus == 0 and base and str(base).startswith(str(TMPFS) + "/petrichor-pytest-"):
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
 CORPUS = REPO / "data" / "corpus"
 SHARED_EVAL = REPO.parent / "shared" / "eval"
 
