@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +61,14 @@ class BuiltCorpus:
     corpus_dir: Path
     dagster_home: Path
     summary: dict
+
+    def copy_to(self, root: Path) -> tuple[Path, Path, Path]:
+        """A private copy (corpus, data dir, Dagster home) under `root`: the instance records what was built from what."""
+        corpus, data, home = root / "corpus", root / "data", (root / "home").resolve()
+        shutil.copytree(self.corpus_dir, corpus)
+        shutil.copytree(self.data_dir, data)
+        shutil.copytree(self.dagster_home, home)
+        return corpus, data, home
 
 
 EMBED_CACHE = Path(os.environ.get("PETRICHOR_TEST_EMBED_CACHE") or REPO / ".pytest-embed-cache")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,11 +23,9 @@ DAGSTER = str(Path(sys.executable).parent / "dagster")
 EDITED = "petrichor-en/guides/access-control.md"
 
 
-def _copy(built_corpus, tmp_path):
-    corpus, data, home = tmp_path / "corpus", tmp_path / "data", (tmp_path / "home").resolve()
-    shutil.copytree(built_corpus.corpus_dir, corpus)
-    shutil.copytree(built_corpus.data_dir, data)
-    shutil.copytree(built_corpus.dagster_home, home)
+def _edited_copy(built_corpus, tmp_path):
+    """The session's build with one article edited."""
+    corpus, data, home = built_corpus.copy_to(tmp_path)
     path = corpus / EDITED
     path.write_text(path.read_text(encoding="utf-8") + "\n\n## Staleness\n\nAn added paragraph.\n", encoding="utf-8")
     return corpus, data, home
@@ -47,7 +44,7 @@ def _dagster_stale(instance) -> list[str]:
 
 
 def test_one_edit_makes_exactly_its_bucket_stale_on_the_instance(built_corpus, tmp_path, monkeypatch):
-    corpus, data, home = _copy(built_corpus, tmp_path)
+    corpus, data, home = _edited_copy(built_corpus, tmp_path)
     bucket = bucket_of(article_id_of(EDITED))
     isolated_env(monkeypatch, data, corpus, home)
     ctx = build_context(str(data), str(corpus))
@@ -60,7 +57,7 @@ def test_one_edit_makes_exactly_its_bucket_stale_on_the_instance(built_corpus, t
 
 
 def test_a_bucket_materialized_by_dagster_cli_is_skipped_by_petrichor_build(built_corpus, tmp_path):
-    corpus, data, home = _copy(built_corpus, tmp_path)
+    corpus, data, home = _edited_copy(built_corpus, tmp_path)
     bucket = bucket_of(article_id_of(EDITED))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PETRICHOR_")}
     env.update(DAGSTER_HOME=str(home), PETRICHOR_DATA=str(data), PETRICHOR_CORPUS=str(corpus), PETRICHOR_EMBED_CACHE=str(EMBED_CACHE))

@@ -4,8 +4,6 @@ tables, row for row, as the in-process build of the same edit."""
 
 from __future__ import annotations
 
-import shutil
-
 import pyarrow as pa
 import pytest
 from dagster import DagsterInstance
@@ -40,10 +38,7 @@ def _tables(data_dir) -> dict[str, list[dict]]:
 
 def _edited_copy(built_corpus, root):
     """The session's build (data, corpus and the Dagster instance that built it) with one article edited."""
-    corpus, data, home = root / "corpus", root / "data", (root / "home").resolve()
-    shutil.copytree(built_corpus.corpus_dir, corpus)
-    shutil.copytree(built_corpus.data_dir, data)
-    shutil.copytree(built_corpus.dagster_home, home)
+    corpus, data, home = built_corpus.copy_to(root)
     (home / "dagster.yaml").write_text(POOL_CONFIG, encoding="utf-8")
     path = corpus / EDITED
     path.write_text(path.read_text(encoding="utf-8") + "\n\n## Workers\n\nAn added paragraph.\n", encoding="utf-8")

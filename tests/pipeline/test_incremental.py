@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import uuid
 
 from dagster import DagsterInstance
@@ -20,17 +19,8 @@ CHANGED = "petrichor-en/guides/access-control.md"
 DELETED = "petrichor-zh/concepts/pageindex.md"
 
 
-def _copy(built_corpus, tmp_path):
-    """The built corpus, its data folder and its Dagster instance (where staleness is recorded)."""
-    corpus, data = tmp_path / "corpus", tmp_path / "data"
-    shutil.copytree(built_corpus.corpus_dir, corpus)
-    shutil.copytree(built_corpus.data_dir, data)
-    shutil.copytree(built_corpus.dagster_home, tmp_path / "home")
-    return corpus, data
-
-
 def test_one_changed_article_rebuilds_only_its_bucket(built_corpus, tmp_path, monkeypatch):
-    corpus, data = _copy(built_corpus, tmp_path)
+    corpus, data, _ = built_corpus.copy_to(tmp_path)
     before = current_version(data)
     path = corpus / CHANGED
     # a text no earlier run can have embedded: the shared vector cache must not hide the embedding
@@ -69,7 +59,7 @@ def test_one_changed_article_rebuilds_only_its_bucket(built_corpus, tmp_path, mo
 
 
 def test_deleted_article_disappears_with_its_wiki_contribution(built_corpus, tmp_path):
-    corpus, data = _copy(built_corpus, tmp_path)
+    corpus, data, _ = built_corpus.copy_to(tmp_path)
     before = current_version(data)
     (corpus / DELETED).unlink()
     aid = article_id_of(DELETED)
@@ -98,7 +88,7 @@ def test_fresh_buckets_inside_the_run_range_are_left_alone_and_the_corpus_is_sca
     from petrichor_pipeline.definitions import PARTITIONED_ASSETS
     from petrichor_pipeline.staleness import stale_buckets
 
-    corpus, data = _copy(built_corpus, tmp_path)
+    corpus, data, _ = built_corpus.copy_to(tmp_path)
     by_bucket: dict[str, list[str]] = {}
     for path in sorted(corpus.rglob("*.md")):
         rel = path.relative_to(corpus).as_posix()
@@ -141,7 +131,7 @@ def test_an_incremental_wiki_reuses_unchanged_pages_and_equals_a_full_aggregatio
     from petrichor_pipeline.knowledge.wiki import ArticleKnowledge
     from tests.pipeline.snapshot_io import KEYS
 
-    corpus, data = _copy(built_corpus, tmp_path)
+    corpus, data, _ = built_corpus.copy_to(tmp_path)
     path = corpus / CHANGED
     path.write_text(path.read_text(encoding="utf-8") + "\n\n## Audit\n\nEvery role change is written to the audit log.\n", encoding="utf-8")
     (corpus / DELETED).unlink()
