@@ -22,11 +22,26 @@ TMPFS_MIN_FREE = 4 << 30
 """Test folders go to tmpfs when it has this much room (Docker's default 64 MB does not)."""
 
 
+MAX_WORKERS = 4
+"""`-n auto` (addopts) runs this many test processes at most, one per core below that: most slow tests wait
+on a build, a subprocess or a server, so two processes on two cores halved the suite's wall time (731 s →
+376 s). Past four, every process's own session builds and loaded models cost more memory than they save."""
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Temporary folders on tmpfs when the machine has one with room: builds write Parquet, LanceDB versions and
+    """The shipped passage vectors go into the session's embedding cache (`tests/embed_seed.py`).
+
+    Temporary folders on tmpfs when the machine has one with room: builds write Parquet, LanceDB versions and
     Dagster's SQLite event log (a commit per event), and on disk that I/O was a fifth of the slow tests' time
     (617 s → 485 s for pipeline, integrity and serving). One folder per run, named by its pid; folders of runs
     whose process is gone are removed first. `--basetemp` given on the command line wins."""
+    from tests.embed_seed import install
+
+    install(EMBED_CACHE)
     if config.option.basetemp is not None or not TMPFS.is_dir():
         return
     try:
@@ -146,3 +161,19 @@ def fake():
         yield server
     finally:
         server.stop()
+
+
+_BROWSER_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Here rather than in `tests/browser/`: with `-n`, reports reach the main process, which never loads
+    the conftest files of test folders."""
+    if "browser" in report.keywords:
+        _BROWSER_SECONDS[report.nodeid] = _BROWSER_SECONDS.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """One line CI can quote: how long the browser tests took (set-up, including the corpus build, counted)."""
+    if _BROWSER_SECONDS:
+        terminalreporter.write_line(f"browser tests: {len(_BROWSER_SECONDS)} in {sum(_BROWSER_SECONDS.values()):.1f}s")

@@ -107,17 +107,3 @@ def served(built_corpus, tmp_path_factory):
     finally:
         server.should_exit = True
         thread.join(timeout=20)
-
-
-_SPENT: dict[str, float] = {}
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if "browser" in report.keywords:
-        _SPENT[report.nodeid] = _SPENT.get(report.nodeid, 0.0) + report.duration
-
-
-def pytest_terminal_summary(terminalreporter) -> None:
-    """One line CI can quote: how long the browser tests took (set-up, including the corpus build, counted)."""
-    if _SPENT:
-        terminalreporter.write_line(f"browser tests: {len(_SPENT)} in {sum(_SPENT.values()):.1f}s")
