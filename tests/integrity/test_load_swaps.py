@@ -2,7 +2,7 @@
 published: no request fails and every response is exactly one snapshot's answer.
 
 The full run (16 clients, 60 s, a publish every 5 s) is behind the `load` marker:
-`python -m pytest -m load tests/integrity/test_load_swaps.py -s`; the short run is in the slow suite.
+`python -m pytest -n 0 -m load tests/integrity/test_load_swaps.py -s`; the short run is in the slow suite.
 """
 
 from __future__ import annotations
