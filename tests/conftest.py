@@ -24,8 +24,10 @@ TMPFS_MIN_FREE = 4 << 30
 
 MAX_WORKERS = 4
 """`-n auto` (addopts) runs this many test processes at most, one per core below that: most slow tests wait
-on a build, a subprocess or a server, so two processes on two cores halved the suite's wall time (731 s →
-376 s). Past four, every process's own session builds and loaded models cost more memory than they save."""
+on a build, a subprocess or a server, so two processes on two cores took the suite from 731 s to 376–429 s
+(three on two cores: 497 s). Past four, every process's own session builds and loaded models cost more memory
+than they save. `--dist loadfile` keeps a file's tests in one process, so its module fixtures (served apps,
+builds) are set up once and its tests run in their written order."""
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
