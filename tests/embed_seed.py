@@ -79,5 +79,4 @@ def write(cache_root: Path, seed: Path = SEED) -> int:
 if __name__ == "__main__":
     from tests.conftest import EMBED_CACHE
 
-    rows = write(EMBED_CACHE)
-    print(f"{SEED.relative_to(Path.cwd()) if SEED.is_relative_to(Path.cwd()) else SEED}: {rows} vectors", file=sys.stderr)
+    print(f"{SEED}: {write(EMBED_CACHE)} vectors", file=sys.stderr)
