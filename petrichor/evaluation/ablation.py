@@ -57,6 +57,7 @@ def variants() -> list[Variant]:
         Variant("prior_share", "the rerank's fused prior as before: 4 points × the best fused score's share", SearchOptions(rerank_prior=4.0, prior_range=False)),
         Variant("no_spelling", "unknown Latin query words gain no indexed word they misspell", SearchOptions(spelling=False)),
         Variant("no_fresh_tail", "no places kept at the end of the list for unlisted articles", SearchOptions(fresh_tail=0)),
+        Variant("tail_fused", "the fresh tail takes new articles in fused order, not the rerank's", SearchOptions(tail_articles=0)),
         Variant(
             "before_dense",
             "the previous defaults: lexical rerank, 3 articles, wiki route on, no fresh tail",

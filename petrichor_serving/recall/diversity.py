@@ -11,12 +11,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from petrichor_pipeline.text.tokenize import token_set
+from petrichor_serving.recall.balance import select_articles
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 
 MAX_PER_ARTICLE = 3
 FRESH_TAIL = 6
 """Places at the end of a 10-result list kept for the best hits of articles not yet listed: the first four
 come from the best articles, the rest show where else the answer may be (docs/evaluation.md)."""
+TAIL_ARTICLES = 9
+"""The fresh tail takes new articles in the local rerank's order of the best hit of each of the first nine
+articles by fused score, then in fused order: the rerank that orders the first places orders these too.
+7 to 10 each lifted doc recall@5 on three dev sets; 9 is the one that costs no set a question elsewhere
+(docs/evaluation.md)."""
 SIMILARITY_THRESHOLD = 0.88
 _CONTENT_CHARS = 800
 
@@ -107,3 +113,13 @@ def fresh_tail(selected: Sequence[Hit], candidates: Sequence[Hit], limit: int, t
             head.append(hit)
             chosen.add(hit.key)
     return head
+
+
+def tail_candidates(
+    fused: Sequence[Hit], rank: Callable[[Sequence[Hit]], list[Hit]], articles: int = TAIL_ARTICLES, rank_weights: Sequence[float] = (1.0,)
+) -> list[Hit]:
+    """What `fresh_tail` draws from: the best hit of each of the first `articles` articles of `fused`, in
+    `rank`'s order (the local rerank), then `fused` itself; `articles` 0: `fused` alone."""
+    if articles <= 0:
+        return list(fused)
+    return [*rank(select_articles(fused, articles, 1, rank_weights).hits), *fused]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.balance import ARTICLE_TOP_K, RANK_WEIGHTS
-from petrichor_serving.recall.diversity import FRESH_TAIL, MAX_PER_ARTICLE
+from petrichor_serving.recall.diversity import FRESH_TAIL, MAX_PER_ARTICLE, TAIL_ARTICLES
 from petrichor_serving.recall.rerank import DENSE_WEIGHT, FUSED_PRIOR, SENTENCE_WEIGHT
 from petrichor_serving.recall.routes.base import ROUTE_TOP_K
 from petrichor_serving.recall.routes.parents import PARENT_SCORES
@@ -65,6 +65,9 @@ class SearchOptions:
     """False scales the fused prior to the best score's share (the earlier rule) instead of the pool's range."""
     fresh_tail: int = FRESH_TAIL
     """Last places of an unfocused result list kept for articles not yet listed (their best fused hit)."""
+    tail_articles: int = TAIL_ARTICLES
+    """The fresh tail's new articles come in the local rerank's order of the best hit of each of this many
+    articles (the first by fused score), then in fused order; 0: in fused order alone."""
     max_per_article: int = MAX_PER_ARTICLE
     """How many results one article may fill in an unfocused search."""
     spelling: bool = True

@@ -1,5 +1,5 @@
 """Hybrid search: rewrite → registered routes per query → RRF → article balance → local rerank (lexical
-fields plus a dense share) → diversity → fresh tail.
+fields plus a dense share) → diversity → fresh tail (new articles, in the rerank's order of the next best).
 
 Every stage is a plain function of the previous one's output; this module only wires them, times them and
 records what each produced, so a poor answer can be traced to the route or stage that lost the evidence.
@@ -26,7 +26,7 @@ from petrichor_pipeline.models.protocols import Embedder
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.balance import PER_ARTICLE_TOP_K, keep_leads, leads_after_first, select_articles, sub_query_leads
-from petrichor_serving.recall.diversity import DiverseSelection, fresh_tail, select_diverse
+from petrichor_serving.recall.diversity import DiverseSelection, fresh_tail, select_diverse, tail_candidates
 from petrichor_serving.recall.fusion import FUSION_TOP_K, fuse
 from petrichor_serving.recall.hits import Hit, Window
 from petrichor_serving.recall.index import RecallIndex
@@ -327,8 +327,14 @@ def search(
     rerank_applied = options.rerank and len(top) > 1
     token_weights = partial(idf_weights, idf=index.bm25["chunk"].idf) if options.rerank_idf else None
     dense_routes = [r.name for r in active if r.vectors is not None]
-    reranked = rerank(query, top, terms, token_weights, options.rerank_dense, dense_routes, options.rerank_prior, options.prior_range, options.rerank_sentence) if rerank_applied else top
-    reranked = leads_after_first(reranked, leads)
+    rank = partial(
+        rerank, query, tokenize=terms, token_weights=token_weights, dense_weight=options.rerank_dense, dense_routes=dense_routes,
+        prior_weight=options.rerank_prior, prior_range=options.prior_range, sentence_weight=options.rerank_sentence,
+    )
+    reranked = leads_after_first(rank(top) if rerank_applied else top, leads)
+    tail_order = fused
+    if options.rerank and options.fresh_tail and not focused:
+        tail_order = tail_candidates(fused, rank, options.tail_articles, options.article_rank_weights)
     run.timed("rerank", stage_started)
 
     stage_started = time.perf_counter()
@@ -344,7 +350,7 @@ def search(
             first.setdefault(hit.key, hit)
         selection.hits = list(first.values())[:limit]
     if options.fresh_tail and not focused:
-        selection.hits = fresh_tail(selection.hits, fused, limit, options.fresh_tail)
+        selection.hits = fresh_tail(selection.hits, tail_order, limit, options.fresh_tail)
     run.timed("diversity", stage_started)
     run.timed("total", started)
 

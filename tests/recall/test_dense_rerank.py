@@ -1,8 +1,10 @@
 """The rerank's dense share and the fresh tail of the result list."""
 
+from functools import partial
+
 import pytest
 
-from petrichor_serving.recall.diversity import fresh_tail
+from petrichor_serving.recall.diversity import fresh_tail, tail_candidates
 from petrichor_serving.recall.fusion import fuse
 from petrichor_serving.recall.hits import Hit
 from petrichor_serving.recall.rerank import dense_shares, rerank
@@ -50,3 +52,21 @@ def test_fresh_tail_gives_the_last_places_to_unlisted_articles():
     assert [h.chunk_id for h in out] == ["0", "1", "2", "10", "12", "3"]  # one hit per new article, then back to the selection
     assert fresh_tail(selected, fused, limit=6, tail=0) == selected
     assert [h.chunk_id for h in fresh_tail(selected[:2], fused, limit=6, tail=10)] == ["0", "1", "10", "12"]  # all tail: one per article
+
+
+def test_the_fresh_tail_takes_new_articles_in_the_reranks_order():
+    head = [hit(0, "chunk_bm25", 1.0, article=1, text="backup schedule"), hit(1, "chunk_bm25", 0.9, article=1, text="backup schedule")]
+    others = [  # fused order: articles 2, 3, 4, 5; only article 5 names both query words
+        hit(2, "chunk_bm25", 0.8, article=2, text="restore"),
+        hit(3, "chunk_bm25", 0.7, article=3, text="backup"),
+        hit(4, "chunk_bm25", 0.6, article=3, text="schedule"),
+        hit(5, "chunk_bm25", 0.5, article=4, text="cron"),
+        hit(6, "chunk_bm25", 0.4, article=5, text="backup schedule"),
+    ]
+    fused = [*head, *others]
+    rank = partial(rerank, "backup schedule", prior_weight=0.0)
+    order = tail_candidates(fused, rank, articles=5)
+    assert [h.chunk_id for h in fresh_tail(head, order, limit=4, tail=2)] == ["0", "1", "6", "3"]
+    assert [h.chunk_id for h in fresh_tail(head, tail_candidates(fused, rank, articles=0), limit=4, tail=2)] == ["0", "1", "2", "3"]
+    # an article beyond the first `articles` still fills a place, in fused order, after the reranked ones
+    assert [h.chunk_id for h in fresh_tail(head, tail_candidates(fused, rank, articles=3), limit=6, tail=4)] == ["0", "1", "3", "2", "5", "6"]
