@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from petrichor_pipeline.text.tokenize import token_set
-from petrichor_serving.recall.balance import select_articles
+from petrichor_serving.recall.balance import RANK_WEIGHTS, select_articles
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 
 MAX_PER_ARTICLE = 3
@@ -116,7 +116,7 @@ def fresh_tail(selected: Sequence[Hit], candidates: Sequence[Hit], limit: int, t
 
 
 def tail_candidates(
-    fused: Sequence[Hit], rank: Callable[[Sequence[Hit]], list[Hit]], articles: int = TAIL_ARTICLES, rank_weights: Sequence[float] = (1.0,)
+    fused: Sequence[Hit], rank: Callable[[Sequence[Hit]], list[Hit]], articles: int = TAIL_ARTICLES, rank_weights: Sequence[float] = RANK_WEIGHTS
 ) -> list[Hit]:
     """What `fresh_tail` draws from: the best hit of each of the first `articles` articles of `fused`, in
     `rank`'s order (the local rerank), then `fused` itself; `articles` 0: `fused` alone."""
