@@ -329,7 +329,7 @@ def search(
     dense_routes = [r.name for r in active if r.vectors is not None]
     rank = partial(
         rerank, query, tokenize=terms, token_weights=token_weights, dense_weight=options.rerank_dense, dense_routes=dense_routes,
-        prior_weight=options.rerank_prior, prior_range=options.prior_range, sentence_weight=options.rerank_sentence,
+        prior_weight=options.rerank_prior, prior_range=options.prior_range, sentence_weight=options.rerank_sentence, lexical={},
     )
     reranked = leads_after_first(rank(top) if rerank_applied else top, leads)
     tail_order = fused

@@ -118,11 +118,13 @@ def rerank(
     prior_weight: float = FUSED_PRIOR,
     prior_range: bool = True,
     sentence_weight: float = SENTENCE_WEIGHT,
+    lexical: dict[str, float] | None = None,
 ) -> list[Hit]:
     """The hits (at most `RERANK_TOP_K` are expected) with `rerank_score` set, best first; stable.
     A single hit is returned as is: there is nothing to reorder. `token_weights` (e.g. `idf_weights` over
     the corpus) weighs each token; without it every token weighs 1, as in the reference. `prior_range` False
-    scales the fused prior to the best score's share instead of the pool's range."""
+    scales the fused prior to the best score's share instead of the pool's range. `lexical`, shared by the
+    reranks of one search, keeps each hit's field and sentence points by key: they do not depend on the pool."""
     if len(hits) <= 1:
         return list(hits)
     query_norm = normalize_knowledge_text(query)
@@ -131,12 +133,10 @@ def rerank(
     low = min(h.score for h in hits) if prior_range else 0.0
     weights = token_weights(tokens) if token_weights is not None else None
     dense = dense_shares(hits, dense_routes) if dense_weight else [0.0] * len(hits)
-    scored = [
-        replace(
-            h,
-            rerank_score=rerank_score(h, i, query_norm, tokens, prior_weight * _share(h.score, low, best), weights, sentence_weight)
-            + dense_weight * d,
-        )
-        for i, (h, d) in enumerate(zip(hits, dense))
-    ]
+    lexical = {} if lexical is None else lexical
+    scored = []
+    for h, d in zip(hits, dense):
+        if h.key not in lexical:
+            lexical[h.key] = rerank_score(h, 0, query_norm, tokens, 0.0, weights, sentence_weight)
+        scored.append(replace(h, rerank_score=lexical[h.key] + prior_weight * _share(h.score, low, best) + dense_weight * d))
     return sorted(scored, key=lambda h: -h.rerank_score)
