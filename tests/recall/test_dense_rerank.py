@@ -70,3 +70,20 @@ def test_the_fresh_tail_takes_new_articles_in_the_reranks_order():
     assert [h.chunk_id for h in fresh_tail(head, tail_candidates(fused, rank, articles=0), limit=4, tail=2)] == ["0", "1", "2", "3"]
     # an article beyond the first `articles` still fills a place, in fused order, after the reranked ones
     assert [h.chunk_id for h in fresh_tail(head, tail_candidates(fused, rank, articles=3), limit=6, tail=4)] == ["0", "1", "3", "2", "5", "6"]
+
+
+def test_shared_field_points_score_a_hit_as_a_fresh_rerank_does():
+    pool = fuse([
+        [hit(1, "chunk_bm25", 5.0, text="backup schedule"), hit(2, "chunk_bm25", 4.0, text="backup"), hit(3, "chunk_bm25", 3.0, text="restore")],
+        [hit(2, "window_vector", 0.9), hit(3, "window_vector", 0.8)],
+    ])
+    lexical: dict[str, float] = {}
+    first = rerank("backup schedule", pool, dense_weight=8.0, dense_routes=["window_vector"], lexical=lexical)
+    assert set(lexical) == {h.key for h in pool}
+    # a second pool of one search: shared hits keep their field points, the prior and dense share follow the pool
+    second_pool = [pool[1], pool[2], hit(4, "chunk_bm25", 0.001, text="backup schedule")]
+    shared = rerank("backup schedule", second_pool, dense_weight=8.0, dense_routes=["window_vector"], lexical=lexical)
+    fresh = rerank("backup schedule", second_pool, dense_weight=8.0, dense_routes=["window_vector"])
+    assert [h.key for h in shared] == [h.key for h in fresh]
+    assert [h.rerank_score for h in shared] == pytest.approx([h.rerank_score for h in fresh])
+    assert {h.key: h.rerank_score for h in first} != {h.key: h.rerank_score for h in shared}
