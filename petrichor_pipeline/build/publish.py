@@ -45,7 +45,7 @@ from petrichor_pipeline.contract import (
     write_parquet_atomic,
     write_vector_files,
 )
-from petrichor_pipeline.object_store import ObjectStore, collect_remote, publish_remote
+from petrichor_pipeline.object_store import ObjectStore, PublishConflict, collect_remote, publish_remote
 from petrichor_pipeline.text import lexical
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 from petrichor_pipeline.text.tokenize import get_tokenizer
@@ -163,7 +163,14 @@ def sync_lance(ctx: BuildContext, name: str, table: pa.Table) -> dict[str, Any]:
 
 
 def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stats: dict[str, Any] | None = None) -> PublishResult:
+    """Stage a snapshot and point `CURRENT` at it, with nothing checked in between."""
     started = time.perf_counter()
+    return point_snapshot(ctx, stage_snapshot(ctx, bucket_versions=bucket_versions, stats=stats), started=started)
+
+
+def stage_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stats: dict[str, Any] | None = None) -> Manifest:
+    """Write a complete snapshot folder (tables, vector table versions, manifest) without publishing it, so
+    it can be checked before `point_snapshot` makes it `CURRENT`."""
     snaps = ctx.settings.snapshots_dir
     remote = ObjectStore(ctx.settings.object_store) if ctx.settings.object_store else None
     pointer = remote.read_pointer() if remote else None  # what the conditional write of CURRENT expects
@@ -217,13 +224,26 @@ def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stat
     )
     record_articles(ctx.settings.data_dir, tables["articles"], tables["chunks"])  # before CURRENT can point at them
     write_manifest(snaps, manifest)
-    if remote is not None and pointer is not None:
+    return manifest
+
+
+def point_snapshot(ctx: BuildContext, manifest: Manifest, *, started: float | None = None) -> PublishResult:
+    """Publish a staged snapshot: upload it and move the store's `CURRENT` (only if it still names the
+    snapshot's parent, else `PublishConflict`), then the local `CURRENT`, then collect old snapshots."""
+    started = time.perf_counter() if started is None else started
+    snaps = ctx.settings.snapshots_dir
+    folder = snaps / manifest.version
+    remote = ObjectStore(ctx.settings.object_store) if ctx.settings.object_store else None
+    if remote is not None:
         try:
+            pointer = remote.read_pointer()
+            if pointer.version != manifest.parent_version:
+                raise PublishConflict(f"CURRENT on the store moved to {pointer.version} while {manifest.version} was staged")
             publish_remote(remote, ctx.settings.data_dir, manifest, pointer)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)  # not published: no local CURRENT or retained copy either
             raise
-    point_current(snaps, version)
+    point_current(snaps, manifest.version)
     removed = collect_garbage(snaps, ctx.settings.keep_snapshots)
     if remote is not None:
         removed = sorted(set(removed) | set(collect_remote(remote, ctx.settings.keep_snapshots)))
