@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from petrichor_pipeline.object_store import S3Location, is_object_uri, parse_location
+from petrichor_pipeline.route_tables import check_question_routes
 
 BUILD_VERSION = 4
 """Bumped when the build's outputs change shape or meaning; an article built by an older version is stale."""
@@ -93,6 +94,10 @@ class Settings:
     """False (`PETRICHOR_EMBED=off`): no vectors are built or searched; lexical and wiki routes serve."""
     embed_cache: Path | None = None
     """Where vectors are cached by (fingerprint, content hash); several data dirs may share one."""
+    question_routes: str = "model"
+    """`PETRICHOR_QUESTION_ROUTES`: `model` embeds generated questions only when a configured chat model wrote
+    them (the question routes search nothing else by default); `always` embeds the offline model's questions
+    too, for searches that run the question routes over them (`route_tables`)."""
     object_store: S3Location | None = None
     """`PETRICHOR_DATA=s3://bucket/prefix`: snapshots are published there (`object_store`), and `data_dir` is
     the local working folder (`PETRICHOR_LOCAL_DIR`): the build's staging, and serving's mirror under `replica_dir`."""
@@ -199,4 +204,5 @@ def load_settings() -> Settings:
         lexical_tokenizer=os.environ.get("PETRICHOR_TOKENIZER", "bigram").strip() or "bigram",
         embed_enabled=os.environ.get("PETRICHOR_EMBED", "on").strip().lower() not in ("off", "0", "false", "none"),
         embed_cache=Path(os.environ["PETRICHOR_EMBED_CACHE"]) if os.environ.get("PETRICHOR_EMBED_CACHE") else None,
+        question_routes=check_question_routes(os.environ.get("PETRICHOR_QUESTION_ROUTES", "").strip().lower() or "model"),
     )

@@ -45,12 +45,13 @@ def window_vectors(context: AssetExecutionContext, petrichor: PetrichorResource)
     partitions_def=buckets,
     deps=["questions", "chunk_vectors"],
     group_name="embeddings",
-    code_version="1",
+    code_version="2",
     backfill_policy=BackfillPolicy.single_run(),
     op_tags=MODEL_STEP,
     pool=MODEL_POOL,
-    description="Vectors of the generated questions; embedded only once every chunk vector of the bucket is "
-    "ready (the spec's two-phase rule).",
+    description="Vectors of the generated questions, only when the question routes search them (a configured "
+    "chat model wrote them, or PETRICHOR_QUESTION_ROUTES=always), else empty; embedded only once every chunk "
+    "vector of the bucket is ready (the spec's two-phase rule).",
 )
 def question_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
     return _vectors(context, petrichor, "question")

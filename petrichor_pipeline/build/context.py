@@ -144,6 +144,8 @@ class BuildContext:
         Recorded on every bucket materialization (`staleness.BUCKET_STATE`); code versions Dagster records itself.
         """
         parts = [self.chunk_key, self.chat().fingerprint, self.embed_fingerprint()]
+        if self.settings.question_routes != "model":  # which tables are embedded (`route_tables`); the default adds nothing
+            parts.append(f"question-routes:{self.settings.question_routes}")
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
     @property

@@ -1,9 +1,12 @@
 """Embedding steps: chunk and window vectors, then question vectors, never embedding the same text twice.
 
-Vectors are keyed by (embedding fingerprint, content hash of the index text). A text already embedded
-under the current fingerprint — in this bucket's previous output or in the embedding cache on disk
-(read once per run) — is reused; a vector with another fingerprint is ignored, so switching models re-embeds.
-A failed embedding call leaves the affected rows pending (absent) and the next run retries them.
+Only the tables search reads are embedded (`route_tables.searched_vector_tables`): the question vectors of
+the offline model's questions are not, and their step writes an empty table. Vectors are keyed by
+(embedding fingerprint, content hash of the index text). A text already embedded under the current
+fingerprint — in this bucket's previous output or in the embedding cache on disk (read once per run) — is
+reused; a vector with another fingerprint is ignored, so switching models re-embeds. The rest is embedded
+once per distinct text, in batches of similar length (`models.embedding.length_batches`). A failed
+embedding call leaves the affected rows pending (absent) and the next run retries them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import pyarrow as pa
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import BucketResult
 from petrichor_pipeline.contract import SCHEMAS, vector_schema
+from petrichor_pipeline.models.embedding import length_batches
+from petrichor_pipeline.route_tables import searched_vector_tables
 
 SOURCES = {"chunk": ("chunks", "chunk_id"), "window": ("chunk_windows", "window_id"), "question": ("questions", "question_id")}
 """Kind -> the warehouse asset whose index texts are embedded and its id column. A window that is its whole
@@ -28,13 +33,15 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
     source_asset, id_col = SOURCES[kind]
     asset = f"{kind}_vectors"
     wh = ctx.warehouse
-    source = wh.read(source_asset, bucket, SCHEMAS[source_asset])
-    rows: list[dict[str, Any]] = [] if source is None else source.to_pylist()
     embedder = ctx.embedder()
     warnings: list[str] = []
     embedded = 0
     if embedder is None:  # switched off: nothing is pending, nothing to retry
         return _pending(ctx, bucket, asset, [], "", started)
+    rows: list[dict[str, Any]] = []  # a table no route searches: nothing to embed, no vectors left to publish
+    if asset in searched_vector_tables(ctx.settings.question_routes, ctx.chat().fingerprint):
+        source = wh.read(source_asset, bucket, SCHEMAS[source_asset])
+        rows = [] if source is None else source.to_pylist()
     try:
         fp = embedder.fingerprint
         dim = embedder.dim
@@ -43,7 +50,7 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
 
     schema = vector_schema(dim)
     available: dict[str, np.ndarray] = {}
-    prev = wh.read(asset, bucket)
+    prev = wh.read(asset, bucket) if rows else None
     if prev is not None and prev.num_rows and "fingerprint" in prev.column_names:
         for h, f, v in zip(prev.column("content_hash").to_pylist(), prev.column("fingerprint").to_pylist(), prev.column("vector").to_pylist()):
             if f == fp and len(v) == dim:
@@ -72,13 +79,12 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
             else:
                 todo[h] = r["index_text"]
         hashes = list(todo)
-        batch = ctx.settings.limits.embed_batch_size
-        for i in range(0, len(hashes), batch):
-            part = hashes[i : i + batch]
+        for batch in length_batches([todo[h] for h in hashes], ctx.settings.limits.embed_batch_size):
+            part = [hashes[i] for i in batch]
             try:
                 mat = embedder.embed_passages([todo[h] for h in part])
             except Exception as exc:
-                warnings.append(f"embedding failed, {len(hashes) - i} texts left pending for the next run: {exc}")
+                warnings.append(f"embedding failed, {len(hashes) - embedded} texts left pending for the next run: {exc}")
                 break
             if mat.shape != (len(part), dim):
                 warnings.append(f"embedding reply has shape {mat.shape}, expected ({len(part)}, {dim}); left pending")

