@@ -8,19 +8,34 @@ scans of the same folder are equal.
 Nothing outside the corpus root is ever read: a symbolic link (to a file or a folder) is followed only when
 its resolved target lies inside the root; one pointing outside is skipped and reported as a `SourceError` on
 the link's own path. A folder reached twice through links (a loop) is walked once.
+
+Only regular files are opened: a FIFO, socket or device file is refused from its `stat` before any `open`
+(opening a FIFO would wait for a writer for ever; opening a device can act on it), and the open itself is
+non-blocking and checked again on the descriptor. A hard link cannot be told from its target, so a file
+with several names is read only when every one of them lies inside the corpus: the scan counts the names
+of each (device, inode) it meets while walking the corpus's non-hidden folders, and a file whose link
+count is higher (a link to `/etc/passwd`, or to a file in an older backup) is refused. Hard links inside
+`_`/`.` folders are not counted, so such a file is refused too, which can only leave out, never let in.
+
+Every failure of one file (reading, decoding, front matter, identity, or anything unforeseen) is that
+file's `SourceError`; the scan itself fails only when the corpus folder cannot be listed. A file or folder
+name that is not UTF-8 is refused (an article's id, citations and the build summary are text), with its
+bytes shown as `\\xNN` in the error's path. A broken `_kb.yaml` refuses its whole knowledge base, with an
+error on the settings file and one on each of its articles: built with defaults, they could reach readers
+(another tenant's) the settings meant to keep out.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-
-import yaml
 
 from petrichor_pipeline.sources.decode import decode_text
 from petrichor_pipeline.sources.errors import RejectedFile
+from petrichor_pipeline.sources.frontmatter import load_yaml
 from petrichor_pipeline.sources.identity import article_id_of, article_version, bucket_of
 from petrichor_pipeline.sources.markdown import read_markdown
 from petrichor_pipeline.sources.pdf import PageTranscriber, read_pdf
@@ -88,28 +103,56 @@ def scan_corpus(
     kbs: dict[str, KnowledgeBase] = {}
     articles: list[SourceArticle] = []
     errors: list[SourceError] = []
+    census = _Census(corpus_dir.resolve())
     by_kb: dict[str, list[str]] = {kb_id: [] for kb_id in _kb_folders(corpus_dir)}
-    for relpath in _article_paths(corpus_dir, errors):
+    for relpath in _article_paths(corpus_dir, errors, census):
         kb_id, *rest = PurePosixPath(relpath).parts
         if rest:
             by_kb.setdefault(kb_id, []).append(relpath)
         else:
             errors.append(SourceError(relpath, "not inside a knowledge-base folder"))
+    reader = _Reader(corpus_dir, max_file_bytes, census)
     for kb_id, relpaths in sorted(by_kb.items()):
-        kb = _load_kb(corpus_dir, kb_id, max_file_bytes, errors, article_count=len(relpaths))
+        kb = _load_kb(reader, kb_id, errors, article_count=len(relpaths))
         if kb is None:
+            settings = f"{kb_id}/{KB_SETTINGS_FILE}"
+            errors.extend(SourceError(relpath, KB_REFUSED.format(settings=settings)) for relpath in relpaths)
             continue
         kbs[kb_id] = kb
         for relpath in relpaths:
             try:
-                articles.append(_load_article(corpus_dir, relpath, kb, max_file_bytes, pdf_transcriber))
+                articles.append(_load_article(reader, relpath, kb, pdf_transcriber))
             except RejectedFile as exc:
                 errors.append(SourceError(relpath, exc.reason))
+            except Exception as exc:  # noqa: BLE001 - whatever one file does, it costs that file alone
+                errors.append(SourceError(relpath, _unforeseen(exc)))
     return CorpusScan(
         kbs=kbs,
         articles=tuple(sorted(articles, key=lambda a: a.path)),
         errors=tuple(sorted(errors, key=lambda e: (e.path, e.reason))),
     )
+
+
+KB_REFUSED = "not built: {settings} is broken, and the defaults could show the article to the wrong readers"
+OUTSIDE_LINK = "symbolic link to a target outside the corpus folder; not read"
+HARD_LINK = "hard link: {names} names share this file and only {inside} of them lie inside the corpus folder; not read"
+BAD_FILE_NAME = "file name is not valid UTF-8; not read (rename the file)"
+BAD_FOLDER_NAME = "folder name is not valid UTF-8; nothing under it is read (rename the folder)"
+REPLACED = "the file was replaced while it was being read; not read"
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def _unforeseen(exc: BaseException) -> str:
+    """An unexpected failure of one file as a one-line English reason (ASCII, so any byte shows as an escape)."""
+    detail = " ".join(str(exc).split())[:200]
+    text = f"could not be read: {type(exc).__name__}" + (f": {detail}" if detail else "")
+    return text.encode("ascii", "backslashreplace").decode("ascii")
 
 
 def _hidden(name: str) -> bool:
@@ -124,6 +167,20 @@ def _kind(name: str) -> str:
     return "pdf" if PurePosixPath(name).suffix.lower() in PDF_SUFFIXES else "markdown"
 
 
+def _utf8(name: str) -> bool:
+    """Whether a name from the file system is UTF-8 (`os` keeps other bytes as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(path: str) -> str:
+    """A path as text for errors: bytes that are not UTF-8 written as `\\xNN`."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def _kb_folders(corpus_dir: Path) -> list[str]:
     if not corpus_dir.is_dir():
         return []
@@ -131,7 +188,7 @@ def _kb_folders(corpus_dir: Path) -> list[str]:
     return sorted(
         entry.name
         for entry in os.scandir(corpus_dir)
-        if entry.is_dir() and not _hidden(entry.name) and _inside(root, Path(entry.path))
+        if entry.is_dir() and not _hidden(entry.name) and _utf8(entry.name) and _inside(root, Path(entry.path))
     )
 
 
@@ -140,18 +197,48 @@ def _inside(root: Path, path: Path) -> bool:
     return path.resolve().is_relative_to(root)
 
 
-OUTSIDE_LINK = "symbolic link to a target outside the corpus folder; not read"
+@dataclass
+class _Census:
+    """The names inside the corpus of each regular file met while walking it, by (device, inode).
+
+    A file's link count above its names here means a hard link from elsewhere (module docstring).
+    """
+
+    root: Path
+    names: dict[tuple[int, int], set[Path]] = field(default_factory=dict)
+
+    def add(self, path: Path) -> None:
+        real = path.resolve()
+        if not real.is_relative_to(self.root):
+            return  # a symbolic link out of the corpus names nothing inside it
+        try:
+            st = real.stat()
+        except OSError:
+            return
+        if stat.S_ISREG(st.st_mode):
+            self.names.setdefault((st.st_dev, st.st_ino), set()).add(real)
+
+    def inside(self, st: os.stat_result) -> int:
+        return len(self.names.get((st.st_dev, st.st_ino), ()))
 
 
-def _article_paths(corpus_dir: Path, errors: list[SourceError]) -> list[str]:
+def _article_paths(corpus_dir: Path, errors: list[SourceError], census: _Census) -> list[str]:
     """Relative posix paths of Markdown and PDF files, pruning `_`/`.` folders before walking into them.
 
-    Links are followed only inside the root (module docstring); each one pointing outside adds an error.
+    Links are followed only inside the root (module docstring); each one pointing outside adds an error,
+    and so does each folder that cannot be listed and each name that is not UTF-8. Every regular file
+    walked past is counted in `census`.
     """
     root = corpus_dir.resolve()
     found: list[str] = []
     seen: set[Path] = set()
-    for dirpath, dirs, files in os.walk(corpus_dir, followlinks=True):
+
+    def unlisted(exc: OSError) -> None:
+        if exc.filename is not None and Path(exc.filename) != corpus_dir:
+            rel = Path(exc.filename).relative_to(corpus_dir).as_posix()
+            errors.append(SourceError(_shown(rel), f"folder not readable: {exc.strerror or exc}; nothing under it is read"))
+
+    for dirpath, dirs, files in os.walk(corpus_dir, followlinks=True, onerror=unlisted):
         here = Path(dirpath)
         rel_root = here.relative_to(corpus_dir)
         real = here.resolve()
@@ -161,40 +248,98 @@ def _article_paths(corpus_dir: Path, errors: list[SourceError]) -> list[str]:
         seen.add(real)
         kept = []
         for name in sorted(d for d in dirs if not _hidden(d)):
-            if _inside(root, here / name):
+            rel = (rel_root / name).as_posix()
+            if not _utf8(name):
+                errors.append(SourceError(_shown(rel), BAD_FOLDER_NAME))
+            elif _inside(root, here / name):
                 kept.append(name)
             else:
-                errors.append(SourceError((rel_root / name).as_posix(), OUTSIDE_LINK))
+                errors.append(SourceError(rel, OUTSIDE_LINK))
         dirs[:] = kept
         for name in files:
+            census.add(here / name)
             if not _is_article_file(name):
                 continue
-            if _inside(root, here / name):
-                found.append((rel_root / name).as_posix())
+            rel = (rel_root / name).as_posix()
+            if not _utf8(name):
+                errors.append(SourceError(_shown(rel), BAD_FILE_NAME))
+            elif _inside(root, here / name):
+                found.append(rel)
             else:
-                errors.append(SourceError((rel_root / name).as_posix(), OUTSIDE_LINK))
+                errors.append(SourceError(rel, OUTSIDE_LINK))
     return sorted(found)
 
 
-def _load_kb(
-    corpus_dir: Path, kb_id: str, max_file_bytes: int, errors: list[SourceError], *, article_count: int
-) -> KnowledgeBase | None:
+@dataclass(frozen=True)
+class _Reader:
+    """Reads the corpus's files by relative path, opening nothing but regular files inside it."""
+
+    corpus_dir: Path
+    max_file_bytes: int
+    census: _Census
+
+    def within(self, relpath: str) -> Path:
+        """`corpus_dir / relpath`, refused when a link takes it outside the corpus."""
+        path = self.corpus_dir / relpath
+        if (path.is_symlink() or path.exists()) and not _inside(self.census.root, path):
+            raise RejectedFile(OUTSIDE_LINK)
+        return path
+
+    def read(self, relpath: str) -> bytes:
+        """The file's bytes, or `RejectedFile` for anything but a readable regular file of the corpus
+        (checked on its `stat` before opening and again on the open descriptor) within the size limit."""
+        path, limit = self.within(relpath), self.max_file_bytes
+        try:
+            before = os.stat(path)
+            _refuse_unless_regular(before)
+            if before.st_nlink > 1 and before.st_nlink > (inside := self.census.inside(before)):
+                raise RejectedFile(HARD_LINK.format(names=before.st_nlink, inside=inside))
+            if before.st_size > limit:
+                raise RejectedFile(f"file too large: {before.st_size} bytes (limit {limit})")
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as handle:
+                opened = os.fstat(fd)
+                if (opened.st_dev, opened.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(opened.st_mode):
+                    raise RejectedFile(REPLACED)
+                data = handle.read(limit + 1)
+        except OSError as exc:
+            raise RejectedFile(f"unreadable file: {exc.strerror or exc}") from None
+        if len(data) > limit:
+            raise RejectedFile(f"file too large: over {limit} bytes (limit {limit})")
+        return data
+
+    def read_if_present(self, relpath: str) -> bytes | None:
+        """`read`, or None when nothing (not even a dangling link) has that name."""
+        path = self.corpus_dir / relpath
+        return self.read(relpath) if path.is_symlink() or path.exists() else None
+
+
+def _refuse_unless_regular(st: os.stat_result) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+        raise RejectedFile(f"not a regular file ({kind}); not read")
+
+
+def _load_kb(reader: _Reader, kb_id: str, errors: list[SourceError], *, article_count: int) -> KnowledgeBase | None:
     """None when `_kb.yaml` is broken: guessing the tenant could show the articles to the wrong readers.
 
     An unreadable compile guide only costs the guide.
     """
     settings_path = f"{kb_id}/{KB_SETTINGS_FILE}"
     try:
-        settings = _kb_settings(_within(corpus_dir, settings_path), max_file_bytes)
-    except RejectedFile as exc:
-        reason = f"broken knowledge-base settings: {exc.reason}; {article_count} article(s) left out"
+        settings = _kb_settings(reader.read_if_present(settings_path))
+    except Exception as exc:  # noqa: BLE001 - any failure refuses this knowledge base alone
+        why = exc.reason if isinstance(exc, RejectedFile) else _unforeseen(exc)
+        reason = f"broken knowledge-base settings: {why}; {article_count} article(s) left out"
         errors.append(SourceError(settings_path, reason))
         return None
     guide_path = f"{kb_id}/{COMPILE_GUIDE_FILE}"
     try:
-        guide = _compile_guide(_within(corpus_dir, guide_path), max_file_bytes)
-    except RejectedFile as exc:
-        errors.append(SourceError(guide_path, f"compile guide not used: {exc.reason}"))
+        data = reader.read_if_present(guide_path)
+        guide = decode_text(data) if data is not None else ""
+    except Exception as exc:  # noqa: BLE001 - the guide is optional: losing it costs the guide alone
+        why = exc.reason if isinstance(exc, RejectedFile) else _unforeseen(exc)
+        errors.append(SourceError(guide_path, f"compile guide not used: {why}"))
         guide = ""
     return KnowledgeBase(
         kb_id=kb_id,
@@ -204,14 +349,11 @@ def _load_kb(
     )
 
 
-def _kb_settings(path: Path, max_file_bytes: int) -> dict[str, str]:
+def _kb_settings(data: bytes | None) -> dict[str, str]:
     """`name` and `tenant` from `_kb.yaml` (both optional, non-empty text when given)."""
-    if not path.is_file():
+    if data is None:
         return {}
-    try:
-        loaded = yaml.safe_load(decode_text(_read_limited(path, max_file_bytes)))
-    except yaml.YAMLError as exc:
-        raise RejectedFile(" ".join(str(exc).split())) from None
+    loaded = load_yaml(decode_text(data))
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
@@ -227,32 +369,8 @@ def _kb_settings(path: Path, max_file_bytes: int) -> dict[str, str]:
     return settings
 
 
-def _compile_guide(path: Path, max_file_bytes: int) -> str:
-    return decode_text(_read_limited(path, max_file_bytes)) if path.is_file() else ""
-
-
-def _within(corpus_dir: Path, relpath: str) -> Path:
-    """`corpus_dir / relpath`, refused when a link takes it outside the corpus."""
-    path = corpus_dir / relpath
-    if (path.is_symlink() or path.exists()) and not _inside(corpus_dir.resolve(), path):
-        raise RejectedFile(OUTSIDE_LINK)
-    return path
-
-
-def _read_limited(path: Path, max_file_bytes: int) -> bytes:
-    try:
-        size = path.stat().st_size
-        if size > max_file_bytes:
-            raise RejectedFile(f"file too large: {size} bytes (limit {max_file_bytes})")
-        return path.read_bytes()
-    except OSError as exc:
-        raise RejectedFile(f"unreadable file: {exc.strerror or exc}") from None
-
-
-def _load_article(
-    corpus_dir: Path, relpath: str, kb: KnowledgeBase, max_file_bytes: int, transcriber: PageTranscriber | None
-) -> SourceArticle:
-    data = _read_limited(corpus_dir / relpath, max_file_bytes)
+def _load_article(reader: _Reader, relpath: str, kb: KnowledgeBase, transcriber: PageTranscriber | None) -> SourceArticle:
+    data = reader.read(relpath)
     if not data:
         raise RejectedFile("empty file")
     stem = PurePosixPath(relpath).stem

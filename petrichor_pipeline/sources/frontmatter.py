@@ -2,6 +2,10 @@
 
 A value that would change who may read an article (visibility, tenant, expiry, password) is never guessed:
 a wrong one refuses the file. Unknown keys only warn, so a typo is seen without losing the article.
+
+YAML is read by `load_yaml`: an unquoted timestamp that is no real date (`2020-13-45`) stays text instead
+of raising from deep inside the loader, so it is refused only where a date is needed (`share_expires_at`)
+and is harmless under any other key.
 """
 
 from __future__ import annotations
@@ -17,6 +21,32 @@ from petrichor_pipeline.sources.errors import RejectedFile
 
 VISIBILITIES = ("private", "public")
 KNOWN_KEYS = ("title", "visibility", "tenant", "share_expires_at", "password_protected")
+
+_YAML_FAILURES = (yaml.YAMLError, ValueError, TypeError, RecursionError)
+"""What loading hostile YAML can raise besides its own errors (deep nesting, odd scalars)."""
+
+
+class _Loader(yaml.SafeLoader):
+    """The safe loader, except that an impossible timestamp is kept as the text written."""
+
+
+def _timestamp_or_text(loader: _Loader, node: yaml.ScalarNode) -> Any:
+    try:
+        return loader.construct_yaml_timestamp(node)
+    except ValueError:  # e.g. "month must be in 1..12"
+        return loader.construct_scalar(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_or_text)
+
+
+def load_yaml(text: str) -> Any:
+    """`text` as YAML data; any failure is a `RejectedFile` whose reason is one line."""
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except _YAML_FAILURES as exc:
+        raise RejectedFile(_one_line(exc)) from None
+
 
 _BLOCK = re.compile(r"\A---[ \t]*\n(.*?)^---[ \t]*(?:\n|\Z)", re.DOTALL | re.MULTILINE)
 
@@ -38,9 +68,9 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     if match is None:
         return {}, text
     try:
-        data = yaml.safe_load(match.group(1))
-    except yaml.YAMLError as exc:
-        raise RejectedFile(f"broken front matter: {_one_line(exc)}") from None
+        data = load_yaml(match.group(1))
+    except RejectedFile as exc:
+        raise RejectedFile(f"broken front matter: {exc.reason}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -110,5 +140,5 @@ def _flag(value: Any) -> bool:
     raise RejectedFile(f"invalid password_protected: {value!r} (expected true or false)")
 
 
-def _one_line(exc: yaml.YAMLError) -> str:
-    return " ".join(str(exc).split())
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:300] or type(exc).__name__

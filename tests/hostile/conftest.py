@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BuiltCorpus, isolated_env, run_cli_build
-from tests.hostile.corpus import make_hostile_corpus
+from tests.hostile.corpus import make_hostile_corpus, unreadable_even_for_root
 
 
 @pytest.fixture(scope="session")
@@ -15,7 +15,8 @@ def hostile_build(tmp_path_factory: pytest.TempPathFactory) -> BuiltCorpus:
     root = tmp_path_factory.mktemp("hostile")
     corpus = make_hostile_corpus(root)
     data_dir, home = root / "data", root / "dagster_home"
-    summary = run_cli_build(data_dir, corpus, home)
+    with unreadable_even_for_root(corpus):
+        summary = run_cli_build(data_dir, corpus, home)
     return BuiltCorpus(data_dir=data_dir, corpus_dir=corpus, dagster_home=home, summary=summary)
 
 

@@ -11,9 +11,12 @@ megabytes and 10,000 distinct headings.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import pymupdf
 
@@ -22,6 +25,8 @@ from petrichor_pipeline.text.chunking import LONG_LINE_CHARS, MAX_WHOLE_FENCE_CH
 from tests.sources.helpers import add_image_page, add_text_page, write
 
 KB = "hostile"
+BAD_DATE_KB = "dated"
+"""A knowledge base whose `_kb.yaml` holds an impossible unquoted date under a key it does not use."""
 OUTSIDE_SECRET = "root:x:0:0:OUTSIDESECRET:/root:/bin/bash"
 FENCE_TAIL = "FENCETAILMARKER after the unclosed fence"
 LINE_TAIL = "LONGLINETAILMARKER"
@@ -59,7 +64,18 @@ HOSTILE = {
     f"{KB}/long-line.md": Expect("warning", "line(s) longer than"),
     f"{KB}/nested-headings.md": Expect("builds", ""),
     f"{KB}/unknown-key.md": Expect("warning", "unknown front matter key"),
+    # each of these stopped every build once: a crash, a hang, or a file from outside published
+    f"{KB}/bad-name-\\xff.md": Expect("error", "file name is not valid UTF-8"),
+    f"{KB}/bad-date.md": Expect("error", "invalid share_expires_at: '2020-13-45'"),
+    f"{KB}/bad-date-unknown-key.md": Expect("warning", "unknown front matter key 'reviewed'"),
+    f"{KB}/fifo.md": Expect("error", "not a regular file (a FIFO (named pipe))"),
+    f"{KB}/socket.md": Expect("error", "not a regular file (a socket)"),
+    f"{KB}/device.md": Expect("error", "not a regular file (a character device)"),
+    f"{KB}/hard-link.md": Expect("error", "hard link: 2 names share this file and only 1 of them"),
+    f"{KB}/unreadable.md": Expect("error", "unreadable file: Permission denied"),
+    f"{BAD_DATE_KB}/dated.md": Expect("builds", ""),
 }
+"""Paths as the build reports them: a name that is not UTF-8 shows its byte as `\\xff`."""
 
 HEADING_BOMB_CHARS = 56_400
 
@@ -87,6 +103,56 @@ def nested_headings(count: int = 10_000, name: str | None = None) -> str:
     """`count` headings nested five deep under one title, again and again: `h0`, `h1`, … or, with `name`,
     all called the same (as "Example" sections are), which node keys must still tell apart."""
     return "# Nested\n\n" + "".join(f"{'#' * (i % 5 + 2)} {name or f'h{i}'}\n" for i in range(count))
+
+
+UNREADABLE = "unreadable.md"
+
+
+def write_unbuildable_files(kb: Path, outside_file: Path) -> None:
+    """The files that once stopped every build, beside articles in `kb`: a name that is not UTF-8, an
+    impossible date, a FIFO, a socket, a device, a hard link to a file outside, a file nobody may read.
+
+    A character device needs CAP_MKNOD; without it (an unprivileged run) a second FIFO takes its name.
+    """
+    write(kb, os.fsdecode(b"bad-name-\xff.md"), "# Bad name\n\nThe name is not UTF-8.\n")
+    write(kb, "bad-date.md", "---\nshare_expires_at: 2020-13-45\n---\n\nExpires on no day at all.\n")
+    write(kb, "bad-date-unknown-key.md", "---\nreviewed: 2020-13-45\n---\n\nThe hygrometer dries out.\n")
+    os.mkfifo(kb / "fifo.md")
+    _socket_file(kb / "socket.md")
+    try:
+        os.mknod(kb / "device.md", stat.S_IFCHR | 0o644, os.makedev(1, 3))  # /dev/null's numbers
+    except PermissionError:
+        os.mkfifo(kb / "device.md")
+    os.link(outside_file, kb / "hard-link.md")
+    write(kb, UNREADABLE, "# Unreadable\n\nNobody may read this.\n").chmod(0)
+
+
+def _socket_file(path: Path) -> None:
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(path))  # the socket file stays after the socket is closed
+
+
+@contextlib.contextmanager
+def unreadable_even_for_root(corpus: Path) -> Iterator[None]:
+    """`chmod 000` stops everyone but root, and the suite may run as root: there, opening the
+    `UNREADABLE` files of `corpus` is made to fail as the kernel would fail it for anyone else."""
+    if os.geteuid() != 0:
+        yield
+        return
+    real_open = os.open
+
+    def open_(path, flags, *args, **kwargs):
+        if Path(os.fsdecode(path)).name == UNREADABLE and Path(os.fsdecode(path)).resolve().is_relative_to(corpus.resolve()):
+            raise PermissionError(13, "Permission denied", os.fsdecode(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    os.open = open_
+    try:
+        yield
+    finally:
+        os.open = real_open
 
 
 def _pdfs(kb: Path) -> None:
@@ -122,4 +188,7 @@ def make_hostile_corpus(root: Path) -> Path:
     write(kb, "long-line.md", long_line())
     write(kb, "nested-headings.md", nested_headings(2_000, name="part"))
     _pdfs(kb)
+    write_unbuildable_files(kb, outside / "passwd")
+    write(corpus, f"{BAD_DATE_KB}/_kb.yaml", "name: Dated\nreviewed: 2020-13-45\n")
+    write(corpus, f"{BAD_DATE_KB}/dated.md", "# Dated\n\nThe rain gauge overflows in spring.\n")
     return corpus

@@ -6,7 +6,7 @@ import os
 import random
 from pathlib import Path
 
-from petrichor_pipeline.sources.corpus import scan_corpus
+from petrichor_pipeline.sources.corpus import KB_REFUSED, scan_corpus
 
 from .helpers import write
 
@@ -81,8 +81,11 @@ def test_broken_kb_settings_leave_that_knowledge_base_out(corpus: Path):
     write(corpus, "kb/b.md", "# B\n")
     write(corpus, "ok/c.md", "# C\n")
     scan = scan_corpus(corpus)
+    refused = KB_REFUSED.format(settings="kb/_kb.yaml")
     assert [(e.path, e.reason) for e in scan.errors] == [
-        ("kb/_kb.yaml", "broken knowledge-base settings: tenant must be non-empty text; 2 article(s) left out")
+        ("kb/_kb.yaml", "broken knowledge-base settings: tenant must be non-empty text; 2 article(s) left out"),
+        ("kb/a.md", refused),
+        ("kb/b.md", refused),
     ]
     assert list(scan.kbs) == ["ok"]
     assert [a.path for a in scan.articles] == ["ok/c.md"]
