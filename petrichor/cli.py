@@ -63,7 +63,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         progress.update(tasks[stage], completed=done, total=max(total, 1))
 
     with progress:
-        summary = run_build(ctx, on_progress=on_progress)
+        summary = run_build(ctx, on_progress=on_progress, lock_wait_s=max(args.wait, 0.0))
     doc = _with_warning_details(summary.to_json())
     if args.json:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
@@ -272,6 +272,10 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("build", help="materialize what is stale and publish a snapshot")
     p.add_argument("--full", action="store_true", help="rebuild every bucket, ignoring the skip logic")
+    p.add_argument(
+        "--wait", type=float, default=0.0, metavar="SECONDS",
+        help="one build runs per data folder: wait this long for a running one to finish (default 0: exit at once with a message)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_build)
 

@@ -5,7 +5,12 @@ from that scan (`build.scan_handoff`). One Dagster run of the bucket assets cove
 range from the first to the last; every step skips the fresh buckets inside it, `staleness.STALE_TAG`), on
 the multiprocess executor or in process, then one run of the unpartitioned assets publishes.
 Staleness is read back from the instance (`staleness`): a bucket is stale when its data version, the build
-key or a step's code version differs from what its last materializations record, or vectors are pending."""
+key or a step's code version differs from what its last materializations record, vectors are pending, or
+this data folder's warehouse files are not the ones recorded.
+
+A build holds the data folder's lock (`build.lock`) from its scan to its publish, so a snapshot is always
+one build's scan of one corpus. A failure anywhere (a full disk, the instance's database) ends in the
+summary, `failed_run` and `errors`, never in a traceback, and `CURRENT` stays where it was."""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from typing import Any, Callable
 from dagster import DagsterInstance, execute_job, materialize, reconstructable
 
 from petrichor_pipeline.build.context import BuildContext, StageListener
+from petrichor_pipeline.build.lock import build_lock
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract import read_current, read_manifest, verify_snapshot
@@ -96,7 +102,7 @@ class Plan:
 
 def plan(ctx: BuildContext, instance: Any, versions: dict[str, str]) -> Plan:
     """The stale buckets as the instance records them, and the range a single run over them covers."""
-    stale = stale_buckets(instance, PARTITIONED_ASSETS, versions, ctx.build_key(), full_rebuild=ctx.full_rebuild)
+    stale = stale_buckets(instance, PARTITIONED_ASSETS, versions, ctx.build_key(), full_rebuild=ctx.full_rebuild, warehouse=ctx.warehouse)
     if not stale:
         return Plan([], [], list(BUCKETS))
     first, last = BUCKETS.index(stale[0]), BUCKETS.index(stale[-1])
@@ -189,14 +195,58 @@ def run_build(
     instance: Any = None,
     on_progress: Callable[[str, int, int], None] | None = None,
     parallel: bool | None = None,
+    lock_wait_s: float = 0.0,
 ) -> BuildSummary:
-    """Plan, build the stale buckets in one run and publish.
+    """Take the data folder's build lock, plan, build the stale buckets in one run and publish.
 
     `parallel` runs the bucket steps on the multiprocess executor (needs a persistent instance), False in
     this process (reporting progress per bucket); None chooses: parallel on a persistent instance for a full
-    rebuild or at least `PARALLEL_MIN_ARTICLES` articles to build."""
+    rebuild or at least `PARALLEL_MIN_ARTICLES` articles to build. A build already running on the folder
+    makes this one wait up to `lock_wait_s` seconds, then return a failed summary naming it (`BuildLocked`).
+    Any exception ends in the summary (`failed_run`, `errors`) rather than escaping."""
     started = time.perf_counter()
-    instance = instance or DagsterInstance.get()
+    summary = BuildSummary()
+    before = read_current(ctx.settings.snapshots_dir)
+    try:
+        with build_lock(ctx.settings.data_dir, lock_wait_s):
+            _locked_build(ctx, instance or DagsterInstance.get(), summary, on_progress, parallel)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes the summary's error, CURRENT untouched
+        log.debug("build failed", exc_info=True)
+        summary.failed_run = summary.failed_run or f"build stopped: {describe_failure(exc)}"
+    summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
+    if summary.failed_run:
+        moved = summary.snapshot_version != before
+        summary.errors.append({"path": str(ctx.settings.data_dir), "reason": failure_advice(summary.failed_run, published=moved)})
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+DISK_FULL = ("No space left on device", "database or disk is full", "Disk quota exceeded", "[Errno 28]", "[Errno 122]")
+
+
+def describe_failure(exc: BaseException) -> str:
+    """One line for an exception: its type and message (the lock's and the publish guard's say what to do)."""
+    if isinstance(exc, OSError) and exc.filename:
+        return f"{type(exc).__name__}: {exc.strerror or exc} ({exc.filename})"
+    return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+
+
+def failure_advice(failed_run: str, *, published: bool = False) -> str:
+    """The summary's error for a failed build: what failed and what it means for the published snapshot."""
+    kept = "CURRENT moved before the failure" if published else "nothing was published; the previous snapshot keeps serving"
+    if any(sign in failed_run for sign in DISK_FULL):
+        return f"the disk is full: {failed_run}; {kept}. Free space and build again."
+    return f"{failed_run}; {kept}"
+
+
+def _locked_build(
+    ctx: BuildContext,
+    instance: Any,
+    summary: BuildSummary,
+    on_progress: Callable[[str, int, int], None] | None,
+    parallel: bool | None,
+) -> None:
+    """The build proper, under the data folder's lock: scan, plan, bucket run, publish run."""
     done: dict[str, int] = {}
 
     def stage_done(asset: str) -> None:
@@ -204,7 +254,6 @@ def run_build(
         if on_progress:
             on_progress(asset, done[asset], len(stale))
 
-    summary = BuildSummary()
     buckets = scan_buckets(ctx)
     versions = {b: bucket_data_version(rows, errs) for b, (rows, errs) in buckets.items()}
     observe_corpus(instance, versions)
@@ -219,9 +268,6 @@ def run_build(
             _publish(ctx, instance, planned, versions, summary, built, scan, on_progress, stage_done)
     finally:
         scan.remove()
-    summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
-    summary.seconds = time.perf_counter() - started
-    return summary
 
 
 @dataclass
@@ -314,7 +360,7 @@ def _run_buckets(
         pending = _collect(res, summary, built, ",".join(covered))
         success, run_id = res.success, res.run_id
     if not success:
-        summary.failed_run = f"buckets {covered[0]}..{covered[-1]}: run {run_id} failed"
+        summary.failed_run = f"buckets {covered[0]}..{covered[-1]}: run {run_id} failed{_failure_reason(res)}"
     else:
         summary.materialized = list(covered)  # Dagster records every bucket of the range
     if pending:

@@ -5,21 +5,29 @@ Every bucket step records, on its materialization, the state each of its buckets
 observable source asset partitioned like the buckets; its observations carry each bucket's data version, so
 Dagster's own staleness view (the UI) marks exactly the buckets a corpus change touched. `petrichor build`,
 the corpus sensor, a UI materialization and a backfill all write and read these same records.
+
+The instance does not know the data folder: one instance may outlive its folder (deleted, restored from an
+older backup, an `s3://` build's lost staging folder) or serve two. So each record also carries the digest
+of the files the step left in the warehouse (`Warehouse.files_digest`), and a bucket is fresh only while the
+planning build's own warehouse still holds exactly those files.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from dagster import AssetKey, AssetObservation, AssetRecordsFilter, DagsterEventType, DagsterInstance
 from dagster._core.definitions.data_version import DATA_VERSION_TAG
 
 from petrichor_pipeline.config import BUCKETS
 
+if TYPE_CHECKING:
+    from petrichor_pipeline.build.warehouse import Warehouse
+
 BUCKET_STATE = "petrichor/bucket_state"
-"""Materialization metadata: `{bucket: {"data_version", "build_key", "pending"}}` for the run's buckets."""
+"""Materialization metadata: `{bucket: {"data_version", "build_key", "pending", "files"}}` for the run's buckets."""
 STALE_TAG = "petrichor/stale_buckets"
 """Run tag of `petrichor build`'s bucket run: the buckets of its partition range that are stale (comma
 separated). The others lie inside the range only to make it contiguous; their steps skip them."""
@@ -34,9 +42,11 @@ class BucketState:
     data_version: str
     build_key: str
     pending: int = 0
+    files: str | None = None
+    """The digest of the bucket's warehouse files the step left (`Warehouse.files_digest`)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"data_version": self.data_version, "build_key": self.build_key, "pending": self.pending}
+        return {"data_version": self.data_version, "build_key": self.build_key, "pending": self.pending, "files": self.files}
 
 
 @dataclass(frozen=True)
@@ -47,9 +57,13 @@ class Recorded:
     code_version: str | None
 
 
-def state_metadata(states: Mapping[str, BucketState]) -> dict[str, Any]:
+def state_metadata(states: Mapping[str, BucketState], warehouse: Warehouse | None = None, asset: str | None = None) -> dict[str, Any]:
+    """The `BUCKET_STATE` metadata; with `warehouse` and `asset`, each state carries the digest of the files
+    the step wrote, taken now (after the step's last write)."""
     from dagster import MetadataValue
 
+    if warehouse is not None and asset is not None:
+        states = {b: replace(s, files=warehouse.files_digest(asset, b)) for b, s in states.items()}
     return {BUCKET_STATE: MetadataValue.json({b: s.to_dict() for b, s in sorted(states.items())})}
 
 
@@ -61,7 +75,8 @@ def _state_of(metadata: Mapping[str, Any], bucket: str) -> BucketState | None:
     entry = (value or {}).get(bucket)
     if not isinstance(entry, dict):
         return None
-    return BucketState(str(entry.get("data_version")), str(entry.get("build_key")), int(entry.get("pending") or 0))
+    files = entry.get("files")
+    return BucketState(str(entry.get("data_version")), str(entry.get("build_key")), int(entry.get("pending") or 0), str(files) if files else None)
 
 
 def recorded(instance: DagsterInstance, asset: AssetKey, buckets: Sequence[str] = BUCKETS) -> dict[str, Recorded]:
@@ -90,9 +105,14 @@ def stale_buckets(
     build_key: str,
     *,
     full_rebuild: bool = False,
+    warehouse: Warehouse | None = None,
 ) -> list[str]:
     """Buckets some step has to run for: never materialized, built from another data version, build key or
-    code version, or with vectors left pending. `assets` are the bucket steps' definitions."""
+    code version, or with vectors left pending. `assets` are the bucket steps' definitions.
+
+    With `warehouse` (a build plans against its own data folder) a bucket is also stale when the files a
+    step recorded are not the ones this warehouse holds, or the record predates file digests. Without it
+    only the instance's records are compared (what the corpus sensor asks: which buckets a change touched)."""
     if full_rebuild:
         return list(BUCKETS)
     stale: set[str] = set()
@@ -106,6 +126,8 @@ def stale_buckets(
                 if rec is None or rec.state is None or rec.code_version != code:
                     stale.add(bucket)
                 elif (rec.state.data_version, rec.state.build_key) != (want.data_version, want.build_key) or rec.state.pending:
+                    stale.add(bucket)
+                elif warehouse is not None and rec.state.files != warehouse.files_digest(key.to_user_string(), bucket):
                     stale.add(bucket)
     return [b for b in BUCKETS if b in stale]
 

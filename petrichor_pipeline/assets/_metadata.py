@@ -110,7 +110,7 @@ def materialize_buckets(
     states = {b: BucketState(v, key, int(r.extra.get("pending", 0) or 0)) for b, (r, v) in zip(todo, done)}
     for bucket in sorted(fresh):
         states[bucket] = BucketState(built_data_version(ctx, bucket), key)
-    meta.update(state_metadata(states))
+    meta.update(state_metadata(states, ctx.warehouse, context.asset_key.to_user_string()))
     if metered:
         now = usage_mark(ctx)
         meta["model_calls"] = now.calls - mark.calls

@@ -6,7 +6,11 @@ then the manifest (with each file's sha256 and each vector table version's row d
 verifies), then `CURRENT` via `os.replace`. A crash anywhere before the last rename leaves the
 previous snapshot serving; the abandoned folder is collected later. With an object store the folder is
 uploaded before the local `CURRENT` moves and the store's `CURRENT` is moved by a conditional write
-(`object_store`); a build that loses that race removes its folder and fails.
+(`object_store`); a build that loses that race removes its folder and fails. Any other failure before
+`CURRENT` moves (a full disk, a write error) removes the folder as well, so no partial snapshot is left.
+
+A snapshot is staged only when its articles are exactly the corpus scan's (`check_matches_scan`): a
+warehouse that lost buckets or holds another corpus' rows refuses the publish instead of serving them.
 """
 
 from __future__ import annotations
@@ -53,6 +57,43 @@ from petrichor_pipeline.text.tokenize import get_tokenizer
 log = logging.getLogger(__name__)
 
 WIKI_TABLES = ("wiki_pages", "wiki_links", "wiki_sources")
+
+
+class IncompleteSnapshot(ValueError):
+    """The assembled snapshot's articles are not the corpus scan's: publishing it would drop or misstate
+    articles that no per-file error explains."""
+
+
+def check_matches_scan(ctx: BuildContext, articles: pa.Table) -> None:
+    """Refuse a snapshot whose (article id, version) pairs differ from the scan the build works from.
+
+    Files the scan could not read are its per-file errors and are not among its articles, so every scanned
+    article must be in the snapshot, at the scanned version, and nothing else may be."""
+    scan = ctx.scan()
+    want = {(a.article_id, a.article_version) for a in scan.articles}
+    have = set(zip(articles.column("article_id").to_pylist(), articles.column("article_version").to_pylist()))
+    if want == have:
+        return
+    want_ids, have_ids = {a for a, _ in want}, {a for a, _ in have}
+    paths = {a.article_id: a.path for a in scan.articles}
+
+    def listed(items: list[str]) -> str:
+        return ", ".join(items[:5]) + (", …" if len(items) > 5 else "")
+
+    missing = sorted(paths[a] for a in want_ids - have_ids)
+    older = sorted(paths[a] for a, _ in want - have if a in have_ids)
+    foreign = len(have_ids - want_ids)
+    parts = [f"{len(have_ids & want_ids)} of the corpus scan's {len(want_ids)} articles are built"]
+    if missing:
+        parts.append(f"missing {len(missing)} ({listed(missing)})")
+    if older:
+        parts.append(f"{len(older)} at another version ({listed(older)})")
+    if foreign:
+        parts.append(f"{foreign} not in the corpus")
+    raise IncompleteSnapshot(
+        "refusing to publish a snapshot that does not match the corpus: " + "; ".join(parts)
+        + ". The previous snapshot keeps serving; `petrichor build --full` rebuilds every bucket."
+    )
 
 
 @dataclass
@@ -176,8 +217,21 @@ def stage_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stats:
     pointer = remote.read_pointer() if remote else None  # what the conditional write of CURRENT expects
     parent = pointer.version if pointer else read_current(snaps)
     version = new_version(salt=str(sorted(bucket_versions.items())))
-    folder = snaps / version
     tables = assemble_tables(ctx)
+    check_matches_scan(ctx, tables["articles"])
+    try:
+        return _write_folder(ctx, version, parent, tables, bucket_versions, stats)
+    except BaseException:
+        shutil.rmtree(snaps / version, ignore_errors=True)  # a write failed (a full disk): no partial folder stays
+        raise
+
+
+def _write_folder(
+    ctx: BuildContext, version: str, parent: str | None, tables: dict[str, pa.Table], bucket_versions: dict[str, str], stats: dict[str, Any] | None
+) -> Manifest:
+    """Every file of the snapshot folder, the manifest last."""
+    snaps = ctx.settings.snapshots_dir
+    folder = snaps / version
     manifest_tables: dict[str, dict[str, Any]] = {}
     for name, table in tables.items():
         write_parquet_atomic(table, folder / f"{name}.parquet")
@@ -243,7 +297,12 @@ def point_snapshot(ctx: BuildContext, manifest: Manifest, *, started: float | No
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)  # not published: no local CURRENT or retained copy either
             raise
-    point_current(snaps, manifest.version)
+    try:
+        point_current(snaps, manifest.version)
+    except BaseException:
+        if remote is None and read_current(snaps) != manifest.version:
+            shutil.rmtree(folder, ignore_errors=True)  # CURRENT could not be written: the folder is never served
+        raise
     removed = collect_garbage(snaps, ctx.settings.keep_snapshots)
     if remote is not None:
         removed = sorted(set(removed) | set(collect_remote(remote, ctx.settings.keep_snapshots)))

@@ -2,11 +2,14 @@
 
 Each asset partition reads its own previous file to reuse rows of unchanged articles, so the
 warehouse is both the output of a bucket run and the cache of the next one. What each bucket was built
-from is recorded on the Dagster instance, not here (`petrichor_pipeline.staleness`).
+from is recorded on the Dagster instance, not here (`petrichor_pipeline.staleness`), together with the
+digest of the files it wrote (`files_digest`): the instance does not know which data folder it describes,
+so a bucket counts as fresh only while this folder still holds exactly those files.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +49,20 @@ class Warehouse:
         p = self.path(asset, bucket)
         write_parquet_atomic(table, p)
         return p
+
+    def files_digest(self, asset: str, bucket: str) -> str:
+        """sha256 over one bucket's files of `asset` (its Parquet file and sidecar), a missing one included as
+        missing: what a materialization records and a later plan compares, so a deleted, foreign or restored
+        older warehouse never passes for the one the instance recorded."""
+        h = hashlib.sha256()
+        for path in (self.path(asset, bucket), self.root / asset / f"bucket={bucket}.json"):
+            h.update(f"{path.name}\n".encode())
+            try:
+                with open(path, "rb") as fh:
+                    h.update(hashlib.file_digest(fh, "sha256").digest())
+            except FileNotFoundError:
+                h.update(b"missing")
+        return h.hexdigest()[:32]
 
     def read_all_buckets(self, asset: str, buckets: tuple[str, ...], schema: pa.Schema) -> pa.Table:
         tables = [t for b in buckets if (t := self.read(asset, b, schema)) is not None]
