@@ -13,13 +13,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
+from petrichor_pipeline.models.offline.address import addresses_the_assistant
 from petrichor_pipeline.models.offline.answer_types import asked_type, holds_answer
 from petrichor_pipeline.models.protocols import EvidenceText
 from petrichor_pipeline.models.offline.sentences import Sentence, informative, split_sentences
 from petrichor_pipeline.models.offline.overlap import search_tokens
 from petrichor_pipeline.models.offline.stopwords import CHINESE
 from petrichor_pipeline.text.lang import CJK_RUN, NOT_FOUND, has_cjk, language_of
-from petrichor_pipeline.text.markdown import LineKind, is_table_rule, scan_lines
+from petrichor_pipeline.text.markdown import Line, LineKind, is_table_rule, scan_lines
 
 MAX_ANSWER_UNITS = 3
 KEEP_RATIO = 0.6
@@ -39,13 +40,25 @@ _LEAD = re.compile(r"^[\t ]*(?:[-*+][ \t]+|\d{1,3}[.)、][ \t]*|>[ \t]*|\|[ \t]*
 @dataclass(frozen=True)
 class Unit:
     text: str
+    """The quote: a verbatim slice of the passage."""
     heading_path: tuple[str, ...]
     code: bool = False
     header: str = ""
     """A table row's header row (its labels), "" for anything else."""
+    lead: str = ""
+    """For a sentence that ends in a colon and carries the block it introduces: the sentence alone, which is
+    what the unit is scored by (the block says how, the sentence says what). "" for anything else."""
+
+    @property
+    def scored(self) -> str:
+        """The text the question is matched against."""
+        return self.lead or self.text
 
     def display(self) -> str:
-        """How the answer shows the unit: a table row beside its labels, anything else as quoted."""
+        """How the answer shows the unit: a table row beside its labels, a block ending on its own line (a
+        marker after a closing fence would break it), anything else as quoted."""
+        if self.lead:
+            return self.text + "\n"
         if not self.header:
             return self.text
         labels = [c.strip() for c in self.header.split("|")]
@@ -55,27 +68,42 @@ class Unit:
         return "; ".join(f"{label}: {cell}" if label else cell for label, cell in zip(labels, cells))
 
 
+@dataclass(frozen=True)
+class _Span:
+    """A unit's place in the passage while the units are collected."""
+
+    start: int
+    end: int
+    unit: Unit
+
+
 def answer_units(markdown: str) -> list[Unit]:
     """Quotable units of a passage in order: table rows and short list items whole, prose sentence by
-    sentence, code line by line."""
-    units: list[Unit] = []
+    sentence, code line by line; a sentence ending in a colon also as one unit with the list, table or
+    fenced block it introduces (`_with_blocks`). A line that addresses the assistant as instructions
+    (`addresses_the_assistant`) gives no unit: evidence is data, never the answer's voice."""
+    lines = list(scan_lines(markdown))
+    spans: list[_Span] = []
     path: list[tuple[int, str]] = []
     long_lines: list[tuple[int, int]] = []
     header = ""
-    for scanned in scan_lines(markdown):
+    for scanned in lines:
         line, start = scanned.text, scanned.start
         stripped = line.strip()
         if scanned.kind is LineKind.FENCE or not stripped:
             continue
         if scanned.kind is LineKind.CODE:
-            units.append(Unit(stripped, tuple(t for _, t in path), code=True))
+            lead = len(line) - len(line.lstrip())
+            spans.append(_Span(start + lead, start + lead + len(stripped), Unit(stripped, tuple(t for _, t in path), code=True)))
             continue
         if scanned.heading:
             path = [p for p in path if p[0] < scanned.level] + [(scanned.level, scanned.title)]
             continue
         if is_table_rule(line):
-            if units and units[-1].text and "|" in units[-1].text and not units[-1].header:
-                header = units.pop().text  # the row above a rule labels the rows below it
+            if spans and "|" in spans[-1].unit.text and not spans[-1].unit.header and not spans[-1].unit.code:
+                header = spans.pop().unit.text  # the row above a rule labels the rows below it
+            continue
+        if addresses_the_assistant(stripped):
             continue
         lead = _LEAD.match(line).end()
         body = line[lead:].rstrip().rstrip("|").rstrip()
@@ -85,19 +113,79 @@ def answer_units(markdown: str) -> list[Unit]:
         item = row or line[:lead].strip() != ""  # a table row or a list item: quoted whole
         if not item or len(body) > SHORT_LINE[language_of(body)]:
             long_lines.append((start, start + len(line)))
-            units.append(Unit("", tuple(t for _, t in path)))  # placeholder keeps document order
+            spans.append(_Span(start, start, Unit("", tuple(t for _, t in path))))  # placeholder keeps document order
         elif informative(body):
-            units.append(Unit(body, tuple(t for _, t in path), header=header if row else ""))
+            spans.append(_Span(start + lead, start + lead + len(body), Unit(body, tuple(t for _, t in path), header=header if row else "")))
     sentences = split_sentences(markdown)
-    out: list[Unit] = []
+    out: list[_Span] = []
     long_iter = iter(long_lines)
-    for unit in units:
-        if unit.text:
-            out.append(unit)
+    for span in spans:
+        if span.unit.text:
+            out.append(span)
             continue
         lo, hi = next(long_iter)
-        out.extend(Unit(text, unit.heading_path) for text in _whole_sentences(markdown, [s for s in sentences if lo <= s.start < hi]))
-    return out
+        pieces = [s for s in sentences if lo <= s.start < hi]
+        out.extend(_Span(a, b, Unit(markdown[a:b], span.unit.heading_path)) for a, b in _whole_sentences(pieces))
+    return _with_blocks(markdown, lines, out)
+
+
+MAX_BLOCK_QUOTE = 1200
+"""A sentence carries the block it introduces only while the two stay within this many code points: a
+longer list or listing is quoted by its own units."""
+_INTRODUCES = re.compile(r"[:：][”’\"'』」）)*_`]*$")
+_LIST_ITEM = re.compile(r"^[\t ]*(?:[-*+]|\d{1,3}[.)])[\t ]+\S")
+
+
+def _with_blocks(markdown: str, lines: list[Line], spans: list[_Span]) -> list[Unit]:
+    """The units, each sentence that ends its line in a colon quoted with the list, table or fenced block that
+    comes next in the passage (blank lines between allowed); the block's own lines stay units too. The colon says
+    the sentence is incomplete without what follows ("To serve an older snapshot, write its version into
+    `CURRENT`:" is an answer only with its commands), whatever the words. The block must be whole in the
+    passage (its fence closed) and hold no instruction to the
+    assistant."""
+    line_at = {line.start: i for i, line in enumerate(lines)}
+    return [_carried(markdown, lines, line_at, span) for span in spans]
+
+
+def _carried(markdown: str, lines: list[Line], line_at: dict[int, int], span: _Span) -> Unit:
+    unit = span.unit
+    if unit.code or unit.header or not _INTRODUCES.search(unit.text):
+        return unit
+    nl = markdown.find("\n", span.end)
+    if nl < 0 or markdown[span.end : nl].strip():
+        return unit  # the colon is not at the end of its line, or the passage ends there
+    end = _block_end(lines, line_at.get(nl + 1))
+    if end is None or end - span.start > MAX_BLOCK_QUOTE or addresses_the_assistant(markdown[nl + 1 : end]):
+        return unit
+    return Unit(markdown[span.start : end], unit.heading_path, lead=unit.text)
+
+
+def _block_end(lines: list[Line], i: int | None) -> int | None:
+    """End offset of the list, table or fenced block starting at line `i` (after blank lines), or None."""
+    if i is None:
+        return None
+    while i < len(lines) and lines[i].kind is LineKind.BODY and not lines[i].text.strip():
+        i += 1
+    if i >= len(lines):
+        return None
+    first = lines[i]
+    if first.kind is LineKind.FENCE:
+        for j in range(i + 1, len(lines)):
+            if lines[j].kind is LineKind.FENCE:
+                return lines[j].start + len(lines[j].text)
+        return None  # unclosed: the passage cuts the block
+    if first.kind is not LineKind.BODY:
+        return None
+    if first.text.lstrip().startswith("|"):
+        keep = lambda line: line.text.lstrip().startswith("|")  # noqa: E731
+    elif _LIST_ITEM.match(first.text):
+        keep = lambda line: bool(_LIST_ITEM.match(line.text)) or line.text[:1] in " \t"  # noqa: E731 (items and their indented lines)
+    else:
+        return None
+    j = i
+    while j + 1 < len(lines) and lines[j + 1].kind is LineKind.BODY and lines[j + 1].text.strip() and keep(lines[j + 1]):
+        j += 1
+    return lines[j].start + len(lines[j].text.rstrip())
 
 
 _CLOSERS = "”’\"'』」）)"
@@ -106,18 +194,18 @@ _ANAPHOR = re.compile(r"\s*(?:这[个些种一项位]|该|此(?!外)|其(?![他�
 before it: the two are quoted together."""
 
 
-def _whole_sentences(markdown: str, pieces: Sequence[Sentence]) -> Iterator[str]:
-    """The sentences of one line, rejoined where a Chinese semicolon cut them: the clauses after a ； go on
-    about the same subject (1968年改为…；1990年因…改…), and the answer is as often in a later clause as in
-    the first. A rejoined sentence stays within twice `SHORT_LINE`, so a long ；-separated list is still
-    cut. English `;` keeps cutting: a clause such as "the default is `./data`." is the quote wanted. A sentence
-    that points back (`_ANAPHOR`) is joined to the one before it."""
+def _whole_sentences(pieces: Sequence[Sentence]) -> Iterator[tuple[int, int]]:
+    """The (start, end) of the sentences of one line, rejoined where a Chinese semicolon cut them: the clauses
+    after a ； go on about the same subject (1968年改为…；1990年因…改…), and the answer is as often in a later
+    clause as in the first. A rejoined sentence stays within twice `SHORT_LINE`, so a long ；-separated list is
+    still cut. English `;` keeps cutting: a clause such as "the default is `./data`." is the quote wanted. A
+    sentence that points back (`_ANAPHOR`) is joined to the one before it."""
     start = None
     for piece, after in zip(pieces, [*pieces[1:], None]):
         start = piece.start if start is None else start
         cut = not piece.text.rstrip(_CLOSERS).endswith("；") and not (after is not None and _ANAPHOR.match(after.text))
         if after is None or cut or after.end - start > 2 * SHORT_LINE[language_of(piece.text)]:
-            yield markdown[start : piece.end]
+            yield start, piece.end
             start = None
 
 
@@ -223,7 +311,7 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
         title = item.title.lower()
         for unit in answer_units(item.content):
             heading = named.heading_points((item.title, *unit.heading_path, unit.header), wanted)
-            pool.append((n, unit, unit.text.lower(), set(search_tokens(unit.text)), heading, title))
+            pool.append((n, unit, unit.scored.lower(), set(search_tokens(unit.scored)), heading, title))
     held = [{t for t in wanted if _matches(t, text, toks)} for _, _, text, toks, _, _ in pool]
     df = Counter(t for terms in held for t in terms)
     scored: list[Scored] = []
@@ -234,12 +322,12 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
         score += HEADING_WEIGHT * heading  # the section it sits in is about the question too
         about = {p for p in phrases if p not in title}  # the phrases beyond the article's own name
         if about:
-            score *= 1.0 + ALIGNMENT_WEIGHT * len(about & _phrases(unit.text)) / len(about)
-        if kind is not None and not holds_answer(kind, unit.text, question):
+            score *= 1.0 + ALIGNMENT_WEIGHT * len(about & _phrases(unit.scored)) / len(about)
+        if kind is not None and not holds_answer(kind, unit.scored, question):
             score *= TYPE_MISSING
         if unit.code:
             score *= 0.6
-        if len(unit.text) < 8:
+        if len(unit.scored) < 8:
             score *= 0.5
         score /= 1.0 + EVIDENCE_RANK_DECAY * (n - 1)
         scored.append(Scored(score, order, n, unit))
@@ -261,7 +349,7 @@ def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
     for s in scored:
         if s.score < best * KEEP_RATIO or len(chosen) == MAX_ANSWER_UNITS:
             break
-        if all(s.unit.text != other.unit.text for _, other in chosen):
+        if all(s.unit.text not in other.unit.text and other.unit.text not in s.unit.text for _, other in chosen):
             chosen.append((len(chosen) + 1, s))
     chosen.sort(key=lambda c: c[1].order)  # read in document order
     joiner = "" if lang == "zh" else " "
