@@ -215,6 +215,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from petrichor_pipeline.config import load_settings
     from petrichor_serving.app import create_app
+    from petrichor_serving.http_deadlines import HeaderDeadlineProtocol, ReadDeadlines
 
     settings = load_settings()
     host = args.host
@@ -223,7 +224,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             err.print(f"no API key file configured (PETRICHOR_API_KEYS): refusing to listen on {host}; using 127.0.0.1")
             host = "127.0.0.1"
         err.print("single-user local mode: no API key file, every tenant is readable, listening on 127.0.0.1 only")
-    uvicorn.run(create_app(_services(settings)), host=host, port=args.port, log_level="info")
+    given = {"header_s": args.header_timeout, "body_s": args.body_timeout}
+    deadlines = ReadDeadlines(**{k: v for k, v in given.items() if v is not None})
+    app = create_app(_services(settings), deadlines=deadlines)
+    uvicorn.run(app, host=host, port=args.port, log_level="info", http=HeaderDeadlineProtocol.with_deadline(deadlines.header_s))
     return 0
 
 
@@ -266,6 +270,17 @@ def _positive(raw: str) -> int:
     return value
 
 
+def _seconds(raw: str) -> float:
+    """An argparse type: a positive number of seconds."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {raw[:40]!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="petrichor", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -296,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("serve", help="serve the HTTP API (uvicorn + Starlette)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--header-timeout", type=_seconds, help="seconds a client may take to send a request's headers, then 408 and closed (default 10)")
+    p.add_argument("--body-timeout", type=_seconds, help="seconds a client may take to send a request's body, then 408 and closed (default 30)")
     p.set_defaults(fn=cmd_serve)
 
     p = sub.add_parser("mcp", help="serve the knowledge tools over MCP on stdio (key: PETRICHOR_API_KEY)")

@@ -8,19 +8,23 @@ is one handler here plus one line in `ENDPOINTS`; its request and response model
 from __future__ import annotations
 
 import asyncio
-import re
 from contextlib import asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.responses import JSONResponse
 
 from petrichor_serving import articles, openai_api, schema, webpage
 from petrichor_serving.agent import loop, tools
+from petrichor_serving.auth import LOCAL
 from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document
 from petrichor_serving.history import CitationRef, resolve_citation
+from petrichor_serving.http_deadlines import BodyDeadline, ReadDeadlines
 from petrichor_serving.mcp_server import HttpMcp, http_endpoint
+from petrichor_serving.recall.access import Scope
 from petrichor_serving.services import Services
+from petrichor_serving.snapshot import Snapshot
 
 
 async def healthz(call: Call) -> dict[str, Any] | JSONResponse:
@@ -32,21 +36,26 @@ async def healthz(call: Call) -> dict[str, Any] | JSONResponse:
 
 
 async def snapshot_status(call: Call) -> dict[str, Any]:
-    """Anonymous, so no server path is shown: a refusal's paths become their last two parts."""
-    return _without_paths(call.services.store.status())
+    """Anonymous: the versions served and refused, nothing more (the snapshot holds every tenant, so its row
+    counts are not public). With a key: the full status, row counts within the key's scope."""
+    store = call.services.store
+    status = "ok" if store.health().ok else "degraded"
+    if call.principal is None:
+        doc = store.status()
+        current, refused = doc["current"], doc["refused"]
+        return {
+            "status": status,
+            "current": current and {"version": current["version"], "created_at": current["created_at"]},
+            "refused": refused and {"version": refused["version"]},
+            "pointer": doc["pointer"],
+        }
+    rows = None if call.principal is LOCAL else (lambda snap: _scoped_rows(snap, call.scope(kb_ids=None)))
+    return {"status": status, **store.status(rows=rows)}
 
 
-_ABSOLUTE_PATH = re.compile(r"(?:[A-Za-z]:)?[/\\](?:[^\s'\"/\\:,;()]+[/\\])+([^\s'\"/\\:,;()]*)")
-
-
-def _without_paths(value: Any) -> Any:
-    if isinstance(value, str):
-        return _ABSOLUTE_PATH.sub(lambda m: ".../" + "/".join(re.split(r"[/\\]", m.group(0).rstrip("/\\"))[-2:]), value)
-    if isinstance(value, dict):
-        return {k: _without_paths(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_paths(v) for v in value]
-    return value
+def _scoped_rows(snap: Snapshot, scope: Scope) -> dict[str, int]:
+    readable = snap.recall.allowed_article_ids(scope)
+    return {"articles": len(readable), "chunks": sum(len(snap.chunks_by_article.get(a, ())) for a in readable)}
 
 
 async def knowledge_search(call: Call, body: schema.SearchRequest) -> dict[str, Any]:
@@ -126,13 +135,29 @@ async def public_citation_resolve(call: Call, query: schema.CitationQuery) -> di
     return await _resolve(call, query)
 
 
+async def article(call: Call, query: schema.ArticleQuery) -> dict[str, Any]:
+    return await articles.article(call)  # reads `chunk_id` from the request itself, once checked here
+
+
+async def public_article(call: Call, query: schema.ArticleQuery) -> dict[str, Any]:
+    return await articles.public_article(call)
+
+
 async def openapi(call: Call) -> dict[str, Any]:
     return OPENAPI
 
 
 ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/healthz", healthz, "Liveness and the served snapshot version", schema.HealthResponse, secured=False),
-    Endpoint("GET", "/api/snapshot", snapshot_status, "Current and refused snapshot versions", schema.SnapshotStatusResponse, secured=False),
+    Endpoint(
+        "GET",
+        "/api/snapshot",
+        snapshot_status,
+        "Current and refused snapshot versions; with a key also row counts within its scope",
+        schema.SnapshotStatusResponse,
+        secured=False,
+        key_optional=True,
+    ),
     Endpoint(
         "POST",
         "/api/knowledge/search",
@@ -160,13 +185,21 @@ ENDPOINTS: list[Endpoint] = [
         schema.ChatRequest,
         secured=False,
     ),
-    Endpoint("GET", "/api/articles/{article_id}", articles.article, "One article's text, versions and (`?chunk_id=`) heading path, within the key's scope", schema.ArticleResponse),
+    Endpoint(
+        "GET",
+        "/api/articles/{article_id}",
+        article,
+        "One article's text, versions and (`?chunk_id=`) heading path, within the key's scope",
+        schema.ArticleResponse,
+        query=schema.ArticleQuery,
+    ),
     Endpoint(
         "GET",
         "/api/public/articles/{article_id}",
-        articles.public_article,
+        public_article,
         "One public share's text and versions (anonymous)",
         schema.ArticleResponse,
+        query=schema.ArticleQuery,
         secured=False,
     ),
     Endpoint("GET", "/api/traces/{trace_id}", trace, "One agent run: tool calls, locators, timings, stop reason (its own caller only)", schema.TraceResponse),
@@ -208,7 +241,9 @@ _health = OPENAPI["paths"]["/healthz"]["get"]["responses"]
 _health["503"] = {**_health["200"], "description": "Degraded: no snapshot, or not the one CURRENT names (refused; a fallback may serve)"}
 
 
-def create_app(services: Services, *, watch: bool = True) -> Starlette:
+def create_app(services: Services, *, watch: bool = True, deadlines: ReadDeadlines = ReadDeadlines()) -> Starlette:
+    """The app; `deadlines.body_s` bounds every request body's arrival (the header deadline belongs to the
+    server's protocol: `http_deadlines.HeaderDeadlineProtocol`)."""
     mcp = HttpMcp(services)
 
     @asynccontextmanager
@@ -220,7 +255,11 @@ def create_app(services: Services, *, watch: bool = True) -> Starlette:
             yield
         services.store.stop()
 
-    app = Starlette(routes=[e.route() for e in ENDPOINTS] + webpage.routes(), lifespan=lifespan)
+    app = Starlette(
+        routes=[e.route() for e in ENDPOINTS] + webpage.routes(),
+        lifespan=lifespan,
+        middleware=[Middleware(BodyDeadline, body_s=deadlines.body_s)],
+    )
     app.state.services = services
     app.state.mcp = mcp
     return app

@@ -1,13 +1,15 @@
 """An endpoint is one handler plus one `Endpoint` line: the route, the body check and its OpenAPI entry.
 
-`Endpoint.route()` reads and validates the body against the endpoint's request model (`schema`),
-authenticates when the endpoint is secured, and maps errors to `{"error": ...}` replies;
-`openapi_document()` writes the same declarations out as OpenAPI 3.1.
+`Endpoint.route()` authenticates when the endpoint is secured, then reads and validates the body against
+the endpoint's request model (`schema`), and maps errors to `{"error": ...}` replies: a caller without a
+key learns nothing of what a valid body looks like. `openapi_document()` writes the same declarations out
+as OpenAPI 3.1, path parameters included.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
@@ -21,7 +23,7 @@ from petrichor_serving.agent.tools import ToolError
 from petrichor_serving.auth import LOCAL, Principal, public_scope
 from petrichor_serving.history import HistoryError
 from petrichor_serving.recall.access import Scope
-from petrichor_serving.schema import MAX_BODY_BYTES, ErrorResponse
+from petrichor_serving.schema import MAX_BODY_BYTES, MAX_ID_CHARS, ErrorResponse
 from petrichor_serving.services import Services
 from petrichor_serving.snapshot import Snapshot
 
@@ -78,6 +80,9 @@ class Endpoint:
     request: type[BaseModel] | None = None
     secured: bool = True
     """Needs an API key when a key file is configured; False: anonymous, public shares only."""
+    key_optional: bool = False
+    """With `secured=False`: a request that carries a key is authenticated (401 when the key is not valid)
+    and the handler sees its principal; one without a key is anonymous."""
     query: type[BaseModel] | None = None
     """A GET endpoint's query parameters, validated like a body and passed to the handler in its place."""
     raw: bool = False
@@ -92,11 +97,11 @@ class Endpoint:
         async def endpoint(request: Request) -> JSONResponse:
             try:
                 services: Services = request.app.state.services
+                call = Call(request, services, self.principal(services, request))
                 if self.request:
                     body = validated(self.request, await json_body(request))
                 else:
                     body = validated(self.query, dict(request.query_params)) if self.query else None
-                call = Call(request, services, principal_of(services, request) if self.secured else None)
                 reply = await (self.handler(call, body) if body is not None else self.handler(call))
                 return reply if isinstance(reply, JSONResponse) else JSONResponse(reply)
             except HttpError as exc:
@@ -108,6 +113,16 @@ class Endpoint:
 
         endpoint.__name__ = self.handler.__name__
         return Route(self.path, endpoint, methods=[self.method])
+
+    def principal(self, services: Services, request: Request) -> Principal | None:
+        if self.secured:
+            return principal_of(services, request)
+        if self.key_optional and (services.keys is None or request.headers.get("authorization") is not None):
+            return principal_of(services, request)
+        return None
+
+    def path_params(self) -> list[str]:
+        return re.findall(r"{(\w+)(?::\w+)?}", self.path)
 
 
 def short_error(message: str) -> str:
@@ -205,19 +220,25 @@ def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
             errors = dict(_ERRORS)
         elif "{" in e.path:  # a GET that reads one resource named in its path
             errors = {404: _ERRORS[404]}
-        if e.secured:
-            errors[401] = "Missing or invalid API key"
+        if e.secured or e.key_optional:
+            errors[401] = "Missing or invalid API key" if e.secured else "Invalid API key (a request without one is anonymous)"
         error = refs[(e.error, "serialization")]
         for status, text in sorted(errors.items()):
             op["responses"][str(status)] = {"description": text, "content": {"application/json": {"schema": error}}}
-        if e.request or e.query or e.secured:
-            op["security"] = [{"apiKey": []}] if e.secured else []
+        if e.request or e.query or e.secured or e.key_optional:
+            op["security"] = [{"apiKey": []}] if e.secured else [{}, {"apiKey": []}] if e.key_optional else []
+        parameters = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1, "maxLength": MAX_ID_CHARS}}
+            for name in e.path_params()
+        ]
         if e.query:
             params = e.query.model_json_schema()
-            op["parameters"] = [
+            parameters += [
                 {"name": name, "in": "query", "required": name in params.get("required", []), "schema": prop}
                 for name, prop in params["properties"].items()
             ]
+        if parameters:
+            op["parameters"] = parameters
         paths.setdefault(e.path, {})[e.method.lower()] = op
     return {
         "openapi": "3.1.0",

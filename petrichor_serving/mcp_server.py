@@ -95,9 +95,11 @@ def build_server(services: Services, principal: PrincipalOf) -> MCPServer:
         article_id: Annotated[str | None, Field(description="alone: the whole article")] = None,
         kb_id: Annotated[str | None, Field(description="the knowledge base of a page_key")] = None,
         kb_ids: KbIds = None,
+        window: Annotated[schema.Window | None, Field(description="with chunk_id: the search candidate's `window`")] = None,
     ) -> dict[str, Any]:
         """Read one locator: exactly one of chunk_id, page_key, node_key, or article_id alone for the whole article."""
-        body = _checked(schema.ReadRequest, {"chunk_id": chunk_id, "page_key": page_key, "node_key": node_key, "article_id": article_id, "kb_id": kb_id, "kb_ids": kb_ids})
+        locator = {"chunk_id": chunk_id, "page_key": page_key, "node_key": node_key, "article_id": article_id, "kb_id": kb_id}
+        body = _checked(schema.ReadRequest, {**locator, "kb_ids": kb_ids, "window": window and window.model_dump()})
         return await _run(services, tools.read, principal(ctx).scope(kb_ids=body.kb_ids), body.target())
 
     @server.tool(annotations=READ_ONLY)

@@ -90,16 +90,26 @@ class OutlineRequest(Request):
     max_nodes: WholeNumber = DEFAULT_OUTLINE_NODES
 
 
-class Locator(BaseModel):
-    """Exactly one of chunk_id, page_key, node_key; article_id alone reads the whole article."""
+class Window(BaseModel):
+    """A search candidate's matched child window, passed back to read that chunk with its window marked."""
 
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    window_id: Id
+
+
+class Locator(BaseModel):
+    """Exactly one of chunk_id, page_key, node_key; article_id alone reads the whole article. Every field
+    the read tools look at is declared (and so type-checked); others are dropped."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
 
     chunk_id: Id | None = None
     page_key: Id | None = None
     node_key: Id | None = None
     article_id: Id | None = None
     kb_id: Id | None = None
+    window: Window | None = Field(None, description="with chunk_id: the candidate's `window`, returned with its offsets")
 
     def target(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
@@ -163,10 +173,18 @@ class CitationQuery(BaseModel):
             raise ValueError("end must be greater than start")
         return self
 
+class ArticleQuery(BaseModel):
+    """`GET /api/articles/{article_id}` parameters."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    chunk_id: Id | None = Field(None, description="a chunk of this article: its heading path is returned too")
+
+
 class ContentPart(BaseModel):
     """One part of an OpenAI message's content; only `text` parts carry a question."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
 
     type: str
     text: str | None = None
@@ -274,11 +292,29 @@ class HealthResponse(BaseModel):
     """why the service is degraded (absent when ok)"""
 
 
-class SnapshotStatusResponse(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class ServedSnapshot(BaseModel):
+    """The snapshot being served; an anonymous caller sees its version and creation time only."""
 
-    current: dict[str, Any] | None
-    refused: dict[str, Any] | None
+    version: str
+    created_at: str | None
+    parent_version: str | None = None
+    rows: dict[str, int] | None = Field(None, description="row counts the caller may read: every table in local mode, a key's articles and chunks")
+    vector_tables: dict[str, Any] | None = None
+    vectors: str | None = None
+    loaded_at: float | None = None
+    load_seconds: float | None = None
+
+
+class RefusedSnapshot(BaseModel):
+    version: str | None = Field(description="the version CURRENT names; null when CURRENT is missing or unreadable")
+    error: str | None = Field(None, description="why it was refused (with a key or in local mode)")
+
+
+class SnapshotStatusResponse(BaseModel):
+    status: Literal["ok", "degraded"]
+    current: ServedSnapshot | None
+    refused: RefusedSnapshot | None
+    pointer: str | None = Field(description="the version CURRENT names right now")
 
 
 class Candidate(BaseModel):

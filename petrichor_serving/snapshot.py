@@ -16,10 +16,11 @@ parse, and columns only tokenizing reads stay undecoded (`INDEX_ONLY`).
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,10 +86,12 @@ class TableRows(Mapping[str, dict[str, Any]]):
         self._table, self._row_of = table, row_of
 
     def __getitem__(self, key: str) -> dict[str, Any]:
+        if not isinstance(key, str):  # an id from a request of the wrong shape is simply not there
+            raise KeyError(key)
         return self._table.slice(self._row_of[key], 1).to_pylist()[0]
 
     def __contains__(self, key: object) -> bool:
-        return key in self._row_of
+        return isinstance(key, str) and key in self._row_of
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._row_of)
@@ -253,6 +256,29 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
     return snap
 
 
+MAX_VERSION_CHARS = 128
+"""A snapshot version is far shorter; CURRENT holding more is garbage, quoted only this far."""
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~])(?:[A-Za-z]:)?[/\\](?:[^\s'\"/\\:,;()]+[/\\])*([^\s'\"/\\:,;()]*)")
+
+
+def describe_error(exc: BaseException) -> str:
+    """`Type: message` with every filesystem path cut to its file name: refusals are shown to anonymous
+    callers (`/healthz`), who learn which file failed but nothing of the server's layout."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{exc.strerror or 'cannot read'}: {Path(str(exc.filename)).name}"
+    else:
+        text = str(exc)
+    return f"{type(exc).__name__}: {_ABSOLUTE_PATH.sub(lambda m: m.group(1), text)}"
+
+
+def _pointer(snaps: Path) -> str | None:
+    """What CURRENT names, or None when it is missing or unreadable."""
+    try:
+        return read_current(snaps)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 @dataclass(frozen=True)
 class Health:
     """What `/healthz` reports: healthy only when the snapshot `CURRENT` names is the one serving."""
@@ -283,12 +309,24 @@ class SnapshotStore:
         return load_snapshot(self.data_dir, version, embed_fingerprint=self.embed_fingerprint, tokenizer=self.tokenizer)
 
     def refresh(self) -> bool:
-        """Load and swap if CURRENT names a new version; True when a swap happened."""
+        """Load and swap if CURRENT names a new version; True when a swap happened.
+
+        With nothing serving yet, a `CURRENT` that is missing, unreadable or names a snapshot that fails to
+        load is refused alike, and the newest retained snapshot that verifies serves instead."""
         with self._lock:
-            version = read_current(self.data_dir / "snapshots")
+            snaps = self.data_dir / "snapshots"
+            try:
+                version = read_current(snaps)
+            except (OSError, UnicodeDecodeError) as exc:
+                return self._refuse(None, f"CURRENT cannot be read ({describe_error(exc)})")
             if version is None:
-                return False
+                if not self._retained(exclude=None):
+                    return False  # nothing was ever published
+                return self._refuse(None, "CURRENT is missing or empty")
+            if version in (".", "..") or len(version) > MAX_VERSION_CHARS or any(c in version for c in "/\\\n"):
+                return self._refuse(version[:MAX_VERSION_CHARS], "CURRENT does not name a snapshot folder")
             if self._current is not None and self._current.version == version:
+                self._failed = None  # CURRENT names what serves (again, after a rollback)
                 return False
             if self._failed is not None and self._failed["version"] == version:
                 return False
@@ -296,25 +334,41 @@ class SnapshotStore:
                 snap = self._load(version)
             except Exception as exc:
                 log.error("refusing snapshot %s: %s", version, exc)
-                self._failed = {"version": version, "error": f"{type(exc).__name__}: {exc}"}
-                return self._current is None and self._fall_back(refused=version)
+                return self._refuse(version, describe_error(exc))
             self._current = snap  # the swap: one reference assignment
             self._failed = None
             log.info("serving snapshot %s (loaded in %.2fs)", version, snap.load_seconds)
             return True
 
-    def _fall_back(self, *, refused: str) -> bool:
-        """Serve the newest retained snapshot that verifies, newest first; True when one loaded."""
+    def _refuse(self, version: str | None, error: str) -> bool:
+        """Record why CURRENT is not served (once per cause); with nothing serving, fall back."""
+        refused = {"version": version, "error": error}
+        if self._failed == refused:
+            return False
+        if version is None:
+            log.error("refusing CURRENT: %s", error)
+        self._failed = refused
+        return self._current is None and self._fall_back(refused=version)
+
+    def _retained(self, *, exclude: str | None) -> list[str]:
+        """The snapshot folders with a manifest, newest first."""
         snaps = self.data_dir / "snapshots"
-        candidates = sorted((p.name for p in snaps.iterdir() if p.is_dir() and p.name != refused and (p / MANIFEST_FILE).exists()), reverse=True)
-        for version in candidates:
+        try:
+            folders = [p for p in snaps.iterdir() if p.is_dir() and p.name != exclude and (p / MANIFEST_FILE).exists()]
+        except OSError:
+            return []
+        return sorted((p.name for p in folders), reverse=True)
+
+    def _fall_back(self, *, refused: str | None) -> bool:
+        """Serve the newest retained snapshot that verifies, newest first; True when one loaded."""
+        for version in self._retained(exclude=refused):
             try:
                 snap = self._load(version)
             except Exception as exc:
                 log.error("fallback snapshot %s refused too: %s", version, exc)
                 continue
             self._current = snap
-            log.warning("CURRENT %s refused; serving the retained snapshot %s", refused, version)
+            log.warning("CURRENT (%s) refused; serving the retained snapshot %s", refused or "missing", version)
             return True
         return False
 
@@ -322,13 +376,17 @@ class SnapshotStore:
         cur, failed = self._current, self._failed
         version = cur.version if cur else None
         if failed is not None:
-            serving = f"serving the older snapshot {version}" if cur else "no snapshot is served"
+            serving = f"serving the retained snapshot {version}" if cur else "no snapshot is served"
+            if failed["version"] is None:
+                return Health(False, version, f"{failed['error']}; {serving}")
             return Health(False, version, f"CURRENT names {failed['version']}, which was refused ({failed['error']}); {serving}")
         if cur is None:
             return Health(False, None, "no snapshot has been published: run `petrichor build`")
         return Health(True, version)
 
-    def status(self) -> dict[str, Any]:
+    def status(self, *, rows: Callable[[Snapshot], dict[str, int]] | None = None) -> dict[str, Any]:
+        """The served snapshot, the refusal and CURRENT's pointer; `rows(snapshot)` replaces the manifest's
+        row counts (of every tenant) with what a caller may see."""
         cur = self._current
         return {
             "current": None
@@ -337,14 +395,14 @@ class SnapshotStore:
                 "version": cur.version,
                 "created_at": cur.manifest.created_at,
                 "parent_version": cur.manifest.parent_version,
-                "rows": cur.manifest.row_counts,
+                "rows": cur.manifest.row_counts if rows is None else rows(cur),
                 "vector_tables": {k: v.get("version") for k, v in cur.manifest.vector_tables.items()},
                 "vectors": cur.vector_note,
                 "loaded_at": cur.loaded_at,
                 "load_seconds": round(cur.load_seconds, 3),
             },
             "refused": self._failed,
-            "pointer": read_current(self.data_dir / "snapshots"),
+            "pointer": _pointer(self.data_dir / "snapshots"),
         }
 
     def watch(self, interval_s: float) -> None:

@@ -38,6 +38,15 @@ def test_every_route_is_in_the_openapi_document_with_its_request_schema(client):
         assert ("401" in op["responses"]) == e.secured
 
 
+def test_every_path_parameter_is_declared(client):
+    doc = client.get("/openapi.json").json()
+    templated = [e for e in ENDPOINTS if "{" in e.path]
+    assert {e.path for e in templated} == {"/api/articles/{article_id}", "/api/public/articles/{article_id}", "/api/traces/{trace_id}"}
+    for e in templated:
+        declared = {p["name"] for p in doc["paths"][e.path][e.method.lower()]["parameters"] if p["in"] == "path"}
+        assert declared == set(e.path_params()) and declared, e.path
+
+
 def test_limits_come_from_the_schema(client):
     components = client.get("/openapi.json").json()["components"]["schemas"]
     assert components["SearchRequest"]["properties"]["query"]["maxLength"] == schema.MAX_QUESTION_CHARS
@@ -63,6 +72,12 @@ def test_limits_come_from_the_schema(client):
         ("/api/knowledge/read", {"targets": ["chunk-001"]}, "targets.0"),
         ("/api/knowledge/read", {"targets": [{"chunk_id": 7}]}, "targets.0.chunk_id"),
         ("/api/knowledge/read", {"targets": []}, "targets"),
+        ("/api/knowledge/read", {"targets": [{"chunk_id": "c", "window": {"window_id": []}}]}, "targets.0.window.window_id"),
+        ("/api/knowledge/read", {"targets": [{"chunk_id": "c", "window": {"window_id": {}}}]}, "targets.0.window.window_id"),
+        ("/api/knowledge/read", {"targets": [{"chunk_id": "c", "window": {"window_id": [1, 2]}}]}, "targets.0.window.window_id"),
+        ("/api/knowledge/read", {"targets": [{"chunk_id": "c", "window": "w-1"}]}, "targets.0.window"),
+        ("/api/knowledge/read", {"chunk_id": "c", "window": {"window_id": 7}}, "window.window_id"),
+        ("/api/knowledge/read", {"targets": [{"chunk_id": "c", "kb_id": ["kb"]}]}, "targets.0.kb_id"),
         ("/api/assistant/chat", {"question": ["x" * 5000]}, "question"),
         ("/api/public/qa/chat", {"message": "q" * (schema.MAX_QUESTION_CHARS + 1)}, "message"),
     ],
@@ -77,3 +92,40 @@ def test_wrong_json_types_are_a_short_400_naming_the_field(client, path, body, f
 def test_a_valid_body_reaches_the_handler(client):
     res = client.post("/api/knowledge/search", json={"query": "q", "limit": 50, "kb_ids": None, "tenant": "other"})
     assert res.status_code == 503 and "no snapshot" in res.json()["error"]
+
+
+def _keyed_client(tmp_path):
+    import hashlib
+    import json
+
+    from petrichor_serving.auth import KeyStore
+
+    key_file = tmp_path / "keys.json"
+    key_file.write_text(json.dumps({"keys": [{"sha256": hashlib.sha256(b"k").hexdigest(), "tenant": "t", "kbs": "*"}]}))
+    services = Services(ServingSettings(data_dir=tmp_path), SnapshotStore(tmp_path), keys=KeyStore.load(key_file), chat=None, embedder=None)
+    return TestClient(create_app(services, watch=False))
+
+
+BAD_BODIES = [b"{not json", b'{"query": 5, "question": [], "model": 1, "messages": 2}', b"[]"]
+
+
+@pytest.mark.parametrize("raw", BAD_BODIES, ids=["not-json", "wrong-types", "not-an-object"])
+def test_a_bad_body_without_a_key_is_401_before_any_validation(tmp_path, raw):
+    """No endpoint tells a caller without a key what a valid body looks like: `/api`, `/v1` and `/mcp`."""
+    with _keyed_client(tmp_path) as client:
+        secured = [e for e in ENDPOINTS if e.secured and e.method == "POST"]
+        assert {e.path for e in secured} >= {"/api/knowledge/read", "/v1/chat/completions", "/mcp"}
+        for e in secured:
+            headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+            res = client.post(e.path, content=raw, headers=headers)
+            assert res.status_code == 401, (e.path, res.text)
+            wrong = client.post(e.path, content=raw, headers={**headers, "authorization": "Bearer wrong"})
+            assert wrong.status_code == 401, (e.path, wrong.text)
+
+
+def test_snapshot_status_without_a_key_names_versions_only(tmp_path):
+    with _keyed_client(tmp_path) as client:
+        res = client.get("/api/snapshot")
+        assert res.status_code == 200 and res.json() == {"status": "degraded", "current": None, "refused": None, "pointer": None}
+        assert client.get("/api/snapshot", headers={"authorization": "Bearer wrong"}).status_code == 401
+        assert client.get("/api/snapshot", headers={"authorization": "Bearer k"}).json()["current"] is None

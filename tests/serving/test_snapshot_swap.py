@@ -86,3 +86,63 @@ def test_requests_in_flight_never_fail_during_swaps(built_corpus, served_snapsho
         t.join()
     assert not errors
     assert seen == {old, other}
+
+
+BROKEN_POINTERS = {
+    "deleted": lambda current: current.unlink(),
+    "empty": lambda current: current.write_text("\n"),
+    "garbage": lambda current: current.write_text("no-such-snapshot\n"),
+    "a-directory": lambda current: (current.unlink(), current.mkdir()),
+}
+
+
+@pytest.mark.parametrize("pointer", list(BROKEN_POINTERS))
+def test_a_missing_or_broken_current_falls_back_to_the_newest_intact_snapshot(built_corpus, monkeypatch, tmp_path, pointer):
+    """A restart with CURRENT deleted, emptied, garbage or unreadable serves the newest retained snapshot
+    that verifies (here: 4 intact and one broken, newer one), and says so without a server path."""
+    from dataclasses import replace
+
+    from tests.serving.test_api import _client
+
+    data = tmp_path / "data"
+    shutil.copytree(built_corpus.data_dir, data)
+    old = (data / "snapshots" / "CURRENT").read_text().strip()
+    intact = [old[:-6] + suffix for suffix in ("aaaaa1", "aaaaa2", "aaaaa3")]
+    for version in intact:
+        _clone_snapshot(data, old, version)
+    broken = old[:-6] + "zzzzzz"  # the newest by name: refused, so the fallback goes on to the next
+    _clone_snapshot(data, old, broken)
+    (data / "snapshots" / broken / "chunks.parquet").write_bytes(b"not parquet")
+    BROKEN_POINTERS[pointer](data / "snapshots" / "CURRENT")
+
+    with _client(replace(built_corpus, data_dir=data), monkeypatch) as client:
+        newest = max(intact + [old])
+        health = client.get("/healthz")
+        assert health.status_code == 503 and health.json()["snapshot_version"] == newest
+        assert str(tmp_path) not in health.text and "/snapshots/" not in health.text
+        status = client.get("/api/snapshot").json()
+        assert status["status"] == "degraded" and status["current"]["version"] == newest
+        assert status["refused"]["version"] == ("no-such-snapshot" if pointer == "garbage" else None)
+        hit = client.post("/api/knowledge/search", json={"query": "API keys", "limit": 3})
+        assert hit.status_code == 200 and hit.json()["snapshot_version"] == newest
+        chunk_id = next(c["chunk_id"] for c in hit.json()["candidates"] if c.get("chunk_id"))
+        assert client.post("/api/knowledge/read", json={"chunk_id": chunk_id}).status_code == 200
+        assert client.post("/api/knowledge/outline", json={"article_id": hit.json()["candidates"][0]["article_id"]}).status_code == 200
+        chat = client.post("/api/assistant/chat", json={"question": "How are API keys stored?"})
+        assert chat.status_code == 200 and chat.json()["snapshot_version"] == newest
+
+        # a build that publishes again (CURRENT back, naming an intact snapshot) heals the service
+        current = data / "snapshots" / "CURRENT"
+        if current.is_dir():
+            current.rmdir()
+        _point(data, old)
+        store = client.app.state.services.store
+        assert store.refresh() and store.current.version == old
+        assert client.get("/healthz").status_code == 200
+
+
+def test_a_never_published_data_folder_is_not_a_missing_current(tmp_path):
+    store = SnapshotStore(tmp_path)
+    assert not store.refresh()
+    health = store.health()
+    assert not health.ok and "petrichor build" in health.reason and store.status()["refused"] is None
