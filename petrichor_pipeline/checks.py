@@ -1,4 +1,10 @@
-"""Asset checks on the published snapshot: what a data engineer wants to see green in the UI."""
+"""Asset checks on the snapshot: what a data engineer wants to see green in the UI.
+
+They run in every publish run, on the snapshot that run staged, before `published_snapshot` may point
+`CURRENT` at it; run alone they look at `CURRENT` (`assets.snapshot.snapshot_under_check`). The integrity
+checks are blocking (`blocking=True`): a snapshot that fails one would serve wrong, unverifiable or broken
+data, so Dagster skips `published_snapshot`, the run fails and `CURRENT` stays where it was.
+"""
 
 
 from typing import Any
@@ -6,15 +12,18 @@ from typing import Any
 import pyarrow.compute as pc
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, asset_check
 
+from petrichor_pipeline.assets.snapshot import snapshot_under_check
+from petrichor_pipeline.build.scan_handoff import SCAN_TAG
 from petrichor_pipeline.config import BUILD_VERSION
-from petrichor_pipeline.contract import SCHEMAS, IntegrityError, Manifest, read_current, read_manifest, read_table, verify_snapshot
+from petrichor_pipeline.contract import SCHEMAS, IntegrityError, Manifest, read_manifest, read_table, verify_snapshot
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 
 
-def _current(petrichor: PetrichorResource) -> tuple[Any, Manifest | None]:
+def _current(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> tuple[Any, Manifest | None]:
+    """The snapshots folder and the manifest of the snapshot under check."""
     snaps = petrichor.context().settings.snapshots_dir
-    version = read_current(snaps)
+    version = snapshot_under_check(context.instance, context.run.run_id, snaps)
     return snaps, (read_manifest(snaps, version) if version else None)
 
 
@@ -27,13 +36,14 @@ def _none() -> AssetCheckResult:
     return AssetCheckResult(passed=False, description="no snapshot has been published")
 
 
-@asset_check(asset="snapshot", description="Every snapshot table satisfies its pandera schema.")
+@asset_check(asset="snapshot", blocking=True, description="Every snapshot table satisfies its pandera schema.")
 def snapshot_schemas_valid(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
+    """Blocking: serving reads every table by its schema; a table that breaks it fails requests or answers with wrong fields."""
     from pandera.errors import SchemaError
 
     from petrichor_pipeline.contract import validate_table
 
-    snaps, m = _current(petrichor)
+    snaps, m = _current(context, petrichor)
     if m is None:
         return _none()
     failures = {}
@@ -45,9 +55,10 @@ def snapshot_schemas_valid(context: AssetCheckExecutionContext, petrichor: Petri
     return AssetCheckResult(passed=not failures, metadata={"snapshot_version": m.version, "failures": failures})
 
 
-@asset_check(asset="snapshot", description="No chunk without its article; every question points at an existing chunk.")
+@asset_check(asset="snapshot", blocking=True, description="No chunk without its article; every question points at an existing chunk.")
 def snapshot_referential_integrity(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
-    snaps, m = _current(petrichor)
+    """Blocking: an orphan chunk or question is text without an article, so without its tenant and visibility: it could be served to anyone."""
+    snaps, m = _current(context, petrichor)
     if m is None:
         return _none()
     arts = read_table_unverified(snaps, m, "articles").column("article_id")
@@ -65,11 +76,12 @@ def snapshot_referential_integrity(context: AssetCheckExecutionContext, petricho
     )
 
 
-@asset_check(asset="snapshot", description="Vector tables hold only vectors of the manifest's fingerprint and dimension.")
+@asset_check(asset="snapshot", blocking=True, description="Vector tables hold only vectors of the manifest's fingerprint and dimension.")
 def snapshot_vector_dimensions(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
+    """Blocking: a vector of another model or dimension makes every vector search of the snapshot fail or rank nonsense."""
     import lancedb
 
-    snaps, m = _current(petrichor)
+    snaps, m = _current(context, petrichor)
     if m is None:
         return _none()
     if not m.vector_tables:
@@ -91,13 +103,15 @@ def snapshot_vector_dimensions(context: AssetCheckExecutionContext, petrichor: P
 
 @asset_check(
     asset="snapshot",
+    blocking=True,
     description="No stale article: every chunk is the exact slice of its article version it claims to be, built "
     "by the current chunker and build version; also reports articles changed in the corpus since publishing.",
 )
 def snapshot_has_no_stale_articles(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
+    """Blocking: a chunk that is not the slice of its article it claims quotes and cites text the article does not hold."""
     from petrichor_pipeline.build.steps.articles import scan_buckets
 
-    snaps, m = _current(petrichor)
+    snaps, m = _current(context, petrichor)
     if m is None:
         return _none()
     arts = {r["article_id"]: r for r in read_table_unverified(snaps, m, "articles").to_pylist()}
@@ -109,7 +123,10 @@ def snapshot_has_no_stale_articles(context: AssetCheckExecutionContext, petricho
         art = arts.get(c["article_id"])
         if art is None or art["content"][c["start"] : c["end"]] != c["content"]:
             stale.add(c["article_id"])
-    corpus = {a["article_id"]: a["article_version"] for rows, _ in scan_buckets(petrichor.context()).values() for a in rows}
+    ctx = petrichor.context()
+    if scan_id := context.run.tags.get(SCAN_TAG):  # the build's planning scan, as its runs receive it
+        ctx.adopt_scan(scan_id)
+    corpus = {a["article_id"]: a["article_version"] for rows, _ in scan_buckets(ctx).values() for a in rows}
     moved = sorted(aid for aid, v in corpus.items() if arts.get(aid, {}).get("article_version") != v)
     return AssetCheckResult(
         passed=not stale,
@@ -117,9 +134,10 @@ def snapshot_has_no_stale_articles(context: AssetCheckExecutionContext, petricho
     )
 
 
-@asset_check(asset="snapshot", description="Every file and vector table version matches the manifest's checksums, as serving verifies them.")
+@asset_check(asset="snapshot", blocking=True, description="Every file and vector table version matches the manifest's checksums, as serving verifies them.")
 def snapshot_checksums_verify(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
-    snaps, m = _current(petrichor)
+    """Blocking: serving refuses a snapshot whose files do not match the manifest, so publishing one would take search down."""
+    snaps, m = _current(context, petrichor)
     if m is None:
         return _none()
     try:

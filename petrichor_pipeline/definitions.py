@@ -15,23 +15,27 @@ from petrichor_pipeline.jobs import (
 )
 from petrichor_pipeline.lint_checks import wiki_lint_checks
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.sensors import corpus_sensor, publish_after_build
+from petrichor_pipeline.sensors import corpus_observer, corpus_sensor, publish_after_build
+
+
+ASSET_CHECKS = [*snapshot_checks, *wiki_lint_checks]
+"""Every asset check; the publish run (`petrichor build`'s and the `publish` job's) runs them all."""
 
 
 def _definitions() -> Definitions:
     return Definitions(
         assets=all_assets(),
-        asset_checks=[*snapshot_checks, *wiki_lint_checks],
+        asset_checks=ASSET_CHECKS,
         jobs=[bucket_build_job, publish_job],
         schedules=[nightly_full_rebuild],
-        sensors=[corpus_sensor, publish_after_build],
+        sensors=[corpus_observer, corpus_sensor, publish_after_build],
         resources={"petrichor": PetrichorResource()},
     )
 
 
 defs = _definitions()
 
-__all__ = ["PARTITIONED_ASSETS", "PUBLISH_ASSETS", "all_assets", "defs", "bucket_build_job_def"]
+__all__ = ["ASSET_CHECKS", "PARTITIONED_ASSETS", "PUBLISH_ASSETS", "all_assets", "defs", "bucket_build_job_def"]
 
 
 def bucket_build_job_def():

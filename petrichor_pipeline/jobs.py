@@ -2,7 +2,8 @@
 
 `bucket_build` rebuilds hash buckets (one, or a range in one run: the bucket assets run a backfill as a
 single run; unchanged articles inside a bucket reuse their rows); `publish` merges all buckets into a
-snapshot. The nightly full rebuild requests every bucket with reuse switched off; the publish sensor then
+snapshot, runs its asset checks (they are selected with the asset) and points `CURRENT` at it unless a
+blocking check failed. The nightly full rebuild requests every bucket with reuse switched off; the publish sensor then
 publishes once no bucket run is left in flight.
 """
 
@@ -33,7 +34,7 @@ PARTITIONED_ASSETS = [
     embeddings.window_vectors,
     embeddings.question_vectors,
 ]
-PUBLISH_ASSETS = [knowledge.wiki_pages, snapshot.snapshot]
+PUBLISH_ASSETS = [knowledge.wiki_pages, snapshot.snapshot, snapshot.published_snapshot]
 SOURCE_ASSETS = [sources.corpus]
 
 
@@ -69,7 +70,8 @@ bucket_build_job = define_asset_job(
 publish_job = define_asset_job(
     "publish",
     selection=AssetSelection.assets(*PUBLISH_ASSETS),
-    description="Aggregate the wiki over all buckets and publish a new snapshot (CURRENT moves atomically).",
+    description="Aggregate the wiki over all buckets, stage a new snapshot, run its checks and, unless a blocking "
+    "one failed, publish it (CURRENT moves atomically).",
 )
 
 FULL_REBUILD_CONFIG = {"resources": {"petrichor": {"config": {"full_rebuild": True}}}}

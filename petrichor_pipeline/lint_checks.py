@@ -1,4 +1,7 @@
-"""Wiki lint as asset checks on the published snapshot (seed §12, §14): each shows its offending keys."""
+"""Wiki lint as asset checks on the snapshot: each shows its offending keys.
+
+Not blocking: a broken link, an orphan page or a page over an outdated source makes the wiki worse to
+navigate but serves nothing wrong, so it is reported (a build warning) and the snapshot is still published."""
 
 
 from typing import Any
@@ -6,7 +9,8 @@ from typing import Any
 from dagster import AssetCheckExecutionContext, AssetCheckResult, MetadataValue, asset_check
 
 from petrichor_pipeline.config import BUILD_VERSION
-from petrichor_pipeline.contract import read_current, read_manifest, read_table
+from petrichor_pipeline.assets.snapshot import snapshot_under_check
+from petrichor_pipeline.contract import read_manifest, read_table
 from petrichor_pipeline.knowledge import lint
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
@@ -14,9 +18,10 @@ from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 MAX_KEYS_SHOWN = 100
 
 
-def _rows(petrichor: PetrichorResource, *names: str) -> tuple[str, list[list[dict[str, Any]]]] | None:
+def _rows(context: AssetCheckExecutionContext, petrichor: PetrichorResource, *names: str) -> tuple[str, list[list[dict[str, Any]]]] | None:
+    """The tables of the snapshot under check: the one this run staged, else `CURRENT`."""
     snaps = petrichor.context().settings.snapshots_dir
-    version = read_current(snaps)
+    version = snapshot_under_check(context.instance, context.run.run_id, snaps)
     if version is None:
         return None
     m = read_manifest(snaps, version)
@@ -37,7 +42,7 @@ def _none() -> AssetCheckResult:
 
 @asset_check(asset="snapshot", description="Every [[pageKey|name]] link and every link row points at an existing page.")
 def wiki_links_resolve(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
-    found = _rows(petrichor, "wiki_pages", "wiki_links")
+    found = _rows(context, petrichor, "wiki_pages", "wiki_links")
     if found is None:
         return _none()
     version, (pages, links) = found
@@ -46,7 +51,7 @@ def wiki_links_resolve(context: AssetCheckExecutionContext, petrichor: Petrichor
 
 @asset_check(asset="snapshot", description="Every entity and concept page is linked from another page.")
 def wiki_has_no_orphan_pages(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
-    found = _rows(petrichor, "wiki_pages", "wiki_links")
+    found = _rows(context, petrichor, "wiki_pages", "wiki_links")
     if found is None:
         return _none()
     version, (pages, links) = found
@@ -55,7 +60,7 @@ def wiki_has_no_orphan_pages(context: AssetCheckExecutionContext, petrichor: Pet
 
 @asset_check(asset="snapshot", description="No page rests on a deleted article or on an older version of one.")
 def wiki_sources_are_current(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
-    found = _rows(petrichor, "wiki_pages", "wiki_sources", "articles")
+    found = _rows(context, petrichor, "wiki_pages", "wiki_sources", "articles")
     if found is None:
         return _none()
     version, (pages, sources, articles) = found
@@ -65,7 +70,7 @@ def wiki_sources_are_current(context: AssetCheckExecutionContext, petrichor: Pet
 
 @asset_check(asset="snapshot", description="Every article was built by the current chunk algorithm and build version.")
 def articles_built_by_current_code(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
-    found = _rows(petrichor, "articles")
+    found = _rows(context, petrichor, "articles")
     if found is None:
         return _none()
     version, (articles,) = found

@@ -1,4 +1,5 @@
-"""Sensors: rebuild only the buckets the instance reports stale, and publish once bucket runs have settled."""
+"""Sensors: observe the corpus so the UI shows what went stale, rebuild only the buckets the instance reports
+stale, and publish once bucket runs have settled."""
 
 from __future__ import annotations
 
@@ -18,6 +19,25 @@ from petrichor_pipeline.build.steps.articles import current_bucket_versions
 from petrichor_pipeline.jobs import PARTITIONED_ASSETS, bucket_build_job, publish_job
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.staleness import corpus_observations, stale_buckets
+
+
+@sensor(
+    name="corpus_observer",
+    minimum_interval_seconds=60,
+    default_status=DefaultSensorStatus.RUNNING,
+    description="Observes the corpus folder: records a new data version for each bucket whose articles changed "
+    "since the last observation, so Dagster's staleness view marks exactly those buckets stale before any build. "
+    "Starts no run; on by default.",
+)
+def corpus_observer(context: SensorEvaluationContext):
+    """The mechanism that makes the UI show a corpus change: the daemon records the returned observations of
+    the partitioned `corpus` source asset on the instance, and each bucket asset's staleness follows from its
+    upstream data version. Observing is cheap (a scan and a hash per bucket) and changes nothing, so it runs by
+    default, unlike `corpus_sensor`, which starts builds."""
+    observations = corpus_observations(context.instance, current_bucket_versions(build_context()))
+    if not observations:
+        return SkipReason("no bucket changed since the last observation")
+    return SensorResult(asset_events=observations)
 
 
 @sensor(

@@ -1,5 +1,6 @@
-"""How a bucket asset runs its step over the run's buckets, and the metadata it records: counts, warnings,
-a preview of rows and each bucket's build state."""
+"""How a bucket asset runs its step over the run's buckets, and the metadata it records for each bucket:
+that bucket's own counts, warnings, a preview of its rows and its build state (a run over a range records
+one materialization per bucket, each with its own figures, never the range's totals)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from petrichor_pipeline.build.incremental import BucketResult
 from petrichor_pipeline.build.steps.articles import built_data_version
 from petrichor_pipeline.build.scan_handoff import SCAN_TAG
 from petrichor_pipeline.resources import PetrichorResource
+from petrichor_pipeline.sources.identity import bucket_of
 from petrichor_pipeline.staleness import BucketState, fresh_in_run, state_metadata
 
 
@@ -36,31 +38,22 @@ def preview(result: BucketResult, columns: tuple[str, ...], limit: int = 5) -> M
     return MetadataValue.md("\n".join(lines))
 
 
-def _merged(results: Sequence[BucketResult]) -> dict[str, Any]:
-    """The counts of a step over the run's buckets: numbers summed, the fingerprint as any bucket saw it."""
+def bucket_metadata(result: BucketResult, columns: tuple[str, ...]) -> dict[str, Any]:
+    """One bucket's own figures: the step's counts (numbers as reported, other values only when set), its
+    warnings, failures and built article ids (capped), and a preview of its rows."""
     meta: dict[str, Any] = {}
-    for r in results:
-        for k, v in r.metadata().items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                if v:
-                    meta.setdefault(k, v)
-            else:
-                meta[k] = round(meta.get(k, 0) + v, 3)
-    return meta
-
-
-def bucket_metadata(results: Sequence[BucketResult], columns: tuple[str, ...]) -> dict[str, Any]:
-    meta = _merged(results)
-    warnings = [w for r in results for w in r.warnings]
-    failed = [f for r in results for f in r.failed]
-    if warnings:
-        meta["warning_list"] = MetadataValue.json(warnings[:50])
-    if failed:
-        meta["failures"] = MetadataValue.json(failed[:50])
-    meta["built_article_ids"] = MetadataValue.json([a for r in results for a in r.built][:200])
-    shown = next((r for r in results if r.table.num_rows), results[0] if results else None)
-    if shown is not None:
-        meta["preview"] = preview(shown, columns)
+    for k, v in result.metadata().items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            if v:
+                meta[k] = v
+        else:
+            meta[k] = round(v, 3)
+    if result.warnings:
+        meta["warning_list"] = MetadataValue.json(result.warnings[:50])
+    if result.failed:
+        meta["failures"] = MetadataValue.json(result.failed[:50])
+    meta["built_article_ids"] = MetadataValue.json(list(result.built)[:200])
+    meta["preview"] = preview(result, columns)
     return meta
 
 
@@ -83,8 +76,9 @@ def materialize_buckets(
 ) -> MaterializeResult:
     """Run a bucket step over every bucket of the run (one, or a range), `ctx.bucket_workers` at a time.
 
-    The materialization records each bucket's state (`staleness.BUCKET_STATE`), which is what later builds,
-    the sensor and the UI read back to decide staleness; `metered` steps also report their model calls.
+    Each bucket's materialization carries that bucket's figures alone (`context.add_asset_metadata` scoped
+    to its partition) and its state (`staleness.BUCKET_STATE`), which is what later builds, the sensor and
+    the UI read back to decide staleness; `metered` steps also report the model calls of its articles.
     Tells the CLI's progress display each finished bucket.
 
     A bucket the run's planner found fresh (`staleness.STALE_TAG`: it lies inside the run's range only to
@@ -104,20 +98,44 @@ def materialize_buckets(
         return result, version
 
     with ThreadPoolExecutor(max_workers=min(ctx.bucket_workers, len(todo) or 1)) as pool:
-        done = list(pool.map(one, todo))
-    results = [r for r, _ in done]
-    meta = bucket_metadata(results, columns)
-    states = {b: BucketState(v, key, int(r.extra.get("pending", 0) or 0)) for b, (r, v) in zip(todo, done)}
-    for bucket in sorted(fresh):
-        states[bucket] = BucketState(built_data_version(ctx, bucket), key)
-    meta.update(state_metadata(states, ctx.warehouse, context.asset_key.to_user_string()))
-    if metered:
-        now = usage_mark(ctx)
-        meta["model_calls"] = now.calls - mark.calls
-        meta["model_tokens"] = now.tokens - mark.tokens
-        by_article = {a: n - mark.by_article.get(a, 0) for a, n in now.by_article.items()}
-        meta["model_calls_by_article"] = MetadataValue.json({a: n for a, n in sorted(by_article.items()) if n})
-    return MaterializeResult(metadata=meta)
+        done = dict(zip(todo, pool.map(one, todo)))
+    usage = usage_by_bucket(mark, usage_mark(ctx), todo) if metered else {}
+    asset = context.asset_key.to_user_string()
+    for bucket in buckets:
+        if bucket in done:
+            result, version = done[bucket]
+            meta = bucket_metadata(result, columns)
+            state = BucketState(version, key, int(result.extra.get("pending", 0) or 0))
+        else:  # fresh: this run did not touch it, so it has no figures of its own
+            meta = {"unchanged": True}
+            state = BucketState(built_data_version(ctx, bucket), key)
+        meta.update(state_metadata({bucket: state}, ctx.warehouse, asset))
+        meta.update(usage.get(bucket, {}))
+        context.add_asset_metadata(meta, partition_key=bucket)
+    return MaterializeResult()
+
+
+def usage_by_bucket(mark: UsageMark, now: UsageMark, buckets: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Each bucket's share of the model calls a step made between `mark` and `now`: the calls of its
+    articles. Calls no article of these buckets claims go to the first bucket as `model_calls_unattributed`,
+    so the buckets' figures still add up to the step's."""
+    out: dict[str, dict[str, Any]] = {b: {"model_calls": 0, "model_tokens": 0, "by_article": {}} for b in buckets}
+    calls = tokens = 0
+    for article, n in now.by_article.items():
+        spent = n - mark.by_article.get(article, 0)
+        bucket = out.get(bucket_of(article))
+        if spent and bucket is not None:
+            used = now.tokens_by_article.get(article, 0) - mark.tokens_by_article.get(article, 0)
+            bucket["model_calls"] += spent
+            bucket["model_tokens"] += used
+            bucket["by_article"][article] = spent
+            calls, tokens = calls + spent, tokens + used
+    for figures in out.values():
+        figures["model_calls_by_article"] = MetadataValue.json(dict(sorted(figures.pop("by_article").items())))
+    if buckets and (rest := now.calls - mark.calls - calls):
+        out[buckets[0]]["model_calls_unattributed"] = rest
+        out[buckets[0]]["model_tokens_unattributed"] = now.tokens - mark.tokens - tokens
+    return out
 
 
 def built_on_articles(step: Callable[[BuildContext, str], BucketResult]) -> Callable[[BuildContext, str], tuple[BucketResult, str]]:
@@ -136,12 +154,15 @@ class UsageMark:
     calls: int
     tokens: int
     by_article: dict[str, int]
+    tokens_by_article: dict[str, int]
 
 
 def usage_mark(ctx: BuildContext) -> UsageMark:
     total = ctx.meter.total
+    articles = dict(ctx.meter.by_article)
     return UsageMark(
         calls=total.calls,
         tokens=total.prompt_tokens + total.completion_tokens,
-        by_article={a: rec.calls for a, rec in ctx.meter.by_article.items()},
+        by_article={a: rec.calls for a, rec in articles.items()},
+        tokens_by_article={a: rec.prompt_tokens + rec.completion_tokens for a, rec in articles.items()},
     )

@@ -1,22 +1,48 @@
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+"""Publishing in two steps, so the snapshot's blocking checks sit between them: `snapshot` stages a complete
+snapshot folder, its checks (`checks.py`) look at that folder, and `published_snapshot` moves `CURRENT` only
+when none of the blocking ones failed (Dagster skips a step downstream of a failed blocking check)."""
+
+import time
+
+from dagster import AssetExecutionContext, AssetKey, DagsterEventType, DagsterInstance, Failure, MaterializeResult, MetadataValue, asset
 
 from petrichor_pipeline.assets._metadata import run_context
-from petrichor_pipeline.build.publish import publish_snapshot
+from petrichor_pipeline.build.publish import point_snapshot, stage_snapshot
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
+from petrichor_pipeline.contract import read_current, read_manifest
 from petrichor_pipeline.resources import PetrichorResource
+
+SNAPSHOT = AssetKey("snapshot")
+
+
+def staged_in_run(instance: DagsterInstance, run_id: str) -> str | None:
+    """The snapshot version the given run staged (its `snapshot` materialization), if it staged one."""
+    for entry in instance.all_logs(run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION):
+        mat = entry.asset_materialization
+        if mat is not None and mat.asset_key == SNAPSHOT:
+            value = mat.metadata.get("snapshot_version")
+            return str(getattr(value, "value", value))
+    return None
+
+
+def snapshot_under_check(instance: DagsterInstance, run_id: str, snapshots_dir) -> str | None:
+    """What an asset check of `snapshot` looks at: the snapshot its run staged (not yet `CURRENT`: the checks
+    decide whether it may become so); in a run of the checks alone, the published `CURRENT`."""
+    return staged_in_run(instance, run_id) or read_current(snapshots_dir)
 
 
 @asset(
     deps=["chunks", "chunk_windows", "questions", "page_index", "wiki_pages", "chunk_vectors", "window_vectors", "question_vectors"],
     group_name="publish",
     code_version="1",
-    description="Assembles every bucket into an immutable, versioned snapshot (Parquet + LanceDB table "
-    "versions + manifest) and points CURRENT at it with an atomic rename.",
+    description="Assembles every bucket into an immutable, versioned snapshot folder (Parquet + LanceDB table "
+    "versions + manifest), not yet published: its blocking checks run on it before `published_snapshot` "
+    "points CURRENT at it.",
 )
 def snapshot(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
     ctx = run_context(context, petrichor)
-    result = publish_snapshot(ctx, bucket_versions=current_bucket_versions(ctx))
-    m = result.manifest
+    started = time.perf_counter()
+    m = stage_snapshot(ctx, bucket_versions=current_bucket_versions(ctx))
     return MaterializeResult(
         metadata={
             "snapshot_version": m.version,
@@ -24,6 +50,27 @@ def snapshot(context: AssetExecutionContext, petrichor: PetrichorResource) -> Ma
             "rows": sum(m.row_counts.values()),
             "tables": MetadataValue.json(m.row_counts),
             "vector_tables": MetadataValue.json(m.vector_tables),
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+    )
+
+
+@asset(
+    deps=[snapshot],
+    group_name="publish",
+    code_version="1",
+    description="Points CURRENT at the snapshot staged in the same run (an atomic rename; on an object store a "
+    "conditional write), once its blocking checks passed; then collects old snapshots.",
+)
+def published_snapshot(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
+    ctx = run_context(context, petrichor)
+    version = staged_in_run(context.instance, context.run.run_id)
+    if version is None:
+        raise Failure("no snapshot was staged in this run: materialize `snapshot` with it, so its checks run first")
+    result = point_snapshot(ctx, read_manifest(ctx.settings.snapshots_dir, version))
+    return MaterializeResult(
+        metadata={
+            "snapshot_version": version,
             "removed_snapshots": MetadataValue.json(result.removed_snapshots),
             "seconds": round(result.seconds, 3),
         }
