@@ -19,14 +19,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from dagster import DagsterInstance, execute_job, materialize, reconstructable
+from dagster import AssetCheckSeverity, DagsterInstance, execute_job, materialize, reconstructable
 
+from petrichor_pipeline.assets.snapshot import staged_in_run
 from petrichor_pipeline.build.context import BuildContext, StageListener
 from petrichor_pipeline.build.lock import build_lock
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract import read_current, read_manifest, verify_snapshot
-from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, bucket_build_job_def
+from petrichor_pipeline.definitions import ASSET_CHECKS, PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, bucket_build_job_def
 from petrichor_pipeline.jobs import parallel_execution
 from petrichor_pipeline.object_store import ObjectStore
 from petrichor_pipeline.resources import PetrichorResource
@@ -164,20 +165,16 @@ def _collect(result: Any, summary: BuildSummary, built: set[str], partition: str
     pending = 0
     usage = RunUsage(run_id=result.run_id, partition=partition)
     summary.runs.append(usage)
-    seen: set[str] = set()
-    for ev in result.get_asset_materialization_events():
+    for ev in result.get_asset_materialization_events():  # a run over a range: one per bucket, each its own figures
         mat = ev.event_specific_data.materialization
         asset = mat.asset_key.to_user_string()
-        if asset in seen:  # a run over a range records one materialization per bucket, all with the step's metadata
-            continue
-        seen.add(asset)
         meta = {k: getattr(v, "value", v) for k, v in mat.metadata.items()}
         stage = summary.stages.setdefault(asset, {"rows": 0, "articles_built": 0, "articles_skipped": 0, "seconds": 0.0})
         for k in ("rows", "articles_built", "articles_skipped", "seconds"):
             if isinstance(meta.get(k), (int, float)):
                 stage[k] = round(stage[k] + meta[k], 3)
         pending += int(meta.get("pending", 0) or 0)
-        usage.model_calls += int(meta.get("model_calls", 0) or 0)
+        usage.model_calls += int(meta.get("model_calls", 0) or 0) + int(meta.get("model_calls_unattributed", 0) or 0)
         for aid, calls in (meta.get("model_calls_by_article") or {}).items():
             usage.calls_by_article[aid] = usage.calls_by_article.get(aid, 0) + int(calls)
         summary.embedded_texts += int(meta.get("embedded_texts", 0) or 0)
@@ -186,7 +183,22 @@ def _collect(result: Any, summary: BuildSummary, built: set[str], partition: str
             summary.warnings.extend(meta.get("warning_list") or [])
             for f in meta.get("failures") or []:
                 summary.errors.append(f)
+    for check in result.get_asset_check_evaluations():
+        if not check.passed:
+            outcome = f"check {check.check_name} failed: {_check_detail(check)}"
+            if check.blocking and check.severity == AssetCheckSeverity.ERROR:
+                summary.errors.append({"path": "", "check": check.check_name, "reason": f"blocking {outcome}; not published"})
+            else:
+                summary.warnings.append(outcome)
     return pending
+
+
+def _check_detail(check: Any) -> str:
+    """A failed check's description, or its metadata's non-empty figures, in one line."""
+    if check.description:
+        return check.description
+    shown = {k: getattr(v, "value", v) for k, v in check.metadata.items()}
+    return ", ".join(f"{k}={v}" for k, v in shown.items() if v not in (0, "", [], {}, None))[:300] or "no detail"
 
 
 def run_build(
@@ -299,7 +311,7 @@ def _resource(ctx: BuildContext, stage_done: Callable[[str], None]) -> Petrichor
 def _materialize_in_process(ctx: BuildContext, instance: Any, stage_done: Callable[[str], None], selection: Any, tags: dict[str, str]) -> Any:
     """One run of `selection` in this process, with the build's resource; failures land in the result."""
     return materialize(
-        all_assets(),
+        [*all_assets(), *ASSET_CHECKS],  # a selected asset's checks run with it
         instance=instance,
         resources={"petrichor": _resource(ctx, stage_done)},
         selection=selection,
@@ -399,7 +411,18 @@ def _publish(
         _collect(res, summary, built)
         if not res.success:
             summary.failed_run = f"publish: run {res.run_id} failed{_failure_reason(res)}"
+            _discard_unpublished(ctx, instance, res.run_id)
         else:
             summary.published = True
         if on_progress:
             on_progress("publish", 1, 1)
+
+
+def _discard_unpublished(ctx: BuildContext, instance: Any, run_id: str) -> None:
+    """Remove the snapshot a failed publish run staged (a blocking check refused it, or pointing failed), so
+    no fallback or retention ever serves it; `CURRENT` is never touched."""
+    import shutil
+
+    staged = staged_in_run(instance, run_id)
+    if staged and staged != read_current(ctx.settings.snapshots_dir):
+        shutil.rmtree(ctx.settings.snapshots_dir / staged, ignore_errors=True)
