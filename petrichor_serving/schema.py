@@ -373,7 +373,7 @@ class AnswerResponse(BaseModel):
     evidence: list[dict[str, Any]]
     trace_id: str
     snapshot_version: str
-    stop_reason: str = Field(description='"answered", "budget", "no_progress", "nothing_found", "model_error" or "offline_fallback"')
+    stop_reason: str = Field(description='"answered", "budget", "no_progress", "nothing_found", "model_error_fallback" or "offline_fallback"')
 
 
 class ArticleResponse(BaseModel):

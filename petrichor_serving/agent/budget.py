@@ -16,7 +16,8 @@ from petrichor_serving.agent.router import QuestionClass
 PUBLIC_MAX_TOOL_CALLS = 8
 """`/api/public/qa/chat` runs at most 8 tool steps, whatever the class (reference §7.6)."""
 MAX_NO_PROGRESS = 3
-"""Iterations in a row that read nothing new before the run stops (reference §7.5)."""
+"""Model turns in a row whose every tool call repeats an earlier identical call (same tool, same normalised
+arguments) before the run stops. A call that re-finds evidence the run already holds is not a repeat."""
 
 
 @dataclass(frozen=True)

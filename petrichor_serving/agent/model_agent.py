@@ -3,13 +3,18 @@
 The server executes every call itself, inside the caller's scope and the class budget: the tool schemas
 have no tenant, scope or knowledge-base field (a model that sends one is ignored), and every tool is
 read-only. Tool results go back as delimited data with an explicit note that their text is material to
-quote, never instructions. The loop handles an unknown tool, invalid JSON arguments, a repeated call and
-a model that never stops (the budget ends it); the run starts from the offline plan's first search and
-read, so a model that answers at once costs one call.
+quote, never instructions. An unknown tool or invalid JSON arguments get an error result and the loop
+goes on; a call identical to an earlier one (same tool, same normalised arguments) is answered "repeated"
+and `MAX_NO_PROGRESS` turns of nothing but repeats end the run. A search or read that re-finds what the
+run already seeded is not a repeat: models do that on a small corpus before they answer. A model that never
+stops is ended by the budget. The run starts from the offline plan's first search and read, so a model that
+answers at once costs one call.
 
 The final answer is the ANSWER contract's JSON; its citations are checked against what was read. When
 none checks out the model is asked once more with the evidence ids restated; failing again, the offline
-extractive answer is returned and the stop reason says so.
+extractive answer is returned and the stop reason says so. A model that fails (an error status, a
+timeout) gets the same fallback, stop reason `model_error_fallback`: a failing model says nothing about
+what the knowledge base holds, so it never turns into the not-found answer the evidence does not support.
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ import time
 from typing import Any, Sequence
 
 from petrichor_pipeline.models.protocols import CallContext, ModelError
-from petrichor_pipeline.text.lang import NOT_FOUND
 from petrichor_serving.agent import citations, offline, tools
 from petrichor_serving.agent.budget import MAX_NO_PROGRESS, BudgetExceeded
 from petrichor_serving.agent.runtime import Run
@@ -143,7 +147,6 @@ def _final(content: str | None) -> dict[str, Any] | None:
 
 
 def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, str]] = ()) -> offline.Draft:
-    lang = run.route.language
     seed: list[str] = []
     try:
         seed = run.read_many(offline._chunk_targets(run.search(question, limit=offline.SEARCH_LIMIT), run.budget.max_reads))
@@ -173,7 +176,9 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
             break
         except ModelError as exc:
             run.trace.record("answer", {"turn": turn}, started, error=str(exc))
-            return offline.Draft(NOT_FOUND[lang], [], StopReason.MODEL_ERROR)
+            run.trace.notes.append("the model failed: offline extractive answer from the evidence read")
+            stop = StopReason.MODEL_ERROR_FALLBACK
+            break
         run.trace.record("answer", {"turn": turn}, started, locators=[c["name"] for c in reply["tool_calls"]])
         if reply["tool_calls"]:
             messages.append(
@@ -183,15 +188,16 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
                     "tool_calls": [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}} for c in reply["tool_calls"]],
                 }
             )
-            before = _known(run)
             exhausted = False
+            repeats = 0
             for call in reply["tool_calls"]:
                 result = _tool_result(run, call, seen_calls)
                 exhausted = exhausted or result.get("error") == "budget"
+                repeats += result.get("error") == REPEATED
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": _data(result)})
             if exhausted:
                 break
-            no_progress = no_progress + 1 if _known(run) == before else 0
+            no_progress = no_progress + 1 if repeats == len(reply["tool_calls"]) else 0
             if no_progress >= MAX_NO_PROGRESS:
                 stop = StopReason.NO_PROGRESS
                 break
@@ -220,34 +226,54 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
         stop = StopReason.OFFLINE_FALLBACK
         break
     draft = offline._quote(run, question, list(run.evidence.items)) or offline.nothing_found(run, question)
-    if draft.stop_reason is StopReason.ANSWERED:
+    if draft.stop_reason is StopReason.ANSWERED or stop is StopReason.MODEL_ERROR_FALLBACK:
         draft.stop_reason = stop
     return draft
 
 
-def _known(run: Run) -> int:
-    """How much the run has found: read items plus distinct locators returned. An iteration that adds
-    neither made no progress."""
-    return len(run.evidence.items) + len({loc for s in run.trace.steps for loc in s.locators if s.tool != "answer"})
+REPEATED = "repeated call: its result is already above; read something else or answer"
+
+
+def _normalised(value: Any) -> Any:
+    """Arguments as a repeat is judged: strings case- and space-folded, lists of locators as sets."""
+    if isinstance(value, str):
+        return " ".join(value.lower().split())
+    if isinstance(value, dict):
+        return {k: _normalised(v) for k, v in value.items() if v not in (None, "", [], {})}
+    if isinstance(value, list):
+        return sorted((_normalised(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False))
+    return value
+
+
+def _call_key(name: str, args: dict[str, Any]) -> str:
+    """One key per distinct call; `knowledge_read` of one locator is `knowledge_read_many` of it alone."""
+    if name == "knowledge_read":
+        name, args = "knowledge_read_many", {"targets": [{k: args[k] for k in _LOCATOR if args.get(k)}]}
+    elif name == "knowledge_read_many" and isinstance(args.get("targets"), list):
+        args = {"targets": [{k: t[k] for k in _LOCATOR if t.get(k)} if isinstance(t, dict) else t for t in args["targets"]]}
+    return name + json.dumps(_normalised(args), sort_keys=True, ensure_ascii=False)
 
 
 def _tool_result(run: Run, call: dict[str, Any], seen: set[str]) -> dict[str, Any]:
-    name = call["name"]
-    if name not in TOOL_NAMES:
-        run.trace.record(name, {"raw": call["arguments"][:200]}, time.perf_counter(), error="unknown tool")
-        return {"error": f"unknown tool {name!r}; the tools are: {', '.join(sorted(TOOL_NAMES))}"}
+    """The result the model gets for one call: the tool's output, or an error it can act on."""
+    name, raw = call["name"], call["arguments"] or ""
     try:
-        args = json.loads(call["arguments"] or "{}")
+        args = json.loads(raw or "{}")
     except json.JSONDecodeError as exc:
-        run.trace.record(name, {"raw": call["arguments"][:200]}, time.perf_counter(), error="invalid JSON arguments")
-        return {"error": f"arguments are not valid JSON ({exc.msg}); send a JSON object"}
+        args, bad_json = None, exc.msg
+    key = _call_key(name, args) if isinstance(args, dict) and name in TOOL_NAMES else name + " ".join(raw.split())
+    if key in seen:
+        run.trace.record(name, args if isinstance(args, dict) else {"raw": raw[:200]}, time.perf_counter(), error="repeated call")
+        return {"error": REPEATED}
+    seen.add(key)
+    if name not in TOOL_NAMES:
+        run.trace.record(name, {"raw": raw[:200]}, time.perf_counter(), error="unknown tool")
+        return {"error": f"unknown tool {name!r}; the tools are: {', '.join(sorted(TOOL_NAMES))}"}
+    if args is None:
+        run.trace.record(name, {"raw": raw[:200]}, time.perf_counter(), error="invalid JSON arguments")
+        return {"error": f"arguments are not valid JSON ({bad_json}); send a JSON object"}
     if not isinstance(args, dict):
         return {"error": "arguments must be a JSON object"}
-    key = name + json.dumps(args, sort_keys=True, ensure_ascii=False)
-    if key in seen:
-        run.trace.record(name, args, time.perf_counter(), error="repeated call")
-        return {"error": "repeated call: its result is already above; read something else or answer"}
-    seen.add(key)
     try:
         return _execute(run, name, args)
     except BudgetExceeded as exc:

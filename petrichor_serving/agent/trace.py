@@ -32,8 +32,9 @@ class StopReason(str, Enum):
     BUDGET = "budget"
     NO_PROGRESS = "no_progress"
     NOTHING_FOUND = "nothing_found"
-    MODEL_ERROR = "model_error"
-    """The chat endpoint failed for good; nothing sourced is returned."""
+    MODEL_ERROR_FALLBACK = "model_error_fallback"
+    """The chat endpoint failed for good (an error status, a timeout): the offline extractive answer from the
+    evidence read is returned, never a not-found the evidence does not support."""
     OFFLINE_FALLBACK = "offline_fallback"
     """The model's answer had no verified citation (after one retry): the offline extractive answer is returned."""
 

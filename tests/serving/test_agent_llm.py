@@ -13,6 +13,7 @@ import pytest
 
 from petrichor_pipeline.config import ModelEndpoint
 from petrichor_pipeline.models.chat import OpenAIChatModel
+from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.recall.access import Scope
 from tests.models.fake_openai import CHAT, FakeOpenAI, chat_reply, error_reply
@@ -56,13 +57,14 @@ def test_only_verbatim_quotes_of_read_evidence_become_citations(served_snapshot)
     assert sentence.replace('"', '\\"')[:40] in prompt  # the model was shown the passage it quoted
 
 
-def test_a_failing_endpoint_gives_a_clear_not_found_answer_without_citations(served_snapshot):
+def test_a_failing_endpoint_falls_back_to_the_offline_answer(served_snapshot):
     snap, embedder = served_snapshot
     server = FakeOpenAI().start()
     try:
         server.script(CHAT, error_reply(500), error_reply(500))
-        doc = loop.answer(snap, QUESTION, Scope(), chat=_model(server), embedder=embedder)
+        doc = loop.answer(snap, QUESTION, Scope(), chat=_model(server), embedder=embedder, extractor=OfflineAnswerer())
     finally:
         server.stop()
-    assert doc["citations"] == [] and doc["answer"]
+    assert doc["stop_reason"] == "model_error_fallback"
+    assert doc["citations"] and all(c["quote"] in doc["answer"] for c in doc["citations"])
     assert any(step["tool"] == "answer" and step.get("error") for step in doc["trace"]["steps"])

@@ -17,7 +17,7 @@ from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.agent.model_agent import TOOL_NAMES
 from petrichor_serving.recall.access import Scope
-from tests.models.fake_openai import CHAT, FakeOpenAI, Reply, chat_reply
+from tests.models.fake_openai import CHAT, FakeOpenAI, Reply, chat_reply, error_reply
 
 pytestmark = pytest.mark.slow
 QUESTION = "What does the key file store instead of the API keys themselves?"
@@ -147,3 +147,60 @@ def test_the_model_cannot_widen_its_scope(served_snapshot):
     assert doc["stop_reason"] == "offline_fallback"
     read = [loc.split(":", 1)[1] for s in doc["trace"]["steps"] for loc in s["locators"] if loc.startswith("chunk_id:")]
     assert read and all(snap.chunks[cid]["tenant"] == "globex" for cid in read)
+
+
+def _seeded_chunk(snap, embedder) -> str:
+    """The first chunk the run seeds into the prompt (the offline plan's first search, best first)."""
+    return next(c["chunk_id"] for c in tools.search(snap, Scope(), QUESTION, embedder=embedder, limit=6)["candidates"] if c.get("chunk_id"))
+
+
+@pytest.mark.parametrize("failure", [error_reply(500), error_reply(503)], ids=["500", "503"])
+def test_a_failing_model_falls_back_to_the_offline_answer_not_to_not_found(served_snapshot, failure):
+    snap, embedder = served_snapshot
+    offline_doc = loop.answer(snap, QUESTION, Scope(), chat=OfflineAnswerer(), embedder=embedder)
+    doc, sent = _run(snap, embedder, failure)
+    assert len(sent) == 1 and doc["stop_reason"] == "model_error_fallback"
+    assert doc["citations"] and [c["quote"] for c in doc["citations"]] == [c["quote"] for c in offline_doc["citations"]]
+    assert any(s["tool"] == "answer" and s.get("error") for s in doc["trace"]["steps"])
+
+
+def test_a_model_that_times_out_falls_back_to_the_offline_answer(served_snapshot):
+    snap, embedder = served_snapshot
+    server = FakeOpenAI().start()
+    try:
+        server.script(CHAT, chat_reply(json.dumps({"answer": "too late", "citations": []}), delay_s=3.0))
+        slow = OpenAIChatModel(ModelEndpoint(base_url=server.base_url, model="test-model", api_key="k", timeout_s=0.5, max_retries=0), backoff_base_s=0.01)
+        doc = loop.answer(snap, QUESTION, Scope(), chat=slow, embedder=embedder, extractor=OfflineAnswerer())
+    finally:
+        server.stop()
+    assert doc["stop_reason"] == "model_error_fallback"
+    assert doc["citations"] and "too late" not in doc["answer"]
+
+
+def test_a_model_that_errs_once_then_refinds_seeded_evidence_still_answers(served_snapshot):
+    """An unknown tool, then a search and a read that only re-find what the prompt already holds: neither
+    is a repeat of an identical call, so the model's own answer comes back."""
+    snap, embedder = served_snapshot
+    seeded = _seeded_chunk(snap, embedder)
+    sentence = _sentence(snap, seeded)
+    doc, sent = _run(
+        snap,
+        embedder,
+        tool_calls(("lookup_docs", json.dumps({"q": "key file"}))),
+        tool_calls(("knowledge_search", json.dumps({"query": QUESTION}))),
+        tool_calls(("knowledge_read", json.dumps({"chunk_id": seeded}))),
+        final("The key file stores hashes [1].", ("e1", sentence)),
+    )
+    assert doc["stop_reason"] == "answered" and doc["answer"].startswith("The key file stores hashes")
+    assert [c["quote"] for c in doc["citations"]] == [sentence]
+    assert "unknown tool" in [m for m in sent[1]["messages"] if m["role"] == "tool"][0]["content"]
+    assert len(sent) == 4
+
+
+def test_repeated_identical_calls_end_the_run_with_no_progress(served_snapshot):
+    snap, embedder = served_snapshot
+    same = [tool_calls(("knowledge_search", json.dumps({"query": q}))) for q in ("key file", "Key  File", "key file ", "KEY FILE")]
+    doc, sent = _run(snap, embedder, *same)
+    assert doc["stop_reason"] == "no_progress" and len(sent) == 4
+    assert [s.get("error") for s in doc["trace"]["steps"]].count("repeated call") == 3
+    assert doc["citations"]  # answered offline from what was read
