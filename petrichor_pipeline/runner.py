@@ -65,6 +65,13 @@ class BuildSummary:
     stages: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
     failed_run: str | None = None
+    file_seconds: dict[str, dict[str, float]] = field(default_factory=dict)
+    """path -> {step: seconds} of the slowest files each bucket step reported (`steps.common.run_articles`)."""
+
+    def costliest_files(self, limit: int = 10) -> list[dict[str, Any]]:
+        """The files that cost the most seconds over all per-article steps, each with its steps' seconds."""
+        ranked = sorted(self.file_seconds.items(), key=lambda item: (-sum(item[1].values()), item[0]))[:limit]
+        return [{"path": path, "seconds": round(sum(steps.values()), 3), "steps": steps} for path, steps in ranked]
 
     @property
     def model_calls(self) -> int:
@@ -88,6 +95,7 @@ class BuildSummary:
             "stages": self.stages,
             "seconds": round(self.seconds, 3),
             "failed_run": self.failed_run,
+            "costliest_files": self.costliest_files(),
         }
 
 
@@ -178,6 +186,9 @@ def _collect(result: Any, summary: BuildSummary, built: set[str], partition: str
         for aid, calls in (meta.get("model_calls_by_article") or {}).items():
             usage.calls_by_article[aid] = usage.calls_by_article.get(aid, 0) + int(calls)
         summary.embedded_texts += int(meta.get("embedded_texts", 0) or 0)
+        for path, secs in (meta.get("seconds_by_file") or {}).items():
+            steps = summary.file_seconds.setdefault(path, {})
+            steps[asset] = round(steps.get(asset, 0.0) + float(secs), 3)
         if asset != "articles":
             built.update(meta.get("built_article_ids") or [])
             summary.warnings.extend(meta.get("warning_list") or [])

@@ -116,3 +116,13 @@ def test_every_field_of_every_post_is_type_checked(hostile_app, path: str) -> No
             assert res.status_code < 500, (path, field, repr(wrong)[:40], res.text[:200])
             if res.status_code >= 400:
                 assert len(res.json()["error"]) <= 200, (path, field)
+
+
+def test_the_summary_names_the_costliest_files_and_their_steps(hostile_build) -> None:
+    costliest = hostile_build.summary["costliest_files"]
+    assert 0 < len(costliest) <= 10
+    paths = set(GOOD) | set(HOSTILE)
+    assert all(f["path"] in paths and f["steps"] for f in costliest), costliest
+    assert [f["seconds"] for f in costliest] == sorted((f["seconds"] for f in costliest), reverse=True)
+    assert all(abs(f["seconds"] - sum(f["steps"].values())) < 0.01 for f in costliest)
+    assert {"chunks", "chunk_windows"} <= {step for f in costliest for step in f["steps"]}

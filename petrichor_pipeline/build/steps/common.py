@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any, Callable
 
 import pyarrow as pa
@@ -25,6 +26,10 @@ def live_article_ids(ctx: BuildContext, bucket: str) -> list[str]:
     return [] if table is None else table.column("article_id").to_pylist()
 
 
+COSTLIEST_FILES = 10
+"""How many of a bucket step's slowest files its result names (`seconds_by_file`)."""
+
+
 def run_articles(
     ctx: BuildContext,
     asset: str,
@@ -33,19 +38,36 @@ def run_articles(
     build_key: Callable[[dict[str, Any]], str],
     build: Callable[[dict[str, Any]], ArticleOutput],
 ) -> BucketResult:
-    """Run one per-article step over the bucket's current articles with the configured limits."""
-    return per_article_step(
+    """Run one per-article step over the bucket's current articles with the configured limits.
+
+    Each article's seconds are measured, and the `COSTLIEST_FILES` slowest go into the result's
+    `seconds_by_file` (path -> seconds), so a build can say which file cost what.
+    """
+    seconds: dict[str, float] = {}
+
+    def timed(art: dict[str, Any]) -> ArticleOutput:
+        started = time.perf_counter()
+        try:
+            return build(art)
+        finally:
+            seconds[art.get("path") or art["article_id"]] = time.perf_counter() - started
+
+    result = per_article_step(
         warehouse=ctx.warehouse,
         asset=asset,
         bucket=bucket,
         schema=schema,
         articles=bucket_articles(ctx, bucket),
         build_key=build_key,
-        build=build,
+        build=timed,
         concurrency=ctx.settings.limits.article_concurrency,
         force=ctx.full_rebuild,
         timeout_s=ctx.settings.limits.article_timeout_s,
     )
+    costliest = sorted(seconds.items(), key=lambda item: (-item[1], item[0]))[:COSTLIEST_FILES]
+    if costliest:
+        result.extra["seconds_by_file"] = {path: round(s, 3) for path, s in costliest}
+    return result
 
 
 def chunks_by_article(ctx: BuildContext, bucket: str) -> dict[str, list[dict[str, Any]]]:
