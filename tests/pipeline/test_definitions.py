@@ -19,11 +19,11 @@ ONE = "petrichor-en/guides/quick-start.md"
 def test_definitions_load_with_groups_jobs_schedules_sensors_and_checks():
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
-    assert keys == {"corpus", "articles", "chunks", "questions", "wiki_candidates", "page_index", "chunk_vectors", "question_vectors", "chunk_windows", "window_vectors", "wiki_pages", "snapshot"}
+    assert keys == {"corpus", "articles", "chunks", "questions", "wiki_candidates", "page_index", "chunk_vectors", "question_vectors", "chunk_windows", "window_vectors", "wiki_pages", "snapshot", "published_snapshot"}
     assert defs.resolve_job_def("bucket_build") and defs.resolve_job_def("publish")
     schedule = defs.resolve_schedule_def("nightly_full_rebuild")
     assert schedule.default_status.value == "STOPPED"
-    assert {s.name for s in defs.sensors} == {"corpus_sensor", "publish_after_build"}
+    assert {s.name for s in defs.sensors} == {"corpus_observer", "corpus_sensor", "publish_after_build"}
     checks = {k.name for k in graph.asset_check_keys}
     assert len(checks) == 9
     assert {"wiki_links_resolve", "wiki_has_no_orphan_pages", "wiki_sources_are_current", "articles_built_by_current_code"} <= checks

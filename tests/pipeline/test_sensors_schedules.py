@@ -44,3 +44,41 @@ def test_nightly_schedule_is_off_and_requests_every_bucket_without_reuse():
     requests = list(nightly_full_rebuild.evaluate_tick(ctx).run_requests)
     assert sorted(r.partition_key for r in requests) == [f"{i:02x}" for i in range(16)]
     assert all(r.run_config["resources"]["petrichor"]["config"]["full_rebuild"] is True for r in requests)
+
+
+def _dagster_stale(instance) -> list[str]:
+    """The `articles` buckets Dagster's own staleness resolver (what the UI shows) reports stale."""
+    from dagster import AssetKey
+    from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+    from dagster._time import get_current_datetime
+
+    from petrichor_pipeline.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None), instance=instance, asset_graph=graph)
+    resolver = CachingStaleStatusResolver(instance, graph, view)
+    return [b for b in (f"{i:02x}" for i in range(16)) if resolver.get_status(AssetKey("articles"), b) == StaleStatus.STALE]
+
+
+def test_corpus_observer_marks_exactly_the_edited_bucket_stale_before_any_build(built_corpus, tmp_path, monkeypatch):
+    from petrichor_pipeline.sensors import corpus_observer
+    from petrichor_pipeline.staleness import observed_versions
+
+    assert corpus_observer.default_status.value == "RUNNING"  # on without anyone starting it; it starts no run
+    corpus, data, home = built_corpus.copy_to(tmp_path)
+    isolated_env(monkeypatch, data, corpus, home)
+    rel = "petrichor-en/guides/access-control.md"
+    bucket = bucket_of(article_id_of(rel))
+    with DagsterInstance.get() as instance:
+        before = observed_versions(instance)
+        assert isinstance(corpus_observer(build_sensor_context(instance=instance)), SkipReason)
+        (corpus / rel).write_text((corpus / rel).read_text(encoding="utf-8") + "\n\nAn added line.\n", encoding="utf-8")
+        assert _dagster_stale(instance) == []
+        tick = corpus_observer.evaluate_tick(build_sensor_context(instance=instance))
+        assert not tick.run_requests
+        for event in tick.asset_events:  # what the sensor daemon does with a tick's asset events
+            instance.report_runless_asset_event(event)
+        after = observed_versions(instance)
+        assert {b for b in after if after[b] != before.get(b)} == {bucket}
+        assert _dagster_stale(instance) == [bucket]
