@@ -10,8 +10,9 @@ from petrichor_pipeline.resources import PetrichorResource, build_context
     partitions_def=buckets,
     group_name="sources",
     description="The corpus folder, one partition per hash bucket; a bucket's data version hashes its articles' "
-    "ids, versions and source hashes and its files' errors. `petrichor build` and the corpus sensor observe it, "
-    "so the UI marks stale exactly the buckets a corpus change touched.",
+    "ids, versions and source hashes and its files' errors. The `corpus_observer` sensor (on by default) and "
+    "`petrichor build` observe it, so the UI marks stale exactly the buckets a corpus change touched, before "
+    "any build.",
 )
 def corpus(context) -> DataVersionsByPartition:
     return DataVersionsByPartition(current_bucket_versions(build_context()))
