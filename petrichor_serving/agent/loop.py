@@ -3,7 +3,8 @@
 With a tool-calling chat model configured, the model chooses the tools (`model_agent`); otherwise — and
 whenever the model's answer has no verified citation — the offline plans answer (`offline`). Either way
 only what Read returned is evidence, every quote is checked verbatim against it and mapped to offsets in
-the article version (`citations`), and the run is kept in the trace store for its principal.
+the article version (`citations`), and the run is kept in the trace store for its principal. A follow-up
+question is searched with the previous turn's subject (`followup`) on both paths.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import time
 from typing import Any, Sequence
 
 from petrichor_pipeline.models.protocols import AnswerModel
-from petrichor_serving.agent import citations, offline, tools
+from petrichor_serving.agent import citations, followup, offline, tools
 from petrichor_serving.agent.budget import budget_for
 from petrichor_serving.agent.router import classify
 from petrichor_serving.agent.runtime import Run
@@ -50,13 +51,17 @@ def answer(
     route = classify(question)
     if extractor is None and chat is not None and not uses_tools(chat):
         extractor = chat
-    run = Run(snap, scope, route, budget_for(route.kind, public=public), embedder, extractor)
+    follow = followup.resolve(snap, scope, question, history)
+    run = Run(snap, scope, route, budget_for(route.kind, public=public), embedder, extractor, prefer=follow.prefer if follow else ())
+    if follow is not None:
+        run.trace.notes.append(f"follow-up ({follow.reason}): searched with {', '.join(follow.terms)}; {len(follow.prefer)} chunk(s) of the previous answer read first")
+    query = follow.query if follow else question
     if uses_tools(chat):
         from petrichor_serving.agent.model_agent import model_plan
 
-        draft = model_plan(run, question, chat, history)
+        draft = model_plan(run, question, chat, history, query=query)
     else:
-        draft = offline.plan(run, question)
+        draft = offline.plan(run, query)
     checked = citations.check(snap, run.evidence, draft.cited)
     run.trace.dropped_citations.extend(checked.dropped)
     text, cites = citations.renumber(draft.text, checked.citations)

@@ -146,10 +146,13 @@ def _final(content: str | None) -> dict[str, Any] | None:
     return reply if isinstance(reply, dict) and isinstance(reply.get("answer"), str) else None
 
 
-def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, str]] = ()) -> offline.Draft:
+def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, str]] = (), *, query: str | None = None) -> offline.Draft:
+    """The model's answer to `question`; `query` (a follow-up's question with its subject) seeds the search
+    and the offline fallback, the model itself sees the question as asked beside the history."""
+    query = query or question
     seed: list[str] = []
     try:
-        seed = run.read_many(offline._chunk_targets(run.search(question, limit=offline.SEARCH_LIMIT), run.budget.max_reads))
+        seed = run.read_many(offline._chunk_targets(run.search(query, limit=offline.SEARCH_LIMIT), run.budget.max_reads, run.prefer))
     except (BudgetExceeded, tools.ToolError) as exc:
         run.trace.notes.append(f"seed: {exc}")
     messages: list[dict[str, Any]] = [
@@ -225,7 +228,7 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
         run.trace.notes.append("the model's answer had no verified citation after one retry: offline extractive answer")
         stop = StopReason.OFFLINE_FALLBACK
         break
-    draft = offline._quote(run, question, list(run.evidence.items)) or offline.nothing_found(run, question)
+    draft = offline._quote(run, query, list(run.evidence.items)) or offline.nothing_found(run, query)
     if draft.stop_reason is StopReason.ANSWERED or stop is StopReason.MODEL_ERROR_FALLBACK:
         draft.stop_reason = stop
     return draft

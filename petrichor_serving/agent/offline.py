@@ -46,11 +46,12 @@ class Draft:
     stop_reason: StopReason = StopReason.ANSWERED
 
 
-def _chunk_targets(cands: list[dict[str, Any]], limit: int) -> list[dict[str, str]]:
+def _chunk_targets(cands: list[dict[str, Any]], limit: int, prefer: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    """The candidates' chunks to read, best first, after the `prefer`red chunks (a follow-up's previous evidence)."""
     out: list[dict[str, str]] = []
-    for c in cands:
-        if c.get("chunk_id") and {"chunk_id": c["chunk_id"]} not in out:
-            out.append({"chunk_id": c["chunk_id"]})
+    for cid in [*prefer, *(c.get("chunk_id") for c in cands)]:
+        if cid and {"chunk_id": cid} not in out:
+            out.append({"chunk_id": cid})
     return out[:limit]
 
 
@@ -105,7 +106,7 @@ def _quote(run: Run, question: str, ids: list[str], *, max_units: int = 2) -> Dr
 def fact(run: Run, question: str, cands: list[dict[str, Any]] | None = None) -> Draft:
     if cands is None:
         cands = run.search(question, limit=SEARCH_LIMIT)
-    ids = run.read_many(_chunk_targets(cands, run.budget.max_reads))
+    ids = run.read_many(_chunk_targets(cands, run.budget.max_reads, run.prefer))
     return _quote(run, question, ids) or nothing_found(run, question)
 
 
@@ -206,7 +207,7 @@ def concept(run: Run, question: str) -> Draft:
     if not chunks and sources:
         chunks = run.search(question, limit=SEARCH_LIMIT, article_id=sorted(sources)[0])
     chunks = chunks + [c for c in cands if c not in chunks]
-    ids = run.read_many(_chunk_targets(chunks, run.budget.max_reads))
+    ids = run.read_many(_chunk_targets(chunks, run.budget.max_reads, run.prefer))
     return _quote(run, question, ids) or nothing_found(run, question)
 
 

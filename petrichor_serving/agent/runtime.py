@@ -36,6 +36,8 @@ class Run:
     embedder: Any = None
     extractor: AnswerModel | None = None
     """What quotes answers from evidence offline (the offline answerer), for the plans and the model's fallback."""
+    prefer: tuple[str, ...] = ()
+    """Chunk ids to read first: what the previous answer of a follow-up question quoted (`followup`)."""
     trace: Trace = field(init=False)
     meter: Meter = field(init=False)
     evidence: Evidence = field(default_factory=Evidence)
