@@ -31,7 +31,8 @@ def test_first_build_publishes_a_complete_snapshot(built_corpus):
         assert pq.read_table(snaps / version / f"{name}.parquet").num_rows == manifest["tables"][name]["rows"]
     assert manifest["chunk_algorithm_version"] == 2
     assert manifest["vector_tables"]["chunk_vectors"]["rows"] == manifest["tables"]["chunks"]["rows"]
-    assert manifest["vector_tables"]["question_vectors"]["rows"] == manifest["tables"]["questions"]["rows"]
+    assert manifest["vector_tables"]["window_vectors"]["rows"] == manifest["tables"]["chunk_windows"]["rows"]
+    assert "question_vectors" not in manifest["vector_tables"]  # no default route searches the offline model's questions
     assert manifest["tables"]["questions"]["rows"] == 3 * manifest["tables"]["chunks"]["rows"]
 
 
