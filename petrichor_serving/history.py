@@ -6,14 +6,18 @@ never from the current snapshot, so it resolves after the article is edited or d
 on the stored version's own row and, while the article still exists, on its current row as well: a
 version never becomes readable by a key or a public caller that may not read the article today.
 
-Retained snapshots load lazily, the same way as the current one, and a few stay cached.
+Retained snapshots load lazily, the same way as the current one, and a few stay cached. A past snapshot is
+read under today's rules as well as its own: its index is given what the same caller may read in the
+current snapshot (`RecallIndex.present`), and every search, read and answer over it stays within that
+(`Scope.readable_now`). An article deleted since, or moved out of the caller's scope, is not readable
+through any older snapshot; with no current snapshot loaded, nothing is.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -104,6 +108,13 @@ class RetainedSnapshots:
             out.append({"version": version, "created_at": m.created_at, "current": cur is not None and cur.version == version})
         return {"snapshots": out}
 
+    def _readable_now(self, scope: Scope, now: datetime) -> frozenset[str]:
+        """The articles `scope` (its focus aside) may read in the snapshot current at this call."""
+        current = self.store.current
+        if current is None:
+            return frozenset()
+        return current.recall.allowed_article_ids(replace(scope, article_id=None, readable_now=None), now)
+
     def get(self, version: str) -> Snapshot:
         """The snapshot `version`: the current one, a cached one, or loaded now; 404 when not retained."""
         cur = self.store.current
@@ -124,6 +135,7 @@ class RetainedSnapshots:
                 )
             except Exception as exc:  # collected mid-load, or refused as the current one would be
                 raise HistoryError(404, f"snapshot {version!r} cannot be loaded: {type(exc).__name__}") from exc
+            snap.recall.present = self._readable_now
             self._cache[version] = snap
             while len(self._cache) > self.capacity:
                 self._cache.popitem(last=False)

@@ -7,11 +7,17 @@ BM25 statistics, vector top-k and wiki scores never see, count or return anythin
 Wiki pages aggregate several articles, so a page is readable only when its own tenant and knowledge base
 match and every article it was built from is readable too; otherwise a summary page could carry another
 tenant's (or a private article's) text into a public answer.
+
+A past snapshot (a request naming `snapshot_version`) is read under today's rules as well as its own: its
+scope carries `readable_now`, what the same caller may read in the current snapshot at this moment, and
+every mask, the vector prefilter and every page check are cut down to it. Nothing a caller lost since
+(an article moved to another tenant, a share withdrawn or expired, a knowledge base out of the key's scope,
+an article deleted) comes back by naming an older snapshot.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -30,14 +36,22 @@ class Scope:
     """Only public, unprotected, unexpired articles (anonymous questions over shares)."""
     article_id: str | None = None
     """Focus on one article: its hits only, no wiki route, one article in balancing."""
+    readable_now: frozenset[str] | None = None
+    """Reading a past snapshot: the articles the same caller may read in the current snapshot now (its
+    tenant, visibility, share expiry and knowledge-base rules, and the key's scope today). An article
+    outside it is unreadable in the past snapshot whatever its old row says; one deleted since is absent
+    from the current snapshot, so it is never in the set and never readable through an older one.
+    None: this is the current snapshot."""
 
     def __post_init__(self) -> None:
-        if self.kb_ids is not None and not isinstance(self.kb_ids, frozenset):
-            object.__setattr__(self, "kb_ids", frozenset(self.kb_ids))  # hashable: scopes key a cache
+        for name in ("kb_ids", "readable_now"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, frozenset):
+                object.__setattr__(self, name, frozenset(value))  # hashable: scopes key a cache
 
     @property
     def unrestricted(self) -> bool:
-        return self.tenant is None and self.kb_ids is None and not self.public_only
+        return self.tenant is None and self.kb_ids is None and not self.public_only and self.readable_now is None
 
     @property
     def retrieval_scope(self) -> str:
@@ -46,6 +60,11 @@ class Scope:
         if self.kb_ids is not None and len(self.kb_ids) == 1:
             return "article_then_chapter"
         return "cross_kb_article_then_chapter"
+
+
+ReadableNow = Callable[[Scope, datetime], frozenset[str]]
+"""The articles a scope may read in the current snapshot at a moment: what a past snapshot's index is
+given (`RecallIndex.present`) to read every scope within."""
 
 
 @dataclass(frozen=True)
@@ -78,14 +97,15 @@ def page_readable(
     scope: Scope, tenant: str | None, kb_id: str | None, article_ids: Sequence[str], readable_ids: Set[str]
 ) -> bool:
     """A wiki page is readable when its tenant and knowledge base are in scope and every article it was
-    built from is readable; under `public_only` a page built from no article is not."""
+    built from is readable; under `public_only`, or in a past snapshot, a page built from no article is
+    not (no article readable today vouches for it)."""
     if scope.unrestricted:
         return True
     if scope.tenant is not None and tenant != scope.tenant:
         return False
     if scope.kb_ids is not None and kb_id not in scope.kb_ids:
         return False
-    if scope.public_only and not article_ids:
+    if (scope.public_only or scope.readable_now is not None) and not article_ids:
         return False
     return readable_ids.issuperset(article_ids)
 
@@ -93,7 +113,7 @@ def page_readable(
 def _vector_filter(scope: Scope, articles: Articles, readable: np.ndarray) -> str | None:
     if scope.article_id is not None:
         return f"article_id = {sql_quote(scope.article_id)}"
-    if scope.public_only:
+    if scope.public_only or scope.readable_now is not None:  # no column holds the rule: name the rows
         ids = ", ".join(sql_quote(articles.ids[i]) for i in np.flatnonzero(readable))
         return f"article_id IN ({ids})"
     conditions = []
@@ -110,9 +130,12 @@ def _by_row(mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def readable_articles(scope: Scope, now: datetime, articles: Articles) -> tuple[np.ndarray, datetime | None]:
-    """The article rows `scope` may read (its focus aside) and the earliest expiry among readable shares."""
+    """The article rows `scope` may read (its focus aside) and the earliest expiry among readable shares.
+    In a past snapshot a row must also be in `scope.readable_now`: readable then and now."""
     n = len(articles.ids)
     readable = np.ones(n, dtype=bool)
+    if scope.readable_now is not None:
+        readable &= np.fromiter((a in scope.readable_now for a in articles.ids), dtype=bool, count=n)
     if scope.tenant is not None:
         readable &= articles.tenant_arr == scope.tenant
     if scope.kb_ids is not None:

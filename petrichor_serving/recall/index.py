@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -18,7 +18,7 @@ import pyarrow as pa
 from petrichor_pipeline.text.lang import has_cjk
 from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer
 from petrichor_serving.recall.spelling import Vocabulary
-from petrichor_serving.recall.access import Access, Scope, compute_access, page_readable
+from petrichor_serving.recall.access import Access, ReadableNow, Scope, compute_access, page_readable
 from petrichor_pipeline.text.bm25 import BM25Index
 from petrichor_serving.recall.dense import maybe_dense
 from petrichor_pipeline.text.lexical import build_indexes, render_path
@@ -43,6 +43,9 @@ class RecallIndex:
     """The snapshot's BM25 indexes by `text.lexical.INDEXES` name (`chunk`, `window`, `question`, `wiki`, `tree`)."""
     vectors: dict[str, Any] = field(default_factory=dict)
     """The vector tables routes search, by manifest name (`routes.vector_tables()`); absent when not loaded."""
+    present: ReadableNow | None = None
+    """Set on a past snapshot's index (`history.RetainedSnapshots`): every scope is read within what the same
+    caller may read in the current snapshot now. None: this index is read under its own rows alone."""
     _access: OrderedDict[Scope, Access] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _spelling: Vocabulary | None = field(default=None, repr=False)
@@ -99,8 +102,16 @@ class RecallIndex:
 
     # ------------------------------------------------------------------------------------------ access
 
+    def _today(self, scope: Scope, now: datetime) -> Scope:
+        """`scope` within today's rules when this is a past snapshot's index (`Scope.readable_now`)."""
+        if self.present is None or scope.readable_now is not None:
+            return scope
+        return replace(scope, readable_now=self.present(scope, now))
+
     def access(self, scope: Scope, now: datetime) -> Access:
-        """The scope's masks, computed once and cached until a readable share expires."""
+        """The scope's masks, computed once and cached until a readable share expires (and, in a past
+        snapshot, until what the caller may read today changes: the set is part of the cache key)."""
+        scope = self._today(scope, now)
         with self._lock:
             cached = self._access.get(scope)
             if cached is not None and (cached.valid_until is None or now < cached.valid_until):
@@ -122,6 +133,8 @@ class RecallIndex:
 
     def page_allowed(self, scope: Scope, page: Mapping[str, Any], now: datetime | None = None) -> bool:
         """Whether `scope` may read a wiki page row (any kind), by the same rule search applies."""
+        now = now or datetime.now(timezone.utc)
+        scope = self._today(scope, now)
         readable = self.allowed_article_ids(scope, now)
         sources = tuple(page.get("article_ids") or ())
         return page_readable(scope, page.get("tenant"), page.get("kb_id"), sources, readable)

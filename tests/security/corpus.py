@@ -4,10 +4,17 @@ Tenant alpha has two knowledge bases (`alpha-docs`, `alpha-notes`), tenant beta 
 tenant's `*-docs` holds a private article, a public share, an expired share and a password-protected share,
 all on the same subject (tide ledgers, harbour gauges) so that any query ranks every article of the corpus
 and a scope that let one through would show it. A marker is a token found in one article's text only.
+
+The past pair (`PAST`, `NOW`) is a smaller corpus built twice, once as it was and once after the edits of
+`CHANGES`, each of which takes an article away from some caller: naming the first snapshot must not give
+it back. The articles keep their texts (only front matter, a `_kb.yaml` or a deletion changes), so the
+second build embeds nothing new.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,11 +67,63 @@ ARTICLES: tuple[Article, ...] = (
 KBS = {"alpha-docs": "alpha", "alpha-notes": "alpha", "beta-docs": "beta"}
 
 
-def make_tenant_corpus(root: Path) -> Path:
-    corpus = root / "corpus"
-    for kb, tenant in KBS.items():
-        (corpus / kb).mkdir(parents=True)
+def write_corpus(corpus: Path, kbs: Mapping[str, str], articles: Iterable[Article]) -> Path:
+    """`corpus` holding exactly `articles`, each knowledge base with the tenant `kbs` gives it."""
+    articles = list(articles)
+    for kb, tenant in kbs.items():
+        (corpus / kb).mkdir(parents=True, exist_ok=True)
         (corpus / kb / "_kb.yaml").write_text(f"name: {kb}\ntenant: {tenant}\n", encoding="utf-8")
-    for article in ARTICLES:
+    for article in articles:
         (corpus / article.relpath).write_text(article.markdown(), encoding="utf-8")
+    kept = {a.relpath for a in articles}
+    for old in corpus.glob("*/*.md"):
+        if old.relative_to(corpus).as_posix() not in kept:
+            old.unlink()
     return corpus
+
+
+def make_tenant_corpus(root: Path) -> Path:
+    return write_corpus(root / "corpus", KBS, ARTICLES)
+
+
+# --- the past pair: the same texts before and after edits that take articles away ------------------------
+
+GONE = "gamma"
+"""The tenant articles and knowledge bases move to: no key of the matrix holds it, so between the two builds
+every caller only loses articles, and what a caller may read now is also what it may read in the past."""
+
+
+def _as(relpath: str, front_matter: str | None = None, tenant: str | None = None) -> Article:
+    article = next(a for a in ARTICLES if a.relpath == relpath)
+    return dataclasses.replace(
+        article, front_matter=article.front_matter if front_matter is None else front_matter, tenant=tenant or article.tenant
+    )
+
+
+PAST_KBS = {"alpha-docs": "alpha", "alpha-notes": "alpha", "beta-docs": "beta"}
+NOW_KBS = {**PAST_KBS, "alpha-notes": GONE}
+PAST: tuple[Article, ...] = (
+    _as("alpha-docs/private.md"),
+    _as("alpha-docs/locked.md", ""),
+    _as("alpha-docs/public.md"),
+    _as("alpha-docs/expired.md", PUBLIC),
+    _as("alpha-notes/harbour-notes.md"),
+    _as("beta-docs/private.md"),
+    _as("beta-docs/public.md"),
+)
+NOW: tuple[Article, ...] = (
+    _as("alpha-docs/private.md"),
+    _as("alpha-docs/locked.md", f"tenant: {GONE}\n", tenant=GONE),
+    _as("alpha-docs/public.md", ""),
+    _as("alpha-docs/expired.md", EXPIRED),
+    _as("alpha-notes/harbour-notes.md", tenant=GONE),
+    _as("beta-docs/public.md"),
+)
+CHANGES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "moved tenant": ("alpha-docs/locked.md", ("alpha",)),
+    "withdrawn share": ("alpha-docs/public.md", ("public",)),
+    "expired share": ("alpha-docs/expired.md", ("public",)),
+    "knowledge base left the key's scope": ("alpha-notes/harbour-notes.md", ("alpha", "alpha-notes")),
+    "deleted": ("beta-docs/private.md", ("beta",)),
+}
+"""Each edit between the builds: the article it changes and the callers (matrix principals) who lose it."""

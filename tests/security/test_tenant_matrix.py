@@ -13,6 +13,11 @@ shares everywhere else. For each pair the test asserts
   blanked, so no endpoint is an existence oracle.
 
 Every route of `ENDPOINTS` needs a row in `ROWS` or an entry, with its reason, in `EXCLUDED`.
+
+The past rows run the rows of every route that reads a snapshot (`PAST_ROUTES`) again over the past pair
+(`corpus.CHANGES`: a tenant moved, a share withdrawn, a share expired, a knowledge base out of the key's
+scope, an article deleted), each request naming the first build's snapshot: a caller reads there only
+what it may read in that snapshot and today, and an article deleted since reads as one that never was.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import pytest
 
 from petrichor_serving.app import ENDPOINTS
 from tests.security.conftest import KEYS
-from tests.security.corpus import ARTICLES, KBS, Article
+from tests.security.corpus import ARTICLES, CHANGES, KBS, NOW, PAST, Article
 
 pytestmark = pytest.mark.slow  # builds a corpus
 
@@ -56,13 +61,17 @@ class World:
     pages: dict[tuple[str, str, str], Any]
     versions: dict[str, str]
     ids: dict[str, Article]
-    """article_id -> the generated article"""
+    """article_id -> the generated article (as it is now, where it still exists)"""
+    deleted: frozenset[str] = frozenset()
+    """Articles of an older snapshot that the current one no longer holds: readable by no one."""
 
     def readable(self, key: str | None, secured: bool) -> set[str]:
         if key is None or not secured:
-            return {a for a, art in self.ids.items() if art.front_matter.strip() == "visibility: public"}
-        grant = KEYS[key]
-        return {a for a, art in self.ids.items() if art.tenant == grant["tenant"] and (grant["kbs"] == "*" or art.kb_id in grant["kbs"])}
+            found = {a for a, art in self.ids.items() if art.front_matter.strip() == "visibility: public"}
+        else:
+            grant = KEYS[key]
+            found = {a for a, art in self.ids.items() if art.tenant == grant["tenant"] and (grant["kbs"] == "*" or art.kb_id in grant["kbs"])}
+        return found - self.deleted
 
     def forbidden(self, readable: set[str]) -> set[str]:
         """Lower-cased strings that only an unreadable article (or knowledge base) could put into a body."""
@@ -85,6 +94,8 @@ class Cell:
     name: str
     key: str | None
     secured: bool
+    snapshot_version: str | None = None
+    """Named in every request (MCP: in every tool's arguments); None: the current snapshot."""
     bodies: list[tuple[str, str]] = field(default_factory=list)
     """(what was asked, response body) of every request made"""
 
@@ -106,6 +117,8 @@ class Cell:
         return {**auth, **(extra or {})}
 
     def send(self, method: str, path: str, *, json_body: Any = None, params: dict[str, Any] | None = None, extra: dict[str, str] | None = None) -> tuple[int, str]:
+        if self.snapshot_version and isinstance(json_body, dict):
+            json_body = _naming(json_body, self.snapshot_version)
         res = self.client.request(method, path, json=json_body, params=params, headers=self.headers(extra))
         self.bodies.append((f"{method} {path} {json.dumps(json_body)} {params}", res.text))
         return res.status_code, res.text
@@ -117,6 +130,13 @@ class Cell:
         assert got[0] == want[0], (self.name, foreign, got, want)
         assert _normal(got[1], foreign) == _normal(want[1], missing), (self.name, foreign, got[1][:400], want[1][:400])
         self.bodies[-2] = (self.bodies[-2][0], _blank(self.bodies[-2][1], foreign))  # the echo of what was asked
+
+
+def _naming(body: dict[str, Any], version: str) -> dict[str, Any]:
+    """`body` asking for the snapshot `version`: an MCP tool call names it among the tool's arguments."""
+    if isinstance(body.get("params"), dict) and "arguments" in body["params"]:
+        return {**body, "params": {**body["params"], "arguments": {**body["params"]["arguments"], "snapshot_version": version}}}
+    return {**body, "snapshot_version": version}
 
 
 def _blank(body: str, locator: str | tuple[str, ...]) -> str:
@@ -327,6 +347,11 @@ def test_no_text_of_an_unreadable_article_reaches_the_caller(tenant_app, world, 
     key = PRINCIPALS[who]
     cell = Cell(tenant_app, world, f"{route} as {who}", key, SECURED[route])
     ROWS[route](cell)
+    _assert_nothing_unreadable(cell)
+
+
+def _assert_nothing_unreadable(cell: Cell) -> None:
+    world, key = cell.world, cell.key
     assert cell.bodies
     forbidden = world.forbidden(cell.readable)
     for asked, body in cell.bodies:
@@ -347,3 +372,118 @@ def test_the_matrix_sees_what_each_caller_may_read(tenant_app, world) -> None:
         assert status == 200, text
         found = {a for a in cell.readable if a in text}
         assert found, (who, text[:400])
+
+
+# --- the past rows: a request naming an older snapshot reads it under today's scope ----------------------
+
+PAST_ROUTES = [
+    ("POST", "/api/knowledge/search"),
+    ("POST", "/api/knowledge/outline"),
+    ("POST", "/api/knowledge/read"),
+    ("POST", "/api/assistant/chat"),
+    ("POST", "/api/public/qa/chat"),
+    ("POST", "/v1/chat/completions"),
+    ("POST", "/mcp"),
+]
+"""Every route that reads a snapshot for its answer; the rest read the history store, traces or listings."""
+
+
+@pytest.fixture(scope="module")
+def past_world(past_app, past_build) -> World:
+    """The past pair as the test sees it: every article of either build, as it is now where it still exists."""
+    services = past_app.app.state.services
+    now, then = services.store.current, services.retained.get(past_build.past)
+    assert now.version == past_build.now and then.version == past_build.past
+    was, is_now = {a.relpath: a for a in PAST}, {a.relpath: a for a in NOW}
+    ids = {aid: was[row["path"]] for aid, row in then.articles.items()} | {aid: is_now[row["path"]] for aid, row in now.articles.items()}
+    assert len(ids) == len(PAST)
+    return World(
+        chunks={**then.chunks_by_article, **now.chunks_by_article},
+        nodes={**then.nodes_by_article, **now.nodes_by_article},
+        pages={**then.pages, **now.pages},
+        versions={aid: row["article_version"] for aid, row in then.articles.items()},
+        ids=ids,
+        deleted=frozenset(then.articles) - frozenset(now.articles),
+    )
+
+
+@pytest.mark.parametrize("who", list(PRINCIPALS))
+@pytest.mark.parametrize("route", PAST_ROUTES, ids=lambda r: f"{r[0]} {r[1]}")
+def test_an_older_snapshot_gives_back_nothing_taken_away_since(past_app, past_world, past_build, route, who) -> None:
+    """Every caller only lost articles between the builds, so what it may read now is all it may read in
+    the first build: its rows, each request naming that build, must show nothing else."""
+    key = PRINCIPALS[who]
+    cell = Cell(past_app, past_world, f"{route} as {who} at the past snapshot", key, SECURED[route], snapshot_version=past_build.past)
+    ROWS[route](cell)
+    _assert_nothing_unreadable(cell)
+
+
+def _scope_of(services, who: str):
+    from petrichor_serving.auth import public_scope
+
+    key = PRINCIPALS[who]
+    return public_scope() if key is None else services.keys.authenticate(f"Bearer {key}").scope()
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_each_change_is_read_under_todays_scope_in_the_older_snapshot(past_app, past_build, change) -> None:
+    """Each edit, on the older snapshot itself: its old rows let the caller read the article, yet search,
+    outline and every read locator answer as for an article that does not exist; a caller that keeps
+    its articles still reads them there."""
+    from datetime import datetime, timezone
+
+    from petrichor_serving.agent import tools
+    from petrichor_serving.recall.access import readable_articles
+
+    services = past_app.app.state.services
+    then = services.retained.get(past_build.past)
+    relpath, losers = CHANGES[change]
+    article = next(a for a in PAST if a.relpath == relpath)
+    aid = next(i for i, row in then.articles.items() if row["path"] == relpath)
+    for who in losers:
+        scope = _scope_of(services, who)
+        mask, _ = readable_articles(scope, datetime.now(timezone.utc), then.recall.articles)
+        assert mask[then.recall.articles.row_of[aid]], (change, who, "the old rows alone allowed it")
+        assert aid not in then.recall.allowed_article_ids(scope), (change, who)
+        found = json.dumps(tools.search(then, scope, QUESTION, embedder=services.embedder, limit=20))
+        assert article.marker not in found and aid not in found, (change, who)
+        for call in (
+            lambda: tools.outline(then, scope, aid),
+            lambda: tools.read(then, scope, {"article_id": aid}),
+            lambda: tools.read(then, scope, {"chunk_id": then.chunks_by_article[aid][0]}),
+            lambda: tools.read(then, scope, {"node_key": then.nodes_by_article[aid][-1]}),
+        ):
+            with pytest.raises(tools.ToolError) as err:
+                call()
+            assert err.value.status == 404, (change, who)
+    keeps = [w for w in PRINCIPALS if w not in losers and aid in services.store.current.recall.allowed_article_ids(_scope_of(services, w))]
+    for who in keeps:
+        assert aid in then.recall.allowed_article_ids(_scope_of(services, who)), (change, who)
+
+
+def test_the_past_rows_see_what_each_caller_still_reads(past_app, past_world, past_build) -> None:
+    """The past rows test something: naming the older snapshot, each key finds exactly the articles it may
+    read there and today; a tenant that gained articles since does not find them there either."""
+    from petrichor_serving.recall.access import Scope
+
+    services = past_app.app.state.services
+    now, then = services.store.current, services.retained.get(past_build.past)
+    for who, key in PRINCIPALS.items():
+        scope = _scope_of(services, who)
+        readable = past_world.readable(key, secured=key is not None)
+        assert then.recall.allowed_article_ids(scope) == readable, who
+        if key is None:
+            continue
+        res = past_app.post("/api/knowledge/search", json={"query": QUESTION, "limit": 20, "snapshot_version": past_build.past}, headers={"Authorization": f"Bearer {key}"})
+        assert res.status_code == 200 and res.json()["snapshot_version"] == past_build.past, res.text
+        assert {c["article_id"] for c in res.json()["candidates"] if c.get("article_id")} == readable, who
+        tool = {"name": "knowledge_search", "arguments": {"query": QUESTION, "limit": 20, "snapshot_version": past_build.past}}
+        mcp = past_app.post(
+            "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": tool},
+            headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"},
+        )
+        assert mcp.status_code == 200 and '"isError":false' in mcp.text.replace(" ", "") and all(a in mcp.text for a in readable), (who, mcp.text[:400])
+    gained = Scope(tenant="gamma")
+    assert len(now.recall.allowed_article_ids(gained)) == 2 and not then.recall.allowed_article_ids(gained)
+    everyone = Scope()
+    assert then.recall.allowed_article_ids(everyone) == frozenset(then.articles) - past_world.deleted
