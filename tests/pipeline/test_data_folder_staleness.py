@@ -8,25 +8,15 @@ import shutil
 import pytest
 
 from tests.pipeline.snapshot_io import current_version
-from tests.pipeline.tiny_corpus import build, copy_tree, corpus_articles, published_articles, write_corpus
+from tests.pipeline.tiny_corpus import build, copy_tree, corpus_articles, published_articles
 
 pytestmark = pytest.mark.slow  # builds a small corpus several times
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    """One build of the tiny corpus: corpus, data folder and Dagster home, copied by each test."""
-    root = tmp_path_factory.mktemp("base")
-    corpus = write_corpus(root / "corpus")
-    summary = build(root / "data", corpus, root / "home")
-    assert summary["_exit_code"] == 0 and summary["published"], summary
-    return root
-
-
 @pytest.fixture()
-def copy(base, tmp_path):
-    """(corpus, data, home): a private copy of the base build."""
-    return tuple(copy_tree(base / name, tmp_path / name) for name in ("corpus", "data", "home"))
+def copy(tiny_build, tmp_path):
+    """(corpus, data, home): a private copy of the tiny corpus' build."""
+    return tuple(copy_tree(tiny_build / name, tmp_path / name) for name in ("corpus", "data", "home"))
 
 
 def test_a_second_data_folder_on_the_same_instance_is_built_in_full(copy, tmp_path):
