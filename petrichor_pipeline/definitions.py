@@ -15,7 +15,7 @@ from petrichor_pipeline.jobs import (
 )
 from petrichor_pipeline.lint_checks import wiki_lint_checks
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.sensors import corpus_observer, corpus_sensor, publish_after_build
+from petrichor_pipeline.sensors import corpus_observer, corpus_sensor, discard_refused_snapshot, publish_after_build
 
 
 ASSET_CHECKS = [*snapshot_checks, *wiki_lint_checks]
@@ -28,7 +28,7 @@ def _definitions() -> Definitions:
         asset_checks=ASSET_CHECKS,
         jobs=[bucket_build_job, publish_job],
         schedules=[nightly_full_rebuild],
-        sensors=[corpus_observer, corpus_sensor, publish_after_build],
+        sensors=[corpus_observer, corpus_sensor, publish_after_build, discard_refused_snapshot],
         resources={"petrichor": PetrichorResource()},
     )
 

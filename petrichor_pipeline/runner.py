@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from dagster import AssetCheckSeverity, DagsterInstance, execute_job, materialize, reconstructable
 
-from petrichor_pipeline.assets.snapshot import staged_in_run
+from petrichor_pipeline.assets.snapshot import discard_unpublished
 from petrichor_pipeline.build.context import BuildContext, StageListener
 from petrichor_pipeline.build.lock import build_lock
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
@@ -422,18 +422,8 @@ def _publish(
         _collect(res, summary, built)
         if not res.success:
             summary.failed_run = f"publish: run {res.run_id} failed{_failure_reason(res)}"
-            _discard_unpublished(ctx, instance, res.run_id)
+            discard_unpublished(instance, res.run_id, ctx.settings.snapshots_dir)
         else:
             summary.published = True
         if on_progress:
             on_progress("publish", 1, 1)
-
-
-def _discard_unpublished(ctx: BuildContext, instance: Any, run_id: str) -> None:
-    """Remove the snapshot a failed publish run staged (a blocking check refused it, or pointing failed), so
-    no fallback or retention ever serves it; `CURRENT` is never touched."""
-    import shutil
-
-    staged = staged_in_run(instance, run_id)
-    if staged and staged != read_current(ctx.settings.snapshots_dir):
-        shutil.rmtree(ctx.settings.snapshots_dir / staged, ignore_errors=True)

@@ -11,10 +11,13 @@ from dagster import (
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
+    RunFailureSensorContext,
+    run_failure_sensor,
     run_status_sensor,
     sensor,
 )
 
+from petrichor_pipeline.assets.snapshot import discard_unpublished
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
 from petrichor_pipeline.jobs import PARTITIONED_ASSETS, bucket_build_job, publish_job
 from petrichor_pipeline.resources import build_context
@@ -78,3 +81,15 @@ def publish_after_build(context):
     if in_flight:
         return SkipReason("bucket runs still in flight")
     return RunRequest(run_key=f"publish-after-{context.dagster_run.run_id}")
+
+
+@run_failure_sensor(
+    name="discard_refused_snapshot",
+    monitored_jobs=[publish_job],
+    default_status=DefaultSensorStatus.RUNNING,
+    description="Removes the snapshot folder a failed publish run staged (a blocking check refused it), so "
+    "retention and fallbacks never serve it; CURRENT is untouched. `petrichor build` does the same itself.",
+)
+def discard_refused_snapshot(context: RunFailureSensorContext):
+    removed = discard_unpublished(context.instance, context.dagster_run.run_id, build_context().settings.snapshots_dir)
+    return SkipReason(f"removed refused snapshot {removed}" if removed else "nothing staged to remove")

@@ -31,6 +31,18 @@ def snapshot_under_check(instance: DagsterInstance, run_id: str, snapshots_dir) 
     return staged_in_run(instance, run_id) or read_current(snapshots_dir)
 
 
+def discard_unpublished(instance: DagsterInstance, run_id: str, snapshots_dir) -> str | None:
+    """Remove the snapshot a failed publish run staged (a blocking check refused it, or pointing failed), so
+    no fallback or retention ever serves it; `CURRENT` is never touched. Returns the version removed."""
+    import shutil
+
+    staged = staged_in_run(instance, run_id)
+    if not staged or staged == read_current(snapshots_dir):
+        return None
+    shutil.rmtree(snapshots_dir / staged, ignore_errors=True)
+    return staged
+
+
 @asset(
     deps=["chunks", "chunk_windows", "questions", "page_index", "wiki_pages", "chunk_vectors", "window_vectors", "question_vectors"],
     group_name="publish",

@@ -11,6 +11,7 @@ import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
+from petrichor_pipeline import runner
 from petrichor_pipeline.assets import snapshot as snapshot_assets
 from petrichor_pipeline.checks import snapshot_checks
 from petrichor_pipeline.contract import read_current
@@ -111,6 +112,24 @@ def test_a_ranged_run_records_each_bucket_and_the_summary_sums_only_the_built_on
     assert summary["model_calls"] > 0
 
 
+def _evaluate_discard_sensor(home: Path, data: Path) -> None:
+    """`discard_refused_snapshot` as the daemon runs it for the failed publish run (the publish job's path)."""
+    from dagster import DagsterEventType, RunsFilter, build_run_status_sensor_context
+
+    from petrichor_pipeline.sensors import discard_refused_snapshot
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("PETRICHOR_DATA", str(data))
+    try:
+        with DagsterInstance.from_config(str(home)) as instance:
+            run = instance.get_runs(RunsFilter(tags={"petrichor/trigger": "cli"}), limit=1)[0]  # the newest: the publish run
+            failure = instance.all_logs(run.run_id, of_type=DagsterEventType.RUN_FAILURE)[0].dagster_event
+            ctx = build_run_status_sensor_context("discard_refused_snapshot", failure, instance, run).for_run_failure()
+            discard_refused_snapshot(ctx)
+    finally:
+        mp.undo()
+
+
 def test_a_failed_blocking_check_refuses_the_publish(tiny, tmp_path, monkeypatch):
     corpus, data, home = _copy(tiny[0], tmp_path)
     before = read_current(data / "snapshots")
@@ -126,8 +145,11 @@ def test_a_failed_blocking_check_refuses_the_publish(tiny, tmp_path, monkeypatch
 
     stage = snapshot_assets.stage_snapshot
     monkeypatch.setattr(snapshot_assets, "stage_snapshot", stage_then_damage)
+    monkeypatch.setattr(runner, "discard_unpublished", lambda *a: None)  # left to the sensor, checked below
     _edit(corpus, FIRST)
     summary = run_cli_build(data, corpus, home)
+    assert staged and (data / "snapshots" / staged[0]).exists()
+    _evaluate_discard_sensor(home, data)
 
     assert summary["_exit_code"] != 0 and not summary["published"]
     assert read_current(data / "snapshots") == before == summary["snapshot_version"]

@@ -23,7 +23,7 @@ def test_definitions_load_with_groups_jobs_schedules_sensors_and_checks():
     assert defs.resolve_job_def("bucket_build") and defs.resolve_job_def("publish")
     schedule = defs.resolve_schedule_def("nightly_full_rebuild")
     assert schedule.default_status.value == "STOPPED"
-    assert {s.name for s in defs.sensors} == {"corpus_observer", "corpus_sensor", "publish_after_build"}
+    assert {s.name for s in defs.sensors} == {"corpus_observer", "corpus_sensor", "publish_after_build", "discard_refused_snapshot"}
     checks = {k.name for k in graph.asset_check_keys}
     assert len(checks) == 9
     assert {"wiki_links_resolve", "wiki_has_no_orphan_pages", "wiki_sources_are_current", "articles_built_by_current_code"} <= checks
