@@ -165,34 +165,72 @@ def structure_plan(run: Run, question: str) -> Draft:
     return Draft(text, cited)
 
 
+def _names(item: str, text: str) -> bool:
+    """Whether `text` names the compared item (all of its content words, or the item verbatim)."""
+    lowered = text.lower()
+    words = content_words(item)
+    return item.lower() in lowered or bool(words) and all(w in set(content_words(text)) for w in words)
+
+
+def _labels(citation: dict[str, Any]) -> tuple[str, ...]:
+    """A table row's column labels as the answer shows them ("Route: …; How: …"), () for anything else."""
+    text = citation.get("text") or ""
+    if "|" not in citation["quote"] or ": " not in text:
+        return ()
+    cells = citation["quote"].count("|") + 1  # a cell's own "; " is not a column
+    return tuple(part.split(": ", 1)[0] for part in text.split("; ")[:cells])
+
+
+def _side(run: Run, item: str, question: str, ids: list[str], first: dict[str, Any] | None, taken: set[str]) -> dict[str, Any] | None:
+    """One side of a comparison: among the extractor's quotes that are no other side's, one parallel to the
+    first side's (a row under the same column labels) naming the item, else the best naming it, else the best."""
+    if not ids or run.extractor is None:
+        return None
+    try:
+        reply = run.extractor.answer(question, run.evidence.texts(ids), CallContext(kb_id=str(run.evidence.items[ids[0]].get("kb_id") or "")))
+    except ModelError as exc:
+        run.trace.notes.append(f"extractor: {exc}")
+        return None
+    options = [c for c in reply.get("citations") or [] if c["quote"] not in taken]
+    naming = [c for c in options if _names(item, c["quote"])]
+    parallel = [c for c in naming if first is not None and _labels(first) and _labels(c) == _labels(first)]
+    return next(iter(parallel or naming or options), None)
+
+
 def comparison(run: Run, question: str) -> Draft:
+    """One statement per side on the same attribute, each cited, as "- A: …" lines in the items' order.
+
+    Each side searches and reads its own item; a later side also sees what the earlier sides read, so it
+    can quote the statement parallel to the first side's (the other row of the same table) rather than any
+    sentence naming it. A side quotes a unit that names its item when one is read."""
     items = run.route.items
     aspect = question
     for item in items:
         aspect = aspect.replace(item, " ")
-    sides: list[Draft] = []
+    chosen: list[dict[str, Any] | None] = []
+    read: list[str] = []
     for item in items:
         cands = _in_language(run, run.search(item, limit=SEARCH_LIMIT))
         ids = run.read_many(_chunk_targets(cands, COMPARISON_READS))
-        side = _quote(run, f"{item} {aspect}", ids, max_units=1)
-        sides.append(side or Draft(""))
-    if not any(s.cited for s in sides):
+        taken = {c["quote"] for c in chosen if c}
+        first = chosen[0] if chosen else None
+        side = _side(run, item, f"{item} {aspect}", list(dict.fromkeys([*ids, *read])), first, taken)
+        if side is None and read:  # what the earlier sides read crowded this side's own evidence out
+            side = _side(run, item, f"{item} {aspect}", ids, first, taken)
+        chosen.append(side)
+        read += ids
+    if not any(chosen):
         return nothing_found(run, question)
     lang = run.route.language
     cited: list[dict[str, Any]] = []
     parts: list[str] = []
-    for item, side in zip(items, sides):
-        if not side.cited:
+    for item, side in zip(items, chosen):
+        if side is None:
             parts.append(f"{item}：知识库中没有找到相关内容" if lang == "zh" else f"{item}: nothing found in the knowledge base")
             continue
-        text = side.text
-        for c in side.cited:  # markers of each side are local: shift them after the previous side's
-            new = len(cited) + 1
-            text = text.replace(f"[{c['marker']}]", f"[#{new}]")
-            cited.append({**c, "marker": new})
-        parts.append(f"{item}：{text.replace('[#', '[')}" if lang == "zh" else f"{item}: {text.replace('[#', '[')}")
-    joiner = "\n" if lang == "zh" else "\n"
-    return Draft(joiner.join(f"- {p}" for p in parts), cited)
+        cited.append({"marker": len(cited) + 1, "evidence_id": side["evidence_id"], "quote": side["quote"]})
+        parts.append(f"{item}{'：' if lang == 'zh' else ': '}{side.get('text') or side['quote']} [{len(cited)}]")
+    return Draft("\n".join(f"- {p}" for p in parts), cited)
 
 
 def concept(run: Run, question: str) -> Draft:

@@ -131,3 +131,12 @@ def test_unanswerable_questions_say_what_is_missing(served_snapshot, chat, quest
     doc = loop.answer(snap, question, Scope(), chat=chat, embedder=embedder)
     assert doc["citations"] == [] and doc["stop_reason"] == "nothing_found"
     assert marker in doc["answer"]
+
+
+def test_a_sentence_ending_in_a_colon_is_quoted_with_the_command_block_it_introduces(served_snapshot, chat):
+    snap, embedder = served_snapshot
+    doc = loop.answer(snap, "How do I roll back to an older snapshot?", Scope(), chat=chat, embedder=embedder)
+    quote = next(c["quote"] for c in doc["citations"] if c["quote"].startswith("To serve an older snapshot, write its version into `CURRENT`:"))
+    assert quote.endswith("mv data/snapshots/CURRENT.tmp data/snapshots/CURRENT\n```")
+    assert quote in doc["answer"]
+    _check_citations(snap, doc)
