@@ -5,7 +5,8 @@ uvicorn bounds only the idle time between requests (`timeout_keep_alive`); neith
 h11 protocol bounds how long a request's headers or body may take to arrive. Two pieces close that gap:
 
 - `HeaderDeadlineProtocol`, uvicorn's httptools protocol with a timer from the moment a connection opens
-  (or a keep-alive connection's next request begins) until the request's headers are complete;
+  (or a keep-alive connection's next request begins) until the request's headers are complete; it also
+  closes a connection answered before its body was in, instead of reading the rest at the client's pace;
 - `BodyDeadline`, an ASGI middleware bounding the time from the end of the headers until the whole body
   has been received, however the app reads it.
 """
@@ -13,6 +14,7 @@ h11 protocol bounds how long a request's headers or body may take to arrive. Two
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +22,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-TIMEOUT_RESPONSE = b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: %d\r\nconnection: close\r\n\r\n%s"
+ERROR_RESPONSE = b"HTTP/1.1 %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\nconnection: close\r\n\r\n%s"
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class ReadDeadlines:
 
 
 def _error_body(what: str, seconds: float) -> bytes:
-    return b'{"error": "request %s not received within %g s"}' % (what.encode(), seconds)
+    return json.dumps({"error": f"request {what} not received within {seconds:g} s"}).encode()
 
 
 class HeaderDeadlineProtocol(HttpToolsProtocol):
@@ -68,7 +70,14 @@ class HeaderDeadlineProtocol(HttpToolsProtocol):
             return
         if self.cycle is None or self.cycle.response_complete:  # no response of an earlier request is under way
             body = _error_body("headers", self.header_s)
-            self.transport.write(TIMEOUT_RESPONSE % (len(body), body))
+            self.transport.write(ERROR_RESPONSE % (b"408 Request Timeout", len(body), body))
+        self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        """A request the parser refuses (a control character in the URL, a broken header) gets the API's
+        JSON error shape too, not uvicorn's plain text."""
+        body = json.dumps({"error": msg}).encode()
+        self.transport.write(ERROR_RESPONSE % (b"400 Bad Request", len(body), body))
         self.transport.close()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -82,6 +91,13 @@ class HeaderDeadlineProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._disarm_header_deadline()
         super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        if self.cycle is not None and self.cycle.more_body and not self.transport.is_closing():
+            # answered before its body was in (401, 413, 408): the rest of the body is not worth reading,
+            # and a client trickling it must not keep the connection alive
+            self.transport.close()  # uvicorn then arms no keep-alive and starts no pipelined request
+        super().on_response_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_deadline()

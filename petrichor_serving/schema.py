@@ -62,10 +62,21 @@ def _alias(*names: str) -> Any:
     return AliasChoices(*names)
 
 
+def _optional_fields_take_null(schema: dict[str, Any]) -> None:
+    """Declare what `_nulls_are_absent` accepts: `null` for every field that may be left out."""
+    required = set(schema.get("required", ()))
+    for name, prop in schema.get("properties", {}).items():
+        variants = prop.get("anyOf", [prop])
+        if name in required or any(v.get("type") == "null" for v in variants):
+            continue
+        meta = {k: prop.pop(k) for k in ("title", "description", "default") if k in prop}
+        schema["properties"][name] = {"anyOf": [prop, {"type": "null"}], **meta}
+
+
 class Request(BaseModel):
     """Strict JSON types; unknown fields are ignored (a body's `tenant` never reaches the scope)."""
 
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, json_schema_extra=_optional_fields_take_null)
 
     @model_validator(mode="before")
     @classmethod

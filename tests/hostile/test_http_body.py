@@ -71,3 +71,35 @@ def test_malformed_json_is_a_short_400(tmp_path: Path, raw: bytes) -> None:
     status, body, _ = _post(_app(tmp_path), [raw], [])
     assert status == 400, body[:300]
     assert len(json.loads(body)["error"]) <= 200
+
+
+def test_a_body_that_stops_arriving_is_a_408_that_closes_the_connection(tmp_path: Path) -> None:
+    """The body deadline holds whoever reads the body: the app waits on `receive`, the deadline answers."""
+    from petrichor_serving.http_deadlines import ReadDeadlines
+
+    services = Services(settings=ServingSettings(data_dir=tmp_path), store=SnapshotStore(tmp_path), keys=None, chat=None, embedder=None)  # type: ignore[arg-type]
+    app = create_app(services, watch=False, deadlines=ReadDeadlines(body_s=0.2))
+    sent: list[dict] = []
+    first = True
+
+    async def receive() -> dict:
+        nonlocal first
+        if first:
+            first = False
+            return {"type": "http.request", "body": b'{"query": ', "more_body": True}
+        await asyncio.sleep(3600)  # the client sends nothing more
+        raise AssertionError("unreachable")
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": "/api/knowledge/search", "raw_path": b"/api/knowledge/search", "query_string": b"",
+        "headers": [(b"content-type", b"application/json"), (b"content-length", b"100")], "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+    }
+    asyncio.run(asyncio.wait_for(app(scope, receive, send), 10))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    assert start["status"] == 408 and (b"connection", b"close") in start["headers"]
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]  # nothing after the 408
+    assert "body" in json.loads(sent[1]["body"])["error"]

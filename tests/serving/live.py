@@ -49,12 +49,12 @@ def serving_env(data_dir: Path, corpus_dir: Path, embed_cache: Path, workdir: Pa
 
 
 @contextmanager
-def petrichor_serve(env: dict[str, str], *, timeout_s: float = 120) -> Iterator[LiveServer]:
-    """`petrichor serve` in its own process group until the block ends; waits for `/healthz` to name a snapshot."""
+def petrichor_serve(env: dict[str, str], *, timeout_s: float = 120, args: tuple[str, ...] = ()) -> Iterator[LiveServer]:
+    """`petrichor serve [args]` in its own process group until the block ends; waits for `/healthz` to name a snapshot."""
     port = free_port()
     log = open(Path(env["PETRICHOR_DATA"]).parent / f"serve-{port}.log", "wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "petrichor.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        [sys.executable, "-m", "petrichor.cli", "serve", "--host", "127.0.0.1", "--port", str(port), *args],
         cwd=REPO,
         env=env,
         stdout=log,

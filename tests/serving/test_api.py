@@ -144,6 +144,23 @@ def test_api_keys_scope_tenants(built_corpus, monkeypatch, tmp_path):
         assert not {x["article_id"] for x in res["candidates"] if x.get("article_id")} & globex_articles
 
 
+def test_snapshot_status_counts_only_what_the_caller_may_read(keyed, built_corpus):
+    """Without a key: versions only. With a key: articles and chunks within its tenant, never the snapshot's
+    totals over every tenant."""
+    anonymous = keyed.get("/api/snapshot")
+    assert anonymous.status_code == 200
+    assert set(anonymous.json()["current"]) == {"version", "created_at"} and anonymous.json()["status"] == "ok"
+    assert "rows" not in anonymous.text and str(built_corpus.data_dir) not in anonymous.text
+    rows = {key: keyed.get("/api/snapshot", headers={"Authorization": f"Bearer {key}"}).json()["current"]["rows"] for key in ("acme-key", "globex-key")}
+    for counts in rows.values():
+        assert set(counts) == {"articles", "chunks"} and counts["articles"] > 0 and counts["chunks"] >= counts["articles"]
+    snap = keyed.app.state.services.store.current
+    assert rows["acme-key"]["articles"] + rows["globex-key"]["articles"] <= len(snap.articles)
+    assert rows["acme-key"]["chunks"] + rows["globex-key"]["chunks"] <= len(snap.chunks)
+    assert rows["acme-key"] != rows["globex-key"]  # each tenant's own counts
+    assert keyed.get("/api/snapshot", headers={"Authorization": "Bearer wrong"}).status_code == 401
+
+
 def test_public_chat_reads_only_public_shares(client, built_corpus):
     import pyarrow.parquet as pq
 

@@ -88,6 +88,15 @@ async def _exercise(client: Client, foreign: dict[str, Any]) -> None:
         assert refused.is_error and "not found" in refused.content[0].text
     bad = await call("knowledge_read", {"chunk_id": "a", "page_key": "b"})
     assert bad.is_error and "exactly one" in bad.content[0].text
+    # a field of the wrong shape is a tool error naming it, never a server error
+    for window in ([], {}, [1, 2]):
+        for name, args in (
+            ("knowledge_read_many", {"targets": [{"chunk_id": chunk["chunk_id"], "window": {"window_id": window}}]}),
+            ("knowledge_read", {"chunk_id": chunk["chunk_id"], "window": {"window_id": window}}),
+        ):
+            wrong = await call(name, args)
+            text = wrong.content[0].text
+            assert wrong.is_error and "window_id" in text and "Traceback" not in text and "TypeError" not in text, text
     assert len(foreign["text"]) > 80 and not [d for d in dumps if foreign["text"][:80] in d]
 
 
