@@ -463,7 +463,10 @@ def test_each_change_is_read_under_todays_scope_in_the_older_snapshot(past_app, 
 
 def test_the_past_rows_see_what_each_caller_still_reads(past_app, past_world, past_build) -> None:
     """The past rows test something: naming the older snapshot, each key finds exactly the articles it may
-    read there and today; a tenant that gained articles since does not find them there either."""
+    read there and today (in memory, in the vector prefilter, over HTTP and MCP); a tenant that gained
+    articles since does not find them there either."""
+    from datetime import datetime, timezone
+
     from petrichor_serving.recall.access import Scope
 
     services = past_app.app.state.services
@@ -472,6 +475,8 @@ def test_the_past_rows_see_what_each_caller_still_reads(past_app, past_world, pa
         scope = _scope_of(services, who)
         readable = past_world.readable(key, secured=key is not None)
         assert then.recall.allowed_article_ids(scope) == readable, who
+        prefilter = then.recall.access(scope, datetime.now(timezone.utc)).vector_filter  # LanceDB's, when not in memory
+        assert set(re.findall(r"'([0-9a-f]{16})'", prefilter or "")) == readable and prefilter.startswith("article_id IN ("), (who, prefilter)
         if key is None:
             continue
         res = past_app.post("/api/knowledge/search", json={"query": QUESTION, "limit": 20, "snapshot_version": past_build.past}, headers={"Authorization": f"Bearer {key}"})
