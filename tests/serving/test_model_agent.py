@@ -204,3 +204,20 @@ def test_repeated_identical_calls_end_the_run_with_no_progress(served_snapshot):
     assert doc["stop_reason"] == "no_progress" and len(sent) == 4
     assert [s.get("error") for s in doc["trace"]["steps"]].count("repeated call") == 3
     assert doc["citations"]  # answered offline from what was read
+
+
+def test_a_follow_up_seeds_the_model_with_the_previous_turns_subject(served_snapshot):
+    snap, embedder = served_snapshot
+    fusion = "The default RRF constant is 60, and ranks start at 0:"
+    history = [{"role": "user", "content": "What is reciprocal rank fusion?"}, {"role": "assistant", "content": "It merges ranked lists."}]
+    server = FakeOpenAI().start()
+    try:
+        server.script(CHAT, final("It is 60 [1].", ("e1", fusion)))
+        doc = loop.answer(snap, "What is its default constant?", Scope(), chat=_model(server), embedder=embedder, extractor=OfflineAnswerer(), history=history)
+        sent = server.calls(CHAT)
+    finally:
+        server.stop()
+    prompt = sent[0]["messages"]
+    assert prompt[1:3] == history and prompt[-1]["content"].startswith("Question: What is its default constant?")
+    assert fusion in prompt[-1]["content"]  # the seeded evidence was searched with the previous turn's subject
+    assert doc["stop_reason"] == "answered" and [c["quote"] for c in doc["citations"]] == [fusion]
