@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse
 from petrichor_serving import articles, openai_api, schema, webpage
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.auth import LOCAL
-from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document
+from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document, routes
 from petrichor_serving.history import CitationRef, resolve_citation
 from petrichor_serving.http_deadlines import BodyDeadline, ReadDeadlines
 from petrichor_serving.mcp_server import HttpMcp, http_endpoint
@@ -256,7 +256,7 @@ def create_app(services: Services, *, watch: bool = True, deadlines: ReadDeadlin
         services.store.stop()
 
     app = Starlette(
-        routes=[e.route() for e in ENDPOINTS] + webpage.routes(),
+        routes=[*routes(ENDPOINTS), *webpage.routes()],
         lifespan=lifespan,
         middleware=[Middleware(BodyDeadline, body_s=deadlines.body_s)],
     )

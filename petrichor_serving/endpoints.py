@@ -18,6 +18,8 @@ from pydantic.json_schema import models_json_schema
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Send
+from starlette.types import Scope as AsgiScope
 
 from petrichor_serving.agent.tools import ToolError
 from petrichor_serving.auth import LOCAL, Principal, public_scope
@@ -123,6 +125,32 @@ class Endpoint:
 
     def path_params(self) -> list[str]:
         return re.findall(r"{(\w+)(?::\w+)?}", self.path)
+
+
+def routes(endpoints: list[Endpoint]) -> list[Route]:
+    """One route per path: endpoints sharing a path (`GET` and `POST /mcp`) are one route over their
+    methods, so any other method gets a 405 whose `Allow` names them all."""
+    by_path: dict[str, list[Route]] = {}
+    for e in endpoints:
+        by_path.setdefault(e.path, []).append(e.route())
+    out: list[Route] = []
+    for path, shared in by_path.items():
+        if len(shared) == 1:
+            out.append(shared[0])
+            continue
+        apps = {method: r.app for r in shared for method in r.methods or ()}
+        out.append(Route(path, _ByMethod(apps), methods=sorted(apps)))
+    return out
+
+
+class _ByMethod:
+    """An ASGI app handing each request to its method's route (the router has checked the method)."""
+
+    def __init__(self, apps: dict[str, ASGIApp]):
+        self.apps = apps
+
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
+        await self.apps[scope["method"]](scope, receive, send)
 
 
 def short_error(message: str) -> str:

@@ -1,9 +1,11 @@
 """Schemathesis against `/openapi.json` of the app over the hostile snapshot, with a key file: every
-endpoint, valid and invalid inputs, no 5xx, every response valid against its declared schema, and a
-request without the key refused.
+endpoint (path parameters included), valid and invalid inputs, no 5xx, every response valid against its
+declared schema, and a request without the key refused.
 
-Bounded (`EXAMPLES` per endpoint and mode) and derandomised, so a run is repeatable. Operations are
-driven with `as_strategy` and Hypothesis directly: one test walks them all and reports every failure.
+Two of schemathesis's phases: coverage (its deterministic boundary and type cases: each field missing,
+null, of the wrong type, at and past its limits) and fuzzing (`EXAMPLES` per endpoint and mode,
+derandomised), so a run is repeatable. Operations are driven directly: one test walks them all and reports
+every failure.
 """
 
 from __future__ import annotations
@@ -64,14 +66,23 @@ def test_api_fuzz(hostile_keyed_app) -> None:
     # schemathesis leaves out the document it was loaded from; that one is fetched above
     assert {(op.method.upper(), op.path) for op in operations} == {(e.method, e.path) for e in ENDPOINTS} - {("GET", "/openapi.json")}
     failures: list[str] = []
+    headers = {"Authorization": f"Bearer {FUZZ_KEY}"}
     for operation in operations:
+        extra = {"timeout": STREAM_SECONDS} if (operation.method.upper(), operation.path) in EVENT_STREAMS else {}
+        config = schema.config.generation_for(operation=operation)
+        coverage = list(schema.iter_coverage_cases(operation, generation_modes=list(GenerationMode), generation_config=config))
+        assert coverage, f"{operation.method.upper()} {operation.path}: no coverage cases"
+        for case in coverage:
+            try:
+                case.call_and_validate(headers=headers, excluded_checks=excluded(operation.path), **extra)
+            except (Exception, BaseExceptionGroup) as exc:
+                failures.append(f"{operation.method.upper()} {operation.path} (coverage): {str(exc)[:1500]}")
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
 
             @given(case=operation.as_strategy(generation_mode=mode))
             @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
             def check(case) -> None:
-                extra = {"timeout": STREAM_SECONDS} if (operation.method.upper(), operation.path) in EVENT_STREAMS else {}
-                case.call_and_validate(headers={"Authorization": f"Bearer {FUZZ_KEY}"}, excluded_checks=excluded(operation.path), **extra)
+                case.call_and_validate(headers=headers, excluded_checks=excluded(operation.path), **extra)
 
             try:
                 check()
