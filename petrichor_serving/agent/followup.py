@@ -98,13 +98,15 @@ def resolve(snap: Snapshot, scope: Scope, question: str, history: Sequence[dict[
         return None
     asked = set(content_words(question))
     terms: list[str] = []
+    named = False
     for turn in reversed(users[-MAX_TURNS_BACK:]):
         terms += _subject(turn, vocabulary, asked | set(terms))
+        named = named or any(w in vocabulary for w in content_words(turn))
         if _leans_back(turn, vocabulary) is None:
             break
     terms = list(dict.fromkeys(terms))[:MAX_SUBJECT_TERMS]
-    if not terms:
-        return None
+    if not terms or (reason == "no named subject" and not named):
+        return None  # nothing to add, or the earlier turns name no more than the question does
     last_answer = history[-1]["content"] if history[-1].get("role") == "assistant" else ""
     prefer = _quoted_chunks(snap, scope, last_answer) if last_answer else ()
     return FollowUp(f"{question} {' '.join(terms)}", tuple(terms), prefer, reason)

@@ -4,7 +4,8 @@
   preferring best-ranked evidence, few citations;
 - structure: search (votes) → find the named article and section by heading match → outline → read the
   chunks holding the section's child headings → list the children in order, each cited at its heading;
-- comparison: one search and read per compared item → the items side by side, each side cited;
+- comparison: one search and read per compared item → one line per item, each quoting a statement that names
+  it (the row parallel to the first side's when one was read), each cited;
 - concept: search → read the wiki page → follow it to its source articles → read their chunks → quote;
 - complex: one fact plan per sub-question;
 - nothing found: say so, naming the words nothing read contains.
