@@ -55,7 +55,7 @@ def corpus_sensor(context: SensorEvaluationContext):
     ctx = build_context()
     versions = current_bucket_versions(ctx)
     observations = corpus_observations(context.instance, versions)
-    stale = stale_buckets(context.instance, PARTITIONED_ASSETS, versions, ctx.build_key())
+    stale = stale_buckets(context.instance, PARTITIONED_ASSETS, versions, ctx.build_key(), warehouse=ctx.warehouse)
     if not stale and not observations:
         return SkipReason("no bucket changed")
     requests = [RunRequest(run_key=f"{b}:{versions[b]}", partition_key=b) for b in stale]
