@@ -53,7 +53,7 @@ _ROLE = re.compile(
     re.I,
 )
 _IDENTITY = re.compile(
-    rf"\byou\s+are\s+(?:an?|the)\s+(?:\w+\s+){{0,2}}{_MODEL}\b|\bas\s+an\s+ai\b|你是(?:一个|一名)?\s*{_ZH_MODEL}",
+    rf"\byou\s+are\s+(?:an?|the)\s+(?:\w+\s+){{0,2}}{_MODEL}\b|\bas\s+an\s+ai(?:\s+(?:language\s+model|assistant|model)\b|\s*[,.])|你是(?:一个|一名)?\s*{_ZH_MODEL}",
     re.I,
 )
 _SIGNALS = (_NOTICE, _OVERRIDE, _ROLE, _IDENTITY)
