@@ -126,10 +126,26 @@ class Locator(BaseModel):
         return self.model_dump(exclude_none=True)
 
 
+_LOCATORS = ("chunk_id", "page_key", "node_key")
+
+
+def _one_locator(schema: dict[str, Any]) -> None:
+    """State the read rule in the document too: `targets`, or a body naming at most one of chunk_id,
+    page_key, node_key and at least one of them or article_id (an empty string names nothing)."""
+    _optional_fields_take_null(schema)
+    named = {"type": "string", "minLength": 1}
+    schema["anyOf"] = [
+        {"required": ["targets"], "properties": {"targets": {"type": "array"}}},
+        *({"required": [name], "properties": {name: named}} for name in (*_LOCATORS, "article_id")),
+    ]
+    pairs = [(a, b) for i, a in enumerate(_LOCATORS) for b in _LOCATORS[i + 1 :]]
+    schema["not"] = {"anyOf": [{"required": [a, b], "properties": {a: named, b: named, "targets": {"type": "null"}}} for a, b in pairs]}
+
+
 class ReadRequest(Request, Locator):
     """One locator in the body itself, or up to four in `targets`."""
 
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, json_schema_extra=_one_locator)
 
     kb_ids: Names | None = None
     targets: list[Locator] | None = Field(None, min_length=1, max_length=MAX_READ_MANY, validation_alias=_alias("targets", "nodes"))

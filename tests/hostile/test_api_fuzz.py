@@ -31,13 +31,13 @@ EXAMPLES = 10
 
 
 CROSS_FIELD_RULES = {
-    "/api/knowledge/read": "exactly one locator (or `targets`)",
     "/api/citations/resolve": "`end` after `start`",
     "/api/public/citations/resolve": "`end` after `start`",
     "/v1/chat/completions": "the last message is a user message with text",
 }
 """Endpoints whose bodies obey a rule between fields that the OpenAPI document cannot state, so a
-schema-valid body that breaks it is a correct 400 there."""
+schema-valid body that breaks it is a correct 400 there. (`/api/knowledge/read`'s one-locator rule is
+stated in the document, with `anyOf` and `not`, so it is checked like any other.)"""
 
 
 OWN_PROTOCOL = {"/mcp"}
