@@ -30,7 +30,7 @@ from petrichor_serving.agent import loop
 from petrichor_serving.agent.tools import ToolError
 from petrichor_serving.endpoints import Call, HttpError, json_body, principal_of, validation_message
 from petrichor_serving.services import Services
-from petrichor_serving.snapshot import Snapshot
+from petrichor_serving.snapshot import Snapshot, describe_error
 
 MODEL = "petrichor"
 """The model for the key's whole scope; `petrichor/<kb_id>` narrows it to one knowledge base."""
@@ -195,8 +195,11 @@ async def _stream(task: asyncio.Future[dict[str, Any]], model: str, created: int
     try:
         doc = await task
     except Exception as exc:  # headers are sent: the error travels as an event, as OpenAI's own does
-        status = exc.status if isinstance(exc, ToolError) else 500
-        yield _sse(OpenAIError(status, str(exc) or type(exc).__name__).body())
+        if isinstance(exc, ToolError):
+            error = OpenAIError(exc.status, str(exc))
+        else:  # an unexpected failure: its type and a path-free message, never a server path
+            error = OpenAIError(500, describe_error(exc))
+        yield _sse(error.body())
         yield _sse("[DONE]")
         return
     for piece in pieces(doc["answer"]):
