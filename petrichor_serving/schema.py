@@ -193,12 +193,9 @@ class CitationQuery(BaseModel):
     article_version: Text
     start: Annotated[int, Field(ge=0)]
     end: Annotated[int, Field(ge=1)]
+    """`end <= start` is checked against the article version once it is found (`history.resolve_citation`), so
+    a citation of an unknown version answers 404 whatever its offsets."""
 
-    @model_validator(mode="after")
-    def _ordered(self) -> "CitationQuery":
-        if self.end <= self.start:
-            raise ValueError("end must be greater than start")
-        return self
 
 class ArticleQuery(BaseModel):
     """`GET /api/articles/{article_id}` parameters."""
@@ -232,34 +229,69 @@ class ChatMessage(BaseModel):
         return self.content or ""
 
 
+_USER_QUESTION = {
+    "type": "object",
+    "required": ["role", "content"],
+    "properties": {
+        "role": {"const": "user"},
+        "content": {
+            "anyOf": [
+                {"type": "string", "pattern": "\\S", "maxLength": MAX_QUESTION_CHARS},
+                {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 1,
+                    "items": {
+                        "type": "object",
+                        "required": ["type", "text"],
+                        "properties": {"type": {"const": "text"}, "text": {"type": "string", "pattern": "\\S", "maxLength": MAX_QUESTION_CHARS}},
+                    },
+                },
+            ]
+        },
+    },
+}
+"""The OpenAPI statement of "some message is a user question with text within the limit" (`contains`), so a
+schema-valid body is one the endpoint answers. Content parts are joined, so the document states the one-part
+case; several parts within the limit are accepted too."""
+
+
 class ChatCompletionRequest(Request):
-    """`POST /v1/chat/completions`: the last message is the question, earlier user/assistant text the history.
+    """`POST /v1/chat/completions`: the last user message with text is the question, earlier user/assistant
+    text the history; messages after the question (an assistant prefix, tool output) are ignored, as the agent
+    writes its own reply.
 
     Other OpenAI fields (temperature, max_tokens, tools, ...) are ignored. An OpenAI client resends the
     whole conversation each turn, so the history keeps the most recent turns within the chat bounds
     instead of refusing a long conversation."""
 
     model: Text
-    messages: list[ChatMessage] = Field(min_length=1)
+    messages: list[ChatMessage] = Field(min_length=1, json_schema_extra={"contains": _USER_QUESTION})
     stream: bool = False
 
     @model_validator(mode="after")
-    def _ends_with_a_question(self) -> "ChatCompletionRequest":
-        last = self.messages[-1]
-        if last.role != "user" or not last.text().strip():
-            raise ValueError("the last message must be a user message with text")
-        if len(last.text()) > MAX_QUESTION_CHARS:
+    def _asks_a_question(self) -> "ChatCompletionRequest":
+        if self._question_index() is None:
+            raise ValueError("a user message with text is required")
+        if len(self.question()) > MAX_QUESTION_CHARS:
             raise ValueError(f"the last user message is over {MAX_QUESTION_CHARS} characters")
         return self
 
+    def _question_index(self) -> int | None:
+        for i in range(len(self.messages) - 1, -1, -1):
+            if self.messages[i].role == "user" and self.messages[i].text().strip():
+                return i
+        return None
+
     def question(self) -> str:
-        return self.messages[-1].text().strip()
+        index = self._question_index()
+        return "" if index is None else self.messages[index].text().strip()
 
     def turns(self) -> list[dict[str, str]]:
         """The earlier user/assistant turns, newest kept first within the history bounds, in order."""
         kept: list[dict[str, str]] = []
         chars = 0
-        for m in reversed(self.messages[:-1]):
+        for m in reversed(self.messages[: self._question_index() or 0]):
             if m.role not in ("user", "assistant") or not m.text().strip():
                 continue
             chars += len(m.text())

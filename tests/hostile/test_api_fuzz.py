@@ -30,16 +30,6 @@ pytestmark = pytest.mark.slow  # needs the hostile build
 EXAMPLES = 10
 
 
-CROSS_FIELD_RULES = {
-    "/api/citations/resolve": "`end` after `start`",
-    "/api/public/citations/resolve": "`end` after `start`",
-    "/v1/chat/completions": "the last message is a user message with text",
-}
-"""Endpoints whose bodies obey a rule between fields that the OpenAPI document cannot state, so a
-schema-valid body that breaks it is a correct 400 there. (`/api/knowledge/read`'s one-locator rule is
-stated in the document, with `anyOf` and `not`, so it is checked like any other.)"""
-
-
 OWN_PROTOCOL = {"/mcp"}
 """Endpoints that answer in their own protocol (MCP's JSON-RPC over SSE, tested with the SDK's client in
 tests/serving/test_mcp.py): fuzzed for server errors only."""
@@ -54,7 +44,7 @@ STREAM_SECONDS = 2.0
 def excluded(path: str) -> list:
     if path in OWN_PROTOCOL:
         return [positive_data_acceptance, negative_data_rejection, content_type_conformance, response_schema_conformance, status_code_conformance]
-    return [positive_data_acceptance] if path in CROSS_FIELD_RULES else []
+    return []
 
 
 def test_api_fuzz(hostile_keyed_app) -> None:

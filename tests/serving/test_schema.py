@@ -129,3 +129,25 @@ def test_snapshot_status_without_a_key_names_versions_only(tmp_path):
         assert res.status_code == 200 and res.json() == {"status": "degraded", "current": None, "refused": None, "pointer": None}
         assert client.get("/api/snapshot", headers={"authorization": "Bearer wrong"}).status_code == 401
         assert client.get("/api/snapshot", headers={"authorization": "Bearer k"}).json()["current"] is None
+
+
+def test_the_question_of_a_chat_completion_is_its_last_user_message_with_text():
+    """Messages after the question (an assistant prefix, tool output) are ignored, and the document states the
+    one rule a body must meet (`contains` a user question), so every schema-valid body is answerable."""
+    body = schema.ChatCompletionRequest.model_validate(
+        {
+            "model": "petrichor",
+            "messages": [
+                {"role": "user", "content": "What is RRF?"},
+                {"role": "assistant", "content": "A fusion of ranked lists."},
+                {"role": "user", "content": [{"type": "text", "text": "Its constant?"}]},
+                {"role": "assistant", "content": "The constant is"},
+            ],
+        }
+    )
+    assert body.question() == "Its constant?"
+    assert body.turns() == [{"role": "user", "content": "What is RRF?"}, {"role": "assistant", "content": "A fusion of ranked lists."}]
+    with pytest.raises(ValueError, match="a user message with text"):
+        schema.ChatCompletionRequest.model_validate({"model": "m", "messages": [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "  "}]})
+    messages = schema.ChatCompletionRequest.model_json_schema()["properties"]["messages"]
+    assert messages["contains"]["properties"]["role"] == {"const": "user"}
