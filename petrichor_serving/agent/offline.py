@@ -9,7 +9,9 @@
 - concept: search → read the wiki page → follow it to its source articles → read their chunks → quote;
 - complex: one fact plan per sub-question;
 - nothing found: say so, naming the words nothing read contains.
-A plan that cannot do its job hands over to the fact plan rather than answering badly.
+A plan that cannot do its job hands over to the fact plan rather than answering badly. A quoted answer of
+the fact and concept plans passes the answerability gate (`answerability`) first: when the cited evidence
+does not answer the question, the answer is the not-found text and the trace says which signal fell short.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any, Callable
 
 from petrichor_pipeline.models.protocols import CallContext, ModelError
 from petrichor_pipeline.text.lang import NOT_FOUND
-from petrichor_serving.agent import structure
+from petrichor_serving.agent import answerability, structure
 from petrichor_serving.agent.budget import BudgetExceeded
 from petrichor_serving.agent.router import QuestionClass
 from petrichor_serving.agent.runtime import Run
@@ -104,11 +106,27 @@ def _quote(run: Run, question: str, ids: list[str], *, max_units: int = 2) -> Dr
     return Draft(joiner.join(f"{text} [{c['marker']}]" for text, c in zip(shown, cited)), cited)
 
 
+def gated(run: Run, question: str, draft: Draft | None, cands: list[dict[str, Any]] | None = None) -> Draft:
+    """`draft` when its cited evidence answers `question` (`answerability`), else the not-found answer;
+    the verdict goes into the trace either way."""
+    if draft is None:
+        return nothing_found(run, question)
+    if not draft.cited:
+        return draft
+    scores = {c["chunk_id"]: float(c.get("score") or 0.0) for c in cands or () if c.get("chunk_id")}
+    verdict = answerability.assess(run.snap, run.embedder, question, run.evidence.items, draft.cited, scores)
+    run.trace.answerability = verdict.to_json()
+    if verdict.answerable:
+        return draft
+    run.trace.notes.append(f"answerability: not answered, {verdict.reason()}")
+    return nothing_found(run, question)
+
+
 def fact(run: Run, question: str, cands: list[dict[str, Any]] | None = None) -> Draft:
     if cands is None:
         cands = run.search(question, limit=SEARCH_LIMIT)
     ids = run.read_many(_chunk_targets(cands, run.budget.max_reads, run.prefer))
-    return _quote(run, question, ids) or nothing_found(run, question)
+    return gated(run, question, _quote(run, question, ids), cands)
 
 
 def structure_plan(run: Run, question: str) -> Draft:
@@ -247,7 +265,7 @@ def concept(run: Run, question: str) -> Draft:
         chunks = run.search(question, limit=SEARCH_LIMIT, article_id=sorted(sources)[0])
     chunks = chunks + [c for c in cands if c not in chunks]
     ids = run.read_many(_chunk_targets(chunks, run.budget.max_reads, run.prefer))
-    return _quote(run, question, ids) or nothing_found(run, question)
+    return gated(run, question, _quote(run, question, ids), cands)
 
 
 def complex_plan(run: Run, question: str) -> Draft:
@@ -289,6 +307,6 @@ def plan(run: Run, question: str) -> Draft:
         return PLANS[run.route.kind](run, question)
     except BudgetExceeded as exc:
         run.trace.notes.append(f"budget: {exc}")
-        draft = _quote(run, question, list(run.evidence.items)) or nothing_found(run, question)
+        draft = gated(run, question, _quote(run, question, list(run.evidence.items)))
         draft.stop_reason = StopReason.BUDGET
         return draft

@@ -59,6 +59,8 @@ class Trace:
     dropped_citations: list[dict[str, Any]] = field(default_factory=list)
     """Quotes the answer cited that are not verbatim in what was read: dropped, and kept here."""
     notes: list[str] = field(default_factory=list)
+    answerability: dict[str, Any] | None = None
+    """The answerability verdict on the answer's cited evidence: each signal, and the one that fell short."""
     cites: list[tuple[str, str]] = field(default_factory=list)
     """(article_id, article_version) of every citation the answer kept: what the trace's pin holds."""
     started_at: float = field(default_factory=time.time)

