@@ -12,6 +12,7 @@ from pathlib import Path
 
 from petrichor_pipeline.object_store import S3Location, is_object_uri, parse_location
 from petrichor_pipeline.route_tables import check_question_routes
+from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER, get_tokenizer
 
 BUILD_VERSION = 4
 """Bumped when the build's outputs change shape or meaning; an article built by an older version is stale."""
@@ -88,8 +89,9 @@ class Settings:
     """A stored trace's pin older than this (`PETRICHOR_HISTORY_PIN_DAYS`) is dropped: traces live in a server's
     memory, and a server that stopped without unpinning leaves its pins behind."""
     reload_interval_s: float = 2.0
-    lexical_tokenizer: str = "bigram"
-    """BM25 tokenizer of published snapshots: "bigram" (the spec's rule) or "jieba"."""
+    lexical_tokenizer: str = DEFAULT_TOKENIZER
+    """BM25 tokenizer of published snapshots (`PETRICHOR_TOKENIZER`): "bigram" (the spec's rule) or "jieba".
+    The manifest records it, and serving tokenises queries (and any index it rebuilds) with the manifest's."""
     embed_enabled: bool = True
     """False (`PETRICHOR_EMBED=off`): no vectors are built or searched; lexical and wiki routes serve."""
     embed_cache: Path | None = None
@@ -201,7 +203,7 @@ def load_settings() -> Settings:
         history_keep_days=_env_float("PETRICHOR_HISTORY_KEEP_DAYS", 30.0),
         history_pin_days=_env_float("PETRICHOR_HISTORY_PIN_DAYS", 30.0),
         reload_interval_s=_env_float("PETRICHOR_RELOAD_INTERVAL", 2.0),
-        lexical_tokenizer=os.environ.get("PETRICHOR_TOKENIZER", "bigram").strip() or "bigram",
+        lexical_tokenizer=get_tokenizer(os.environ.get("PETRICHOR_TOKENIZER", "").strip() or DEFAULT_TOKENIZER).name,
         embed_enabled=os.environ.get("PETRICHOR_EMBED", "on").strip().lower() not in ("off", "0", "false", "none"),
         embed_cache=Path(os.environ["PETRICHOR_EMBED_CACHE"]) if os.environ.get("PETRICHOR_EMBED_CACHE") else None,
         question_routes=check_question_routes(os.environ.get("PETRICHOR_QUESTION_ROUTES", "").strip().lower() or "model"),

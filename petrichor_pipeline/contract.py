@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from petrichor_pipeline.text.normalize import article_version as version_of
+from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER
 
 SCHEMA_VERSION = 1
 CURRENT_FILE = "CURRENT"
@@ -325,6 +326,17 @@ class Manifest:
     @property
     def row_counts(self) -> dict[str, int]:
         return {n: int(t["rows"]) for n, t in self.tables.items()}
+
+    @property
+    def tokenizer(self) -> str:
+        """The tokenizer the build indexed with: serving tokenises queries (and any index it rebuilds) with
+        it, never with its own setting. A manifest without one predates the field: bigram."""
+        return self.lexical.get("tokenizer") or DEFAULT_TOKENIZER
+
+    @property
+    def tokenizer_revision(self) -> int:
+        """The tokenizer revision of the stored postings (1: recorded before revisions were)."""
+        return int(self.lexical.get("tokenizer_revision", 1))
 
 
 def new_version(now: datetime | None = None, salt: str = "") -> str:

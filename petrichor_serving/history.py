@@ -130,9 +130,7 @@ class RetainedSnapshots:
                 self._cache.move_to_end(version)
                 return cached
             try:
-                snap = load_snapshot(
-                    self.store.data_dir, version, embed_fingerprint=self.store.embed_fingerprint, tokenizer=self.store.tokenizer
-                )
+                snap = load_snapshot(self.store.data_dir, version, embed_fingerprint=self.store.embed_fingerprint)
             except Exception as exc:  # collected mid-load, or refused as the current one would be
                 raise HistoryError(404, f"snapshot {version!r} cannot be loaded: {type(exc).__name__}") from exc
             snap.recall.present = self._readable_now

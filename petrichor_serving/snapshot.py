@@ -122,20 +122,18 @@ INDEX_ONLY = {"chunks": ("index_text",), "chunk_windows": ("index_text",), "ques
 (`Snapshot.tables` decodes them when a caller asks for the table)."""
 
 
-def _stored_lexical(manifest: Manifest, tokenizer: str) -> bool:
-    """The snapshot stores BM25 postings built with this tokenizer at its current revision (a snapshot from
-    before revisions were recorded has revision 1)."""
-    lex = manifest.lexical
+def _stored_lexical(manifest: Manifest) -> bool:
+    """The snapshot stores BM25 postings of the current revision of its tokenizer (a snapshot of another
+    revision is re-tokenised on load, with the same tokenizer)."""
     return (
-        lex.get("table") == "lexical_index"
-        and lex.get("tokenizer") == tokenizer
-        and lex.get("tokenizer_revision", 1) == get_tokenizer(tokenizer).revision
+        manifest.lexical.get("table") == "lexical_index"
+        and manifest.tokenizer_revision == get_tokenizer(manifest.tokenizer).revision
     )
 
 
-def _mapped_lexical(manifest: Manifest, tokenizer: str) -> dict[str, dict[str, Any]] | None:
-    """The manifest entries of the mapped lexical files when their postings serve this tokenizer."""
-    return manifest.lexical.get("files") if _stored_lexical(manifest, tokenizer) else None
+def _mapped_lexical(manifest: Manifest) -> dict[str, dict[str, Any]] | None:
+    """The manifest entries of the mapped lexical files when their postings can serve."""
+    return manifest.lexical.get("files") if _stored_lexical(manifest) else None
 
 
 class SnapshotTables(Mapping[str, pa.Table]):
@@ -162,13 +160,17 @@ class SnapshotTables(Mapping[str, pa.Table]):
         return len(self._loaded)
 
 
-def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None, tokenizer: str = "bigram") -> Snapshot:
-    """Load one snapshot completely; raises on any inconsistency so the caller can refuse it."""
+def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None) -> Snapshot:
+    """Load one snapshot completely; raises on any inconsistency so the caller can refuse it.
+
+    Queries are tokenised with the tokenizer the manifest records (the build's `PETRICHOR_TOKENIZER`):
+    postings and query terms must come from the same one, whatever the server's own environment says."""
     started = time.perf_counter()
     snaps = data_dir / "snapshots"
     manifest = read_manifest(snaps, version)
     require_checksums(manifest)
-    mapped = _mapped_lexical(manifest, tokenizer)
+    tokenizer = get_tokenizer(manifest.tokenizer).name  # an unknown one refuses the snapshot
+    mapped = _mapped_lexical(manifest)
     fp = (manifest.embed_fingerprint or {}).get("key")
     vectors_on = bool(manifest.vector_tables) and (embed_fingerprint is None or fp == embed_fingerprint)
     # The mapped files are only hashed (streaming reads that release the GIL), so a second thread checks
@@ -183,7 +185,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
         if mapped:  # the Parquet copy is checked, not parsed: serving reads the mapped files
             lexical_job = pool.submit(open_lexical_files, snaps / version, mapped)
             parquet_job = pool.submit(verify_file, snaps, manifest, "lexical_index")
-        omit = INDEX_ONLY if _stored_lexical(manifest, tokenizer) else {}
+        omit = INDEX_ONLY if _stored_lexical(manifest) else {}
         parsed = [name for name in SCHEMAS if not (mapped and name == "lexical_index")]
         # each file's sha256 checked as it is read
         tables = {name: read_table(snaps, manifest, name, omit=omit.get(name, ())) for name in parsed}
@@ -214,7 +216,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
     stored = None
     if mapped:
         stored = lexical.from_table(lexical_files["postings"], lexical.sizes(tables), lexical_files["lengths"])
-    elif _stored_lexical(manifest, tokenizer):
+    elif _stored_lexical(manifest):
         stored = lexical.from_table(tables["lexical_index"], lexical.sizes(tables))  # a snapshot from before the mapped files
     recall = RecallIndex.build(
         tables["articles"],
@@ -291,10 +293,9 @@ class Health:
 class SnapshotStore:
     """Holds the current snapshot and swaps it when `CURRENT` moves; never serves a half-loaded or unverified one."""
 
-    def __init__(self, data_dir: Path, *, embed_fingerprint: str | None = None, tokenizer: str = "bigram"):
+    def __init__(self, data_dir: Path, *, embed_fingerprint: str | None = None):
         self.data_dir = Path(data_dir)
         self.embed_fingerprint = embed_fingerprint
-        self.tokenizer = tokenizer
         self._current: Snapshot | None = None
         self._failed: dict[str, str] | None = None
         self._lock = threading.Lock()
@@ -306,7 +307,7 @@ class SnapshotStore:
         return self._current
 
     def _load(self, version: str) -> Snapshot:
-        return load_snapshot(self.data_dir, version, embed_fingerprint=self.embed_fingerprint, tokenizer=self.tokenizer)
+        return load_snapshot(self.data_dir, version, embed_fingerprint=self.embed_fingerprint)
 
     def refresh(self) -> bool:
         """Load and swap if CURRENT names a new version; True when a swap happened.

@@ -177,6 +177,10 @@ class Tokenizer:
         return f"{self.name}/{self.revision}"
 
 
+DEFAULT_TOKENIZER = "bigram"
+"""The tokenizer of a build that names none, and of a snapshot whose manifest records none (every snapshot
+published before the manifest recorded it was tokenised with bigrams)."""
+
 TOKENIZERS: dict[str, Tokenizer] = {
     "bigram": Tokenizer("bigram", index_tokens, query_tokens, token_set),
     "jieba": Tokenizer("jieba", jieba_index_tokens, jieba_query_tokens, jieba_token_set),

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from petrichor_pipeline.text.lang import has_cjk
-from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer
+from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
 from petrichor_serving.recall.spelling import Vocabulary
 from petrichor_serving.recall.access import Access, ReadableNow, Scope, compute_access, page_readable
 from petrichor_pipeline.text.bm25 import BM25Index
@@ -67,14 +67,15 @@ class RecallIndex:
         wiki_pages: pa.Table,
         tree_nodes: pa.Table,
         vectors: Mapping[str, Any] | None = None,
-        tokenizer: str = "bigram",
+        tokenizer: str = DEFAULT_TOKENIZER,
         lexical: Mapping[str, BM25Index] | None = None,
         chunk_windows: pa.Table | None = None,
     ) -> "RecallIndex":
         """`vectors` are LanceDB tables already checked out at the snapshot's versions, by manifest name;
         the ones a route declares are loaded (into memory when they fit), keyed by the rows the route names.
         `lexical` holds the snapshot's stored BM25 postings (`text.lexical.from_table`), built with
-        `tokenizer`; without it they are built here. `chunk_windows` absent (an older snapshot) means no
+        `tokenizer` (the manifest's: `Manifest.tokenizer`), which also tokenises every query; without them
+        the postings are built here. `chunk_windows` absent (an older snapshot) means no
         windows, and the window routes find nothing."""
         if chunk_windows is None:
             chunk_windows = SCHEMAS["chunk_windows"].empty_table()
