@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from petrichor_pipeline.models.offline.stopwords import ENGLISH
+
 
 @dataclass(frozen=True)
 class AnswerType:
@@ -73,3 +75,214 @@ def holds_answer(kind: AnswerType, text: str, question: str) -> bool:
         if not digits or any(d not in named for d in digits):
             return True
     return False
+
+
+# ------------------------------------------------------------------------------------- short answers
+#
+# A question asking for a number, a date, a place, a person or a named thing is answered first by that span
+# of the evidence, then by the quote it comes from. The spans are found by the structure of text (digits and
+# units, date shapes, capitalised or quoted names, the part-of-speech tagger's person, place and organisation
+# names for Chinese), never by lists of the answers expected.
+
+PERSON_ASKED = re.compile(r"谁|哪[一]?位|什么人|\bwho(?:m|se)?\b", re.I)
+ENTITY_ASKED = re.compile(
+    r"什么名字|叫什么|名[字称]是什么|名[字称]叫|哪[个家支所部本首款只]"
+    r"|\bwhat\s+(?:is|was|are|were)\s+(?:the\s+)?names?\b|\bwhich\s+[a-z]+|\bwhat\s+(?:company|team|organi[sz]ation|group|firm|brand|product|film|movie|book|song|album|game|app|platform)\b",
+    re.I,
+)
+"""A named thing: "which <noun>" asks for one of a kind, "what is the name" / 叫什么 for its name."""
+
+SPAN_KINDS = ("time", "number", "place", "person", "entity")
+
+
+def short_kind(question: str) -> str | None:
+    """The kind of short answer the question asks for (`SPAN_KINDS`), or None: the answer-type cue first
+    ("哪一年" is a time before "哪" could make it a name), then a person, then any named thing."""
+    kind = asked_type(question)
+    if kind is not None:
+        return kind.name
+    if PERSON_ASKED.search(question):
+        return "person"
+    if ENTITY_ASKED.search(question):
+        return "entity"
+    return None
+
+
+_NUM = r"\d+(?:[.,:]\d+)*"
+_CN_UNIT = r"平方公里|平方千米|平方米|公里|千米|公顷|公斤|千克|毫米|厘米|字节|[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克元吨亩度分秒年月日周]"
+_EN_UNIT = r"%|percent|per cent|[kmgt]i?b|bytes?|ms|seconds?|minutes?|hours?|days?|weeks?|months?|years?|km|kg|mb|gb"
+_EN_NUMBER_WORD = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion"
+NUMBER_SPAN = re.compile(
+    rf"(?:{_NUM}|[{_CN_DIGITS}]+)\s?[万亿千百]?(?:余|多)?\s?(?:{_CN_UNIT})[‰%]?"
+    rf"|[$€£¥]?{_NUM}\s?(?:(?:{_EN_UNIT}|million|billion|thousand)\b|[万亿]|[‰%])?"
+    rf"|\b(?:{_EN_NUMBER_WORD})\b",
+    re.I,
+)
+TIME_SPAN = re.compile(
+    rf"(?:公元前?)?\d{{1,4}}\s?年(?:\s?\d{{1,2}}\s?月(?:\s?\d{{1,2}}\s?[日号])?)?|\d{{1,2}}\s?月\s?\d{{1,2}}\s?[日号]|\d{{1,2}}\s?月"
+    rf"|[{_CN_DIGITS}]{{2,4}}年|\d{{1,2}}\s?世纪|\d{{2,4}}\s?年代|[\u4e00-\u9fff]{{1,2}}[朝代]"
+    rf"|\b(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\b\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{4}}|\b(?:{_MONTHS})\s+\d{{4}}"
+    rf"|\b(?:1[0-9]|20)\d{{2}}s?\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b",
+    re.I,
+)
+_CAPITALISED = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|von|van|and|&)\s+)?[A-Z][\w'’.-]*)*")
+_QUOTED = re.compile(r"《[^》]{1,30}》|「[^」]{1,30}」|“[^”]{1,30}”|\"[^\"\n]{1,40}\"|'[A-Z][^'\n]{1,40}'")
+_TRANSLITERATED = re.compile(r"[\u4e00-\u9fff]{1,8}(?:[·•][\u4e00-\u9fff]{1,8})+")
+_FUNCTION_CHARS = "的是了在和与及有为被把由于将对从向之也都就而"
+"""One-character function words: a transliterated name's outer parts stop at one."""
+_NAME_FLAGS = {"person": ("nr",), "place": ("ns",), "entity": ("nr", "ns", "nt", "nz", "j")}
+_PLACE_LEAD = re.compile(r"\b(?:in|at|near|from|to)\s+(?:the\s+)?$", re.I)
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    text: str
+
+
+def find_spans(kind: str, text: str) -> list[Span]:
+    """Spans of `text` that can answer a question of `kind`, in order, possibly overlapping."""
+    if kind == "number":
+        found = [m for m in NUMBER_SPAN.finditer(text) if m.group(0).strip()]
+    elif kind == "time":
+        found = list(TIME_SPAN.finditer(text))
+    else:
+        found = []
+    spans = [Span(m.start(), m.end(), m.group(0).strip()) for m in found]
+    if kind in ("person", "place", "entity"):
+        spans += _names(kind, text)
+    return sorted(spans, key=lambda s: (s.start, -s.end))
+
+
+def _posseg(text: str) -> list:
+    from petrichor_pipeline.text.lang import init_jieba
+
+    init_jieba()
+    import jieba.posseg as posseg
+
+    return posseg.lcut(text)
+
+
+def _name_head(run: str) -> int:
+    """How many leading characters of a Han run still belong to the name before it: up to four, stopping at
+    the first verb, preposition, particle or conjunction the tagger sees."""
+    n = 0
+    for token in _posseg(run):
+        if token.flag[:1] in "vpuc" or n + len(token.word) > 4:
+            break
+        n += len(token.word)
+    return n
+
+
+def _outermost(spans: list[Span]) -> list[Span]:
+    """The spans not inside another one (海因里希 inside 海因里希·冯·施特凡)."""
+    return [s for s in spans if not any(o is not s and o.start <= s.start and s.end <= o.end and (o.start, o.end) != (s.start, s.end) for o in spans)]
+
+
+def _names(kind: str, text: str) -> list[Span]:
+    """Names in `text`: transliterated names (海因里希·冯·施特凡), jieba's tagged person / place / organisation
+    names for Han text (neighbours merged), capitalised word runs for Latin text (a place only after
+    in / at / from…), and quoted titles."""
+    spans: list[Span] = []
+    for m in _TRANSLITERATED.finditer(text):
+        start, end = m.start(), m.end()
+        first, last = m.group(0).split("·")[0] if "·" in m.group(0) else m.group(0).split("•")[0], re.split("[·•]", m.group(0))[-1]
+        cut = max((first.rfind(c) for c in _FUNCTION_CHARS), default=-1)
+        start += max(cut + 1, len(first) - 4)
+        head = _name_head(last)
+        end -= len(last) - head if head else len(last) + 1  # nothing of a name after the dot: stop before it
+        spans.append(Span(start, end, text[start:end]))
+    if re.search(r"[\u4e00-\u9fff]", text):
+        flags = _NAME_FLAGS[kind]
+        pos, run_start, run_end = 0, -1, -1
+        for token in _posseg(text):
+            start, end = pos, pos + len(token.word)
+            pos = end
+            if token.flag.startswith(flags) and len(token.word) >= 1:
+                run_start = start if run_start < 0 or start != run_end else run_start
+                run_end = end
+                continue
+            if run_start >= 0 and run_end - run_start >= 2:
+                spans.append(Span(run_start, run_end, text[run_start:run_end]))
+            run_start = run_end = -1
+        if run_start >= 0 and run_end - run_start >= 2:
+            spans.append(Span(run_start, run_end, text[run_start:run_end]))
+    for m in _CAPITALISED.finditer(text):
+        if kind == "place" and not _PLACE_LEAD.search(text[: m.start()]):
+            continue
+        if m.start() == 0 or re.search(r"[.!?:]\s*$", text[: m.start()]):
+            if " " not in m.group(0) and m.group(0).lower() in ENGLISH:
+                continue  # a lone capitalised function word opening a sentence names nothing
+        spans.append(Span(m.start(), m.end(), m.group(0).rstrip(".")))
+    if kind == "entity":
+        spans += [Span(m.start(), m.end(), m.group(0)) for m in _QUOTED.finditer(text)]
+    return _outermost(spans)
+
+
+# ----------------------------------------------------------------------------------------- yes / no
+
+_YES_NO_EN = re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b", re.I)
+_YES_NO_ZH = re.compile(r"是不是|是否|有没有|能不能|会不会|可不可以|对不对|吗\s*[？?]?\s*$")
+NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b|不|没有|没|未|无|非|别|否", re.I)
+"""Negation cues: a unit negates a claim when one sits in the clause holding the claim's words."""
+CLAUSE = re.compile(r"[,;:，；：。！？!?]")
+
+
+def is_yes_no(question: str) -> bool:
+    """English questions led by an auxiliary ("Is…", "Does…", "Can…"), Chinese 是不是 / 是否 / 吗 forms."""
+    return bool(_YES_NO_EN.match(question) or _YES_NO_ZH.search(question))
+
+
+# ---------------------------------------------------------------------------------------- definitions
+
+_DEFINE_EN = re.compile(
+    r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(?P<term>[^?]{1,60}?)\s*(?:(?:,|\s+and)\s+(?:why|how|what|where|when|who)\b[^?]*)?\??\s*$",
+    re.I,
+)
+_DEFINE_ZH = re.compile(r"^\s*(?:什么是|何为|何谓)(?P<a>[^？?，,]{1,20})|^\s*(?P<b>[^？?，,]{1,20}?)(?:是什么|指的?是什么|是指什么|是什么意思)")
+
+
+def defined_term(question: str) -> str | None:
+    """The term a definition question asks about ("What is RRF and why is it used?" → "RRF",
+    "什么是主节点？" → "主节点"), or None."""
+    m = _DEFINE_EN.match(question)
+    if m and len(m.group("term").split()) <= 5:
+        return m.group("term").strip()
+    m = _DEFINE_ZH.match(question)
+    if m:
+        return (m.group("a") or m.group("b")).strip()
+    return None
+
+
+def defines(term: str, text: str, expansion: str | None = None) -> bool:
+    """Whether `text` defines `term` (or its expansion): the term followed by a copula or definition verb,
+    or by / inside a parenthesis that spells it out ("X is…", "X stands for…", "X（…）是…", "Y (X)")."""
+    for name in filter(None, (term, expansion)):
+        n = re.escape(name)
+        paren = r"\s*(?:\([^)]{1,80}\)|（[^）]{1,40}）)?\s*,?\s*"
+        if re.search(rf"(?<!\w){n}{paren}(?:is|are|was|were|stands for|means|refers to|denotes)\b", text, re.I):
+            return True
+        if re.search(rf"{n}{paren}(?:是|指|即|意为|就是|为)", text):
+            return True
+    if expansion and re.search(rf"{re.escape(expansion)}\s*[（(]\s*{re.escape(term)}\s*[)）]|{re.escape(term)}\s*[（(]\s*{re.escape(expansion)}", text, re.I):
+        return True
+    return bool(re.search(rf"[\w\s-]{{3,60}}[（(]\s*{re.escape(term)}\s*[)）]", text)) if term.isupper() else False
+
+
+_WORD = re.compile(r"[A-Za-z][\w-]*")
+
+
+def expand_acronym(term: str, text: str) -> str | None:
+    """An acronym's spelled-out form in `text`: consecutive words whose initials spell it ("RRF" →
+    "reciprocal rank fusion"), or None when `term` is no acronym or nothing spells it."""
+    if not re.fullmatch(r"[A-Z]{2,6}", term):
+        return None
+    words = list(_WORD.finditer(text))
+    n = len(term)
+    for i in range(len(words) - n + 1):
+        window = words[i : i + n]
+        if "".join(w.group(0)[0] for w in window).upper() == term and all(w.group(0).upper() != term for w in window):
+            if all(window[k + 1].start() - window[k].end() <= 2 for k in range(n - 1)):
+                return text[window[0].start() : window[-1].end()]
+    return None

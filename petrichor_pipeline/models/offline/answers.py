@@ -14,12 +14,23 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from petrichor_pipeline.models.offline.address import addresses_the_assistant
-from petrichor_pipeline.models.offline.answer_types import asked_type, holds_answer
+from petrichor_pipeline.models.offline.answer_types import (
+    CLAUSE,
+    NEGATION,
+    asked_type,
+    defined_term,
+    defines,
+    expand_acronym,
+    find_spans,
+    holds_answer,
+    is_yes_no,
+    short_kind,
+)
 from petrichor_pipeline.models.protocols import EvidenceText
 from petrichor_pipeline.models.offline.sentences import Sentence, informative, split_sentences
 from petrichor_pipeline.models.offline.overlap import search_tokens
 from petrichor_pipeline.models.offline.stopwords import CHINESE
-from petrichor_pipeline.text.lang import CJK_RUN, NOT_FOUND, has_cjk, language_of
+from petrichor_pipeline.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_jieba, language_of
 from petrichor_pipeline.text.markdown import Line, LineKind, is_table_rule, scan_lines
 
 MAX_ANSWER_UNITS = 3
@@ -189,9 +200,24 @@ def _block_end(lines: list[Line], i: int | None) -> int | None:
 
 
 _CLOSERS = "”’\"'』」）)"
-_ANAPHOR = re.compile(r"\s*(?:这[个些种一项位]|该|此(?!外)|其(?![他它余实次])|Th(?:is|ese)\b|Such\b)")
-"""A sentence opening on a pointer back (这个奖项…, 其人…, This option…) says what it says about the sentence
-before it: the two are quoted together."""
+_POINTERS_EN = re.compile(r"\s*(?:this|these|that|those|such|it|its|they|their|he|his|she|her)\b", re.I)
+"""English demonstrative and personal pronouns: the closed class a sentence opens with when it points back."""
+
+
+def _points_back(sentence: str) -> bool:
+    """A sentence that opens on a pronoun (这个奖项…, 其人…, This option…) says what it says about the sentence
+    before it. Chinese: the first word the part-of-speech tagger reads is a pronoun (r); English: the first word
+    is a demonstrative or personal pronoun."""
+    if _POINTERS_EN.match(sentence):
+        return True
+    head = sentence.lstrip()[:6]
+    if not head or not has_cjk(head[:1]):
+        return False
+    init_jieba()
+    import jieba.posseg as posseg
+
+    first = next(iter(posseg.cut(head)), None)
+    return first is not None and first.flag == "r"
 
 
 def _whole_sentences(pieces: Sequence[Sentence]) -> Iterator[tuple[int, int]]:
@@ -199,11 +225,11 @@ def _whole_sentences(pieces: Sequence[Sentence]) -> Iterator[tuple[int, int]]:
     after a ； go on about the same subject (1968年改为…；1990年因…改…), and the answer is as often in a later
     clause as in the first. A rejoined sentence stays within twice `SHORT_LINE`, so a long ；-separated list is
     still cut. English `;` keeps cutting: a clause such as "the default is `./data`." is the quote wanted. A
-    sentence that points back (`_ANAPHOR`) is joined to the one before it."""
+    sentence that points back (`_points_back`) is joined to the one before it."""
     start = None
     for piece, after in zip(pieces, [*pieces[1:], None]):
         start = piece.start if start is None else start
-        cut = not piece.text.rstrip(_CLOSERS).endswith("；") and not (after is not None and _ANAPHOR.match(after.text))
+        cut = not piece.text.rstrip(_CLOSERS).endswith("；") and not (after is not None and _points_back(after.text))
         if after is None or cut or after.end - start > 2 * SHORT_LINE[language_of(piece.text)]:
             yield start, piece.end
             start = None
@@ -225,16 +251,27 @@ ALIGNMENT_WEIGHT = 1.0
 for English) is the one the question paraphrases: its score grows by up to this share."""
 TYPE_MISSING = 0.7
 """A question asking for a number, a date or a place scores a unit without one at this share."""
+DEFINITION_WEIGHT = 1.5
+"""A definition question ("What is X?", "X是什么？") scores a unit that defines X (`defines`: X followed by a
+copula or definition verb, or spelt out in a parenthesis) this many times: the unit that says what X is
+answers it, not one that only uses X."""
 
 
 def _question_terms(question: str) -> list[str]:
-    """Content tokens of the question, then its Han characters no token covers (卵 in 鱼的卵有什么特征):
-    a one-character noun is often the very thing asked about."""
+    """Content tokens of the question, then the one-character nouns the tagger reads in it (卵 in
+    鱼的卵有什么特征): `search_tokens` drops one-character words, yet a one-character noun is often the very
+    thing asked about."""
     terms = list(dict.fromkeys(t for t in search_tokens(question) if t not in QUESTION_WORDS and not _WH.search(t)))
-    covered = "".join(terms)
-    rest = _GLUE.sub(" ", _WH.sub(" ", question.lower()))
-    singles = [ch for run in CJK_RUN.findall(rest) for ch in run if ch not in covered and ch not in CHINESE]
-    return terms + list(dict.fromkeys(singles))
+    return terms + list(dict.fromkeys(_one_character_nouns(question)))
+
+
+def _one_character_nouns(question: str) -> list[str]:
+    if not has_cjk(question):
+        return []
+    init_jieba()
+    import jieba.posseg as posseg
+
+    return [w.word for w in posseg.cut(question) if len(w.word) == 1 and has_cjk(w.word) and w.flag.startswith("n") and w.word not in CHINESE]
 
 
 def _phrases(text: str) -> set[str]:
@@ -301,11 +338,13 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
     at `SUBJECT_WEIGHT`), plus `HEADING_WEIGHT` per question term of its title and section, by the share of
     that heading the question names; raised by its share of the question's phrases not in the title;
     lowered when the question asks for a kind of answer (number, date, place) the unit does not hold, and by
-    its evidence's rank."""
+    its evidence's rank; raised when a definition question's unit defines the term."""
     wanted = _question_terms(question)
     phrases = _phrases(question)
     kind = asked_type(question)
     named = _Named(question)
+    term = defined_term(question)
+    expansion = _expansion(term, evidence) if term else None
     pool: list[tuple[int, Unit, str, set[str], float, str]] = []
     for n, item in enumerate(evidence, start=1):
         title = item.title.lower()
@@ -325,6 +364,8 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
             score *= 1.0 + ALIGNMENT_WEIGHT * len(about & _phrases(unit.scored)) / len(about)
         if kind is not None and not holds_answer(kind, unit.scored, question):
             score *= TYPE_MISSING
+        if term and defines(term, unit.scored, expansion):
+            score *= DEFINITION_WEIGHT
         if unit.code:
             score *= 0.6
         if len(unit.scored) < 8:
@@ -335,27 +376,154 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
     return scored
 
 
+SPAN_FLOOR = 0.2
+"""A short answer may come from a unit scoring at least this share of the best one: the best unit may restate
+the question without its answer ("How many old snapshots are kept is set with…") while a lower one holds it."""
+SPAN_UNITS = 8
+"""How many of the best units are searched for a short answer."""
+UNDECIDED = {
+    "en": "The evidence read bears on this but settles it neither way; the closest statement is:",
+    "zh": "证据未直接回答；最相关的陈述：",
+}
+YES_NO = {"en": ("Yes", "No"), "zh": ("是", "否")}
+SEPARATOR = {"en": " — ", "zh": "——"}
+
+
+@dataclass(frozen=True)
+class ShortAnswer:
+    text: str
+    """What the answer opens with: a span of the evidence, Yes / No, or the undecided line."""
+    unit: Scored | None
+    """The unit it was read from (quoted first), None when it comes from no one unit."""
+
+
+def opening(short: str, lang: str) -> str:
+    """The short answer as the answer's first words: "5 — …", "是——…"; a line ending in a colon runs on."""
+    return short + (" " if short.endswith((":", "：")) and lang == "en" else "" if short.endswith("：") else SEPARATOR[lang])
+
+
+def _expansion(term: str, evidence: Sequence[EvidenceText]) -> str | None:
+    return next((e for e in (expand_acronym(term, item.content) for item in evidence) if e), None)
+
+
+def _focus(question: str) -> str | None:
+    """The noun a count question counts ("How many snapshots…" → snapshot, "多少个版本" → 版本)."""
+    m = re.search(r"\bhow\s+(?:many|much)\s+(?:[a-z]+\s+)?([a-z][a-z-]+)\s+(?:are|is|were|was|do|does|did|can|will|have|has)\b", question, re.I)
+    m = m or re.search(r"\bhow\s+(?:many|much)\s+([a-z][a-z-]+)", question, re.I)
+    if m:
+        found = search_tokens(m.group(1))
+        return found[0] if found else None
+    m = re.search(r"(?:多少|几)[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘]?([\u4e00-\u9fff]{2,})", question)
+    if m:
+        words = [w for w in search_tokens(m.group(1)) if w not in QUESTION_WORDS]
+        return words[0] if words else None
+    return None
+
+
+def _attached(focus: str | None, text: str, end: int) -> bool:
+    """Whether the counted noun follows the number closely ("5 snapshots", "5 个快照版本")."""
+    if not focus:
+        return False
+    after = text[end : end + 24].lower()
+    return focus in after if has_cjk(focus) else focus in search_tokens(" ".join(after.split()[:3]))
+
+
+def _nearest(spans: list, text: str, wanted: Sequence[str]) -> Any:
+    """The span closest to where the question's words sit in `text` (the first one when none is there)."""
+    lowered = text.lower()
+    places = [m.start() for t in wanted for m in re.finditer(re.escape(t), lowered)]
+    if not places:
+        return spans[0]
+    return min(spans, key=lambda sp: (min(abs((sp.start + sp.end) / 2 - p) for p in places), sp.start))
+
+
+def _span_answer(question: str, kind: str, scored: Sequence[Scored], wanted: Sequence[str]) -> ShortAnswer | None:
+    """The asked kind's span nearest the question's words, from the best unit holding one; for a count, a
+    unit where the number sits beside the counted noun comes first. Spans the question itself names are no
+    answer."""
+    best = scored[0].score
+    focus = _focus(question) if kind == "number" else None
+    q = question.lower()
+    options: list[tuple[bool, Scored, Any]] = []
+    for s in scored[:SPAN_UNITS]:
+        if s.score < best * SPAN_FLOOR:
+            break
+        text = s.unit.scored
+        spans = [sp for sp in find_spans(kind, text) if sp.text.lower() not in q and not (kind == "number" and re.sub(r"\D", "", sp.text) and re.sub(r"\D", "", sp.text) in re.sub(r"\D", " ", question).split())]
+        if not spans:
+            continue
+        attached = [sp for sp in spans if _attached(focus, text, sp.end)]
+        options.append((bool(attached), s, _nearest(attached or spans, text, wanted)))
+    if not options:
+        return None
+    _, unit, span = max(options, key=lambda o: (o[0], o[1].score))
+    return ShortAnswer(span.text, unit)
+
+
+def _yes_no(question: str, scored: Sequence[Scored], wanted: Sequence[str], lang: str) -> ShortAnswer:
+    """Yes or No when one unit states or negates the claim: it holds every content word of the question, and
+    a negation cue in the clause holding them says No (unless the question negates too). Otherwise the
+    undecided line: which sentence bears on it, no guess."""
+    asked_negated = bool(NEGATION.search(question))
+    best = scored[0].score
+    for s in scored[:SPAN_UNITS]:
+        if s.score < best * KEEP_RATIO:
+            break
+        text = s.unit.scored.lower()
+        toks = set(search_tokens(text))
+        if not wanted or not all(_matches(t, text, toks) for t in wanted):
+            continue
+        clauses = [c for c in CLAUSE.split(text) if any(_matches(t, c, set(search_tokens(c))) for t in wanted)]
+        negated = any(NEGATION.search(c) for c in clauses)
+        return ShortAnswer(YES_NO[lang][negated != asked_negated], s)
+    return ShortAnswer(UNDECIDED[lang], scored[0])
+
+
+def short_answer(question: str, scored: Sequence[Scored], evidence: Sequence[EvidenceText]) -> ShortAnswer | None:
+    """What the answer opens with, if the question asks for something short: a yes/no verdict, an acronym's
+    spelt-out form for "What is X?", or a span of the asked kind (`short_kind`)."""
+    if not scored:
+        return None
+    lang = language_of(question)
+    wanted = _question_terms(question)
+    if is_yes_no(question):
+        return _yes_no(question, scored, wanted, lang)
+    term = defined_term(question)
+    if term:
+        expansion = _expansion(term, evidence) if lang == "en" else None  # initials spell Latin words only
+        return ShortAnswer(f"{term}: {expansion}", None) if expansion else None
+    kind = short_kind(question)
+    return _span_answer(question, kind, scored, wanted) if kind else None
+
+
 def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
-    """Up to three passages with the best scores (`score_units`), each cited; or an explicit not-found.
+    """The short answer when the question asks for one (`short_answer`), then up to three passages with the
+    best scores (`score_units`), each cited; or an explicit not-found.
 
     Each citation carries its `rank` (1 = best scored), its `score` and the `text` the answer shows for it,
-    so a caller can keep fewer (the agent's fact plan keeps the passages close to the best)."""
+    so a caller can keep fewer (the agent's fact plan keeps the passages close to the best). The unit the short
+    answer was read from is quoted first (rank 1, at the best score: it holds what was asked), whatever its
+    own score; `short_answer` is the short answer alone and `opening` the text the answer starts with before its
+    quotes ("" when none), for callers that compose their own text."""
     lang = language_of(question)
     scored = score_units(question, evidence)
     if not scored:
         return {"answer": NOT_FOUND[lang], "citations": []}
+    short = short_answer(question, scored, evidence)
     best = scored[0].score
-    chosen: list[tuple[int, Scored]] = []
+    chosen: list[tuple[int, Scored]] = [(1, short.unit)] if short and short.unit else []
     for s in scored:
         if s.score < best * KEEP_RATIO or len(chosen) == MAX_ANSWER_UNITS:
             break
         if all(s.unit.text not in other.unit.text and other.unit.text not in s.unit.text for _, other in chosen):
             chosen.append((len(chosen) + 1, s))
-    chosen.sort(key=lambda c: c[1].order)  # read in document order
+    # the unit holding the short answer first, the rest in document order
+    chosen.sort(key=lambda c: (not (short and c[1] is short.unit), c[1].order))
     joiner = "" if lang == "zh" else " "
     text = joiner.join(f"{s.unit.display()} [{s.evidence}]" for _, s in chosen)
+    lead = opening(short.text, lang) if short else ""
     citations = [
-        {"marker": s.evidence, "evidence_id": evidence[s.evidence - 1].evidence_id, "quote": s.unit.text, "text": s.unit.display(), "rank": rank, "score": round(s.score, 4)}
+        {"marker": s.evidence, "evidence_id": evidence[s.evidence - 1].evidence_id, "quote": s.unit.text, "text": s.unit.display(), "rank": rank, "score": round(max(s.score, best) if short and s is short.unit else s.score, 4)}
         for rank, s in chosen
     ]
-    return {"answer": text, "citations": citations}
+    return {"answer": lead + text, "citations": citations, "short_answer": short.text if short else None, "opening": lead}
