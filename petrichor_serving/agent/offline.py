@@ -103,7 +103,8 @@ def _quote(run: Run, question: str, ids: list[str], *, max_units: int = 2) -> Dr
     cited = [{"marker": i, "evidence_id": c["evidence_id"], "quote": c["quote"]} for i, c in enumerate(reply["citations"], 1)]
     joiner = "" if run.route.language == "zh" else " "
     shown = [c.get("text") or c["quote"] for c in reply["citations"]]
-    return Draft(joiner.join(f"{text} [{c['marker']}]" for text, c in zip(shown, cited)), cited)
+    opening = str(reply.get("opening") or "")  # the short answer, when the question asks for one
+    return Draft(opening + joiner.join(f"{text} [{c['marker']}]" for text, c in zip(shown, cited)), cited)
 
 
 def gated(run: Run, question: str, draft: Draft | None, cands: list[dict[str, Any]] | None = None) -> Draft:
