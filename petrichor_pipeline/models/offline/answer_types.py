@@ -223,7 +223,8 @@ def _names(kind: str, text: str) -> list[Span]:
 # ----------------------------------------------------------------------------------------- yes / no
 
 _YES_NO_EN = re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b", re.I)
-_YES_NO_ZH = re.compile(r"是不是|是否|有没有|能不能|会不会|可不可以|对不对|吗\s*[？?]?\s*$")
+YES_NO_FRAME = re.compile(r"是不是|是否|有没有|能不能|会不会|可不可以|对不对")
+_YES_NO_ZH = re.compile(rf"{YES_NO_FRAME.pattern}|吗\s*[？?]?\s*$")
 NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b|不|没有|没|未|无|非|别|否", re.I)
 """Negation cues: a unit negates a claim when one sits in the clause holding the claim's words."""
 CLAUSE = re.compile(r"[,;:，；：。！？!?]")

@@ -17,6 +17,7 @@ from petrichor_pipeline.models.offline.address import addresses_the_assistant
 from petrichor_pipeline.models.offline.answer_types import (
     CLAUSE,
     NEGATION,
+    YES_NO_FRAME,
     asked_type,
     defined_term,
     defines,
@@ -377,8 +378,9 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
 
 
 SPAN_FLOOR = 0.2
-"""A short answer may come from a unit scoring at least this share of the best one: the best unit may restate
-the question without its answer ("How many old snapshots are kept is set with…") while a lower one holds it."""
+"""A short answer may come from a unit scoring at least this share of the best one (the best unit may restate
+the question without its answer: "How many old snapshots are kept is set with…"); a count beside the counted
+noun ("the newest 5 snapshots") from any of the `SPAN_UNITS` best."""
 SPAN_UNITS = 8
 """How many of the best units are searched for a short answer."""
 UNDECIDED = {
@@ -446,13 +448,13 @@ def _span_answer(question: str, kind: str, scored: Sequence[Scored], wanted: Seq
     q = question.lower()
     options: list[tuple[bool, Scored, Any]] = []
     for s in scored[:SPAN_UNITS]:
-        if s.score < best * SPAN_FLOOR:
-            break
         text = s.unit.scored
         spans = [sp for sp in find_spans(kind, text) if sp.text.lower() not in q and not (kind == "number" and re.sub(r"\D", "", sp.text) and re.sub(r"\D", "", sp.text) in re.sub(r"\D", " ", question).split())]
         if not spans:
             continue
         attached = [sp for sp in spans if _attached(focus, text, sp.end)]
+        if not attached and s.score < best * SPAN_FLOOR:
+            continue  # only a count beside its counted noun is taken from a unit this far below the best
         options.append((bool(attached), s, _nearest(attached or spans, text, wanted)))
     if not options:
         return None
@@ -464,7 +466,7 @@ def _yes_no(question: str, scored: Sequence[Scored], wanted: Sequence[str], lang
     """Yes or No when one unit states or negates the claim: it holds every content word of the question, and
     a negation cue in the clause holding them says No (unless the question negates too). Otherwise the
     undecided line: which sentence bears on it, no guess."""
-    asked_negated = bool(NEGATION.search(question))
+    asked_negated = bool(NEGATION.search(YES_NO_FRAME.sub(" ", question)))  # 是否 / 是不是 frame the question, negate nothing
     best = scored[0].score
     for s in scored[:SPAN_UNITS]:
         if s.score < best * KEEP_RATIO:

@@ -1,0 +1,117 @@
+"""The short answer the offline answerer opens with: a span of the evidence of the asked kind, or Yes / No."""
+
+from __future__ import annotations
+
+import pytest
+
+from petrichor_pipeline.models.offline.answer_types import defined_term, expand_acronym, find_spans, is_yes_no, short_kind
+from petrichor_pipeline.models.offline.answers import UNDECIDED, answer
+from petrichor_pipeline.models.protocols import EvidenceText
+
+
+def _best(reply: dict) -> str:
+    return next(c["quote"] for c in reply["citations"] if c["rank"] == 1)
+
+
+def _ask(question: str, *passages: str) -> dict:
+    return answer(question, [EvidenceText(f"e{n}", "t", (), p) for n, p in enumerate(passages, 1)])
+
+
+@pytest.mark.parametrize(
+    ("question", "passage", "short"),
+    [
+        ("How many workers does the plant employ?", "The plant opened in 1998. Today the plant employs 420 workers on two shifts.", "420"),
+        ("When did the plant open?", "The plant employs 420 workers. The plant opened on March 3, 1998 near the river.", "March 3, 1998"),
+        ("Where is the plant located?", "The plant employs 420 workers. The plant is located in Port Talbot, on the coast.", "Port Talbot"),
+        ("Who founded the plant?", "The plant employs 420 workers. The plant was founded by Maria Lopez and her brother.", "Maria Lopez"),
+        ("Which company bought the plant?", "The plant employs 420 workers. Last year Tata Steel bought the plant for cash.", "Tata Steel"),
+        ("工厂有多少名工人？", "工厂建于1998年。工厂目前有420名工人，分两班工作。", "420名"),
+        ("工厂在哪一年建成？", "工厂目前有420名工人。工厂于1998年建成投产。", "1998年"),
+        ("工厂位于哪个城市？", "工厂目前有420名工人。工厂位于上海，靠近长江口。", "上海"),
+        ("谁创办了这家工厂？", "工厂目前有420名工人。这家工厂由张艺谋创办。", "张艺谋"),
+        ("会议计划由谁起草？", "会议于1874年召开，会议计划由海因里希·冯·施特凡起草。", "海因里希·冯·施特凡"),
+    ],
+)
+def test_the_answer_opens_with_the_span_of_the_asked_kind(question, passage, short):
+    reply = _ask(question, passage)
+    assert reply["short_answer"] == short
+    assert reply["answer"].startswith(short) and reply["opening"].startswith(short)
+    assert short in reply["citations"][0]["quote"]  # the span is read from the first quote
+
+
+def test_a_number_the_question_names_is_not_the_short_answer():
+    reply = _ask("How many teams worked on version 2?", "Since version 2, 3 teams have worked on it.")
+    assert reply["short_answer"] == "3"
+
+
+def test_the_count_beside_the_counted_noun_wins_over_a_question_echo():
+    """The best-matching sentence restates the question without a number; the one holding the count is quoted
+    first and its number opens the answer."""
+    reply = _ask(
+        "How many snapshots are kept by default?",
+        "How many old snapshots are kept by default is set with KEEP_SNAPSHOTS. The default concurrency is 64.",
+        "Garbage collection keeps the newest 5 snapshots after each publish.",
+    )
+    assert reply["short_answer"] == "5"
+    assert reply["citations"][0]["quote"] == "Garbage collection keeps the newest 5 snapshots after each publish."
+
+
+@pytest.mark.parametrize(
+    ("question", "passage", "verdict"),
+    [
+        ("Is the default RRF constant 60?", "The default RRF constant is 60, and ranks start at 0.", "Yes"),
+        ("Does the service cache answers?", "The service does not cache answers; each question is searched again.", "No"),
+        ("默认端口是否为 8080？", "默认端口为 8080，可以修改。", "是"),
+        ("服务会缓存答案吗？", "服务不会缓存答案，每个问题都会重新检索。", "否"),
+    ],
+)
+def test_yes_no_from_a_unit_that_states_or_negates_the_claim(question, passage, verdict):
+    assert is_yes_no(question)
+    reply = _ask(question, passage)
+    assert reply["short_answer"] == verdict and reply["answer"].startswith(verdict)
+
+
+@pytest.mark.parametrize(
+    ("question", "passage", "lang"),
+    [
+        ("Does the service cache answers?", "The service searches the answers index again for each question.", "en"),
+        ("服务会缓存答案吗？", "服务对每个问题都重新检索答案。", "zh"),
+    ],
+)
+def test_yes_no_without_a_stating_unit_says_what_bears_on_it_without_guessing(question, passage, lang):
+    reply = _ask(question, passage)
+    assert reply["short_answer"] == UNDECIDED[lang]
+    assert reply["citations"] and reply["citations"][0]["quote"] == passage
+
+
+def test_questions_that_ask_for_no_short_answer_get_none():
+    assert short_kind("Why does the build fail?") is None and not is_yes_no("Why does the build fail?")
+    reply = _ask("Why does the build fail?", "The build fails when the corpus folder is missing.")
+    assert reply["short_answer"] is None and reply["opening"] == ""
+    assert reply["answer"].startswith("The build fails")
+
+
+def test_a_definition_question_prefers_the_unit_that_defines_the_term():
+    assert defined_term("What is RRF and why is it used?") == "RRF"
+    assert defined_term("什么是主节点？") == "主节点" and defined_term("主节点是什么？") == "主节点"
+    reply = _ask(
+        "What is a shard?",
+        "A shard is one horizontal slice of an index, held by one node.",
+        "Each shard is copied twice and every shard is checked nightly for shard errors.",
+    )
+    assert _best(reply).startswith("A shard is")
+    zh = _ask("主节点是什么？", "每个集群有一个主节点和多个从节点，主节点故障时会切换。主节点是负责协调写入的节点。")
+    assert _best(zh) == "主节点是负责协调写入的节点。"
+
+
+def test_an_acronym_is_spelt_out_from_the_evidence():
+    assert expand_acronym("RRF", "## Stage 3: reciprocal rank fusion\n\nThe default RRF constant is 60.") == "reciprocal rank fusion"
+    assert expand_acronym("RRF", "Ranks are fused.") is None and expand_acronym("Ranks", "Ranks are fused.") is None
+    reply = _ask("What is RRF?", "## Stage 3: reciprocal rank fusion\n\nThe default RRF constant is 60, and ranks start at 0.")
+    assert reply["answer"].startswith("RRF: reciprocal rank fusion")
+
+
+def test_span_shapes():
+    assert [s.text for s in find_spans("number", "面积约3000平方米，7.52‰，1269万人")] == ["3000平方米", "7.52‰", "1269万人"]
+    assert [s.text for s in find_spans("time", "1999年3月5日，On 3 May 2001")] == ["1999年3月5日", "3 May 2001"]
+    assert "Sam Bankman-Fried" in [s.text for s in find_spans("person", "The trial of Sam Bankman-Fried begins.")]
