@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from petrichor_pipeline.route_tables import QUESTION_ROUTE_MODES, question_routes_run
+from petrichor_pipeline.contract.route_tables import QUESTION_ROUTE_MODES, question_routes_run
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.balance import ARTICLE_TOP_K, RANK_WEIGHTS
 from petrichor_serving.recall.diversity import FRESH_TAIL, MAX_PER_ARTICLE, TAIL_ARTICLES
