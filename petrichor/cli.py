@@ -325,6 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plot", metavar="DIR", help="write Recall@K charts as PNG into DIR")
     p.add_argument("--limit", type=int, default=0, help="evaluate only the first N questions")
     p.add_argument("--no-ablation", action="store_true")
+    p.add_argument("--unanswerable-from", action="append", default=[], metavar="DIR",
+                   help="with --answers: ask a sample of another set's questions of this set's corpus, as unanswerable questions (repeatable)")
+    p.add_argument("--unanswerable-sample", type=int, default=50, metavar="N", help="questions taken from each --unanswerable-from set (default 50)")
+    p.add_argument("--signals", metavar="FILE", help="with --answers: write Petrichor's answerability signals per question as JSON lines")
     p.set_defaults(fn=cmd_eval)
 
     args = parser.parse_args(argv)

@@ -3,6 +3,14 @@
 A baseline answer reads the first four retrieved chunks (the agent's read budget) as evidence, so the
 answer figures compare retrieval, not answer models. Citation markers (`[1]`) are removed before exact
 match and F1; a citation counts only if its quote is verbatim in the evidence it names, as in the agent.
+
+The answer baseline (`naive_top_sentence`) is what a newcomer's RAG would show without a model: the
+sentence of the naive hybrid's top window that shares the most question words, cited to that window. It
+never says "not found".
+
+An answer without a citation is a not-found answer. On answerable questions its share is the false
+not-found rate; on unanswerable ones (null queries, and questions of another set asked of this set's
+corpus) the not-found rate.
 """
 
 from __future__ import annotations
@@ -41,6 +49,12 @@ class AnswerOutcome:
     answer: str
     quotes: tuple[Quote, ...]
     latency_ms: float
+    answerability: dict[str, Any] | None = None
+    """Petrichor's verdict from the trace (signals, reason, the answer it withheld), else None."""
+
+    @property
+    def not_found(self) -> bool:
+        return not self.quotes
 
 
 def agent_answer(
@@ -52,7 +66,35 @@ def agent_answer(
     started = time.perf_counter()
     reply = answer(snapshot, question.question, Scope(), chat=chat, embedder=embedder)
     quotes = tuple(Quote(c["quote"], doc_of_article.get(c["article_id"])) for c in reply["citations"])
-    return AnswerOutcome(question.qid, reply["answer"], quotes, (time.perf_counter() - started) * 1000)
+    verdict = (reply.get("trace") or {}).get("answerability")
+    return AnswerOutcome(question.qid, reply["answer"], quotes, (time.perf_counter() - started) * 1000, verdict)
+
+
+def without_gate(outcome: AnswerOutcome, doc_of_article: dict[str, str]) -> AnswerOutcome:
+    """The answer Petrichor would have given without its answerability gate: the withheld one, if any."""
+    withheld = (outcome.answerability or {}).get("withheld")
+    if not withheld:
+        return outcome
+    quotes = tuple(Quote(c["quote"], doc_of_article.get(c.get("article_id") or "")) for c in withheld.get("citations") or ())
+    return AnswerOutcome(outcome.qid, withheld.get("answer") or "", quotes, outcome.latency_ms, outcome.answerability)
+
+
+def top_sentence_answer(question: EvalQuestion, retriever: Any) -> AnswerOutcome:
+    """The answer baseline: the top chunk's sentence sharing the most distinct question words (the first
+    such on a tie), stopwords aside, tokenised as the naive hybrid tokenises."""
+    from petrichor.evaluation.hybrid import hybrid_tokens
+    from petrichor_pipeline.models.offline.sentences import split_sentences
+    from petrichor_pipeline.models.offline.stopwords import CHINESE, ENGLISH
+
+    started = time.perf_counter()
+    top = next((i for i in retriever.retrieve(question.question).items if i.is_chunk), None)
+    if top is None:
+        return AnswerOutcome(question.qid, "", (), (time.perf_counter() - started) * 1000)
+    stop = ENGLISH | CHINESE
+    wanted = {t for t in hybrid_tokens(question.question) if t not in stop}
+    sentences = [s.text for s in split_sentences(top.text)] or [top.text]
+    best = max(sentences, key=lambda s: len(wanted & set(hybrid_tokens(s))))  # max keeps the first of equals
+    return AnswerOutcome(question.qid, best, (Quote(best, top.doc_id),), (time.perf_counter() - started) * 1000)
 
 
 def retrieval_answer(question: EvalQuestion, retriever: Any, chat: Any, titles: dict[str, str]) -> AnswerOutcome:
@@ -89,7 +131,7 @@ def summarise_answers(
 ) -> dict[str, Any]:
     """EM, F1 and `answer_contains_gold` over questions with short answers (None when the set has none);
     citation precision over every cited quote; `citation_doc_precision`: the share of quotes taken from a
-    gold document.
+    gold document; `false_not_found`: the share of these answerable questions answered without a citation.
 
     An extractive answer quotes a sentence, so EM and F1 stay low however right it is: `answer_contains_gold`
     (the answer, markers removed and normalised as EM normalises, contains one of `answers_all`) says
@@ -109,6 +151,8 @@ def summarise_answers(
             from_gold.append(float(quote.doc_id in q.gold_doc_ids))
     latencies = [o.latency_ms for o in outcomes]
     return {
+        "questions": len(outcomes),
+        "false_not_found": mean([float(o.not_found) for o in outcomes]),
         "exact_match": mean(em),
         "f1": mean(f1),
         "answer_contains_gold": mean(contains),
@@ -117,3 +161,14 @@ def summarise_answers(
         "citations_per_answer": round(quotes / len(outcomes), 3) if outcomes else None,
         "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
     }
+
+
+def summarise_not_found(questions: Sequence[EvalQuestion], outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
+    """Not-found rates on unanswerable questions: all of them, the set's own (`null`), and per other set
+    whose questions were asked here (`cross:<set>`), each with its question count."""
+    kind = {q.qid: q.subset if q.subset.startswith("cross:") else "null" for q in questions}
+    groups: dict[str, list[float]] = {"all": []}
+    for o in outcomes:
+        groups["all"].append(float(o.not_found))
+        groups.setdefault(kind[o.qid], []).append(float(o.not_found))
+    return {name: {"rate": mean(values), "questions": len(values)} for name, values in groups.items()}

@@ -66,7 +66,9 @@ class Dataset:
     docs: tuple[EvalDoc, ...]
     questions: tuple[EvalQuestion, ...]
     skipped: int = 0
-    """Questions left out because they have no gold documents (MultiHop-RAG's `null_query`)."""
+    """Questions left out of retrieval because they have no gold documents (MultiHop-RAG's `null_query`)."""
+    unanswerable: tuple[EvalQuestion, ...] = ()
+    """Those questions themselves: no document answers them, so answer metrics ask for "not found"."""
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -89,15 +91,25 @@ def _flatten(value: Any) -> list[str]:
     return [str(value)] if value not in (None, "") else []
 
 
+SHORT_ANSWER_WORDS = 3
+"""A free-text answer of at most this many words is a short answer (MultiHop-RAG's names, "Yes", "No"): the
+answer-holds-gold test applies to it as to extractive answers. Longer ones (rhdh's sentences) are not."""
+
+
+def _short_answers(raw: Any, has_gold: bool) -> tuple[str, ...]:
+    if isinstance(raw, list):
+        return tuple(_flatten(raw))
+    text = str(raw or "").strip()
+    return (text,) if has_gold and text and len(text.split()) <= SHORT_ANSWER_WORDS else ()
+
+
 def parse_question(row: dict[str, Any]) -> EvalQuestion:
     groups = tuple(tuple(str(d) for d in g) for g in row.get("gold_doc_groups") or () if g)
     gold_docs = tuple(str(d) for d in row.get("gold_doc_ids") or ()) or tuple(dict.fromkeys(d for g in groups for d in g))
     passages = tuple(str(p) for p in row.get("gold_passages") or ())
     lang = row.get("lang") or ("zh" if has_cjk(row["question"]) else "en")
     raw_answer = row.get("answer")
-    answers = tuple(_flatten(row.get("answers_all"))) or (
-        tuple(_flatten(raw_answer)) if isinstance(raw_answer, list) else ()
-    )
+    answers = tuple(_flatten(row.get("answers_all"))) or _short_answers(raw_answer, bool(gold_docs))
     sections = tuple(_section(s, gold_docs[0] if gold_docs else "") for s in row.get("gold_sections") or ())
     return EvalQuestion(
         qid=str(row["qid"]),
@@ -105,7 +117,7 @@ def parse_question(row: dict[str, Any]) -> EvalQuestion:
         gold_doc_ids=gold_docs,
         gold_match=str(row.get("gold_match") or "any"),
         gold_doc_groups=groups,
-        subset=str(row.get("subset") or ""),
+        subset=str(row.get("subset") or row.get("question_type") or ""),
         answer="; ".join(_flatten(raw_answer)),
         answers_all=answers,
         gold_passages=passages,
@@ -115,8 +127,8 @@ def parse_question(row: dict[str, Any]) -> EvalQuestion:
 
 
 def load_dataset(directory: Path, limit: int = 0) -> Dataset:
-    """The set in `directory`; questions without gold documents are skipped; `limit` > 0 keeps only the
-    first of the others (all documents stay)."""
+    """The set in `directory`; questions without gold documents are kept apart as `unanswerable`; `limit`
+    > 0 keeps only the first of each (all documents stay)."""
     directory = Path(directory)
     docs = tuple(
         EvalDoc(str(r["doc_id"]), str(r.get("title") or r["doc_id"]), str(r.get("content") or ""))
@@ -124,6 +136,26 @@ def load_dataset(directory: Path, limit: int = 0) -> Dataset:
     )
     parsed = [parse_question(r) for r in _read_jsonl(directory / "qa.jsonl")]
     questions = tuple(q for q in parsed if q.has_gold)
+    unanswerable = tuple(q for q in parsed if not q.has_gold)
     if limit > 0:
-        questions = questions[:limit]
-    return Dataset(directory.resolve().name, docs, questions, skipped=len(parsed) - sum(q.has_gold for q in parsed))
+        questions, unanswerable = questions[:limit], unanswerable[:limit]
+    return Dataset(
+        directory.resolve().name, docs, questions, skipped=len(parsed) - sum(q.has_gold for q in parsed), unanswerable=unanswerable
+    )
+
+
+def cross_questions(directory: Path, count: int) -> tuple[EvalQuestion, ...]:
+    """`count` questions of the set in `directory`, evenly spread over it, made unanswerable: asked of
+    another set's corpus, no document there answers them. Their qids are prefixed with their set's name."""
+    directory = Path(directory)
+    name = directory.resolve().name
+    parsed = [parse_question(r) for r in _read_jsonl(directory / "qa.jsonl")]
+    pool = [q for q in parsed if q.has_gold]
+    if count <= 0 or not pool:
+        return ()
+    step = max(1, len(pool) // count)
+    picked = pool[::step][:count]
+    return tuple(
+        EvalQuestion(qid=f"{name}:{q.qid}", question=q.question, gold_doc_ids=(), subset=f"cross:{name}", lang=q.lang)
+        for q in picked
+    )

@@ -7,6 +7,7 @@ embedding included); ablation variants reuse the warm cache, so their `recall_ms
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from petrichor.evaluation.baselines import (
     embed_chunks,
 )
 from petrichor.evaluation.build import BuiltSet, EvalLayout, build_set
-from petrichor.evaluation.dataset import Dataset, load_dataset
+from petrichor.evaluation.dataset import Dataset, cross_questions, load_dataset
 from petrichor.evaluation.hybrid import NaiveHybridRetriever
 from petrichor.evaluation.retrieval import PetrichorRetriever, Retriever
 from petrichor.evaluation.scoring import (
@@ -47,6 +48,12 @@ class EvalConfig:
     limit: int = 0
     answers: bool = False
     ablation: bool = True
+    unanswerable_from: tuple[Path, ...] = ()
+    """Other sets whose questions are asked of this set's corpus as unanswerable questions (`--answers`)."""
+    unanswerable_sample: int = 50
+    """How many questions of each such set (evenly spread)."""
+    signals_path: Path | None = None
+    """Where to write Petrichor's answerability signals, one JSON line per question (`answerability_sweep`)."""
 
 
 def _run_questions(dataset: Dataset, retriever: Retriever, scorer: Scorer, log: Log) -> list[Outcome]:
@@ -76,27 +83,75 @@ def _curves(dataset: Dataset, outcomes: list[Outcome]) -> dict[str, list[float |
     return out
 
 
-def _answers(dataset: Dataset, built: BuiltSet, retrievers: dict[str, Retriever], scorer: Scorer, log: Log) -> dict[str, Any]:
+ANSWER_BASELINE = "naive_top_sentence"
+UNANSWERED_BY = ("petrichor", "naive_hybrid", ANSWER_BASELINE)
+"""The methods also asked the unanswerable questions (the others answer the answerable ones only)."""
+
+
+@dataclass(frozen=True)
+class AnswerRun:
+    methods: dict[str, Any]
+    """Answer figures per method: the retrievers' and `ANSWER_BASELINE`'s."""
+    signals: list[dict[str, Any]]
+    """Petrichor's answerability record per question, answerable and not."""
+
+
+def _answers(
+    dataset: Dataset, built: BuiltSet, retrievers: dict[str, Retriever], scorer: Scorer, unanswerable: tuple[Any, ...], log: Log
+) -> AnswerRun:
     from petrichor_pipeline.config import load_settings
     from petrichor.evaluation.answers import (
         agent_answer,
+        answer_contains,
         retrieval_answer,
         summarise_answers,
+        summarise_not_found,
+        top_sentence_answer,
+        without_gate,
     )
     from petrichor_pipeline.models.providers import make_chat_model
 
     chat = make_chat_model(load_settings())
     doc_of_article = {a: d for d, a in built.article_of.items()}
     titles = {d.doc_id: d.title for d in dataset.docs}
-    out = {}
-    for name, retriever in retrievers.items():
-        if name == "petrichor":
-            outcomes = [agent_answer(q, built.snapshot, chat, built.embedder, doc_of_article) for q in dataset.questions]
-        else:
-            outcomes = [retrieval_answer(q, retriever, chat, titles) for q in dataset.questions]
-        log(f"{name}: answered {len(outcomes)} questions")
+    answerers = {
+        **{
+            name: (
+                (lambda q: agent_answer(q, built.snapshot, chat, built.embedder, doc_of_article))
+                if name == "petrichor"
+                else (lambda q, r=retriever: retrieval_answer(q, r, chat, titles))
+            )
+            for name, retriever in retrievers.items()
+        },
+        ANSWER_BASELINE: lambda q: top_sentence_answer(q, retrievers["naive_hybrid"]),
+    }
+    out: dict[str, Any] = {}
+    signals: list[dict[str, Any]] = []
+    for name, answer_one in answerers.items():
+        outcomes = [answer_one(q) for q in dataset.questions]
         out[name] = summarise_answers(dataset.questions, outcomes, scorer)
-    return out
+        unanswered = [answer_one(q) for q in unanswerable] if unanswerable and name in UNANSWERED_BY else []
+        if unanswered:
+            out[name]["not_found"] = summarise_not_found(unanswerable, unanswered)
+        log(f"{name}: answered {len(outcomes)} questions and {len(unanswered)} unanswerable ones")
+        if name != "petrichor":
+            continue
+        ungated = [without_gate(o, doc_of_article) for o in outcomes]
+        before = summarise_answers(dataset.questions, ungated, scorer)
+        if unanswered:
+            before["not_found"] = summarise_not_found(unanswerable, [without_gate(o, doc_of_article) for o in unanswered])
+        out[name]["without_gate"] = before
+        for q, o, u in [*zip(dataset.questions, outcomes, ungated), *zip(unanswerable, unanswered, unanswered)]:
+            signals.append({
+                "dataset": dataset.name,
+                "qid": q.qid,
+                "kind": "answerable" if q.has_gold else (q.subset if q.subset.startswith("cross:") else "null"),
+                "lang": q.lang,
+                "cited": bool(o.quotes),
+                "answerability": o.answerability,
+                "holds_gold": answer_contains(u.answer, q.answers_all, q.lang) if q.has_gold and q.answers_all else None,
+            })
+    return AnswerRun(out, signals)
 
 
 def _ablation(dataset: Dataset, built: BuiltSet, petrichor: PetrichorRetriever, full: list[Outcome], scorer: Scorer, log: Log) -> dict[str, Any]:
@@ -125,7 +180,8 @@ def _ablation(dataset: Dataset, built: BuiltSet, petrichor: PetrichorRetriever, 
 
 def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
     """The report: `{dataset, questions, skipped_questions, snapshot, methods: {petrichor, naive_hybrid,
-    naive_vector, naive_bm25}, subsets, ablation, curves, seconds}`."""
+    naive_vector, naive_bm25}, answer_baseline, unanswerable_questions, subsets, ablation, curves, seconds}`;
+    `answer_baseline` and each method's `answer` only with `answers`."""
     started = time.perf_counter()
     dataset = load_dataset(config.dataset_dir, config.limit)
     log(f"{dataset.name}: {len(dataset.docs)} documents, {len(dataset.questions)} questions ({dataset.skipped} without gold skipped)")
@@ -159,9 +215,22 @@ def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
         methods[name]["chunk"]["reachable"] = scorer.reachable(retriever.all_chunks())
         curves[name] = _curves(dataset, outcomes[name])
         subsets[name] = summarise_subsets(dataset.questions, outcomes[name])
+    unanswerable: tuple[Any, ...] = ()
+    answer_baseline: dict[str, Any] = {}
     if config.answers:
-        for name, summary in _answers(dataset, built, retrievers, scorer, log).items():
-            methods[name]["answer"] = summary
+        unanswerable = dataset.unanswerable + tuple(
+            q for other in config.unanswerable_from for q in cross_questions(other, config.unanswerable_sample)
+        )
+        answered = _answers(dataset, built, retrievers, scorer, unanswerable, log)
+        for name, summary in answered.methods.items():
+            if name in methods:
+                methods[name]["answer"] = summary
+        answer_baseline = {"name": ANSWER_BASELINE, **answered.methods[ANSWER_BASELINE]}
+        if config.signals_path is not None:
+            config.signals_path.parent.mkdir(parents=True, exist_ok=True)
+            with config.signals_path.open("w", encoding="utf-8") as fh:
+                fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in answered.signals)
+            log(f"answerability signals of {len(answered.signals)} questions written to {config.signals_path}")
     ablation = _ablation(dataset, built, petrichor, outcomes["petrichor"], scorer, log) if config.ablation else {}
     rows = built.snapshot.manifest.row_counts
     return {
@@ -180,6 +249,11 @@ def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
             "build_warnings": len(built.build.get("warnings") or []),
         },
         "methods": methods,
+        "answer_baseline": answer_baseline,
+        "unanswerable_questions": {
+            "null": len(dataset.unanswerable),
+            **{f"cross:{p.resolve().name}": sum(q.subset == f"cross:{p.resolve().name}" for q in unanswerable) for p in config.unanswerable_from},
+        },
         "subsets": {name: s for name, s in subsets.items() if s},
         "ablation": ablation,
         "curves": curves,

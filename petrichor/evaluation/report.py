@@ -33,7 +33,11 @@ METHOD_ROWS = (
     ("recall_ms", "p50"),
     ("recall_ms", "p95"),
 )
-ANSWER_ROWS = ("exact_match", "f1", "answer_contains_gold", "citation_precision", "citation_doc_precision", "citations_per_answer")
+ANSWER_ROWS = (
+    "questions", "exact_match", "f1", "answer_contains_gold", "citation_precision", "citation_doc_precision",
+    "citations_per_answer", "false_not_found",
+)
+"""`answer_contains_gold` is answer-holds-gold: the normalised answer contains a gold short answer."""
 ABLATION_COLUMNS = (
     ("doc", "recall@1", "doc R@1"),
     ("doc", "recall@5", "doc R@5"),
@@ -115,9 +119,17 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     title += f" ({skipped} without gold skipped)" if skipped else ""
     console.print(comparison_table(f"{title}, snapshot {snap['version']}", methods))
     answers = {n: m["answer"] for n, m in methods.items() if m.get("answer")}
+    if report.get("answer_baseline"):
+        answers[report["answer_baseline"]["name"]] = report["answer_baseline"]
+    if answers.get("petrichor", {}).get("without_gate"):
+        answers["petrichor without gate"] = answers["petrichor"]["without_gate"]
     if answers:
-        console.print(comparison_table("answers", {n: {"answer": a} for n, a in answers.items()},
-                                       [("answer", key) for key in ANSWER_ROWS]))
+        blocks = {n: {"answer": _flat_answer(a)} for n, a in answers.items()}
+        kinds = list(dict.fromkeys(k for a in answers.values() for k in a.get("not_found") or {}))
+        rows = [("answer", key) for key in ANSWER_ROWS] + [("answer", f"not_found {k}") for k in kinds]
+        unanswerable = report.get("unanswerable_questions") or {}
+        counts = ", ".join(f"{k} {v}" for k, v in unanswerable.items() if v)
+        console.print(comparison_table(f"answers (unanswerable questions: {counts or 'none'})", blocks, rows))
     for subset in dict.fromkeys(s for per_method in (report.get("subsets") or {}).values() for s in per_method):
         blocks = {n: per[subset] for n, per in report["subsets"].items() if subset in per}
         count = next(iter(blocks.values())).get("questions")
@@ -128,6 +140,14 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     )
     if report.get("ablation"):
         print_ablation(report["ablation"], console, methods)
+
+
+def _flat_answer(answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer block with its not-found rates as `not_found <kind>` rows."""
+    out = {k: v for k, v in answer.items() if k not in ("not_found", "without_gate")}
+    for kind, block in (answer.get("not_found") or {}).items():
+        out[f"not_found {kind}"] = block.get("rate")
+    return out
 
 
 def print_ablation(ablation: dict[str, Any], console: Console, methods: dict[str, Any] | None = None) -> None:

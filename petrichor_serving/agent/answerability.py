@@ -10,8 +10,8 @@ set asked of another set's corpus; `petrichor.evaluation.answerability_sweep` re
   vector cache) with the cited passages' stored passage vectors (the chunk's and its child windows', best
   of them). Cosine scales differ between embedding models, so it applies only to the embedders it was
   calibrated for (`SEMANTIC_MIN`); for any other it is recorded and not applied.
-- `coverage`: the share of the question's content words that the cited passages (title, headings, text)
-  contain. A question about something the knowledge base never mentions misses its subject here.
+- `coverage`: the share of the question's content words (the agent's, less the offline model's function
+  words) that the cited passages (title, headings, text) contain. A question about something the knowledge base never mentions misses its subject here.
 - `type_held`: whether a cited quote holds an answer of the kind the question asks for (a number, a date, a
   place), where its wording says.
 - `retrieval`: the search score of the best cited chunk, recorded for the sweep.
@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from petrichor_pipeline.models.offline.answer_types import asked_type, holds_answer
+from petrichor_pipeline.models.offline.stopwords import CHINESE, ENGLISH
 from petrichor_serving.agent.words import content_words
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS
 
@@ -173,7 +174,7 @@ def semantic_agreement(snap: Any, embedder: Any, query: str, chunk_ids: Sequence
 
 def word_coverage(question: str, passages: Sequence[str]) -> tuple[float | None, tuple[str, ...]]:
     """The share of the question's content words found in the passages, and the words not found."""
-    words = content_words(question)
+    words = [w for w in content_words(question) if w not in ENGLISH and w not in CHINESE]
     if not words:
         return None, ()
     text = "\n".join(passages).lower()

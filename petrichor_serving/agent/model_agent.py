@@ -222,6 +222,7 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
             run.trace.answerability = verdict.to_json()
             if verdict.answerable:
                 return offline.Draft(final["answer"], keep)
+            run.trace.answerability["withheld"] = offline.withheld(run, offline.Draft(final["answer"], keep))
             run.trace.notes.append(f"answerability: the model's answer is not given, {verdict.reason()}")
             return offline.nothing_found(run, query)
         if final and not final.get("citations"):

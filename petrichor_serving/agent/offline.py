@@ -119,8 +119,19 @@ def gated(run: Run, question: str, draft: Draft | None, cands: list[dict[str, An
     run.trace.answerability = verdict.to_json()
     if verdict.answerable:
         return draft
+    run.trace.answerability["withheld"] = withheld(run, draft)
     run.trace.notes.append(f"answerability: not answered, {verdict.reason()}")
     return nothing_found(run, question)
+
+
+def withheld(run: Run, draft: Draft) -> dict[str, Any]:
+    """The answer the gate did not give, for the trace: what was read and set aside, never shown as the answer."""
+    quotes = [
+        {"quote": c["quote"], "article_id": run.evidence.items[c["evidence_id"]].get("article_id")}
+        for c in draft.cited
+        if c.get("evidence_id") in run.evidence.items
+    ]
+    return {"answer": draft.text, "citations": quotes}
 
 
 def fact(run: Run, question: str, cands: list[dict[str, Any]] | None = None) -> Draft:

@@ -55,6 +55,11 @@ QUESTIONS = [
     },
 ]
 
+OTHER_QUESTIONS = [
+    {"qid": "o1", "question": "What is the boiling point of mercury?", "answer": "357 °C", "gold_doc_ids": ["x"]},
+    {"qid": "o2", "question": "北京冬奥会在哪一年举办？", "answer": ["2022年"], "gold_doc_ids": ["x"]},
+]
+
 
 @pytest.mark.slow
 def test_eval_command(tmp_path, monkeypatch, capsys):
@@ -67,8 +72,22 @@ def test_eval_command(tmp_path, monkeypatch, capsys):
     for name in ("PETRICHOR_LLM_BASE_URL", "PETRICHOR_EMBED_BASE_URL", "PETRICHOR_API_KEYS"):
         monkeypatch.delenv(name, raising=False)
 
-    assert main(["eval", "--dataset", str(dataset), "--json", "--answers", "--plot", str(tmp_path / "plots")]) == 0
+    other = tmp_path / "other_set"  # its questions are unanswerable from tiny_set's corpus
+    other.mkdir()
+    (other / "docs.jsonl").write_text(json.dumps({"doc_id": "x", "title": "x", "content": "x"}) + "\n", encoding="utf-8")
+    (other / "qa.jsonl").write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in OTHER_QUESTIONS), encoding="utf-8")
+    signals = tmp_path / "signals.jsonl"
+    assert main(["eval", "--dataset", str(dataset), "--json", "--answers", "--plot", str(tmp_path / "plots"),
+                 "--unanswerable-from", str(other), "--unanswerable-sample", "2", "--signals", str(signals)]) == 0
     report = json.loads(capsys.readouterr().out)
+    assert report["unanswerable_questions"] == {"null": 0, "cross:other_set": 2}
+    for name in ("petrichor", "naive_hybrid"):
+        assert report["methods"][name]["answer"]["not_found"]["cross:other_set"]["questions"] == 2
+    assert report["methods"]["petrichor"]["answer"]["not_found"]["all"]["rate"] == 1.0
+    assert report["answer_baseline"]["name"] == "naive_top_sentence" and report["answer_baseline"]["not_found"]["all"]["rate"] == 0.0
+    assert report["methods"]["petrichor"]["answer"]["without_gate"]["questions"] == 3
+    rows = [json.loads(line) for line in signals.read_text(encoding="utf-8").splitlines()]
+    assert [r["kind"] for r in rows] == ["answerable"] * 3 + ["cross:other_set"] * 2
 
     assert report["dataset"] == "tiny_set" and report["questions"] == 3
     assert set(report["methods"]) == {"petrichor", "naive_hybrid", "naive_vector", "naive_bm25"}

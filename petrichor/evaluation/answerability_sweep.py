@@ -1,0 +1,152 @@
+"""Choose the answerability thresholds on several sets at once, from signals measured once per question.
+
+    petrichor eval --dataset SET --answers --no-ablation --unanswerable-from OTHER ... --signals SET.jsonl
+    python -m petrichor.evaluation.answerability_sweep SET1.jsonl SET2.jsonl ... [--max-false 0.05]
+
+Each signals file holds Petrichor's answerability record per question (`harness`): answerable questions,
+the set's null queries and other sets' questions asked of its corpus. The verdict is a pure function of
+those signals (`answerability.judge`), so every threshold combination is scored without running the agent
+again: the not-found rate on unanswerable questions (pooled over every file) against the false not-found
+rate on answerable ones, and the share of answerable questions whose answer still holds a gold short
+answer. The best combination keeps false not-found at or under `--max-false` (pooled) and finds the most
+unanswerable questions; ties go to the one that keeps more gold answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SEMANTIC_GRID = (None, *np.round(np.arange(0.76, 0.901, 0.005), 3).tolist())
+COVERAGE_GRID = tuple(np.round(np.arange(0.0, 0.901, 0.05), 2).tolist())
+TYPE_GRID = (None, *np.round(np.arange(0.80, 0.921, 0.01), 2).tolist())
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The signals as arrays, one entry per question."""
+
+    dataset: np.ndarray
+    kind: np.ndarray
+    answerable: np.ndarray
+    cited: np.ndarray
+    """The plan produced a cited answer before the gate (False: not-found whatever the thresholds)."""
+    gated: np.ndarray
+    """A verdict was measured on that answer (False: a plan the gate does not apply to, answered as is)."""
+    semantic: np.ndarray
+    coverage: np.ndarray
+    type_missing: np.ndarray
+    holds_gold: np.ndarray
+    has_gold_answer: np.ndarray
+
+
+def load(paths: Sequence[Path]) -> Rows:
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        with Path(path).open(encoding="utf-8") as fh:
+            rows.extend(json.loads(line) for line in fh if line.strip())
+    if not rows:
+        raise ValueError("no signals in the given files")
+
+    def signal(r: dict[str, Any], key: str) -> Any:
+        return ((r.get("answerability") or {}).get("signals") or {}).get(key)
+
+    def measured(r: dict[str, Any]) -> bool:
+        return bool(r.get("answerability")) and (r["answerability"].get("signal") != "citations")
+
+    return Rows(
+        dataset=np.array([r["dataset"] for r in rows]),
+        kind=np.array([r["kind"] for r in rows]),
+        answerable=np.array([r["kind"] == "answerable" for r in rows]),
+        cited=np.array([r["cited"] or measured(r) for r in rows]),
+        gated=np.array([measured(r) for r in rows]),
+        semantic=np.array([np.nan if signal(r, "semantic") is None else signal(r, "semantic") for r in rows], dtype=float),
+        coverage=np.array([np.nan if signal(r, "coverage") is None else signal(r, "coverage") for r in rows], dtype=float),
+        type_missing=np.array([signal(r, "type_held") is False for r in rows]),
+        holds_gold=np.array([bool(r.get("holds_gold")) for r in rows]),
+        has_gold_answer=np.array([r.get("holds_gold") is not None for r in rows]),
+    )
+
+
+def answered(rows: Rows, semantic: float | None, coverage: float, type_semantic: float | None) -> np.ndarray:
+    """Which questions get an answer under these thresholds (`answerability.judge`, vectorised)."""
+    ok = np.ones(len(rows.kind), dtype=bool)
+    if semantic is not None:
+        ok &= ~(rows.semantic < semantic)  # NaN (not measured) passes
+    ok &= ~(rows.coverage < coverage)
+    if type_semantic is not None:
+        ok &= ~(rows.type_missing & ~(rows.semantic >= type_semantic))
+    return rows.cited & np.where(rows.gated, ok, True)
+
+
+def _rate(mask: np.ndarray, within: np.ndarray) -> float | None:
+    return round(float(mask[within].mean()), 4) if within.any() else None
+
+
+def score(rows: Rows, semantic: float | None, coverage: float, type_semantic: float | None, per_set: bool = True) -> dict[str, Any]:
+    got = answered(rows, semantic, coverage, type_semantic)
+    out: dict[str, Any] = {
+        "semantic": semantic,
+        "coverage": coverage,
+        "type_semantic": type_semantic,
+        "not_found": _rate(~got, ~rows.answerable),
+        "false_not_found": _rate(~got, rows.answerable),
+        "holds_gold": _rate(got & rows.holds_gold, rows.has_gold_answer),
+        "per_set": {},
+    }
+    for name in dict.fromkeys(rows.dataset.tolist()) if per_set else ():
+        mine = rows.dataset == name
+        out["per_set"][name] = {
+            "false_not_found": _rate(~got, mine & rows.answerable),
+            "holds_gold": _rate(got & rows.holds_gold, mine & rows.has_gold_answer),
+            **{f"not_found {k}": _rate(~got, mine & (rows.kind == k)) for k in dict.fromkeys(rows.kind[mine & ~rows.answerable].tolist())},
+            "answerable": int((mine & rows.answerable).sum()),
+            "unanswerable": int((mine & ~rows.answerable).sum()),
+        }
+    return out
+
+
+def sweep(rows: Rows, max_false: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The best combination within `max_false` pooled false not-found, and the figures with no gate."""
+    best: dict[str, Any] | None = None
+    for semantic, coverage, type_semantic in itertools.product(SEMANTIC_GRID, COVERAGE_GRID, TYPE_GRID):
+        s = score(rows, semantic, coverage, type_semantic, per_set=False)
+        if s["false_not_found"] is None or s["false_not_found"] > max_false:
+            continue
+        key = (s["not_found"] or 0.0, s["holds_gold"] or 0.0, -(s["false_not_found"] or 0.0))
+        if best is None or key > best["_key"]:
+            best = {**s, "_key": key}
+    ungated = score(rows, None, 0.0, None)
+    if best is None:
+        return ungated, ungated
+    return score(rows, best["semantic"], best["coverage"], best["type_semantic"]), ungated
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("signals", nargs="+", type=Path)
+    parser.add_argument("--max-false", type=float, default=0.05, help="pooled false not-found allowed (default 0.05)")
+    parser.add_argument("--at", nargs=3, metavar=("SEMANTIC", "COVERAGE", "TYPE_SEMANTIC"),
+                        help="score one combination instead of sweeping ('none' switches a signal off)")
+    args = parser.parse_args(argv)
+    rows = load(args.signals)
+    if args.at:
+        value = lambda v: None if v.lower() == "none" else float(v)  # noqa: E731
+        json.dump(score(rows, value(args.at[0]), float(args.at[1]), value(args.at[2])), sys.stdout, indent=2)
+    else:
+        best, ungated = sweep(rows, args.max_false)
+        json.dump({"best": best, "without_gate": ungated}, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

