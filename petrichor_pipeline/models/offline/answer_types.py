@@ -126,7 +126,7 @@ TIME_SPAN = re.compile(
     re.I,
 )
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|von|van|and|&)\s+)?[A-Z][\w'’.-]*)*")
-_QUOTED = re.compile(r"《[^》]{1,30}》|「[^」]{1,30}」|“[^”]{1,30}”|\"[^\"\n]{1,40}\"|'[A-Z][^'\n]{1,40}'")
+_QUOTED = re.compile(r"《[^》]{1,30}》|「[^」]{1,30}」|“[^”]{1,30}”|\"[^\"\n]{1,40}\"|'[A-Z][^'\n]{1,40}'|`[^`\n]{1,60}`")
 _TRANSLITERATED = re.compile(r"[\u4e00-\u9fff]{1,8}(?:[·•][\u4e00-\u9fff]{1,8})+")
 _FUNCTION_CHARS = "的是了在和与及有为被把由于将对从向之也都就而"
 """One-character function words: a transliterated name's outer parts stop at one."""
@@ -211,9 +211,14 @@ def _names(kind: str, text: str) -> list[Span]:
     for m in _CAPITALISED.finditer(text):
         if kind == "place" and not _PLACE_LEAD.search(text[: m.start()]):
             continue
-        if m.start() == 0 or re.search(r"[.!?:]\s*$", text[: m.start()]):
-            if " " not in m.group(0) and m.group(0).lower() in ENGLISH:
-                continue  # a lone capitalised function word opening a sentence names nothing
+        word = m.group(0)
+        if " " not in word and (m.start() == 0 or re.search(r"[.!?:]\s*$", text[: m.start()])):
+            # a lone capitalised word opening a sentence is a name only when it is capitalised mid-sentence
+            # too, or written with an inner capital or digit (TechCrunch, S3)
+            inner = re.search(r"[A-Z0-9]", word[1:]) is not None
+            elsewhere = re.search(rf"[^.!?:\s]\s+{re.escape(word)}\b", text) is not None
+            if word.lower() in ENGLISH or not (inner or elsewhere):
+                continue
         spans.append(Span(m.start(), m.end(), m.group(0).rstrip(".")))
     if kind == "entity":
         spans += [Span(m.start(), m.end(), m.group(0)) for m in _QUOTED.finditer(text)]

@@ -17,6 +17,7 @@ from petrichor_pipeline.models.offline.address import addresses_the_assistant
 from petrichor_pipeline.models.offline.answer_types import (
     CLAUSE,
     NEGATION,
+    Span,
     YES_NO_FRAME,
     asked_type,
     defined_term,
@@ -430,7 +431,7 @@ def _attached(focus: str | None, text: str, end: int) -> bool:
     return focus in after if has_cjk(focus) else focus in search_tokens(" ".join(after.split()[:3]))
 
 
-def _nearest(spans: list, text: str, wanted: Sequence[str]) -> Any:
+def _nearest(spans: Sequence[Span], text: str, wanted: Sequence[str]) -> Span:
     """The span closest to where the question's words sit in `text` (the first one when none is there)."""
     lowered = text.lower()
     places = [m.start() for t in wanted for m in re.finditer(re.escape(t), lowered)]
@@ -446,7 +447,7 @@ def _span_answer(question: str, kind: str, scored: Sequence[Scored], wanted: Seq
     best = scored[0].score
     focus = _focus(question) if kind == "number" else None
     q = question.lower()
-    options: list[tuple[bool, Scored, Any]] = []
+    options: list[tuple[bool, Scored, Span]] = []
     for s in scored[:SPAN_UNITS]:
         text = s.unit.scored
         spans = [sp for sp in find_spans(kind, text) if sp.text.lower() not in q and not (kind == "number" and re.sub(r"\D", "", sp.text) and re.sub(r"\D", "", sp.text) in re.sub(r"\D", " ", question).split())]
