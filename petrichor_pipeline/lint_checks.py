@@ -10,7 +10,7 @@ from dagster import AssetCheckExecutionContext, AssetCheckResult, MetadataValue,
 
 from petrichor_pipeline.config import BUILD_VERSION
 from petrichor_pipeline.assets.snapshot import snapshot_under_check
-from petrichor_pipeline.contract import read_manifest, read_table
+from petrichor_pipeline.contract.manifest import read_manifest, read_table
 from petrichor_pipeline.knowledge import lint
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION

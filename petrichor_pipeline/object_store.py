@@ -17,28 +17,16 @@ The layout under the prefix is the local one: `snapshots/CURRENT`, `snapshots/<v
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from petrichor_pipeline.contract import (
-    CURRENT_FILE,
-    HISTORY_DIR,
-    MANIFEST_FILE,
-    IntegrityError,
-    Manifest,
-    article_record_path,
-    collect_garbage,
-    file_entry,
-    is_article_version,
-    point_current,
-    read_current,
-    write_manifest,
-)
+from petrichor_pipeline.contract.current import CURRENT_FILE, collect_garbage, point_current, read_current
+from petrichor_pipeline.contract.files import write_atomic
+from petrichor_pipeline.contract.history import HISTORY_DIR, article_record_path, is_article_version
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, Manifest, file_entry, write_manifest
 
 log = logging.getLogger(__name__)
 
@@ -178,16 +166,13 @@ class ObjectStore:
 
     def download(self, local: Path, *parts: str) -> None:
         """Into a temporary name beside `local`, then renamed: a reader never sees a partial file."""
-        local.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{local.name}.", suffix=".part", dir=local.parent)
-        try:
-            with os.fdopen(fd, "wb") as dst, self.fs.open_input_stream(self.path(*parts)) as src:
+
+        def fetch(tmp: str) -> None:
+            with open(tmp, "wb") as dst, self.fs.open_input_stream(self.path(*parts)) as src:
                 while block := src.read(1 << 22):
                     dst.write(block)
-            os.replace(tmp, local)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+
+        write_atomic(local, fetch, durable=False)  # a copy every reader checks: the manifest's sha256, a history record's name
 
     def list_files(self, *parts: str, recursive: bool = True) -> list[str]:
         """Keys under `parts`, relative to it (folders too when not recursive)."""

@@ -26,7 +26,8 @@ from petrichor_pipeline.build.context import BuildContext, StageListener
 from petrichor_pipeline.build.lock import build_lock
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.config import BUCKETS
-from petrichor_pipeline.contract import read_current, read_manifest, verify_snapshot
+from petrichor_pipeline.contract.current import read_current, verify_snapshot
+from petrichor_pipeline.contract.manifest import read_manifest
 from petrichor_pipeline.definitions import ASSET_CHECKS, PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, bucket_build_job_def
 from petrichor_pipeline.jobs import parallel_execution
 from petrichor_pipeline.object_store import ObjectStore

@@ -21,7 +21,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from petrichor_pipeline.contract import MANIFEST_FILE, conform, read_article_record, read_manifest, to_table
+from petrichor_pipeline.contract.history import read_article_record
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE, read_manifest
+from petrichor_pipeline.contract.schemas import conform, to_table
 from petrichor_serving.recall.access import Scope, readable_articles
 from petrichor_serving.recall.tables import Articles
 from petrichor_serving.snapshot import Snapshot, SnapshotStore, load_snapshot

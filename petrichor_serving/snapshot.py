@@ -27,21 +27,19 @@ from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.contract import (
+from petrichor_pipeline.contract.current import read_current
+from petrichor_pipeline.contract.lexical_files import open_lexical_files
+from petrichor_pipeline.contract.manifest import (
     MANIFEST_FILE,
-    SCHEMAS,
     Manifest,
-    open_vector_files,
-    open_lexical_files,
-    open_vector_table,
-    read_current,
     read_manifest,
     read_table,
     require_checksums,
-    validate_table,
     verify_articles,
     verify_file,
 )
+from petrichor_pipeline.contract.schemas import SCHEMAS, validate_table
+from petrichor_pipeline.contract.vectors import open_vector_files, open_vector_table
 from petrichor_pipeline.text import lexical
 from petrichor_pipeline.text.tokenize import get_tokenizer
 from petrichor_serving.recall.index import RecallIndex

@@ -9,7 +9,8 @@ from dagster import AssetExecutionContext, AssetKey, DagsterEventType, DagsterIn
 from petrichor_pipeline.assets._metadata import run_context
 from petrichor_pipeline.build.publish import point_snapshot, stage_snapshot
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
-from petrichor_pipeline.contract import read_current, read_manifest
+from petrichor_pipeline.contract.current import read_current
+from petrichor_pipeline.contract.manifest import read_manifest
 from petrichor_pipeline.resources import PetrichorResource
 
 SNAPSHOT = AssetKey("snapshot")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -21,31 +20,19 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from petrichor_pipeline.contract import (
-    MANIFEST_FILE,
+from petrichor_pipeline.contract.history import (
     PINS_DIR,
     ArticleRecord,
     article_record_path,
     history_dir,
     is_article_version,
 )
+from petrichor_pipeline.contract.files import write_text_atomic
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE
 
 log = logging.getLogger(__name__)
 
 DAY_S = 86_400.0
-
-
-def _write_new(path: Path, text: str) -> None:
-    """Temporary name then rename: a reader sees the whole record or none (it also checks the hash)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def record_articles(data_dir: Path, articles: pa.Table, chunks: pa.Table) -> int:
@@ -59,7 +46,8 @@ def record_articles(data_dir: Path, articles: pa.Table, chunks: pa.Table) -> int
         if path.exists():
             os.utime(path)
             continue
-        _write_new(path, ArticleRecord(article=row, spans=spans.get(row["article_id"], [])).to_json())
+        # one file per article version: no fsync each (a reader checks the record hashes to its name)
+        write_text_atomic(path, ArticleRecord(article=row, spans=spans.get(row["article_id"], [])).to_json(), durable=False)
         written += 1
     return written
 

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from petrichor_pipeline.build.warehouse import Warehouse
-from petrichor_pipeline.contract import write_parquet_atomic
+from petrichor_pipeline.contract.files import write_parquet_atomic
 from petrichor_pipeline.text import lexical
 from petrichor_pipeline.text.bm25 import BM25Index
 from petrichor_pipeline.text.tokenize import get_tokenizer

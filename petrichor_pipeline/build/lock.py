@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from petrichor_pipeline.contract import utc_now_iso
+from petrichor_pipeline.contract.manifest import utc_now_iso
 
 LOCK_FILE = ".build.lock"
 POLL_S = 0.2

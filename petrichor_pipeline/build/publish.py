@@ -29,28 +29,21 @@ from petrichor_pipeline.build import lexical_parts
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.history import collect_history, record_articles
 from petrichor_pipeline.config import BUCKETS, BUILD_VERSION
-from petrichor_pipeline.contract import (
+from petrichor_pipeline.contract.current import collect_garbage, point_current, read_current
+from petrichor_pipeline.contract.files import write_parquet_atomic
+from petrichor_pipeline.contract.lexical_files import write_lexical_files
+from petrichor_pipeline.contract.manifest import (
     SCHEMA_VERSION,
-    SCHEMAS,
-    SOURCE_SCHEMA,
-    VECTOR_TABLES,
     Manifest,
-    collect_garbage,
-    conform,
     file_entry,
     new_version,
-    point_current,
-    read_current,
-    read_vector_rows,
     utc_now_iso,
-    vector_digest,
     write_manifest,
-    write_lexical_files,
-    write_parquet_atomic,
-    write_vector_files,
 )
+from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA, VECTOR_TABLES, conform
+from petrichor_pipeline.contract.vectors import read_vector_rows, vector_digest, write_vector_files
 from petrichor_pipeline.object_store import ObjectStore, PublishConflict, collect_remote, publish_remote
-from petrichor_pipeline.text import lexical
+from petrichor_pipeline.text import bm25, lexical
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 from petrichor_pipeline.text.tokenize import get_tokenizer
 
@@ -270,9 +263,9 @@ def _write_folder(
             "tokenizer": ctx.settings.lexical_tokenizer,
             "tokenizer_revision": get_tokenizer(ctx.settings.lexical_tokenizer).revision,
             "indexes": lexical.INDEXES,
-            "fields": {"title": 3, "summary": 2, "content": 1},
-            "k1": 1.5,
-            "b": 0.75,
+            "fields": dict(zip(bm25.FIELDS, bm25.FIELD_WEIGHTS)),
+            "k1": bm25.K1,
+            "b": bm25.B,
         },
         stats={"bucket_versions": bucket_versions, **(stats or {})},
     )

@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from petrichor_pipeline.contract import write_text_atomic
+from petrichor_pipeline.contract.files import write_text_atomic
 from petrichor_pipeline.sources.corpus import (
     CorpusScan,
     KnowledgeBase,

@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from petrichor_pipeline.contract import write_parquet_atomic, write_text_atomic
+from petrichor_pipeline.contract.files import write_parquet_atomic, write_text_atomic
 
 
 @dataclass(frozen=True)

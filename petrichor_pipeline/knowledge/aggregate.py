@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
 
-from petrichor_pipeline.contract import SCHEMAS, chunk_id_of
+from petrichor_pipeline.contract.schemas import SCHEMAS, chunk_id_of
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge, PageContribution
 from petrichor_pipeline.knowledge.wiki_links import linked_keys, resolve_links
 from petrichor_pipeline.text.markdown import has_title_heading

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from openai.types.chat import ChatCompletion
 
 from petrichor_pipeline.config import BuildLimits, ModelEndpoint
+from petrichor_pipeline.contract.files import write_text_atomic
 from petrichor_pipeline.models.protocols import ModelError, UsageMeter
 from petrichor_pipeline.models.transport import EndpointClient
 from petrichor_pipeline.sources.pdf import PageTranscriber
@@ -103,7 +102,7 @@ class CachedPageTranscriber:
         if path.is_file():
             return path.read_text(encoding="utf-8")
         text = self._inner.transcribe(page_png, page_number)
-        _write_atomic(path, text)
+        write_text_atomic(path, text)  # a model call costs far more than the fsync
         return text
 
 
@@ -124,15 +123,3 @@ def _unfence(text: str) -> str:
     """Models often wrap the whole reply in a ```markdown fence; the article wants what is inside."""
     match = _FENCED_REPLY.match(text)
     return match.group(1).strip() if match else text
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

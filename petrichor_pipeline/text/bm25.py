@@ -31,9 +31,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+FIELDS = ("title", "summary", "content")
 FIELD_WEIGHTS = (3, 2, 1)
+"""The weight of each of `FIELDS`, applied while term counts accumulate (stored postings hold them)."""
 K1 = 1.5
 B = 0.75
+"""BM25's term-frequency saturation and length normalisation; the manifest records both with the weights."""
 
 
 @dataclass(frozen=True)

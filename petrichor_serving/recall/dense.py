@@ -28,7 +28,7 @@ from typing import Any, Mapping
 import faiss
 import numpy as np
 
-from petrichor_pipeline.contract import ANN_MIN_ROWS, VectorFiles, quantised_index
+from petrichor_pipeline.contract.vectors import ANN_MIN_ROWS, VectorFiles, quantised_index
 
 DENSE_MAX_ROWS = 2_000_000
 """About 3 GB of float32 at 384 dimensions: a LanceDB table past this (no compact files) serves the route itself."""

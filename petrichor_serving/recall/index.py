@@ -24,7 +24,7 @@ from petrichor_serving.recall.dense import maybe_dense
 from petrichor_pipeline.text.lexical import build_indexes, render_path
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.hits import Hit, Window, compact_text
-from petrichor_pipeline.contract import SCHEMAS
+from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, WikiPages, Windows
 
 _ACCESS_CACHE_SIZE = 256

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 import numpy as np
 import pyarrow as pa
 
-from petrichor_pipeline.contract import generated_by_model
+from petrichor_pipeline.contract.manifest import generated_by_model
 from petrichor_pipeline.text.lexical import wiki_extra
 from petrichor_serving.recall.hits import normalize_knowledge_text
 

@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks.outliers import heading_line, long_line, ten_thousand_headings, ten_thousand_sections
 from petrichor_pipeline.build.steps.windows import window_rows
-from petrichor_pipeline.contract import chunk_id_of
+from petrichor_pipeline.contract.schemas import chunk_id_of
 from petrichor_pipeline.knowledge.page_index import parse_markdown_tree
 from petrichor_pipeline.sources.markdown import read_markdown
 from petrichor_pipeline.text.chunking import chunk_markdown

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from petrichor_pipeline.contract import MANIFEST_FILE, read_current, verify_snapshot
+from petrichor_pipeline.contract.current import read_current, verify_snapshot
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE
 from tests.conftest import BuiltCorpus
 
 QUERIES = ["How are API keys stored in the key file?", "snapshot CURRENT retention"]

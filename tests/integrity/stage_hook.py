@@ -40,7 +40,7 @@ def _wrap(module, name: str, stage, target: str) -> None:
 
 
 def main(target: str) -> int:
-    from petrichor_pipeline import contract
+    from petrichor_pipeline.contract import current as pointer
     from petrichor_pipeline.assets import chunks, embeddings, knowledge, sources
     from petrichor_pipeline.build import publish
 
@@ -59,14 +59,14 @@ def main(target: str) -> int:
             _hold("snapshot_files", target)
 
     publish.write_parquet_atomic = parquet
-    real_text = contract.write_text_atomic
+    real_text = pointer.write_text_atomic
 
     def text(path, body):
-        if path.name == contract.CURRENT_FILE:
+        if path.name == pointer.CURRENT_FILE:
             _hold("snapshot_pointer", target)
         real_text(path, body)
 
-    contract.write_text_atomic = text
+    pointer.write_text_atomic = text
     from petrichor.cli import main as cli
 
     return cli(["build"])

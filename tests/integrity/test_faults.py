@@ -122,8 +122,8 @@ def test_the_embedding_endpoint_down_for_a_whole_build(tmp_path, fake):
 @pytest.mark.parametrize("target,code", [("parquet", errno.EROFS), ("manifest", errno.ENOSPC), ("CURRENT", errno.EROFS)])
 def test_a_write_failure_while_publishing(built_corpus, served_snapshot, tmp_path, monkeypatch, target, code):
     """Root ignores permissions, so the failure is injected where publishing writes (the same OSError a read-only or full disk raises)."""
-    from petrichor_pipeline import contract
     from petrichor_pipeline.build import publish
+    from petrichor_pipeline.contract import current as pointer, manifest
 
     _, embedder = served_snapshot
     data, corpus, home = copy_built(built_corpus, tmp_path)
@@ -134,12 +134,12 @@ def test_a_write_failure_while_publishing(built_corpus, served_snapshot, tmp_pat
     def fail(*args, **kwargs):
         raise OSError(code, f"{errno.errorcode[code]} injected")
 
-    real_text = contract.write_text_atomic
     if target == "parquet":
         monkeypatch.setattr(publish, "write_parquet_atomic", fail)
-    else:
-        name = contract.MANIFEST_FILE if target == "manifest" else contract.CURRENT_FILE
-        monkeypatch.setattr(contract, "write_text_atomic", lambda path, text: fail() if path.name == name else real_text(path, text))
+    else:  # the module that writes the file, and only that file of it
+        module, name = (manifest, manifest.MANIFEST_FILE) if target == "manifest" else (pointer, pointer.CURRENT_FILE)
+        real_text = module.write_text_atomic
+        monkeypatch.setattr(module, "write_text_atomic", lambda path, text: fail() if path.name == name else real_text(path, text))
     failed = run_cli_build(data, corpus, home)
     assert not failed["published"] and failed["failed_run"], failed
     assert current(data) == old

@@ -7,7 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from petrichor_pipeline.contract import LEXICAL_FILES, MANIFEST_FILE, SCHEMAS, IntegrityError, file_entry, read_manifest, read_table, verify_snapshot
+from petrichor_pipeline.contract.current import verify_snapshot
+from petrichor_pipeline.contract.lexical_files import LEXICAL_FILES
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, file_entry, read_manifest, read_table
+from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_pipeline.text import lexical
 from petrichor_serving.snapshot import INDEX_ONLY, load_snapshot
 from tests.integrity.helpers import copy_built, current

@@ -9,16 +9,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from petrichor_pipeline.contract import (
-    MANIFEST_FILE,
-    SCHEMAS,
-    IntegrityError,
-    file_entry,
-    open_vector_table,
-    vector_digest,
-    verify_snapshot,
-    write_text_atomic,
-)
+from petrichor_pipeline.contract.current import verify_snapshot
+from petrichor_pipeline.contract.files import write_text_atomic
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, file_entry
+from petrichor_pipeline.contract.schemas import SCHEMAS
+from petrichor_pipeline.contract.vectors import open_vector_table, vector_digest
 from petrichor_serving.snapshot import load_snapshot
 from tests.conftest import run_cli_build
 from tests.integrity.helpers import answers, assert_complete, client_for, copy_built, current, served_answers

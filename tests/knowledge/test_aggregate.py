@@ -1,6 +1,6 @@
 import pytest
 
-from petrichor_pipeline.contract import SCHEMAS, conform
+from petrichor_pipeline.contract.schemas import SCHEMAS, conform
 from petrichor_pipeline.knowledge.aggregate import aggregate_wiki, render_aggregated_page
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge, LinkContribution, PageContribution, SourceRef
 

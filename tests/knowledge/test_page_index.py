@@ -1,6 +1,6 @@
 import hashlib
 
-from petrichor_pipeline.contract import to_table
+from petrichor_pipeline.contract.schemas import to_table
 from petrichor_pipeline.knowledge.page_index import (
     build_page_index,
     node_key,

@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.contract import (
-    SCHEMA_VERSION,
-    Manifest,
-    collect_garbage,
-    publish,
-    read_current,
-    read_manifest,
-    to_table,
-    validate_table,
-)
+from petrichor_pipeline.contract.current import collect_garbage, publish, read_current
+from petrichor_pipeline.contract.manifest import SCHEMA_VERSION, Manifest, read_manifest
+from petrichor_pipeline.contract.schemas import to_table, validate_table
 
 
 def _manifest(version: str) -> Manifest:

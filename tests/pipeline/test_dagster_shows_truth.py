@@ -14,7 +14,7 @@ from dagster._core.storage.asset_check_execution_record import AssetCheckExecuti
 from petrichor_pipeline import runner
 from petrichor_pipeline.assets import snapshot as snapshot_assets
 from petrichor_pipeline.checks import snapshot_checks
-from petrichor_pipeline.contract import read_current
+from petrichor_pipeline.contract.current import read_current
 from petrichor_pipeline.definitions import ASSET_CHECKS, defs
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from tests.conftest import CORPUS, run_cli_build

@@ -10,7 +10,9 @@ from dagster import DagsterInstance
 
 from petrichor_pipeline.assets._metadata import MODEL_STEP
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
-from petrichor_pipeline.contract import SCHEMAS, UNIQUE, read_current, read_manifest, read_table
+from petrichor_pipeline.contract.current import read_current
+from petrichor_pipeline.contract.manifest import read_manifest, read_table
+from petrichor_pipeline.contract.schemas import SCHEMAS, UNIQUE
 from petrichor_pipeline.definitions import PARTITIONED_ASSETS
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.runner import run_build

@@ -10,7 +10,9 @@ import time
 import pyarrow.parquet as pq
 
 from petrichor_pipeline.build.history import DAY_S, collect_history, record_articles
-from petrichor_pipeline.contract import MANIFEST_FILE, article_record_path, pin_path, read_article_record, to_table
+from petrichor_pipeline.contract.history import article_record_path, pin_path, read_article_record
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE
+from petrichor_pipeline.contract.schemas import to_table
 from petrichor_pipeline.text.normalize import article_version
 from petrichor_serving.agent.trace import Trace, TraceStore
 

@@ -126,7 +126,7 @@ def test_an_incremental_wiki_reuses_unchanged_pages_and_equals_a_full_aggregatio
 
     from petrichor_pipeline.build.warehouse import Warehouse
     from petrichor_pipeline.config import BUCKETS
-    from petrichor_pipeline.contract import CANDIDATE_SCHEMA
+    from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA
     from petrichor_pipeline.knowledge.aggregate import aggregate_wiki
     from petrichor_pipeline.knowledge.wiki import ArticleKnowledge
     from tests.pipeline.snapshot_io import KEYS

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import DagsterInstance, Definitions
 
-from petrichor_pipeline.contract import MANIFEST_FILE, file_entry
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE, file_entry
 from petrichor_pipeline.definitions import all_assets
 from petrichor_pipeline.knowledge import lint
 from petrichor_pipeline.lint_checks import wiki_lint_checks

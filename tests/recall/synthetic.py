@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from petrichor_pipeline.contract import to_table
+from petrichor_pipeline.contract.schemas import to_table
 from petrichor_pipeline.text.index_text import index_text
 from petrichor_serving.recall import RecallIndex
 

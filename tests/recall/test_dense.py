@@ -7,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from petrichor_pipeline.contract import vector_schema
+from petrichor_pipeline.contract.schemas import vector_schema
 from petrichor_serving.recall import dense
 from petrichor_serving.recall.dense import DenseVectors
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from petrichor_pipeline.contract import Manifest
+from petrichor_pipeline.contract.manifest import Manifest
 from petrichor_pipeline.text.lang import init_jieba
 from petrichor_serving.app import create_app
 from petrichor_serving.services import Services, ServingSettings

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from petrichor_pipeline.contract import MANIFEST_FILE, Manifest, new_version, read_current
+from petrichor_pipeline.contract.current import read_current
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE, Manifest, new_version
 
 _names = itertools.count()
 

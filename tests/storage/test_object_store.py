@@ -11,7 +11,8 @@ import threading
 
 import pytest
 
-from petrichor_pipeline.contract import MANIFEST_FILE, read_current
+from petrichor_pipeline.contract.current import read_current
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE
 from petrichor_pipeline.object_store import PublishConflict, SnapshotMirror, parse_location, publish_remote
 from tests.conftest import isolated_env, run_cli_build
 from tests.storage.conftest import object_store, stage_clone

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from petrichor_pipeline.contract import to_table
+from petrichor_pipeline.contract.schemas import to_table
 from petrichor_pipeline.text import lexical
 
 

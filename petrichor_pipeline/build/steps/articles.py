@@ -11,7 +11,7 @@ import pyarrow as pa
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import BucketResult, article_warning
 from petrichor_pipeline.config import BUCKETS, BUILD_VERSION
-from petrichor_pipeline.contract import SOURCE_SCHEMA
+from petrichor_pipeline.contract.schemas import SOURCE_SCHEMA
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 

@@ -7,7 +7,7 @@ from typing import Any
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult
 from petrichor_pipeline.build.steps.common import run_articles
-from petrichor_pipeline.contract import SCHEMAS, chunk_id_of
+from petrichor_pipeline.contract.schemas import SCHEMAS, chunk_id_of
 from petrichor_pipeline.text.chunking import chunk_markdown
 from petrichor_pipeline.text.index_text import index_text
 from petrichor_pipeline.text.normalize import sha256_hex

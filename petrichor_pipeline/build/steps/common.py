@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult, group_rows, per_article_step
-from petrichor_pipeline.contract import SCHEMAS, SOURCE_SCHEMA
+from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA
 from petrichor_pipeline.knowledge.guide import prepare_guide
 from petrichor_pipeline.text.normalize import sha256_hex
 

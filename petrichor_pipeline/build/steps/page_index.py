@@ -7,7 +7,7 @@ from typing import Any
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult
 from petrichor_pipeline.build.steps.common import guides, model_key, run_articles
-from petrichor_pipeline.contract import SCHEMAS
+from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_pipeline.knowledge.page_index import build_page_index
 from petrichor_pipeline.models.protocols import CallContext
 

@@ -7,7 +7,7 @@ from typing import Any
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult
 from petrichor_pipeline.build.steps.common import ChunkView, chunks_by_article, guides, model_key, run_articles
-from petrichor_pipeline.contract import SCHEMAS
+from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_pipeline.knowledge.questions import generate_questions
 from petrichor_pipeline.models.protocols import CallContext
 from petrichor_pipeline.text.index_text import index_text

@@ -8,7 +8,7 @@ from typing import Any
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult
 from petrichor_pipeline.build.steps.common import ChunkView, chunks_by_article, guides, model_key, run_articles
-from petrichor_pipeline.contract import CANDIDATE_SCHEMA, SCHEMAS
+from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS
 from petrichor_pipeline.knowledge.wiki import ArticleInput, build_article_knowledge
 from petrichor_pipeline.models.protocols import CallContext
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.steps.common import live_article_ids
 from petrichor_pipeline.config import BUCKETS
-from petrichor_pipeline.contract import CANDIDATE_SCHEMA, SCHEMAS, write_text_atomic
+from petrichor_pipeline.contract.files import write_text_atomic
+from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS
 from petrichor_pipeline.knowledge.aggregate import PreviousWiki, aggregate_wiki, contribution_digest
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge
 

@@ -11,7 +11,7 @@ from typing import Any
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult
 from petrichor_pipeline.build.steps.common import chunks_by_article, run_articles
-from petrichor_pipeline.contract import SCHEMAS
+from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_pipeline.text.index_text import index_text
 from petrichor_pipeline.text.normalize import normalize_text, sha256_hex
 from petrichor_pipeline.text.windows import OVERLAP_CHARS, WINDOW_CHARS, WINDOW_VERSION, chunk_windows, heading_paths, window_key
