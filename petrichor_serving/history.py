@@ -1,7 +1,7 @@
 """What serving reads of the past: stored article versions (citation resolution) and retained snapshots.
 
 A citation names `article_id`, `article_version` and offsets into that version's content (Python string
-indices, as `agent.citations` computes them). The version is read from the history store (`contract`),
+indices, as `agent.citations` computes them). The version is read from the history store (`contract.history`),
 never from the current snapshot, so it resolves after the article is edited or deleted. Scope is checked
 on the stored version's own row and, while the article still exists, on its current row as well: a
 version never becomes readable by a key or a public caller that may not read the article today.

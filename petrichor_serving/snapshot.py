@@ -9,7 +9,7 @@ newest retained snapshot that verifies. `status()` reports the versions and the 
 whether the store serves what `CURRENT` names.
 
 Loading costs little beyond those checks: vector matrices and BM25 postings are memory-mapped files
-(`contract.VECTOR_FILES`, `contract.LEXICAL_FILES`) hashed in a second thread while the Parquet tables
+(`contract.vectors.VECTOR_FILES`, `contract.lexical_files.LEXICAL_FILES`) hashed in a second thread while the Parquet tables
 parse, and columns only tokenizing reads stay undecoded (`INDEX_ONLY`).
 """
 

@@ -1,7 +1,7 @@
 """The article history store's write side: record what a snapshot publishes, collect what nothing cites.
 
 Every article version a published snapshot holds is written once under `history/articles/` (layout and
-read side in `contract`), so a citation's `article_version` and offsets still resolve after the article
+read side in `contract.history`), so a citation's `article_version` and offsets still resolve after the article
 is edited or deleted and its snapshots are collected. Publishing touches each record it references, so a
 record's modification time is the last time a published snapshot cited it. Collection keeps every version
 a retained snapshot or a pin (`history/pins/`, written by serving for its stored traces) cites, and an

@@ -31,12 +31,12 @@ def check_question_routes(mode: str) -> str:
 
 def question_routes_run(mode: str, model_questions: bool) -> bool:
     """Whether the question routes search the generated questions. `model_questions`: a configured model
-    wrote them (`contract.generated_by_model` of the chat fingerprint)."""
+    wrote them (`manifest.generated_by_model` of the chat fingerprint)."""
     return check_question_routes(mode) == "always" or model_questions
 
 
 def searched_vector_tables(mode: str, chat_fingerprint: str | None) -> frozenset[str]:
-    """The vector tables (`contract.VECTOR_TABLES` names) a search reads over a snapshot whose questions the
+    """The vector tables (`schemas.VECTOR_TABLES` names) a search reads over a snapshot whose questions the
     chat model of `chat_fingerprint` wrote: what a build embeds."""
     if question_routes_run(mode, generated_by_model(chat_fingerprint)):
         return frozenset(VECTOR_TABLES)

@@ -74,7 +74,7 @@ class PreviousWiki:
 
 @dataclass
 class WikiAggregate:
-    """The snapshot tables `wiki_pages`, `wiki_links`, `wiki_sources` (contract.py schemas) and the pages' memo."""
+    """The snapshot tables `wiki_pages`, `wiki_links`, `wiki_sources` (`contract.schemas`) and the pages' memo."""
 
     tables: dict[str, pa.Table]
     memo: dict[str, Any]

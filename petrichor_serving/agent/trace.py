@@ -3,7 +3,7 @@
 A trace records what the agent did: each tool call with its arguments, the locators it returned, its
 time, the stop reason and the snapshot version. The store keeps the most recent `capacity` traces (LRU
 by count) and hands one back only to the principal that made it; to anyone else it does not exist.
-Given a data folder, it pins the article versions each kept trace cites (`contract.pin_path`) so the
+Given a data folder, it pins the article versions each kept trace cites (`contract.history.pin_path`) so the
 build's history collection keeps them resolvable, and unpins a trace when it is evicted.
 """
 

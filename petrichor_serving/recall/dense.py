@@ -1,6 +1,6 @@
 """Vectors held for filtered nearest-neighbour search.
 
-A snapshot with compact vector files (`contract.VECTOR_FILES`) is searched from them: the float32 matrix,
+A snapshot with compact vector files (`contract.vectors.VECTOR_FILES`) is searched from them: the float32 matrix,
 ordered by recall row, is memory-mapped (only the rows a search scores are read), and the 4-bit
 product-quantisation index (faiss fast scan, 2 dimensions per code, a 16th of the matrix' bytes) built at
 publish is read into memory. An older snapshot's LanceDB table (checked out at its recorded version) is

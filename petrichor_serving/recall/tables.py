@@ -79,7 +79,7 @@ class Articles:
     expires: list[datetime | None]
     row_of: dict[str, int] = field(repr=False)
     model_questions: bool = False
-    """Some article's generated questions came from a configured model (`contract.generated_by_model`)."""
+    """Some article's generated questions came from a configured model (`contract.manifest.generated_by_model`)."""
 
     @classmethod
     def from_arrow(cls, table: pa.Table) -> "Articles":
