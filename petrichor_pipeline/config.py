@@ -124,10 +124,6 @@ class Settings:
         """Serving's verified copy of the object store's current snapshot (unused for a local data dir)."""
         return self.data_dir / "replica"
 
-    def serving_dir(self) -> Path:
-        """The folder serving reads snapshots from: the data dir, or the mirror of the object store."""
-        return self.replica_dir if self.object_store else self.data_dir
-
     @property
     def embed_cache_dir(self) -> Path:
         return self.embed_cache or self.warehouse_dir / "embedding_cache"

@@ -80,10 +80,6 @@ class Trace:
         doc["plan"] = self.plan()
         return doc
 
-    def step_dicts(self) -> list[dict[str, Any]]:
-        """The steps as the answer's `trace` field shows them."""
-        return [{k: v for k, v in asdict(s).items() if v is not None} for s in self.steps]
-
 
 class TraceStore:
     """The last `capacity` traces, each readable only by the principal that made it."""
