@@ -11,6 +11,13 @@ import pyarrow as pa
 
 _str = pa.string()
 _strs = pa.list_(pa.string())
+_SCOPE = [("kb_id", _str), ("tenant", _str)]
+"""What every content row carries, so access filters apply before ranking."""
+_ARTICLE_SCOPE = [("article_id", _str), *_SCOPE]
+_SPAN = [("start", pa.int64()), ("end", pa.int64())]
+"""Character offsets into the article's normalised text."""
+_INDEXED = [("index_text", _str), ("content_hash", _str)]
+"""The text a row is tokenised and embedded from, and its hash (what vectors are cached by)."""
 
 SCHEMAS: dict[str, pa.Schema] = {
     "articles": pa.schema(
@@ -37,54 +44,42 @@ SCHEMAS: dict[str, pa.Schema] = {
     "chunks": pa.schema(
         [
             ("chunk_id", _str),
-            ("article_id", _str),
-            ("kb_id", _str),
-            ("tenant", _str),
+            *_ARTICLE_SCOPE,
             ("key", _str),
             ("position", pa.int32()),
             ("heading", _str),
             ("heading_path", _strs),
             ("content", _str),
-            ("start", pa.int64()),
-            ("end", pa.int64()),
-            ("index_text", _str),
-            ("content_hash", _str),
+            *_SPAN,
+            *_INDEXED,
         ]
     ),
     "chunk_windows": pa.schema(
         [
             ("window_id", _str),
             ("chunk_id", _str),
-            ("article_id", _str),
-            ("kb_id", _str),
-            ("tenant", _str),
+            *_ARTICLE_SCOPE,
             ("position", pa.int32()),
             ("heading_path", _strs),
             ("content", _str),
-            ("start", pa.int64()),
-            ("end", pa.int64()),
-            ("index_text", _str),
-            ("content_hash", _str),
+            *_SPAN,
+            *_INDEXED,
         ]
     ),
     "questions": pa.schema(
         [
             ("question_id", _str),
             ("chunk_id", _str),
-            ("article_id", _str),
-            ("kb_id", _str),
-            ("tenant", _str),
+            *_ARTICLE_SCOPE,
             ("position", pa.int32()),
             ("question", _str),
-            ("index_text", _str),
-            ("content_hash", _str),
+            *_INDEXED,
         ]
     ),
     "wiki_pages": pa.schema(
         [
             ("page_key", _str),
-            ("kb_id", _str),
-            ("tenant", _str),
+            *_SCOPE,
             ("kind", _str),
             ("title", _str),
             ("summary", _str),
@@ -96,8 +91,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     ),
     "wiki_links": pa.schema(
         [
-            ("kb_id", _str),
-            ("tenant", _str),
+            *_SCOPE,
             ("from_page_key", _str),
             ("to_page_key", _str),
             ("link_type", _str),
@@ -106,8 +100,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     ),
     "wiki_sources": pa.schema(
         [
-            ("kb_id", _str),
-            ("tenant", _str),
+            *_SCOPE,
             ("page_key", _str),
             ("article_id", _str),
             ("article_version", _str),
@@ -119,9 +112,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         [
             ("node_key", _str),
             ("parent_key", _str),
-            ("article_id", _str),
-            ("kb_id", _str),
-            ("tenant", _str),
+            *_ARTICLE_SCOPE,
             ("depth", pa.int32()),
             ("position", pa.int32()),
             ("title", _str),
@@ -223,9 +214,7 @@ def vector_schema(dim: int) -> pa.Schema:
     return pa.schema(
         [
             ("id", _str),
-            ("article_id", _str),
-            ("kb_id", _str),
-            ("tenant", _str),
+            *_ARTICLE_SCOPE,
             ("content_hash", _str),
             ("fingerprint", _str),
             ("vector", pa.list_(pa.float32(), dim)),
