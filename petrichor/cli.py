@@ -64,7 +64,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     with progress:
         summary = run_build(ctx, on_progress=on_progress, lock_wait_s=max(args.wait, 0.0))
-    doc = _with_warning_details(summary.to_json())
+    doc = summary.to_json()
     if args.json:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
     else:
@@ -79,7 +79,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         out.print(f"partitions: {len(summary.materialized)} materialized, {len(summary.skipped)} skipped")
         out.print(f"model calls: {summary.model_calls}, embedded texts: {summary.embedded_texts}")
         for e in summary.errors:
-            out.print(f"[red]error[/red] {e['path']}: {e['reason']}")
+            out.print(f"[red]error[/red] {e.path}: {e.reason}")
         for w in summary.warnings[:20]:
             out.print(f"[yellow]warning[/yellow] {w}")
         state = "published" if summary.published else "unchanged"
@@ -90,21 +90,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0 if summary.ok else 1
 
 
-def _with_warning_details(doc: dict[str, Any]) -> dict[str, Any]:
-    """The summary plus `warning_details`: each warning as `{path, message}` (path None when build-wide)."""
-    from petrichor_pipeline.build.incremental import split_warning
-
-    return {**doc, "warning_details": [split_warning(w) for w in doc["warnings"]]}
-
-
 def _build_refused(args: argparse.Namespace, problems: list[dict[str, str]]) -> int:
     """A build that cannot start: the summary's shape with the folders in `errors`, exit 1, no traceback."""
+    from petrichor_pipeline.build.issues import FileError
     from petrichor_pipeline.runner import BuildSummary
 
     first = problems[0]
-    summary = BuildSummary(errors=problems, failed_run=f"cannot write to {first['path']}: {first['reason']}")
+    summary = BuildSummary(errors=[FileError.from_json(p) for p in problems], failed_run=f"cannot write to {first['path']}: {first['reason']}")
     if args.json:
-        print(json.dumps(_with_warning_details(summary.to_json()), ensure_ascii=False, indent=2))
+        print(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
     else:
         for p in problems:
             err.print(f"[red]error[/red] {p['path']}: {p['reason']}")

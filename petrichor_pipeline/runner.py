@@ -23,6 +23,7 @@ from dagster import AssetCheckSeverity, DagsterInstance, execute_job, materializ
 
 from petrichor_pipeline.assets.snapshot import discard_unpublished
 from petrichor_pipeline.build.context import BuildContext, StageListener
+from petrichor_pipeline.build.issues import BuildWarning, FileError, clear_run_issues, read_run_issues
 from petrichor_pipeline.build.lock import build_lock
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.config import BUCKETS
@@ -61,8 +62,8 @@ class BuildSummary:
     skipped: list[str] = field(default_factory=list)
     runs: list[RunUsage] = field(default_factory=list)
     embedded_texts: int = 0
-    warnings: list[str] = field(default_factory=list)
-    errors: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[BuildWarning] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
     stages: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
     failed_run: str | None = None
@@ -91,8 +92,9 @@ class BuildSummary:
             "partitions": {"materialized": self.materialized, "skipped": self.skipped},
             "model_calls": self.model_calls,
             "embedded_texts": self.embedded_texts,
-            "warnings": self.warnings,
-            "errors": self.errors,
+            "warnings": [str(w) for w in self.warnings],
+            "warning_details": [w.to_json() for w in self.warnings],
+            "errors": [e.to_json() for e in self.errors],
             "stages": self.stages,
             "seconds": round(self.seconds, 3),
             "failed_run": self.failed_run,
@@ -169,9 +171,11 @@ def _failure_reason(result: Any) -> str:
     return ""
 
 
-def _collect(result: Any, summary: BuildSummary, built: set[str], partition: str | None = None) -> int:
-    """Fold a run's materialization metadata into the summary; returns the count of pending vectors."""
+def _collect(ctx: BuildContext, result: Any, summary: BuildSummary, built: set[str], partition: str | None = None) -> int:
+    """Fold a run's materialization metadata (figures) and issue records (every warning and failed file of
+    its buckets, `issues.read_run_issues`) into the summary; returns the count of pending vectors."""
     pending = 0
+    issues = read_run_issues(ctx.warehouse.root, result.run_id)
     usage = RunUsage(run_id=result.run_id, partition=partition)
     summary.runs.append(usage)
     for ev in result.get_asset_materialization_events():  # a run over a range: one per bucket, each its own figures
@@ -192,16 +196,17 @@ def _collect(result: Any, summary: BuildSummary, built: set[str], partition: str
             steps[asset] = round(steps.get(asset, 0.0) + float(secs), 3)
         if asset != "articles":
             built.update(meta.get("built_article_ids") or [])
-            summary.warnings.extend(meta.get("warning_list") or [])
-            for f in meta.get("failures") or []:
-                summary.errors.append(f)
+    for asset in sorted(issues.warnings):  # `articles`' own: its failures are the scan's, its warnings chunks' too
+        if asset != "articles":
+            summary.warnings.extend(issues.warnings[asset])
+            summary.errors.extend(issues.failed[asset])
     for check in result.get_asset_check_evaluations():
         if not check.passed:
             outcome = f"check {check.check_name} failed: {_check_detail(check)}"
             if check.blocking and check.severity == AssetCheckSeverity.ERROR:
-                summary.errors.append({"path": "", "check": check.check_name, "reason": f"blocking {outcome}; not published"})
+                summary.errors.append(FileError("", f"blocking {outcome}; not published", check=check.check_name))
             else:
-                summary.warnings.append(outcome)
+                summary.warnings.append(BuildWarning(outcome))
     return pending
 
 
@@ -240,7 +245,7 @@ def run_build(
     summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
     if summary.failed_run:
         moved = summary.snapshot_version != before
-        summary.errors.append({"path": str(ctx.settings.data_dir), "reason": failure_advice(summary.failed_run, published=moved)})
+        summary.errors.append(FileError(str(ctx.settings.data_dir), failure_advice(summary.failed_run, published=moved)))
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -278,6 +283,7 @@ def _locked_build(
         if on_progress:
             on_progress(asset, done[asset], len(stale))
 
+    clear_run_issues(ctx.warehouse.root)
     buckets = scan_buckets(ctx)
     versions = {b: bucket_data_version(rows, errs) for b, (rows, errs) in buckets.items()}
     observe_corpus(instance, versions)
@@ -374,14 +380,14 @@ def _run_buckets(
         with execute_job(
             reconstructable(bucket_build_job_def), instance=instance, run_config=run_config, tags=tags, raise_on_error=False
         ) as res:
-            pending = _collect(res, summary, built, ",".join(covered))
+            pending = _collect(ctx, res, summary, built, ",".join(covered))
             success, run_id = res.success, res.run_id
         for asset in (a.key.to_user_string() for a in PARTITIONED_ASSETS):
             for _ in stale:
                 stage_done(asset)
     else:
         res = _materialize_in_process(ctx, instance, stage_done, PARTITIONED_ASSETS, tags)
-        pending = _collect(res, summary, built, ",".join(covered))
+        pending = _collect(ctx, res, summary, built, ",".join(covered))
         success, run_id = res.success, res.run_id
     if not success:
         summary.failed_run = f"buckets {covered[0]}..{covered[-1]}: run {run_id} failed{_failure_reason(res)}"
@@ -394,8 +400,8 @@ def _run_buckets(
 
 def _count_articles(buckets: dict[str, Any], summary: BuildSummary, built: set[str]) -> None:
     all_articles = [a for rows, _ in buckets.values() for a in rows]
-    summary.errors = [e for _, errs in buckets.values() for e in errs] + summary.errors
-    failed_ids = {e.get("path") for e in summary.errors}
+    summary.errors = [FileError.from_json(e) for _, errs in buckets.values() for e in errs] + summary.errors
+    failed_ids = {e.path for e in summary.errors}
     # the id lists in run metadata are capped; the per-stage counts are not
     n_built = max([len(built)] + [s["articles_built"] for name, s in summary.stages.items() if name != "articles"])
     summary.articles = {
@@ -420,7 +426,7 @@ def _publish(
     """The publish run, when a bucket was built or `CURRENT` is not what the corpus is now."""
     if planned.stale or _published_versions(ctx) != versions or ctx.full_rebuild:
         res = _materialize_in_process(ctx, instance, stage_done, PUBLISH_ASSETS, {"petrichor/trigger": "cli", SCAN_TAG: scan.id()})
-        _collect(res, summary, built)
+        _collect(ctx, res, summary, built)
         if not res.success:
             summary.failed_run = f"publish: run {res.run_id} failed{_failure_reason(res)}"
             discard_unpublished(instance, res.run_id, ctx.settings.snapshots_dir)

@@ -12,6 +12,7 @@ from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import BucketResult
+from petrichor_pipeline.build.issues import write_run_issues
 from petrichor_pipeline.build.steps.articles import built_data_version
 from petrichor_pipeline.build.scan_handoff import SCAN_TAG
 from petrichor_pipeline.resources import PetrichorResource
@@ -28,6 +29,10 @@ beside a CLI build): unlimited until the instance sets one (`dagster instance co
 or `concurrency: pools: default_limit:` in dagster.yaml; docs/scaling.md)."""
 
 
+UI_ISSUES = 50
+"""Warnings and failures a bucket's materialization shows in Dagster's UI; the build summary lists them all."""
+
+
 def preview(result: BucketResult, columns: tuple[str, ...], limit: int = 5) -> MetadataValue:
     cols = [c for c in columns if c in result.table.column_names]
     rows = result.table.select(cols).slice(0, limit).to_pylist() if cols else []
@@ -40,7 +45,8 @@ def preview(result: BucketResult, columns: tuple[str, ...], limit: int = 5) -> M
 
 def bucket_metadata(result: BucketResult, columns: tuple[str, ...]) -> dict[str, Any]:
     """One bucket's own figures: the step's counts (numbers as reported, other values only when set), its
-    warnings, failures and built article ids (capped), and a preview of its rows."""
+    first warnings, failures and built article ids (for the UI; the build reads every record from
+    `issues.write_run_issues`), and a preview of its rows."""
     meta: dict[str, Any] = {}
     for k, v in result.metadata().items():
         if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -49,9 +55,9 @@ def bucket_metadata(result: BucketResult, columns: tuple[str, ...]) -> dict[str,
         else:
             meta[k] = round(v, 3)
     if result.warnings:
-        meta["warning_list"] = MetadataValue.json(result.warnings[:50])
+        meta["warning_list"] = MetadataValue.json([w.to_json() for w in result.warnings[:UI_ISSUES]])
     if result.failed:
-        meta["failures"] = MetadataValue.json(result.failed[:50])
+        meta["failures"] = MetadataValue.json([f.to_json() for f in result.failed[:UI_ISSUES]])
     meta["built_article_ids"] = MetadataValue.json(list(result.built)[:200])
     meta["preview"] = preview(result, columns)
     return meta
@@ -104,6 +110,8 @@ def materialize_buckets(
     for bucket in buckets:
         if bucket in done:
             result, version = done[bucket]
+            if context.run.tags.get(SCAN_TAG):  # a `petrichor build` run: the build lists these records
+                write_run_issues(ctx.warehouse.root, context.run_id, asset, bucket, result.warnings, result.failed)
             meta = bucket_metadata(result, columns)
             state = BucketState(version, key, int(result.extra.get("pending", 0) or 0))
         else:  # fresh: this run did not touch it, so it has no figures of its own

@@ -7,7 +7,6 @@ sidecar JSON written after the Parquet file, so a crash between the two only cau
 
 from __future__ import annotations
 
-import re
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any, Callable, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from petrichor_pipeline.build.issues import BuildWarning, FileError
 from petrichor_pipeline.build.warehouse import Warehouse
 
 
@@ -23,6 +23,7 @@ from petrichor_pipeline.build.warehouse import Warehouse
 class ArticleOutput:
     rows: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
+    """Messages about the article; the step attaches its path (`BuildWarning`)."""
 
 
 @dataclass
@@ -32,8 +33,8 @@ class BucketResult:
     table: pa.Table
     built: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-    failed: list[dict[str, str]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    failed: list[FileError] = field(default_factory=list)
+    warnings: list[BuildWarning] = field(default_factory=list)
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -47,22 +48,6 @@ class BucketResult:
             "seconds": round(self.seconds, 3),
             **self.extra,
         }
-
-
-_ARTICLE_WARNING = re.compile(r"(?P<path>[^\n]+?\.(?:md|markdown|pdf)): (?P<message>.*)", re.IGNORECASE | re.DOTALL)
-
-
-def article_warning(path: str, message: str) -> str:
-    """A warning as the build summary lists it: `<article path>: <message>`."""
-    return f"{path}: {message}"
-
-
-def split_warning(warning: str) -> dict[str, str | None]:
-    """`{path, message}` of a summary warning; `path` is None for a build-wide one (no article path first)."""
-    found = _ARTICLE_WARNING.fullmatch(warning)
-    if found is None:
-        return {"path": None, "message": warning}
-    return {"path": found["path"], "message": found["message"]}
 
 
 def group_rows(table: pa.Table | None, key: str = "article_id") -> dict[str, list[dict[str, Any]]]:
@@ -110,12 +95,12 @@ def per_article_step(
     for art, out in _run_bounded(todo, build, concurrency, timeout_s):
         aid = art["article_id"]
         if isinstance(out, Exception):
-            result.failed.append({"path": art.get("path", aid), "reason": f"{asset}: {type(out).__name__}: {out}"})
+            result.failed.append(FileError(art.get("path", aid), f"{asset}: {type(out).__name__}: {out}"))
             continue
         new_rows[aid] = out.rows
         keys[aid] = build_key(art)
         result.built.append(aid)
-        result.warnings.extend(article_warning(art.get("path", aid), w) for w in out.warnings)
+        result.warnings.extend(BuildWarning(w, art.get("path", aid)) for w in out.warnings)
 
     parts = []
     if previous is not None and previous.num_rows and result.skipped:
@@ -129,7 +114,9 @@ def per_article_step(
         table = table.take(pc.sort_indices(pa.table({"p": position}), sort_keys=[("p", "ascending")]))
     result.table = table.combine_chunks()
     warehouse.write(asset, result.table, bucket)
-    warehouse.write_json(asset, bucket, {"keys": keys, "warnings": result.warnings, "failed": result.failed})
+    warehouse.write_json(asset, bucket, {
+        "keys": keys, "warnings": [w.to_json() for w in result.warnings], "failed": [f.to_json() for f in result.failed],
+    })
     result.seconds = time.perf_counter() - started
     return result
 

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import BucketResult
+from petrichor_pipeline.build.issues import BuildWarning
 from petrichor_pipeline.contract.schemas import SCHEMAS, vector_schema
 from petrichor_pipeline.models.embedding import length_batches
 from petrichor_pipeline.contract.route_tables import searched_vector_tables
@@ -34,7 +35,7 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
     asset = f"{kind}_vectors"
     wh = ctx.warehouse
     embedder = ctx.embedder()
-    warnings: list[str] = []
+    warnings: list[BuildWarning] = []
     embedded = 0
     if embedder is None:  # switched off: nothing is pending, nothing to retry
         return _pending(ctx, bucket, asset, [], "", started)
@@ -64,7 +65,7 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
         want = set(chunk_rows.column("chunk_id").to_pylist()) if chunk_rows is not None else set()
         if want - have:
             blocked = True
-            warnings.append(f"{len(want - have)} chunk vectors pending; question vectors wait for them (two-phase rule)")
+            warnings.append(BuildWarning(f"{len(want - have)} chunk vectors pending; question vectors wait for them (two-phase rule)"))
 
     if not blocked:
         cache = ctx.embedding_cache(fp)
@@ -84,10 +85,10 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
             try:
                 mat = embedder.embed_passages([todo[h] for h in part])
             except Exception as exc:
-                warnings.append(f"embedding failed, {len(hashes) - embedded} texts left pending for the next run: {exc}")
+                warnings.append(BuildWarning(f"embedding failed, {len(hashes) - embedded} texts left pending for the next run: {exc}"))
                 break
             if mat.shape != (len(part), dim):
-                warnings.append(f"embedding reply has shape {mat.shape}, expected ({len(part)}, {dim}); left pending")
+                warnings.append(BuildWarning(f"embedding reply has shape {mat.shape}, expected ({len(part)}, {dim}); left pending"))
                 break
             new = {h: np.asarray(v, dtype=np.float32) for h, v in zip(part, mat)}
             cache.add(new)
@@ -119,7 +120,7 @@ def _pending(ctx: BuildContext, bucket: str, asset: str, rows: list, reason: str
     """Keep the previous vectors file untouched and report every row as pending."""
     prev = ctx.warehouse.read(asset, bucket)
     table = prev if prev is not None else pa.table({})
-    result = BucketResult(asset, bucket, table, warnings=[reason] if reason else [])
+    result = BucketResult(asset, bucket, table, warnings=[BuildWarning(reason)] if reason else [])
     result.extra = {"embedded_texts": 0, "pending": len(rows), "fingerprint": ""}
     result.seconds = time.perf_counter() - started
     return result

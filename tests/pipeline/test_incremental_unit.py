@@ -7,6 +7,7 @@ import threading
 import pyarrow as pa
 
 from petrichor_pipeline.build.incremental import ArticleOutput, per_article_step
+from petrichor_pipeline.build.issues import FileError
 from petrichor_pipeline.build.warehouse import Warehouse
 
 SCHEMA = pa.schema([("article_id", pa.string()), ("value", pa.string())])
@@ -49,7 +50,7 @@ def test_a_failing_article_is_reported_and_retried_next_time(tmp_path):
         return ArticleOutput([{"article_id": a["article_id"], "value": a["v"]}])
 
     res = _step(wh, _articles("x", "y"), flaky)
-    assert res.failed == [{"path": "kb/a1.md", "reason": "t: ValueError: boom"}]
+    assert res.failed == [FileError("kb/a1.md", "t: ValueError: boom")]
     assert res.table.column("article_id").to_pylist() == ["a0"]
     again = _step(wh, _articles("x", "y"), lambda a: ArticleOutput([{"article_id": a["article_id"], "value": "ok"}]))
     assert again.built == ["a1"] and again.skipped == ["a0"]
@@ -67,5 +68,5 @@ def test_an_article_past_its_timeout_fails_without_blocking_the_bucket(tmp_path)
         res = _step(Warehouse(tmp_path), _articles("x", "y"), slow, timeout_s=0.2)
     finally:
         release.set()
-    assert [f["path"] for f in res.failed] == ["kb/a0.md"] and "exceeded" in res.failed[0]["reason"]
+    assert [f.path for f in res.failed] == ["kb/a0.md"] and "exceeded" in res.failed[0].reason
     assert res.built == ["a1"]

@@ -9,7 +9,8 @@ from typing import Any
 import pyarrow as pa
 
 from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.incremental import BucketResult, article_warning
+from petrichor_pipeline.build.incremental import BucketResult
+from petrichor_pipeline.build.issues import BuildWarning, FileError
 from petrichor_pipeline.config import BUCKETS, BUILD_VERSION
 from petrichor_pipeline.contract.schemas import SOURCE_SCHEMA
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
@@ -74,7 +75,7 @@ def articles_step(ctx: BuildContext, bucket: str) -> tuple[BucketResult, str]:
     ctx.warehouse.write("articles", table, bucket)
     version = bucket_data_version(rows, errors)
     ctx.warehouse.write_json("articles", bucket, {"data_version": version, "errors": errors})
-    result = BucketResult("articles", bucket, table, built=[r["article_id"] for r in rows], failed=errors)
-    result.warnings = [article_warning(r["path"], w) for r in rows for w in r["warnings"]]
+    result = BucketResult("articles", bucket, table, built=[r["article_id"] for r in rows], failed=[FileError.from_json(e) for e in errors])
+    result.warnings = [BuildWarning(w, r["path"]) for r in rows for w in r["warnings"]]
     result.seconds = time.perf_counter() - started
     return result, version

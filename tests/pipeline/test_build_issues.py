@@ -1,0 +1,48 @@
+"""Warnings and failed files reach the build summary whole, as typed records (no Dagster run needed)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from petrichor_pipeline.assets._metadata import UI_ISSUES, bucket_metadata
+from petrichor_pipeline.build.incremental import BucketResult
+from petrichor_pipeline.build.issues import BuildWarning, FileError, read_run_issues, write_run_issues
+from petrichor_pipeline.build.steps.articles import scan_buckets
+from petrichor_pipeline.resources import build_context
+from petrichor_pipeline.runner import BuildSummary, _count_articles
+from tests.pipeline.tiny_corpus import write_corpus
+
+BAD = 200
+
+
+def test_every_failed_file_of_the_scan_is_in_the_json(tmp_path, monkeypatch):
+    monkeypatch.setenv("PETRICHOR_EMBED", "off")
+    corpus = write_corpus(tmp_path / "corpus", {"kb/good.md": "# Good\n\nPort 8000.\n", **{f"kb/bad{i:03}.md": "" for i in range(BAD)}})
+    summary = BuildSummary()
+    _count_articles(scan_buckets(build_context(str(tmp_path / "data"), str(corpus))), summary, set())
+    doc = summary.to_json()
+    assert len(doc["errors"]) == BAD and summary.articles["failed"] == BAD and summary.articles["total"] == 1
+    assert sorted(e["path"] for e in doc["errors"]) == [f"kb/bad{i:03}.md" for i in range(BAD)]
+    assert all(e == {"path": e["path"], "reason": "empty file"} for e in doc["errors"])
+
+
+def test_a_bucket_run_hands_over_every_record_while_the_ui_shows_the_first(tmp_path):
+    n = UI_ISSUES * 3
+    result = BucketResult(
+        "chunks", "0a", pa.table({"chunk_id": pa.array([], pa.string())}),
+        failed=[FileError(f"kb/f{i}.md", "chunks: ValueError: boom") for i in range(n)],
+        warnings=[BuildWarning(f"heading {i} too long", f"kb/w{i}.md") for i in range(n)] + [BuildWarning("embedding failed")],
+    )
+    meta = bucket_metadata(result, ("chunk_id",))
+    assert len(meta["failures"].value) == UI_ISSUES and len(meta["warning_list"].value) == UI_ISSUES
+
+    write_run_issues(tmp_path, "run-1", result.asset, result.bucket, result.warnings, result.failed)
+    issues = read_run_issues(tmp_path, "run-1")
+    assert issues.failed["chunks"] == result.failed and issues.warnings["chunks"] == result.warnings
+    assert not (tmp_path / "_run_issues" / "run-1").exists()  # read once
+
+    summary = BuildSummary(warnings=issues.warnings["chunks"], errors=issues.failed["chunks"])
+    doc = summary.to_json()
+    assert len(doc["errors"]) == n and doc["errors"][0] == {"path": "kb/f0.md", "reason": "chunks: ValueError: boom"}
+    assert doc["warnings"][0] == "kb/w0.md: heading 0 too long" and doc["warnings"][-1] == "embedding failed"
+    assert doc["warning_details"][-1] == {"path": None, "message": "embedding failed"}
