@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Sequence
 
-from petrichor_pipeline.contract import OFFLINE_CHAT_PREFIX
+from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
 from petrichor_pipeline.models.offline.answers import answer
 from petrichor_pipeline.models.prompts import ANSWER, PROMPT_VERSION
 from petrichor_pipeline.models.protocols import CallContext, EvidenceText, UsageMeter, UsageRecord
