@@ -30,6 +30,7 @@ def jieba_build(tmp_path_factory):
     return root / "data"
 
 
+@pytest.mark.slow  # builds a corpus
 def test_a_jieba_snapshot_is_served_with_jieba(jieba_build, monkeypatch):
     monkeypatch.setenv("PETRICHOR_TOKENIZER", "bigram")  # the server's own setting does not count
     store = SnapshotStore(jieba_build)
