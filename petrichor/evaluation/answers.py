@@ -84,7 +84,7 @@ def top_sentence_answer(question: EvalQuestion, retriever: Any) -> AnswerOutcome
     such on a tie), stopwords aside, tokenised as the naive hybrid tokenises."""
     from petrichor.evaluation.hybrid import hybrid_tokens
     from petrichor_pipeline.models.offline.sentences import split_sentences
-    from petrichor_pipeline.models.offline.stopwords import CHINESE, ENGLISH
+    from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 
     started = time.perf_counter()
     top = next((i for i in retriever.retrieve(question.question).items if i.is_chunk), None)

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from petrichor_pipeline.models.offline.answer_types import asked_type, holds_answer
-from petrichor_pipeline.models.offline.stopwords import CHINESE, ENGLISH
+from petrichor_pipeline.text.answer_types import asked_type, holds_answer
+from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 from petrichor_serving.agent.words import content_words
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from petrichor_pipeline.models.offline.stopwords import CHINESE, ENGLISH
+from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 from petrichor_pipeline.text.lang import CJK_RUN, has_cjk, init_jieba
 from petrichor_pipeline.text.stem import stem
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from petrichor_pipeline.models.offline.stopwords import ENGLISH
+from petrichor_pipeline.text.stopwords import ENGLISH
 
 
 @dataclass(frozen=True)
