@@ -21,7 +21,7 @@ def chat():
 
 @pytest.mark.parametrize(
     "question,lang",
-    [("企业版每月收费多少钱？", "zh"), ("What is mercury?", "en"), ("How do I install Oracle Database?", "en")],
+    [("企业版每月收费多少钱？", "zh"), ("What is mercury?", "en")],
 )
 def test_questions_the_corpus_does_not_answer_get_not_found(served_snapshot, chat, question, lang):
     snap, embedder = served_snapshot
