@@ -115,3 +115,18 @@ def test_span_shapes():
     assert [s.text for s in find_spans("number", "面积约3000平方米，7.52‰，1269万人")] == ["3000平方米", "7.52‰", "1269万人"]
     assert [s.text for s in find_spans("time", "1999年3月5日，On 3 May 2001")] == ["1999年3月5日", "3 May 2001"]
     assert "Sam Bankman-Fried" in [s.text for s in find_spans("person", "The trial of Sam Bankman-Fried begins.")]
+
+
+def test_a_name_answer_is_the_name_the_read_passages_share_in_its_fullest_written_form():
+    reply = _ask(
+        "Who was accused of fraud at the exchange and also spoke to the board?",
+        "The prosecution said Bankman-Fried was accused of fraud at the exchange while Ellison's lawyers listened.",
+        "Sam Bankman-Fried spoke to the board in March.",
+        "Investors said Bankman-Fried had lost their trust.",
+    )
+    assert reply["short_answer"] == "Sam Bankman-Fried"
+
+
+def test_a_possessive_of_a_name_the_question_gives_is_no_answer():
+    reply = _ask("Who runs FTX now?", "FTX’s new chief is John Ray, who took over in November.")
+    assert reply["short_answer"] == "John Ray"

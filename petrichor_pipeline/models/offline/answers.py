@@ -440,7 +440,9 @@ def _nearest(spans: Sequence[Span], text: str, wanted: Sequence[str]) -> Span:
     return min(spans, key=lambda sp: (min(abs((sp.start + sp.end) / 2 - p) for p in places), sp.start))
 
 
-def _span_answer(question: str, kind: str, scored: Sequence[Scored], wanted: Sequence[str]) -> ShortAnswer | None:
+def _span_answer(
+    question: str, kind: str, scored: Sequence[Scored], wanted: Sequence[str], evidence: Sequence[EvidenceText] = ()
+) -> ShortAnswer | None:
     """The asked kind's span nearest the question's words, from the best unit holding one; for a count, a
     unit where the number sits beside the counted noun comes first. Spans the question itself names are no
     answer."""
@@ -450,7 +452,7 @@ def _span_answer(question: str, kind: str, scored: Sequence[Scored], wanted: Seq
     options: list[tuple[bool, Scored, Span]] = []
     for s in scored[:SPAN_UNITS]:
         text = s.unit.scored
-        spans = [sp for sp in find_spans(kind, text) if sp.text.lower() not in q and not (kind == "number" and re.sub(r"\D", "", sp.text) and re.sub(r"\D", "", sp.text) in re.sub(r"\D", " ", question).split())]
+        spans = [sp for sp in find_spans(kind, text) if _POSSESSIVE.sub("", sp.text).lower() not in q and not (kind == "number" and re.sub(r"\D", "", sp.text) and re.sub(r"\D", "", sp.text) in re.sub(r"\D", " ", question).split())]
         if not spans:
             continue
         attached = [sp for sp in spans if _attached(focus, text, sp.end)]
@@ -459,8 +461,37 @@ def _span_answer(question: str, kind: str, scored: Sequence[Scored], wanted: Seq
         options.append((bool(attached), s, _nearest(attached or spans, text, wanted)))
     if not options:
         return None
+    if kind in NAME_KINDS:
+        return _agreed_name(options, evidence)
     _, unit, span = max(options, key=lambda o: (o[0], o[1].score))
     return ShortAnswer(span.text, unit)
+
+
+NAME_KINDS = ("person", "entity")
+_POSSESSIVE = re.compile(r"[’']s$")
+_LATIN_NAME = re.compile(r"\b[A-Z][\w’'.-]*(?:\s+[A-Z][\w’'.-]*)*")
+
+
+def _full_name(name: str, evidence: Sequence[EvidenceText]) -> str:
+    """The fullest way the evidence writes a Latin name: the longest capitalised run ending in it as whole
+    words (`Bankman-Fried` → `Sam Bankman-Fried` where any passage says so); Han names are kept as found."""
+    if has_cjk(name) or not name[:1].isupper():
+        return name
+    tail = re.compile(rf"(?:^|\s){re.escape(name)}$")
+    runs = {_POSSESSIVE.sub("", m.group(0)) for item in evidence for m in _LATIN_NAME.finditer(item.content)}
+    return max((r for r in runs if tail.search(r)), key=len, default=name)
+
+
+def _agreed_name(options: Sequence[tuple[bool, Scored, Span]], evidence: Sequence[EvidenceText]) -> ShortAnswer:
+    """A name question's answer: among the candidate names (each in its fullest written form), the one the
+    most read passages mention, then the best unit's. A question that gathers facts from several passages is
+    about the name they share; one passage's name beside the point is mentioned once."""
+    def support(name: str) -> int:
+        return sum(name in item.content for item in evidence)
+
+    named = [(support(full), o[1].score, full, o[1]) for o in options for full in [_full_name(_POSSESSIVE.sub("", o[2].text), evidence)]]
+    _, _, full, unit = max(named, key=lambda n: (n[0], n[1]))
+    return ShortAnswer(full, unit)
 
 
 def _yes_no(question: str, scored: Sequence[Scored], wanted: Sequence[str], lang: str) -> ShortAnswer:
@@ -496,7 +527,7 @@ def short_answer(question: str, scored: Sequence[Scored], evidence: Sequence[Evi
         expansion = _expansion(term, evidence) if lang == "en" else None  # initials spell Latin words only
         return ShortAnswer(f"{term}: {expansion}", None) if expansion else None
     kind = short_kind(question)
-    return _span_answer(question, kind, scored, wanted) if kind else None
+    return _span_answer(question, kind, scored, wanted, evidence) if kind else None
 
 
 def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
