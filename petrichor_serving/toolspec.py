@@ -2,8 +2,8 @@
 
 The HTTP request models (`schema`) extend these models, the MCP tools (`mcp_server`) publish their JSON
 schema as `inputSchema` and validate arguments with them, and the model agent (`agent.model_agent`) sends
-the same schema without the knowledge-base filter as its OpenAI function parameters: the agent's scope is
-the caller's and a model cannot narrow or widen it. Nothing here imports the agent, so the HTTP contract
+the same schema without the scope fields as its OpenAI function parameters: the agent's scope is the
+caller's and a model cannot change it. Nothing here imports the agent, so the HTTP contract
 does not depend on it.
 
 Request models take strict JSON types (`"5"` is not a limit, `true` is not a number); unknown fields are
@@ -81,7 +81,7 @@ class Request(BaseModel):
 
 
 KB_IDS = "kb_ids"
-"""The knowledge-base filter: within the caller's scope over HTTP and MCP, absent for the model agent."""
+"""The knowledge-base filter: a narrowing of the caller's scope, over HTTP and MCP only."""
 _KB_FILTER = "limit to these knowledge bases (within the key's scope)"
 
 
@@ -144,14 +144,17 @@ class ToolSpec:
     description: str
     arguments: type[Request]
     """The tool's arguments over MCP (and, with HTTP-only fields added, its HTTP request model)."""
+    scope: tuple[str, ...] = (KB_IDS,)
+    """The arguments that narrow the caller's scope: the model agent has none, its scope is the run's
+    (a private chat limited to one article stays limited to it)."""
 
     def input_schema(self) -> dict[str, Any]:
         return self.arguments.model_json_schema()
 
     @cached_property
     def agent_arguments(self) -> type[Request]:
-        """`arguments` without the knowledge-base filter, on the same bases: what the model agent may send."""
-        fields = {name: (info.annotation, info) for name, info in self.arguments.model_fields.items() if name != KB_IDS}
+        """`arguments` without the `scope` fields, on the same bases: what the model agent may send."""
+        fields = {name: (info.annotation, info) for name, info in self.arguments.model_fields.items() if name not in self.scope}
         return create_model(self.arguments.__name__, __base__=self.arguments.__bases__, **fields)
 
     def function(self) -> dict[str, Any]:
@@ -163,6 +166,7 @@ SEARCH = ToolSpec(
     "knowledge_search",
     "Hybrid search: locators (chunk_id, page_key, node_key), titles, heading paths, snippets, routes and scores.",
     SearchArguments,
+    scope=(KB_IDS, "article_id"),
 )
 OUTLINE = ToolSpec(
     "knowledge_outline",

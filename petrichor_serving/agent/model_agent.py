@@ -2,8 +2,9 @@
 
 The tools are `toolspec`'s, their arguments checked by the same models as over HTTP and MCP. The server
 executes every call itself, inside the caller's scope and the class budget: the tool schemas have no
-tenant, scope or knowledge-base field (a model that sends one is ignored), and every tool is read-only. Tool results go back as delimited data with an explicit note that their text is material to
-quote, never instructions. An unknown tool or invalid JSON arguments get an error result and the loop
+tenant, scope or knowledge-base field (a model that sends one is ignored), and every tool is read-only.
+Tool results go back as delimited data with an explicit note that their text is material to quote, never
+instructions. An unknown tool or invalid JSON arguments get an error result and the loop
 goes on; a call identical to an earlier one (same tool, same normalised arguments) is answered "repeated"
 and `MAX_NO_PROGRESS` turns of nothing but repeats end the run. A search or read that re-finds what the
 run already seeded is not a repeat: models do that on a small corpus before they answer. A model that never
@@ -41,7 +42,7 @@ MAX_RESULT_CHARS = 6000
 MAX_HISTORY_TURN_CHARS = 4000
 
 TOOLS: list[dict[str, Any]] = [spec.function() for spec in toolspec.TOOLS]
-"""The OpenAI function schemas: `toolspec`'s tools without the knowledge-base filter (the scope is the run's)."""
+"""The OpenAI function schemas: `toolspec`'s tools without their scope fields (the scope is the run's)."""
 TOOL_NAMES = frozenset(toolspec.BY_NAME)
 LOCATOR_FIELDS = tuple(toolspec.Locator.model_fields)
 
@@ -79,7 +80,7 @@ def _execute(run: Run, name: str, args: dict[str, Any]) -> Any:
     """One tool call, its arguments checked by the tool's model; scope and budget come from the run."""
     body = toolspec.BY_NAME[name].agent_arguments.model_validate(args, strict=False)
     if name == toolspec.SEARCH.name:
-        cands = run.search(body.query, limit=body.limit, sub_queries=body.sub_queries, article_id=body.article_id)
+        cands = run.search(body.query, limit=body.limit, sub_queries=body.sub_queries)
         keep = ("chunk_id", "page_key", "node_key", "article_id", "title", "heading_path", "snippet")
         return {"candidates": [{k: c.get(k) for k in keep if c.get(k) is not None} for c in cands]}
     if name == toolspec.OUTLINE.name:

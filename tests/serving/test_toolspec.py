@@ -30,16 +30,17 @@ def test_the_mcp_tools_publish_the_declared_models():
         assert tool.description == spec.description and tool.annotations.read_only_hint
 
 
-def test_the_agent_functions_are_the_declared_models_without_the_knowledge_base_filter():
+def test_the_agent_functions_are_the_declared_models_without_their_scope_fields():
     assert [f["function"]["name"] for f in model_agent.TOOLS] == [t.name for t in toolspec.TOOLS]
     for spec, function in zip(toolspec.TOOLS, model_agent.TOOLS):
         params = function["function"]["parameters"]
         assert function["function"]["description"] == spec.description
         assert params == spec.agent_arguments.model_json_schema()
         declared = spec.input_schema()
-        assert toolspec.KB_IDS in declared["properties"] and toolspec.KB_IDS not in params["properties"]
-        assert params["properties"] == {k: v for k, v in declared["properties"].items() if k != toolspec.KB_IDS}
+        assert toolspec.KB_IDS in spec.scope and set(spec.scope) <= set(declared["properties"])
+        assert params["properties"] == {k: v for k, v in declared["properties"].items() if k not in spec.scope}
         assert params.get("required", []) == declared.get("required", [])
+    assert "article_id" not in model_agent.TOOLS[0]["function"]["parameters"]["properties"]  # a private chat's article limit holds
 
 
 def test_the_http_requests_extend_the_declared_models():
