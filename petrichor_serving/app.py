@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.responses import JSONResponse
 
-from petrichor_serving import articles, openai_api, schema, webpage
+from petrichor_serving import articles, openai_api, schema, toolspec, webpage
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.auth import LOCAL
 from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document, routes
@@ -148,7 +148,15 @@ async def openapi(call: Call) -> dict[str, Any]:
 
 
 ENDPOINTS: list[Endpoint] = [
-    Endpoint("GET", "/healthz", healthz, "Liveness and the served snapshot version", schema.HealthResponse, secured=False),
+    Endpoint(
+        "GET",
+        "/healthz",
+        healthz,
+        "Liveness and the served snapshot version",
+        schema.HealthResponse,
+        secured=False,
+        replies=((503, "Degraded: no snapshot, or not the one CURRENT names (refused; a fallback may serve)"),),
+    ),
     Endpoint(
         "GET",
         "/api/snapshot",
@@ -232,13 +240,11 @@ ENDPOINTS: list[Endpoint] = [
         raw=True,
         error=schema.OpenAIErrorResponse,
     ),
-    Endpoint("POST", "/mcp", http_endpoint, "MCP over streamable HTTP: knowledge_search, knowledge_outline, knowledge_read, knowledge_read_many", schema.McpMessage, schema.McpMessage, raw=True, error=schema.McpMessage),
+    Endpoint("POST", "/mcp", http_endpoint, f"MCP over streamable HTTP: {', '.join(t.name for t in toolspec.TOOLS)}", schema.McpMessage, schema.McpMessage, raw=True, error=schema.McpMessage),
     Endpoint("GET", "/mcp", http_endpoint, "MCP over streamable HTTP: the server-to-client event stream", schema.McpMessage, raw=True, error=schema.McpMessage),
     Endpoint("GET", "/openapi.json", openapi, "This document", schema.OpenAPIResponse, secured=False),
 ]
 OPENAPI = openapi_document(ENDPOINTS)
-_health = OPENAPI["paths"]["/healthz"]["get"]["responses"]
-_health["503"] = {**_health["200"], "description": "Degraded: no snapshot, or not the one CURRENT names (refused; a fallback may serve)"}
 
 
 def create_app(services: Services, *, watch: bool = True, deadlines: ReadDeadlines = ReadDeadlines()) -> Starlette:

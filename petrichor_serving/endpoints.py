@@ -1,8 +1,8 @@
 """An endpoint is one handler plus one `Endpoint` line: the route, the body check and its OpenAPI entry.
 
 `Endpoint.route()` authenticates when the endpoint is secured, then reads and validates the body against
-the endpoint's request model (`schema`), and maps errors to `{"error": ...}` replies: a caller without a
-key learns nothing of what a valid body looks like. `openapi_document()` writes the same declarations out
+the endpoint's request model (`schema`), and renders failures (`errors.failure`) as `{"error": ...}`
+replies: a caller without a key learns nothing of what a valid body looks like. `openapi_document()` writes the same declarations out
 as OpenAPI 3.1, path parameters included.
 """
 
@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -21,22 +21,20 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as AsgiScope
 
-from petrichor_serving.agent.tools import ToolError
 from petrichor_serving.auth import LOCAL, Principal, public_scope
-from petrichor_serving.history import HistoryError
+from petrichor_serving.errors import ServiceError, failure, short_error
 from petrichor_serving.recall.access import Scope
-from petrichor_serving.schema import MAX_BODY_BYTES, MAX_ID_CHARS, ErrorResponse
+from petrichor_serving.schema import MAX_BODY_BYTES, ErrorResponse
 from petrichor_serving.services import Services
 from petrichor_serving.snapshot import Snapshot
+from petrichor_serving.toolspec import MAX_ID_CHARS
 
-MAX_ERROR_CHARS = 200
 
+class HttpError(ServiceError):
+    """A refusal of the HTTP layer itself (no key, a bad body, no snapshot)."""
 
-class HttpError(Exception):
     def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
+        super().__init__(message, status)
 
 
 @dataclass(frozen=True)
@@ -91,6 +89,8 @@ class Endpoint:
     """An endpoint with its own wire format (OpenAI's `/v1`, MCP): the handler is a Starlette endpoint or an
     ASGI app that reads the request, authenticates and answers itself; the table still declares it."""
     error: type[BaseModel] = ErrorResponse
+    replies: tuple[tuple[int, str], ...] = ()
+    """Statuses besides 200 answered with the `response` model (healthz's 503), with their description."""
 
     def route(self) -> Route:
         if self.raw:
@@ -101,17 +101,15 @@ class Endpoint:
                 services: Services = request.app.state.services
                 call = Call(request, services, self.principal(services, request))
                 if self.request:
-                    body = validated(self.request, await json_body(request))
+                    body = self.request.model_validate(await json_body(request))
                 else:
-                    body = validated(self.query, dict(request.query_params)) if self.query else None
+                    body = self.query.model_validate(dict(request.query_params)) if self.query else None
                 reply = await (self.handler(call, body) if body is not None else self.handler(call))
                 return reply if isinstance(reply, JSONResponse) else JSONResponse(reply)
-            except HttpError as exc:
-                return JSONResponse({"error": short_error(exc.message)}, status_code=exc.status)
-            except ToolError as exc:
-                return JSONResponse({"error": short_error(str(exc))}, status_code=exc.status)
-            except HistoryError as exc:
-                return JSONResponse({"error": short_error(str(exc))}, status_code=exc.status)
+            except Exception as exc:
+                if (refused := failure(exc)) is None:
+                    raise
+                return JSONResponse({"error": short_error(refused.message)}, status_code=refused.status)
 
         endpoint.__name__ = self.handler.__name__
         return Route(self.path, endpoint, methods=[self.method])
@@ -153,11 +151,6 @@ class _ByMethod:
         await self.apps[scope["method"]](scope, receive, send)
 
 
-def short_error(message: str) -> str:
-    """An error text of at most `MAX_ERROR_CHARS`: messages may quote an id or a field, and input can be huge."""
-    return message if len(message) <= MAX_ERROR_CHARS else message[: MAX_ERROR_CHARS - 1] + "…"
-
-
 async def json_body(request: Request) -> Any:
     body = await _bounded_body(request)
     try:
@@ -195,21 +188,6 @@ async def _bounded_body(request: Request) -> bytes:
             raise too_large
         parts.append(part)
     return b"".join(parts)
-
-
-def validated(model: type[BaseModel], data: dict[str, Any]) -> BaseModel:
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise HttpError(400, validation_message(exc)) from None
-
-
-def validation_message(exc: ValidationError) -> str:
-    """The first offending field and what it should be; never the input itself (it may be large)."""
-    errors = exc.errors(include_input=False, include_url=False)
-    field = ".".join(str(part) for part in errors[0]["loc"] if isinstance(part, (str, int)) and part not in ("str", "list[str]", "int"))
-    same = [e["msg"] for e in errors if e["loc"][:1] == errors[0]["loc"][:1]]
-    return short_error(f"{field or 'body'}: {' or '.join(dict.fromkeys(same))}")
 
 
 def principal_of(services: Services, request: Request) -> Principal:
@@ -253,6 +231,8 @@ def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
         error = refs[(e.error, "serialization")]
         for status, text in sorted(errors.items()):
             op["responses"][str(status)] = {"description": text, "content": {"application/json": {"schema": error}}}
+        for status, text in e.replies:
+            op["responses"][str(status)] = {**op["responses"]["200"], "description": text}
         if e.request or e.query or e.secured or e.key_optional:
             op["security"] = [{"apiKey": []}] if e.secured else [{}, {"apiKey": []}] if e.key_optional else []
         parameters = [

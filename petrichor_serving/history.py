@@ -24,6 +24,7 @@ from typing import Any
 from petrichor_pipeline.contract.history import read_article_record
 from petrichor_pipeline.contract.manifest import MANIFEST_FILE, read_manifest
 from petrichor_pipeline.contract.schemas import conform, to_table
+from petrichor_serving.errors import ServiceError
 from petrichor_serving.recall.access import Scope, readable_articles
 from petrichor_serving.recall.tables import Articles
 from petrichor_serving.snapshot import Snapshot, SnapshotStore, load_snapshot
@@ -32,10 +33,11 @@ CACHED_SNAPSHOTS = 2
 """Older snapshots held in memory at once besides the current one (each costs a full load)."""
 
 
-class HistoryError(Exception):
+class HistoryError(ServiceError):
+    """A citation or retained snapshot that cannot be served (`errors.failure` renders it)."""
+
     def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
+        super().__init__(message, status)
 
 
 @dataclass(frozen=True)

@@ -1,33 +1,38 @@
 """The MCP server: the four read-only knowledge tools for agents that speak the Model Context Protocol.
 
-`knowledge_search`, `knowledge_outline`, `knowledge_read` and `knowledge_read_many` call the same
-functions as `/api/knowledge/search|outline|read` (`agent/tools.py`), with the arguments checked by the same
-request models (`schema`), so limits and error messages match the REST API. Scope comes from an API key
-exactly as there: over streamable HTTP (`/mcp` in the app) the bearer token of each request; over stdio
-(`petrichor mcp`) the key the process was started with.
+The tools are `toolspec`'s: each publishes its request model's JSON schema as `inputSchema` and checks its
+arguments with that model, then calls the same functions as `/api/knowledge/search|outline|read`
+(`agent/tools.py`), so limits and error messages match the REST API (`errors.failure`). Scope comes from
+an API key exactly as there: over streamable HTTP (`/mcp` in the app) the bearer token of each request;
+over stdio (`petrichor mcp`) the key the process was started with.
 """
 
 from __future__ import annotations
 
+import json
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
-from petrichor_serving import schema
+from petrichor_serving import toolspec
 from petrichor_serving.agent import tools
 from petrichor_serving.auth import LOCAL, Principal
-from petrichor_serving.endpoints import HttpError, principal_of, validation_message
+from petrichor_serving.endpoints import HttpError, principal_of
+from petrichor_serving.errors import failure
 from petrichor_serving.services import Services
+from petrichor_serving.snapshot import Snapshot
 
 INSTRUCTIONS = (
     "Read-only access to a Petrichor knowledge base. Search returns locators and snippets, never full text; "
@@ -37,82 +42,91 @@ INSTRUCTIONS = (
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 PrincipalOf = Callable[[Context], Principal]
-KbIds = Annotated[list[str] | None, Field(description="limit to these knowledge bases (within the key's scope)")]
 
 
-def _checked(model: type[BaseModel], arguments: dict[str, Any]) -> Any:
-    try:
-        return model.model_validate({k: v for k, v in arguments.items() if v is not None})
-    except ValidationError as exc:
-        raise McpToolError(validation_message(exc)) from None
+class _Arguments(ArgModelBase):
+    """The SDK's argument model, passing every argument through: the tool's own model checks them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.model_extra or {})}
 
 
-async def _run(services: Services, fn: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any) -> dict[str, Any]:
-    snap = services.store.current
-    if snap is None:
-        raise McpToolError("no snapshot is loaded yet: run `petrichor build`")
-    try:
-        return await anyio.to_thread.run_sync(lambda: fn(snap, *args, **kwargs))
-    except tools.ToolError as exc:
-        raise McpToolError(str(exc)) from None
+def _pre_parsed(model: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:
+    """A list or object sent as JSON text parsed, as the SDK does for its own tools (some clients send
+    every structured argument that way); a string field's text is left as it is."""
+    out = dict(arguments)
+    for name, value in arguments.items():
+        info = model.model_fields.get(name)
+        if info is None or info.annotation is str or not isinstance(value, str):
+            continue
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(parsed, (list, dict)):
+            out[name] = parsed
+    return out
+
+
+def checked(spec: toolspec.ToolSpec, arguments: dict[str, Any]) -> Any:
+    """The arguments as the tool's model reads them, JSON's usual coercions allowed (`"5"` is a limit of 5)."""
+    return spec.arguments.model_validate(_pre_parsed(spec.arguments, arguments), strict=False)
+
+
+def _search(snap: Snapshot, principal: Principal, body: toolspec.SearchArguments, services: Services) -> dict[str, Any]:
+    scope = principal.scope(kb_ids=body.kb_ids, article_id=body.article_id)
+    return tools.search(snap, scope, body.query, embedder=services.embedder, limit=body.limit, sub_queries=body.sub_queries)
+
+
+def _outline(snap: Snapshot, principal: Principal, body: toolspec.OutlineRequest, services: Services) -> dict[str, Any]:
+    return tools.outline(snap, principal.scope(kb_ids=body.kb_ids), body.article_id, max_nodes=body.max_nodes)
+
+
+def _read(snap: Snapshot, principal: Principal, body: toolspec.ReadArguments, services: Services) -> dict[str, Any]:
+    return tools.read(snap, principal.scope(kb_ids=body.kb_ids), body.target())
+
+
+def _read_many(snap: Snapshot, principal: Principal, body: toolspec.ReadManyArguments, services: Services) -> dict[str, Any]:
+    return tools.read_many(snap, principal.scope(kb_ids=body.kb_ids), [t.target() for t in body.targets])
+
+
+EXECUTORS = {toolspec.SEARCH.name: _search, toolspec.OUTLINE.name: _outline, toolspec.READ.name: _read, toolspec.READ_MANY.name: _read_many}
+
+
+def _tool(spec: toolspec.ToolSpec, services: Services, principal: PrincipalOf) -> Tool:
+    execute = EXECUTORS[spec.name]
+
+    async def run(ctx: Context, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            body = checked(spec, arguments)
+            who = principal(ctx)
+            snap = services.store.current
+            if snap is None:
+                raise HttpError(503, "no snapshot is loaded yet: run `petrichor build`")
+            return await anyio.to_thread.run_sync(lambda: execute(snap, who, body, services))
+        except Exception as exc:
+            if (refused := failure(exc)) is None:
+                raise
+            raise McpToolError(refused.message) from None
+
+    run.__name__ = spec.name  # names the output schema, `<name>DictOutput`
+    tool = Tool.from_function(run, name=spec.name, description=spec.description, annotations=READ_ONLY)
+    tool.fn_metadata.arg_model = _Arguments
+    tool.parameters = spec.input_schema()
+    return tool
 
 
 def build_server(services: Services, principal: PrincipalOf) -> MCPServer:
-    """An MCP server over `services`; `principal(ctx)` says who makes each call."""
-    server = MCPServer("petrichor", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING")
-
-    @server.tool(annotations=READ_ONLY)
-    async def knowledge_search(
-        query: Annotated[str, Field(description="what to look for, in the articles' language")],
-        ctx: Context,
-        kb_ids: KbIds = None,
-        article_id: Annotated[str | None, Field(description="search inside this article only")] = None,
-        limit: Annotated[int, Field(ge=1, description=f"at most {schema.MAX_RESULTS}")] = schema.DEFAULT_RESULTS,
-        sub_queries: Annotated[list[str] | None, Field(description=f"extra phrasings, the first {schema.MAX_SUB_QUERIES} used")] = None,
-    ) -> dict[str, Any]:
-        """Hybrid search: locators (chunk_id, page_key, node_key), titles, heading paths, snippets, routes and scores."""
-        body = _checked(schema.SearchRequest, {"query": query, "kb_ids": kb_ids, "article_id": article_id, "limit": limit, "sub_queries": sub_queries})
-        scope = principal(ctx).scope(kb_ids=body.kb_ids, article_id=body.article_id)
-        return await _run(services, tools.search, scope, body.query, embedder=services.embedder, limit=body.limit, sub_queries=body.sub_queries)
-
-    @server.tool(annotations=READ_ONLY)
-    async def knowledge_outline(
-        article_id: Annotated[str, Field(description="an article_id from a search result")],
-        ctx: Context,
-        kb_ids: KbIds = None,
-        max_nodes: Annotated[int, Field(description="10 to 300")] = schema.DEFAULT_OUTLINE_NODES,
-    ) -> dict[str, Any]:
-        """An article's section tree (PageIndex nodes, or a light tree from chunk headings), with the article version."""
-        body = _checked(schema.OutlineRequest, {"article_id": article_id, "kb_ids": kb_ids, "max_nodes": max_nodes})
-        return await _run(services, tools.outline, principal(ctx).scope(kb_ids=body.kb_ids), body.article_id, max_nodes=body.max_nodes)
-
-    @server.tool(annotations=READ_ONLY)
-    async def knowledge_read(
-        ctx: Context,
-        chunk_id: str | None = None,
-        page_key: str | None = None,
-        node_key: str | None = None,
-        article_id: Annotated[str | None, Field(description="alone: the whole article")] = None,
-        kb_id: Annotated[str | None, Field(description="the knowledge base of a page_key")] = None,
-        kb_ids: KbIds = None,
-        window: Annotated[schema.Window | None, Field(description="with chunk_id: the search candidate's `window`")] = None,
-    ) -> dict[str, Any]:
-        """Read one locator: exactly one of chunk_id, page_key, node_key, or article_id alone for the whole article."""
-        locator = {"chunk_id": chunk_id, "page_key": page_key, "node_key": node_key, "article_id": article_id, "kb_id": kb_id}
-        body = _checked(schema.ReadRequest, {**locator, "kb_ids": kb_ids, "window": window and window.model_dump()})
-        return await _run(services, tools.read, principal(ctx).scope(kb_ids=body.kb_ids), body.target())
-
-    @server.tool(annotations=READ_ONLY)
-    async def knowledge_read_many(
-        targets: Annotated[list[schema.Locator], Field(min_length=1, max_length=tools.MAX_READ_MANY, description="up to 4 locators")],
-        ctx: Context,
-        kb_ids: KbIds = None,
-    ) -> dict[str, Any]:
-        """Read up to four locators at once; a locator that cannot be read is listed under `failures`."""
-        body = _checked(schema.ReadRequest, {"targets": [t.target() for t in targets], "kb_ids": kb_ids})
-        return await _run(services, tools.read_many, principal(ctx).scope(kb_ids=body.kb_ids), [t.target() for t in body.targets])
-
-    return server
+    """An MCP server over `services` with `toolspec`'s tools; `principal(ctx)` says who makes each call."""
+    return MCPServer(
+        "petrichor",
+        instructions=INSTRUCTIONS,
+        version="0.1.0",
+        log_level="WARNING",
+        tools=[_tool(spec, services, principal) for spec in toolspec.TOOLS],
+    )
 
 
 def key_principal(services: Services, key: str | None) -> Principal:
@@ -152,7 +166,7 @@ class HttpMcp:
         headers = ctx.headers or {}
         principal = self.services.keys.authenticate(headers.get("authorization"))
         if principal is None:
-            raise McpToolError("a valid API key is required (Authorization: Bearer <key>)")
+            raise HttpError(401, "a valid API key is required (Authorization: Bearer <key>)")
         return principal
 
     @asynccontextmanager

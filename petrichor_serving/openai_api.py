@@ -27,8 +27,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from petrichor_serving import schema
 from petrichor_serving.agent import loop
-from petrichor_serving.agent.tools import ToolError
-from petrichor_serving.endpoints import Call, HttpError, json_body, principal_of, validation_message
+from petrichor_serving.endpoints import Call, json_body, principal_of
+from petrichor_serving.errors import failure
 from petrichor_serving.services import Services
 from petrichor_serving.snapshot import Snapshot, describe_error
 
@@ -53,8 +53,20 @@ class OpenAIError(Exception):
         self.type, default_code = _ERROR_TYPES.get(status, ("server_error", None))
         self.code = code or default_code
 
+    @classmethod
+    def of(cls, exc: BaseException, *, param: str | None = None) -> OpenAIError:
+        """An expected failure (`errors.failure`) in OpenAI's shape; anything else is a 500 whose message is
+        the error's type and a path-free text, never a server path."""
+        refused = failure(exc)
+        return cls(refused.status, refused.message, param=param) if refused else cls(500, describe_error(exc))
+
     def body(self) -> dict[str, Any]:
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+
+def _expected(exc: Exception) -> Exception:
+    """`exc` as an `OpenAIError` when it is an expected failure; anything else propagates as it was."""
+    return OpenAIError.of(exc) if failure(exc) else exc
 
 
 def _error_response(exc: OpenAIError) -> JSONResponse:
@@ -65,15 +77,15 @@ async def _call(request: Request) -> Call:
     services: Services = request.app.state.services
     try:
         return Call(request, services, principal_of(services, request))
-    except HttpError as exc:
-        raise OpenAIError(exc.status, exc.message) from None
+    except Exception as exc:
+        raise _expected(exc) from None
 
 
 def _snapshot(call: Call) -> Snapshot:
     try:
         return call.snapshot()
-    except HttpError as exc:
-        raise OpenAIError(exc.status, exc.message) from None
+    except Exception as exc:
+        raise _expected(exc) from None
 
 
 def _created(call: Call) -> int:
@@ -110,14 +122,12 @@ async def list_models(request: Request) -> Response:
 
 async def _request_body(request: Request) -> schema.ChatCompletionRequest:
     try:
-        data = await json_body(request)
-    except HttpError as exc:
-        raise OpenAIError(exc.status, exc.message) from None
-    try:
-        return schema.ChatCompletionRequest.model_validate(data)
+        return schema.ChatCompletionRequest.model_validate(await json_body(request))
     except ValidationError as exc:
         loc = exc.errors(include_input=False)[0]["loc"]
-        raise OpenAIError(400, validation_message(exc), param=str(loc[0]) if loc else "messages") from None
+        raise OpenAIError.of(exc, param=str(loc[0]) if loc else "messages") from None
+    except Exception as exc:
+        raise _expected(exc) from None
 
 
 def _answer(call: Call, body: schema.ChatCompletionRequest, kb_ids: list[str] | None) -> dict[str, Any]:
@@ -195,11 +205,7 @@ async def _stream(task: asyncio.Future[dict[str, Any]], model: str, created: int
     try:
         doc = await task
     except Exception as exc:  # headers are sent: the error travels as an event, as OpenAI's own does
-        if isinstance(exc, ToolError):
-            error = OpenAIError(exc.status, str(exc))
-        else:  # an unexpected failure: its type and a path-free message, never a server path
-            error = OpenAIError(500, describe_error(exc))
-        yield _sse(error.body())
+        yield _sse(OpenAIError.of(exc).body())
         yield _sse("[DONE]")
         return
     for piece in pieces(doc["answer"]):
@@ -221,8 +227,8 @@ async def chat_completions(request: Request) -> Response:
             return StreamingResponse(_stream(task, body.model, created, stream_id), media_type="text/event-stream", headers=headers)
         try:
             doc = await task
-        except ToolError as exc:
-            raise OpenAIError(exc.status, str(exc)) from None
+        except Exception as exc:
+            raise _expected(exc) from None
         return JSONResponse(_completion(doc, body.model, created))
     except OpenAIError as exc:
         return _error_response(exc)

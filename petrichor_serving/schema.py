@@ -1,129 +1,47 @@
 """The HTTP contract, declared once: every endpoint's request and response as a pydantic model.
 
 Request models validate the handlers' input (strict JSON types, so `"5"` is not a limit and `true` is
-not a number) and, with the response models, generate `/openapi.json`. Every limit of the API lives
-here. Older field names are still accepted as aliases (`knowledge_base_id`, `subQueries`, `articleId`,
-`message`, `nodes`); a `null` field counts as absent, so a later alias can still supply it.
+not a number) and, with the response models, generate `/openapi.json`. The knowledge tools' requests
+extend `toolspec`'s models, where their limits live; every other limit of the API lives here. Older
+field names are still accepted as aliases (`knowledge_base_id`, `subQueries`, `articleId`, `message`,
+`nodes`); a `null` field counts as absent, so a later alias can still supply it.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from petrichor_serving.agent.tools import MAX_READ_MANY
+# the tool contract; `schema.MAX_RESULTS` and `schema.OutlineRequest` (the outline endpoint's body is the
+# tool's arguments as they are) are the HTTP API's too
+from petrichor_serving.toolspec import (
+    MAX_QUESTION_CHARS,
+    MAX_RESULTS,
+    Id,
+    Names,
+    OutlineRequest,
+    ReadArguments,
+    Request,
+    SearchArguments,
+    Targets,
+    Text,
+    alias,
+    optional_fields_take_null,
+)
 
 MAX_BODY_BYTES = 512 * 1024
-MAX_QUESTION_CHARS = 8000
-MAX_ID_CHARS = 512
-"""A locator or id (article, chunk, page, node, knowledge base): far longer than any the build makes."""
-MAX_RESULTS = 20
-"""A larger `limit` is capped, not refused."""
-MAX_SUB_QUERIES = 3
-"""Sub-queries past the third are dropped, not refused."""
 MAX_HISTORY_ITEMS = 24
 MAX_HISTORY_CHARS = 32_000
 """A chat's history: at most 24 user/assistant turns and 32,000 characters in all (reference §7.6)."""
-DEFAULT_RESULTS = 10
-DEFAULT_OUTLINE_NODES = 120
 
-
-def _non_blank(value: str) -> str:
-    stripped = value.strip()
-    if not stripped:
-        raise ValueError("must be a non-empty string")
-    return stripped
-
-
-def _as_list(value: str | list[str]) -> list[str]:
-    return [value] if isinstance(value, str) else value
-
-
-Text = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS), AfterValidator(_non_blank)]
-"""A question, query or id: at most 8,000 characters as sent, trimmed, not blank."""
-Id = Annotated[str, Field(max_length=MAX_ID_CHARS)]
-
-
-def _integral(value: Any) -> Any:
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
-WholeNumber = Annotated[int, BeforeValidator(_integral)]
-"""An integer as JSON Schema counts one: `5` or `5.0`, never `"5"`, `5.5` or `true`."""
-Names = Annotated[str | list[str], AfterValidator(_as_list)]
-"""One string or a list of strings; handlers always see a list."""
 SnapshotVersion = Annotated[
     str | None, Field(description="answer against this retained snapshot (`GET /api/snapshots`); default the current one")
 ]
 
 
-def _alias(*names: str) -> Any:
-    return AliasChoices(*names)
-
-
-def _optional_fields_take_null(schema: dict[str, Any]) -> None:
-    """Declare what `_nulls_are_absent` accepts: `null` for every field that may be left out."""
-    required = set(schema.get("required", ()))
-    for name, prop in schema.get("properties", {}).items():
-        variants = prop.get("anyOf", [prop])
-        if name in required or any(v.get("type") == "null" for v in variants):
-            continue
-        meta = {k: prop.pop(k) for k in ("title", "description", "default") if k in prop}
-        schema["properties"][name] = {"anyOf": [prop, {"type": "null"}], **meta}
-
-
-class Request(BaseModel):
-    """Strict JSON types; unknown fields are ignored (a body's `tenant` never reaches the scope)."""
-
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, json_schema_extra=_optional_fields_take_null)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _nulls_are_absent(cls, data: Any) -> Any:
-        return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
-
-
-class SearchRequest(Request):
-    query: Text
-    kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
-    article_id: Id | None = None
-    limit: Annotated[int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), BeforeValidator(_integral), AfterValidator(lambda n: min(n, MAX_RESULTS))] = DEFAULT_RESULTS
-    sub_queries: Annotated[Names, AfterValidator(lambda qs: qs[:MAX_SUB_QUERIES]), Field(description=f"only the first {MAX_SUB_QUERIES} are searched")] | None = Field(
-        None, validation_alias=_alias("sub_queries", "subQueries")
-    )
+class SearchRequest(SearchArguments):  # knowledge_search's arguments, and the retained snapshot to search
     snapshot_version: SnapshotVersion = None
-
-
-class OutlineRequest(Request):
-    article_id: Text = Field(validation_alias=_alias("article_id", "articleId"))
-    kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
-    max_nodes: WholeNumber = DEFAULT_OUTLINE_NODES
-
-
-class Window(BaseModel):
-    """A search candidate's matched child window, passed back to read that chunk with its window marked."""
-
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
-
-    window_id: Id
-
-
-class Locator(BaseModel):
-    """Exactly one of chunk_id, page_key, node_key; article_id alone reads the whole article. Every field
-    the read tools look at is declared (and so type-checked); others are dropped."""
-
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
-
-    chunk_id: Id | None = None
-    page_key: Id | None = None
-    node_key: Id | None = None
-    article_id: Id | None = None
-    kb_id: Id | None = None
-    window: Window | None = Field(None, description="with chunk_id: the candidate's `window`, returned with its offsets")
-
-    def target(self) -> dict[str, Any]:
-        return self.model_dump(exclude_none=True)
 
 
 _LOCATORS = ("chunk_id", "page_key", "node_key")
@@ -132,7 +50,7 @@ _LOCATORS = ("chunk_id", "page_key", "node_key")
 def _one_locator(schema: dict[str, Any]) -> None:
     """State the read rule in the document too: `targets`, or a body naming at most one of chunk_id,
     page_key, node_key and at least one of them or article_id (an empty string names nothing)."""
-    _optional_fields_take_null(schema)
+    optional_fields_take_null(schema)
     named = {"type": "string", "minLength": 1}
     schema["anyOf"] = [
         {"required": ["targets"], "properties": {"targets": {"type": "array"}}},
@@ -142,16 +60,12 @@ def _one_locator(schema: dict[str, Any]) -> None:
     schema["not"] = {"anyOf": [{"required": [a, b], "properties": {a: named, b: named, "targets": {"type": "null"}}} for a, b in pairs]}
 
 
-class ReadRequest(Request, Locator):
+class ReadRequest(ReadArguments):
     """One locator in the body itself, or up to four in `targets`."""
 
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, json_schema_extra=_one_locator)
+    model_config = ConfigDict(json_schema_extra=_one_locator)
 
-    kb_ids: Names | None = None
-    targets: list[Locator] | None = Field(None, min_length=1, max_length=MAX_READ_MANY, validation_alias=_alias("targets", "nodes"))
-
-    def target(self) -> dict[str, Any]:
-        return self.model_dump(include=set(Locator.model_fields), exclude_none=True)
+    targets: Targets | None = Field(None, validation_alias=alias("targets", "nodes"))
 
 
 class Turn(BaseModel):
@@ -170,8 +84,8 @@ def _bounded_history(turns: list[Turn]) -> list[Turn]:
 
 
 class ChatRequest(Request):
-    question: Text = Field(validation_alias=_alias("question", "message"))
-    kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
+    question: Text = Field(validation_alias=alias("question", "message"))
+    kb_ids: Names | None = Field(None, validation_alias=alias("kb_ids", "knowledge_base_id"))
     article_id: Id | None = Field(None, description="private chat only: limit the answer to one article")
     history: Annotated[list[Turn], Field(max_length=MAX_HISTORY_ITEMS), AfterValidator(_bounded_history)] = Field(
         default_factory=list, description=f"earlier turns: at most {MAX_HISTORY_ITEMS} items and {MAX_HISTORY_CHARS} characters"

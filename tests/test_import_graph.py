@@ -1,8 +1,9 @@
 """The import graph of our packages, read statically (every `import`, at module or function level).
 
 No module may reach itself through imports, and imports run one way: `text/` and the snapshot contract
-depend on nothing of ours but `text/` itself, `assets/` use `build/` and never the reverse, and serving
-never imports Dagster.
+depend on nothing of ours but `text/` itself, `assets/` use `build/` and never the reverse, serving
+never imports Dagster, and the HTTP contract (the tool declaration, the request models, the endpoint table's
+machinery, the error mapping) imports no agent module.
 """
 
 from __future__ import annotations
@@ -132,3 +133,17 @@ def test_serving_never_imports_dagster(graph):
         if _under(name, "petrichor_serving")
     }
     assert {k: v for k, v in bad.items() if v} == {}
+
+
+HTTP_CONTRACT = ("petrichor_serving.toolspec", "petrichor_serving.schema", "petrichor_serving.endpoints", "petrichor_serving.errors")
+"""Where the tools and endpoints are declared and errors mapped: the agent builds on these, never the reverse."""
+AGENT_ENTRY_POINTS = {"petrichor_serving.agent.loop", "petrichor_serving.agent.tools"}
+"""What the HTTP and MCP handlers may call to answer: the agent loop and the tool functions."""
+
+
+def test_the_http_contract_imports_no_agent_module(graph):
+    bad = {name: sorted(n for n in _ours(graph, name) if _under(n, "petrichor_serving.agent")) for name in HTTP_CONTRACT}
+    assert {k: v for k, v in bad.items() if v} == {}
+    handlers = ("petrichor_serving.app", "petrichor_serving.openai_api", "petrichor_serving.mcp_server")
+    beyond = {name: sorted(n for n in _ours(graph, name) if _under(n, "petrichor_serving.agent") and n not in AGENT_ENTRY_POINTS) for name in handlers}
+    assert {k: v for k, v in beyond.items() if v} == {}

@@ -1,9 +1,10 @@
 """The model agent: the chat model chooses Search / Outline / Read / Read Many through OpenAI function calling.
 
-The server executes every call itself, inside the caller's scope and the class budget: the tool schemas
-have no tenant, scope or knowledge-base field (a model that sends one is ignored), and every tool is
-read-only. Tool results go back as delimited data with an explicit note that their text is material to
-quote, never instructions. An unknown tool or invalid JSON arguments get an error result and the loop
+The tools are `toolspec`'s, their arguments checked by the same models as over HTTP and MCP. The server
+executes every call itself, inside the caller's scope and the class budget: the tool schemas have no
+tenant, scope or knowledge-base field (a model that sends one is ignored), and every tool is read-only.
+Tool results go back as delimited data with an explicit note that their text is material to quote, never
+instructions. An unknown tool or invalid JSON arguments get an error result and the loop
 goes on; a call identical to an earlier one (same tool, same normalised arguments) is answered "repeated"
 and `MAX_NO_PROGRESS` turns of nothing but repeats end the run. A search or read that re-finds what the
 run already seeded is not a repeat: models do that on a small corpus before they answer. A model that never
@@ -29,59 +30,21 @@ import time
 from typing import Any, Sequence
 
 from petrichor_pipeline.models.protocols import CallContext, ModelError
+from petrichor_serving import toolspec
 from petrichor_serving.agent import answerability, citations, offline, tools
 from petrichor_serving.agent.budget import MAX_NO_PROGRESS, BudgetExceeded
 from petrichor_serving.agent.runtime import Run
 from petrichor_serving.agent.trace import StopReason
+from petrichor_serving.errors import failure
 
 MAX_RESULT_CHARS = 6000
 """One tool result as the model sees it; the evidence itself is kept whole server-side."""
 MAX_HISTORY_TURN_CHARS = 4000
 
-_LOCATOR = {"chunk_id": {"type": "string"}, "node_key": {"type": "string"}, "page_key": {"type": "string"}, "article_id": {"type": "string"}}
-TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "knowledge_search",
-            "description": "Hybrid search over the knowledge bases you may read. Returns locators, titles, heading paths and snippets (never full text).",
-            "parameters": {
-                "type": "object",
-                "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 20}},
-                "required": ["query"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "knowledge_outline",
-            "description": "An article's heading tree (node keys, titles, depths) for questions about its structure.",
-            "parameters": {"type": "object", "properties": {"article_id": {"type": "string"}}, "required": ["article_id"]},
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "knowledge_read",
-            "description": "Read one locator in full: exactly one of chunk_id, node_key, page_key (article_id alone reads the article).",
-            "parameters": {"type": "object", "properties": _LOCATOR},
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "knowledge_read_many",
-            "description": "Read up to 4 locators at once.",
-            "parameters": {
-                "type": "object",
-                "properties": {"targets": {"type": "array", "minItems": 1, "maxItems": 4, "items": {"type": "object", "properties": _LOCATOR}}},
-                "required": ["targets"],
-            },
-        },
-    },
-]
-TOOL_NAMES = frozenset(t["function"]["name"] for t in TOOLS)
+TOOLS: list[dict[str, Any]] = [spec.function() for spec in toolspec.TOOLS]
+"""The OpenAI function schemas: `toolspec`'s tools without their scope fields (the scope is the run's)."""
+TOOL_NAMES = frozenset(toolspec.BY_NAME)
+LOCATOR_FIELDS = tuple(toolspec.Locator.model_fields)
 
 SYSTEM = "\n".join(
     [
@@ -114,27 +77,17 @@ def _evidence_view(run: Run, ids: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def _execute(run: Run, name: str, args: dict[str, Any]) -> Any:
-    """One tool call, scope and budget from the run; the model's own tenant / scope / kb fields are ignored."""
-    if name == "knowledge_search":
-        query = args.get("query")
-        if not isinstance(query, str) or not query.strip():
-            raise tools.ToolError("query must be a non-empty string")
-        limit = args.get("limit", 6)
-        limit = max(1, min(int(limit), 20)) if isinstance(limit, int) and not isinstance(limit, bool) else 6
-        cands = run.search(query, limit=limit)
+    """One tool call, its arguments checked by the tool's model; scope and budget come from the run."""
+    body = toolspec.BY_NAME[name].agent_arguments.model_validate(args, strict=False)
+    if name == toolspec.SEARCH.name:
+        cands = run.search(body.query, limit=body.limit, sub_queries=body.sub_queries)
         keep = ("chunk_id", "page_key", "node_key", "article_id", "title", "heading_path", "snippet")
         return {"candidates": [{k: c.get(k) for k in keep if c.get(k) is not None} for c in cands]}
-    if name == "knowledge_outline":
-        tree = run.outline(str(args.get("article_id") or ""))
+    if name == toolspec.OUTLINE.name:
+        tree = run.outline(body.article_id, max_nodes=body.max_nodes)
         return {"article_id": tree["article_id"], "title": tree["title"], "nodes": [{k: n.get(k) for k in ("node_key", "chunk_id", "parent_key", "depth", "title")} for n in tree["nodes"]]}
-    if name in ("knowledge_read", "knowledge_read_many"):
-        raw = args.get("targets") if name == "knowledge_read_many" else [args]
-        if not isinstance(raw, list) or not raw or not all(isinstance(t, dict) for t in raw):
-            raise tools.ToolError("targets must be a list of locators")
-        targets = [{k: str(t[k]) for k in _LOCATOR if t.get(k)} for t in raw]
-        ids = run.read_many(targets)
-        return {"evidence": _evidence_view(run, ids)}
-    raise tools.ToolError(f"unknown tool {name!r}; the tools are: {', '.join(sorted(TOOL_NAMES))}")
+    targets = [t.target() for t in body.targets] if name == toolspec.READ_MANY.name else [body.target()]
+    return {"evidence": _evidence_view(run, run.read_many(targets))}
 
 
 def _history(history: Sequence[dict[str, str]]) -> list[dict[str, str]]:
@@ -267,9 +220,9 @@ def _normalised(value: Any) -> Any:
 def _call_key(name: str, args: dict[str, Any]) -> str:
     """One key per distinct call; `knowledge_read` of one locator is `knowledge_read_many` of it alone."""
     if name == "knowledge_read":
-        name, args = "knowledge_read_many", {"targets": [{k: args[k] for k in _LOCATOR if args.get(k)}]}
+        name, args = "knowledge_read_many", {"targets": [{k: args[k] for k in LOCATOR_FIELDS if args.get(k)}]}
     elif name == "knowledge_read_many" and isinstance(args.get("targets"), list):
-        args = {"targets": [{k: t[k] for k in _LOCATOR if t.get(k)} if isinstance(t, dict) else t for t in args["targets"]]}
+        args = {"targets": [{k: t[k] for k in LOCATOR_FIELDS if t.get(k)} if isinstance(t, dict) else t for t in args["targets"]]}
     return name + json.dumps(_normalised(args), sort_keys=True, ensure_ascii=False)
 
 
@@ -298,5 +251,7 @@ def _tool_result(run: Run, call: dict[str, Any], seen: set[str]) -> dict[str, An
     except BudgetExceeded as exc:
         run.trace.notes.append(f"budget: {exc}")
         return {"error": "budget"}
-    except (tools.ToolError, ValueError, TypeError) as exc:
-        return {"error": str(exc)}
+    except Exception as exc:
+        if (refused := failure(exc)) is None:
+            raise
+        return {"error": refused.message}

@@ -9,20 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from petrichor_serving.errors import ToolError
 from petrichor_serving.recall.pipeline import search as recall_search
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.options import DEFAULT_OPTIONS, SearchOptions
 from petrichor_serving.snapshot import Snapshot
-
-MAX_READ_MANY = 4
-
-
-class ToolError(ValueError):
-    """A request the tool cannot serve (bad locator, out of scope, unknown id): becomes a 4xx."""
-
-    def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.status = status
+from petrichor_serving.toolspec import MAX_READ_MANY
 
 
 def _article_allowed(snap: Snapshot, scope: Scope, article_id: str) -> bool:
