@@ -123,6 +123,7 @@ def rebuild_index(snapshot, tokenizer: str):
         t["questions"],
         t["wiki_pages"],
         t["tree_nodes"],
+        vector_tables=routes.vector_tables(),
         vectors=snapshot.recall.vectors,
         tokenizer=tokenizer,
         chunk_windows=t["chunk_windows"],

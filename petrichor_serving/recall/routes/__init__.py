@@ -65,7 +65,7 @@ def default_weights() -> dict[str, float]:
 
 
 def vector_tables() -> dict[str, VectorTable]:
-    """The vector tables some route searches, by manifest name: what the index loads."""
+    """The vector tables some route searches, by manifest name: what `RecallIndex.build` is given to load."""
     return {r.vectors.name: r.vectors for r in ROUTES if r.vectors is not None}
 
 

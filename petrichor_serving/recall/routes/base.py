@@ -12,6 +12,7 @@ import numpy as np
 
 from petrichor_serving.recall.access import Access
 from petrichor_serving.recall.hits import Hit
+from petrichor_serving.recall.tables import VectorTable
 
 if TYPE_CHECKING:
     from petrichor_serving.recall.index import RecallIndex
@@ -53,16 +54,6 @@ class Tier(Enum):
     """Runs for a query only when the routes in `fallback_for` (listed before it in `ROUTES`) found nothing."""
     LEGACY = "legacy"
     """Runs, for every query, only when no primary route found anything in the whole search."""
-
-
-@dataclass(frozen=True)
-class VectorTable:
-    """A snapshot vector table a route searches, and the recall table whose ids key its rows."""
-
-    name: str
-    """The manifest's vector table name, e.g. `chunk_vectors`."""
-    rows: str
-    """The `RecallIndex` table (`chunks`, `windows`, `questions`) whose `row_of` maps the vector ids."""
 
 
 @dataclass(frozen=True)
