@@ -20,7 +20,11 @@ import time
 
 from petrichor_pipeline.text.tokenize import query_tokens
 from petrichor_serving.recall.hits import Hit, knowledge_sentences
-from petrichor_serving.recall.rerank import RERANK_TOP_K, SENTENCE_WEIGHT, rerank
+from petrichor_serving.recall.config import DEFAULT_CONFIG
+from petrichor_serving.recall.rerank import rerank
+
+RERANK_TOP_K = DEFAULT_CONFIG.rerank_top_k
+SENTENCE_WEIGHT = DEFAULT_CONFIG.rerank_sentence
 
 _EN = ("install configure the helm chart operator route secret plugin catalog backstage cluster database "
        "upgrade namespace token policy audit log metrics").split()

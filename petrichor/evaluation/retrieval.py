@@ -56,11 +56,11 @@ class PetrichorRetriever:
         embedder: Any,
         name: str = "petrichor",
         index: Any = None,
-        options: Any = None,
+        config: Any = None,
         cache: Any = None,
         limit: int = SEARCH_LIMIT,
     ):
-        from petrichor_serving.recall.options import DEFAULT_OPTIONS
+        from petrichor_serving.recall.config import DEFAULT_CONFIG
         from petrichor_serving.recall.query_vectors import QueryVectorCache
 
         self.name = name
@@ -68,7 +68,7 @@ class PetrichorRetriever:
         self.doc_of_article = doc_of_article
         self.embedder = embedder
         self.index = index if index is not None else snapshot.recall
-        self.options = options or DEFAULT_OPTIONS
+        self.config = config or DEFAULT_CONFIG
         self.cache = cache if cache is not None else QueryVectorCache(size=1 << 16)
         self.limit = limit
 
@@ -86,7 +86,7 @@ class PetrichorRetriever:
         started = time.perf_counter()
         result = search(
             self.index, question, scope=Scope(), embedder=self.embedder, limit=self.limit, cache=self.cache,
-            options=self.options,
+            config=self.config,
         )
         latency = (time.perf_counter() - started) * 1000
         timings = result.diagnostics.get("timingsMs", {})

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from petrichor_serving.recall.pipeline import search as recall_search
 from petrichor_serving.recall.access import Scope
-from petrichor_serving.recall.options import DEFAULT_OPTIONS, SearchOptions
+from petrichor_serving.recall.config import DEFAULT_CONFIG, RecallConfig
 from petrichor_serving.snapshot import Snapshot
 
 MAX_READ_MANY = 4
@@ -41,12 +41,12 @@ def search(
     embedder: Any = None,
     limit: int = 10,
     sub_queries: Sequence[str] | None = None,
-    options: SearchOptions = DEFAULT_OPTIONS,
+    config: RecallConfig = DEFAULT_CONFIG,
 ) -> dict[str, Any]:
     if not query or not query.strip():
         raise ToolError("query must be a non-empty string")
     result = recall_search(
-        snap.recall, query.strip(), scope=scope, embedder=embedder, limit=limit, sub_queries=sub_queries, options=options
+        snap.recall, query.strip(), scope=scope, embedder=embedder, limit=limit, sub_queries=sub_queries, config=config
     )
     return {
         "query": query,
