@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from petrichor_serving.agent.tools import MAX_READ_MANY
+from petrichor_serving.recall.config import DEFAULT_CONFIG
+from petrichor_serving.recall.query import Query
 
 MAX_BODY_BYTES = 512 * 1024
 MAX_QUESTION_CHARS = 8000
@@ -25,7 +27,7 @@ MAX_SUB_QUERIES = 3
 MAX_HISTORY_ITEMS = 24
 MAX_HISTORY_CHARS = 32_000
 """A chat's history: at most 24 user/assistant turns and 32,000 characters in all (reference §7.6)."""
-DEFAULT_RESULTS = 10
+DEFAULT_RESULTS = DEFAULT_CONFIG.limit
 DEFAULT_OUTLINE_NODES = 120
 
 
@@ -42,6 +44,8 @@ def _as_list(value: str | list[str]) -> list[str]:
 
 Text = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS), AfterValidator(_non_blank)]
 """A question, query or id: at most 8,000 characters as sent, trimmed, not blank."""
+SearchText = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS), AfterValidator(Query.of)]
+"""A search query, checked once here (`recall.Query`): search and the tools take it as it is."""
 Id = Annotated[str, Field(max_length=MAX_ID_CHARS)]
 
 
@@ -85,7 +89,7 @@ class Request(BaseModel):
 
 
 class SearchRequest(Request):
-    query: Text
+    query: SearchText
     kb_ids: Names | None = Field(None, validation_alias=_alias("kb_ids", "knowledge_base_id"))
     article_id: Id | None = None
     limit: Annotated[int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), BeforeValidator(_integral), AfterValidator(lambda n: min(n, MAX_RESULTS))] = DEFAULT_RESULTS

@@ -11,7 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-SEARCH_LIMIT = 10
+from petrichor_serving.recall.config import DEFAULT_CONFIG
+
+SEARCH_LIMIT = DEFAULT_CONFIG.limit
+"""Every method is scored on lists as long as the product's."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,6 @@ class PetrichorRetriever:
         cache: Any = None,
         limit: int = SEARCH_LIMIT,
     ):
-        from petrichor_serving.recall.config import DEFAULT_CONFIG
         from petrichor_serving.recall.query_vectors import QueryVectorCache
 
         self.name = name

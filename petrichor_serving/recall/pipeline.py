@@ -32,13 +32,12 @@ from petrichor_serving.recall.diversity import DiverseSelection, fresh_tail, sel
 from petrichor_serving.recall.fusion import fuse
 from petrichor_serving.recall.hits import Hit, Window
 from petrichor_serving.recall.index import RecallIndex
+from petrichor_serving.recall.query import Query
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS, QueryVectorCache
 from petrichor_serving.recall.spelling import corrected
 from petrichor_serving.recall.rerank import STRATEGY, idf_weights, rerank
 from petrichor_serving.recall.rewrite import build_queries
 from petrichor_serving.recall.routes import Route, RouteContext, RouteQuery, Tier
-
-DEFAULT_LIMIT = 10
 
 
 @dataclass(frozen=True)
@@ -278,7 +277,7 @@ class SearchState:
     """One search as it passes through `STAGES`: what every stage reads, and what each leaves for the next."""
 
     index: RecallIndex
-    query: str
+    query: Query
     scope: Scope
     config: RecallConfig
     limit: int
@@ -461,22 +460,21 @@ def search(
     *,
     scope: Scope,
     embedder: Embedder | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: int | None = None,
     sub_queries: Sequence[str] | None = None,
     now: datetime | None = None,
     cache: QueryVectorCache = QUERY_VECTORS,
     config: RecallConfig = DEFAULT_CONFIG,
 ) -> SearchResult:
     """Search the readable part of `index` for `query` (plus `sub_queries`, else the rewrite's clauses).
-    Returns at most `limit` candidates (callers bound it; the HTTP schema does for requests); `now` decides which public shares have expired; `config` is the product's unless an
+    Returns at most `limit` candidates (default `config.limit`; callers bound it, the HTTP schema does for
+    requests); `now` decides which public shares have expired; `config` is the product's unless an
     evaluation varies it."""
-    query = query.strip()
-    if not query:
-        raise ValueError("query must not be empty")
+    limit = config.limit if limit is None else limit
     if limit < 1:
         raise ValueError("limit must be at least 1")
     state = SearchState(
-        index, query, scope, config, limit, now or datetime.now(timezone.utc), embedder, cache, sub_queries
+        index, Query.of(query), scope, config, limit, now or datetime.now(timezone.utc), embedder, cache, sub_queries
     )
     for name, stage in STAGES:
         started = time.perf_counter()
