@@ -1,6 +1,6 @@
 """The local rerank's cost per search, with and without the best-sentence field, on generated pools.
 
-Each pool is `RERANK_TOP_K` hits of 1,200–3,200 code points (the chunk sizes of the product guides), English
+Each pool is `RecallConfig.rerank_top_k` hits of 1,200–3,200 code points (the chunk sizes of the product guides), English
 or Chinese, and a question that shares some of their words. The rerank is timed with the sentence points off
 and on, with the sentence cache cold (cleared before every pool) and warm (the same pools again): a search
 meets cold chunks the first time and warm ones when a question comes back to the same articles. Both
@@ -20,7 +20,8 @@ import time
 
 from petrichor_pipeline.text.tokenize import query_tokens
 from petrichor_serving.recall.hits import Hit, knowledge_sentences
-from petrichor_serving.recall.rerank import RERANK_TOP_K, SENTENCE_WEIGHT, rerank
+from petrichor_serving.recall.config import DEFAULT_CONFIG
+from petrichor_serving.recall.rerank import rerank
 
 _EN = ("install configure the helm chart operator route secret plugin catalog backstage cluster database "
        "upgrade namespace token policy audit log metrics").split()
@@ -50,7 +51,7 @@ def _pools(n: int, seed: int) -> list[tuple[str, list[Hit]]]:
         hits = [
             Hit(kb_id="kb", article_id=f"a{p}-{i}", title="", path="", heading_path=(), snippet="",
                 content=_text(rng, zh), score=1.0 / (61 + i), routes=["chunk_bm25"], chunk_id=f"c{p}-{i}")
-            for i in range(RERANK_TOP_K)
+            for i in range(DEFAULT_CONFIG.rerank_top_k)
         ]
         words = rng.sample(_ZH, 8) if zh else rng.sample(_EN, 6)
         pools.append(("".join(words) if zh else " ".join(words), hits))
@@ -80,8 +81,8 @@ def main() -> None:
         order = ["off", "cold", "warm"] if round_ % 2 == 0 else ["warm", "cold", "off"]
         for name in order:
             if name == "warm":
-                _time(pools, SENTENCE_WEIGHT, cold=False)  # fill the cache first
-            samples[name] += _time(pools, 0.0 if name == "off" else SENTENCE_WEIGHT, cold=name == "cold")
+                _time(pools, DEFAULT_CONFIG.rerank_sentence, cold=False)  # fill the cache first
+            samples[name] += _time(pools, 0.0 if name == "off" else DEFAULT_CONFIG.rerank_sentence, cold=name == "cold")
     report = {
         name: {"p50_ms": round(statistics.median(v), 3), "p95_ms": round(sorted(v)[int(0.95 * (len(v) - 1))], 3)}
         for name, v in samples.items()
@@ -94,14 +95,14 @@ def main() -> None:
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    print(f"rerank of {RERANK_TOP_K} hits of 1,200–3,200 code points, {args.pools} pools × 3 rounds, "
+    print(f"rerank of {DEFAULT_CONFIG.rerank_top_k} hits of 1,200–3,200 code points, {args.pools} pools × 3 rounds, "
           f"{report['cpu_count']} cores, load {report['load_average']}")
     print("| sentence points | p50 ms | p95 ms | p50 against off |")
     print("|---|---:|---:|---:|")
     print(f"| off | {report['off']['p50_ms']} | {report['off']['p95_ms']} | 1.00 |")
     for name in ("cold", "warm"):
         r = report[name]
-        print(f"| {SENTENCE_WEIGHT}, {name} cache | {r['p50_ms']} | {r['p95_ms']} | {r['p50_vs_off']} |")
+        print(f"| {DEFAULT_CONFIG.rerank_sentence}, {name} cache | {r['p50_ms']} | {r['p95_ms']} | {r['p50_vs_off']} |")
 
 
 if __name__ == "__main__":

@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("search", help="hybrid search over the current snapshot")
     p.add_argument("query")
-    p.add_argument("--limit", type=_positive, default=10)
+    p.add_argument("--limit", type=_positive, help="results to list (default: the search's own, 10)")
     p.add_argument("--kb", action="append", help="limit to a knowledge base (repeatable)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_search)

@@ -42,6 +42,7 @@ from petrichor_pipeline.contract.schemas import SCHEMAS, validate_table
 from petrichor_pipeline.contract.vectors import open_vector_files, open_vector_table
 from petrichor_pipeline.text import lexical
 from petrichor_pipeline.text.tokenize import get_tokenizer
+from petrichor_serving.recall import routes
 from petrichor_serving.recall.index import RecallIndex
 
 log = logging.getLogger(__name__)
@@ -222,6 +223,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
         tables["questions"],
         tables["wiki_pages"],
         tables["tree_nodes"],
+        vector_tables=routes.vector_tables(),
         vectors=vec_tables,
         tokenizer=tokenizer,
         lexical=stored,

@@ -18,6 +18,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
+from petrichor_serving.recall.config import DEFAULT_CONFIG
+from petrichor_serving.recall.query import Query
+
 MAX_QUESTION_CHARS = 8000
 MAX_ID_CHARS = 512
 """A locator or id (article, chunk, page, node, knowledge base): far longer than any the build makes."""
@@ -26,7 +29,7 @@ MAX_RESULTS = 20
 MAX_SUB_QUERIES = 3
 """Sub-queries past the third are dropped, not refused."""
 MAX_READ_MANY = 4
-DEFAULT_RESULTS = 10
+DEFAULT_RESULTS = DEFAULT_CONFIG.limit
 DEFAULT_OUTLINE_NODES = 120
 
 
@@ -47,6 +50,8 @@ def _integral(value: Any) -> Any:
 
 Text = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS), AfterValidator(_non_blank)]
 """A question, query or id: at most 8,000 characters as sent, trimmed, not blank."""
+SearchText = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS), AfterValidator(Query.of)]
+"""A search query, checked once here (`recall.Query`): search and the tools take it as it is."""
 Id = Annotated[str, Field(max_length=MAX_ID_CHARS)]
 WholeNumber = Annotated[int, BeforeValidator(_integral)]
 """An integer as JSON Schema counts one: `5` or `5.0`, never `"5"`, `5.5` or `true`."""
@@ -86,7 +91,7 @@ _KB_FILTER = "limit to these knowledge bases (within the key's scope)"
 
 
 class SearchArguments(Request):
-    query: Text = Field(description="what to look for, in the articles' language")
+    query: SearchText = Field(description="what to look for, in the articles' language")
     kb_ids: Names | None = Field(None, validation_alias=alias("kb_ids", "knowledge_base_id"), description=_KB_FILTER)
     article_id: Id | None = Field(None, description="search inside this article only")
     limit: Annotated[int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), BeforeValidator(_integral), AfterValidator(lambda n: min(n, MAX_RESULTS))] = DEFAULT_RESULTS

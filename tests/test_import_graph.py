@@ -1,4 +1,5 @@
-"""The import graph of our packages, read statically (every `import`, at module or function level).
+"""The import graph of our packages, read statically (every `import`, at module or function level, and
+under `if TYPE_CHECKING:`: an annotation-only import still ties the two modules together).
 
 No module may reach itself through imports, and imports run one way: `text/` and the snapshot contract
 depend on nothing of ours but `text/` itself, `assets/` use `build/` and never the reverse, serving
@@ -27,23 +28,12 @@ def _modules() -> dict[str, Path]:
 
 
 def _imported(path: Path, module: str, is_package: bool, modules: set[str]) -> set[str]:
-    """Every module name `path` imports; `from a import b` counts `a.b` when that is a module, else `a`.
-
-    Imports under `if TYPE_CHECKING:` are annotations only and never run, so they are not edges.
-    """
+    """Every module name `path` imports, `if TYPE_CHECKING:` ones included; `from a import b` counts `a.b`
+    when that is a module, else `a`."""
     names: set[str] = set()
     package = module if is_package else module.rpartition(".")[0]
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    typing_only = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-        for stmt in node.body
-        for inner in ast.walk(stmt)
-    }
     for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

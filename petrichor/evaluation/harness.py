@@ -170,7 +170,7 @@ def _ablation(dataset: Dataset, built: BuiltSet, petrichor: PetrichorRetriever, 
             embedder=built.embedder,
             name=variant.name,
             index=indexes[variant.tokenizer],
-            options=variant.options,
+            config=variant.config,
             cache=petrichor.cache,
         )
         outcomes = _run_questions(dataset, retriever, scorer, log)

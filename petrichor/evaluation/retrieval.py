@@ -11,7 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-SEARCH_LIMIT = 10
+from petrichor_serving.recall.config import DEFAULT_CONFIG
+
+SEARCH_LIMIT = DEFAULT_CONFIG.limit
+"""Every method is scored on lists as long as the product's."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +59,10 @@ class PetrichorRetriever:
         embedder: Any,
         name: str = "petrichor",
         index: Any = None,
-        options: Any = None,
+        config: Any = None,
         cache: Any = None,
         limit: int = SEARCH_LIMIT,
     ):
-        from petrichor_serving.recall.options import DEFAULT_OPTIONS
         from petrichor_serving.recall.query_vectors import QueryVectorCache
 
         self.name = name
@@ -68,7 +70,7 @@ class PetrichorRetriever:
         self.doc_of_article = doc_of_article
         self.embedder = embedder
         self.index = index if index is not None else snapshot.recall
-        self.options = options or DEFAULT_OPTIONS
+        self.config = config or DEFAULT_CONFIG
         self.cache = cache if cache is not None else QueryVectorCache(size=1 << 16)
         self.limit = limit
 
@@ -86,7 +88,7 @@ class PetrichorRetriever:
         started = time.perf_counter()
         result = search(
             self.index, question, scope=Scope(), embedder=self.embedder, limit=self.limit, cache=self.cache,
-            options=self.options,
+            config=self.config,
         )
         latency = (time.perf_counter() - started) * 1000
         timings = result.diagnostics.get("timingsMs", {})

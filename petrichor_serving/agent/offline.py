@@ -28,9 +28,12 @@ from petrichor_serving.agent.router import QuestionClass
 from petrichor_serving.agent.runtime import Run
 from petrichor_serving.agent.trace import StopReason
 from petrichor_serving.agent.words import content_words
-from petrichor_serving.recall.options import CONCEPT_OPTIONS
+from petrichor_serving.recall.config import CONCEPT_CONFIG
 
 SEARCH_LIMIT = 6
+"""Candidates per agent search: what the plans read from. Shorter than the search's own list
+(`RecallConfig.limit`, 10) that `RecallConfig.fresh_tail` is sized for, so here the whole list is the fresh
+tail: each place goes to a different article first."""
 FACT_KEEP_RATIO = 0.85
 """A second quote joins an answer only when it scores this share of the best one: a citation beside the point
 costs more than a second quote gains (cmrc dev: three quotes at 0.6 gave citation precision 0.48)."""
@@ -265,7 +268,7 @@ def comparison(run: Run, question: str) -> Draft:
 
 
 def concept(run: Run, question: str) -> Draft:
-    cands = run.search(question, limit=SEARCH_LIMIT, options=CONCEPT_OPTIONS)
+    cands = run.search(question, limit=SEARCH_LIMIT, config=CONCEPT_CONFIG)
     page = next((c for c in cands if c.get("page_key")), None)
     if page is None:
         return fact(run, question, cands)

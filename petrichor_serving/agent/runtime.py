@@ -19,7 +19,7 @@ from petrichor_serving.agent.evidence import Evidence, locator_of
 from petrichor_serving.agent.router import Route
 from petrichor_serving.agent.trace import Trace
 from petrichor_serving.recall.access import Scope
-from petrichor_serving.recall.options import DEFAULT_OPTIONS, SearchOptions
+from petrichor_serving.recall.config import DEFAULT_CONFIG, RecallConfig
 from petrichor_serving.snapshot import Snapshot
 
 
@@ -53,7 +53,7 @@ class Run:
         limit: int = 6,
         sub_queries: Sequence[str] | None = None,
         article_id: str | None = None,
-        options: SearchOptions = DEFAULT_OPTIONS,
+        config: RecallConfig = DEFAULT_CONFIG,
     ) -> list[dict[str, Any]]:
         self.meter.take_tool_call()
         started = time.perf_counter()
@@ -64,7 +64,7 @@ class Run:
         if article_id:
             args["article_id"] = article_id
         try:
-            found = tools.search(self.snap, scope, query, embedder=self.embedder, limit=limit, sub_queries=sub_queries, options=options)
+            found = tools.search(self.snap, scope, query, embedder=self.embedder, limit=limit, sub_queries=sub_queries, config=config)
         except tools.ToolError as exc:
             self.trace.record("search", args, started, error=str(exc))
             raise

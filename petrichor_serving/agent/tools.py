@@ -12,7 +12,8 @@ from typing import Any, Sequence
 from petrichor_serving.errors import ToolError
 from petrichor_serving.recall.pipeline import search as recall_search
 from petrichor_serving.recall.access import Scope
-from petrichor_serving.recall.options import DEFAULT_OPTIONS, SearchOptions
+from petrichor_serving.recall.config import DEFAULT_CONFIG, RecallConfig
+from petrichor_serving.recall.query import Query
 from petrichor_serving.snapshot import Snapshot
 from petrichor_serving.toolspec import MAX_READ_MANY
 
@@ -31,14 +32,18 @@ def search(
     query: str,
     *,
     embedder: Any = None,
-    limit: int = 10,
+    limit: int | None = None,
     sub_queries: Sequence[str] | None = None,
-    options: SearchOptions = DEFAULT_OPTIONS,
+    config: RecallConfig = DEFAULT_CONFIG,
 ) -> dict[str, Any]:
-    if not query or not query.strip():
-        raise ToolError("query must be a non-empty string")
+    """Search's answer over the snapshot; `limit` None: `config.limit`. The query is checked here unless it
+    arrives as a `Query` (the HTTP schema's)."""
+    try:
+        query = Query.of(query)
+    except ValueError as err:
+        raise ToolError(str(err)) from None
     result = recall_search(
-        snap.recall, query.strip(), scope=scope, embedder=embedder, limit=limit, sub_queries=sub_queries, options=options
+        snap.recall, query, scope=scope, embedder=embedder, limit=limit, sub_queries=sub_queries, config=config
     )
     return {
         "query": query,

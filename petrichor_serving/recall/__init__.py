@@ -2,8 +2,9 @@
 `search(index, query, scope=...)` per request."""
 
 from petrichor_serving.recall.access import Scope
+from petrichor_serving.recall.config import DEFAULT_CONFIG, RecallConfig
 from petrichor_serving.recall.index import RecallIndex
-from petrichor_serving.recall.options import SearchOptions
 from petrichor_serving.recall.pipeline import Candidate, SearchResult, search
+from petrichor_serving.recall.query import Query
 
-__all__ = ["Candidate", "RecallIndex", "Scope", "SearchOptions", "SearchResult", "search"]
+__all__ = ["DEFAULT_CONFIG", "Candidate", "Query", "RecallConfig", "RecallIndex", "Scope", "SearchResult", "search"]

@@ -10,17 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from petrichor_serving.recall.config import DEFAULT_CONFIG
 from petrichor_serving.recall.fusion import fuse
 from petrichor_serving.recall.hits import Hit
 
-ARTICLE_TOP_K = 5
-"""Articles whose hits go to the rerank: with the dense share in the rerank, five beat three on every dev set."""
-PER_ARTICLE_TOP_K = 4
 REFERENCE_RANK_WEIGHTS = (1.0, 0.35, 0.15)
-"""The reference's article score: its best three hits' fused scores weighted by these, best first."""
-RANK_WEIGHTS = (1.0,)
-"""Petrichor's: the article's best hit alone. Adding its next hits favoured long articles with many middling
-hits over the one with the best passage (measured on rhdh and multihop, docs/evaluation.md)."""
+"""The reference's article score: its best three hits' fused scores weighted by these, best first
+(Petrichor's: `RecallConfig.article_rank_weights`)."""
 _ROUTE_BONUS = 1e-6
 
 
@@ -33,9 +29,9 @@ class ArticleStage:
 
 def select_articles(
     hits: Sequence[Hit],
-    article_top_k: int = ARTICLE_TOP_K,
-    per_article_top_k: int = PER_ARTICLE_TOP_K,
-    rank_weights: Sequence[float] = REFERENCE_RANK_WEIGHTS,
+    article_top_k: int = DEFAULT_CONFIG.article_top_k,
+    per_article_top_k: int = DEFAULT_CONFIG.per_article_top_k,
+    rank_weights: Sequence[float] = DEFAULT_CONFIG.article_rank_weights,
 ) -> ArticleStage:
     groups: dict[str, list[Hit]] = {}
     for hit in hits:

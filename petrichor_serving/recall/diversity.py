@@ -11,19 +11,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from petrichor_pipeline.text.tokenize import token_set
-from petrichor_serving.recall.balance import RANK_WEIGHTS, select_articles
+from petrichor_serving.recall.balance import select_articles
+from petrichor_serving.recall.config import DEFAULT_CONFIG
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 
-MAX_PER_ARTICLE = 3
-FRESH_TAIL = 6
-"""Places at the end of a 10-result list kept for the best hits of articles not yet listed: the first four
-come from the best articles, the rest show where else the answer may be (docs/evaluation.md)."""
-TAIL_ARTICLES = 9
-"""The fresh tail takes new articles in the local rerank's order of the best hit of each of the first nine
-articles by fused score, then in fused order: the rerank that orders the first places orders these too.
-7 to 10 each lifted doc recall@5 on three dev sets; 9 is the one that costs no set a question elsewhere
-(docs/evaluation.md)."""
 SIMILARITY_THRESHOLD = 0.88
+"""The reference's near-duplicate bar."""
 _CONTENT_CHARS = 800
 
 
@@ -69,7 +62,7 @@ class DiverseSelection:
 def select_diverse(
     reranked: Sequence[Hit],
     limit: int,
-    max_per_article: int = MAX_PER_ARTICLE,
+    max_per_article: int = DEFAULT_CONFIG.max_per_article,
     backfill: Sequence[Hit] = (),
     tokens_of: Callable[[str], frozenset] = token_set,
 ) -> DiverseSelection:
@@ -116,7 +109,10 @@ def fresh_tail(selected: Sequence[Hit], candidates: Sequence[Hit], limit: int, t
 
 
 def tail_candidates(
-    fused: Sequence[Hit], rank: Callable[[Sequence[Hit]], list[Hit]], articles: int = TAIL_ARTICLES, rank_weights: Sequence[float] = RANK_WEIGHTS
+    fused: Sequence[Hit],
+    rank: Callable[[Sequence[Hit]], list[Hit]],
+    articles: int = DEFAULT_CONFIG.tail_articles,
+    rank_weights: Sequence[float] = DEFAULT_CONFIG.article_rank_weights,
 ) -> list[Hit]:
     """What `fresh_tail` draws from: the best hit of each of the first `articles` articles of `fused`, in
     `rank`'s order (the local rerank), then `fused` itself; `articles` 0: `fused` alone."""

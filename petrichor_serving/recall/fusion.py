@@ -13,10 +13,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 
+from petrichor_serving.recall.config import DEFAULT_CONFIG
 from petrichor_serving.recall.hits import Hit
 
 RRF_K = 60
-FUSION_TOP_K = 30
+"""The reference's (and the RRF paper's) constant: it damps the lead of a list's first ranks."""
 
 
 def _display_rank(hit: Hit) -> int:
@@ -28,7 +29,7 @@ def _display_rank(hit: Hit) -> int:
 
 def fuse(
     groups: Sequence[Sequence[Hit]],
-    limit: int = FUSION_TOP_K,
+    limit: int = DEFAULT_CONFIG.fusion_top_k,
     weights: Mapping[str, float] | None = None,
     group_weights: Sequence[float] | None = None,
 ) -> list[Hit]:

@@ -22,10 +22,9 @@ from petrichor_serving.recall.access import Access, ReadableNow, Scope, compute_
 from petrichor_pipeline.text.bm25 import BM25Index
 from petrichor_serving.recall.dense import maybe_dense
 from petrichor_pipeline.text.lexical import build_indexes, render_path
-from petrichor_serving.recall import routes
 from petrichor_serving.recall.hits import Hit, Window, compact_text
 from petrichor_pipeline.contract.schemas import SCHEMAS
-from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, WikiPages, Windows
+from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, VectorTable, WikiPages, Windows
 
 _ACCESS_CACHE_SIZE = 256
 
@@ -42,7 +41,8 @@ class RecallIndex:
     bm25: Mapping[str, BM25Index]
     """The snapshot's BM25 indexes by `text.lexical.INDEXES` name (`chunk`, `window`, `question`, `wiki`, `tree`)."""
     vectors: dict[str, Any] = field(default_factory=dict)
-    """The vector tables routes search, by manifest name (`routes.vector_tables()`); absent when not loaded."""
+    """The vector tables routes search, by manifest name (the `vector_tables` given to `build`); absent when
+    not loaded."""
     present: ReadableNow | None = None
     """Set on a past snapshot's index (`history.RetainedSnapshots`): every scope is read within what the same
     caller may read in the current snapshot now. None: this index is read under its own rows alone."""
@@ -66,13 +66,17 @@ class RecallIndex:
         questions: pa.Table,
         wiki_pages: pa.Table,
         tree_nodes: pa.Table,
+        *,
+        vector_tables: Mapping[str, VectorTable],
         vectors: Mapping[str, Any] | None = None,
         tokenizer: str = DEFAULT_TOKENIZER,
         lexical: Mapping[str, BM25Index] | None = None,
         chunk_windows: pa.Table | None = None,
     ) -> "RecallIndex":
-        """`vectors` are LanceDB tables already checked out at the snapshot's versions, by manifest name;
-        the ones a route declares are loaded (into memory when they fit), keyed by the rows the route names.
+        """`vector_tables` are the tables the routes search (`routes.vector_tables()`), passed in so the
+        index need not know the route registry; of `vectors` (LanceDB tables already checked out at the
+        snapshot's versions, by manifest name), those are loaded (into memory when they fit), keyed by the
+        rows each declares.
         `lexical` holds the snapshot's stored BM25 postings (`text.lexical.from_table`), built with
         `tokenizer` (the manifest's: `Manifest.tokenizer`), which also tokenises every query; without them
         the postings are built here. `chunk_windows` absent (an older snapshot) means no
@@ -95,10 +99,9 @@ class RecallIndex:
         index = cls(
             tokenizer=tok, articles=art, chunks=ch, questions=qs, wiki=wiki, tree=tree, windows=windows, bm25=dict(lexical)
         )
-        declared = routes.vector_tables()
         for name, table in (vectors or {}).items():
-            if table is not None and name in declared:
-                index.vectors[name] = maybe_dense(table, getattr(index, declared[name].rows).row_of)
+            if table is not None and name in vector_tables:
+                index.vectors[name] = maybe_dense(table, getattr(index, vector_tables[name].rows).row_of)
         return index
 
     # ------------------------------------------------------------------------------------------ access

@@ -1,9 +1,10 @@
-"""Hybrid search: rewrite → registered routes per query → RRF → article balance → local rerank (lexical
-fields plus a dense share) → diversity → fresh tail (new articles, in the rerank's order of the next best).
+"""Hybrid search, `STAGES` in order: plan (rewrite, access, routes) → recall (registered routes per query)
+→ RRF → article balance → local rerank (lexical fields plus a dense share) → the fresh tail's order →
+diversity → fresh tail (new articles, in the rerank's order of the next best).
 
-Every stage is a plain function of the previous one's output; this module only wires them, times them and
-records what each produced, so a poor answer can be traced to the route or stage that lost the evidence.
-A failing route is recorded in `diagnostics["degraded"]` and the others carry on.
+Every stage is a plain function over one `SearchState`, its numbers read from `RecallConfig`; this module
+only wires them, times them and records what each produced, so a poor answer can be traced to the route or
+stage that lost the evidence. A failing route is recorded in `diagnostics["degraded"]` and the others carry on.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import os
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import partial
 from typing import Any
@@ -25,19 +26,18 @@ import numpy as np
 from petrichor_pipeline.models.protocols import Embedder
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.access import Scope
-from petrichor_serving.recall.balance import PER_ARTICLE_TOP_K, keep_leads, leads_after_first, select_articles, sub_query_leads
+from petrichor_serving.recall.balance import ArticleStage, keep_leads, leads_after_first, select_articles, sub_query_leads
+from petrichor_serving.recall.config import DEFAULT_CONFIG, RecallConfig
 from petrichor_serving.recall.diversity import DiverseSelection, fresh_tail, select_diverse, tail_candidates
-from petrichor_serving.recall.fusion import FUSION_TOP_K, fuse
+from petrichor_serving.recall.fusion import fuse
 from petrichor_serving.recall.hits import Hit, Window
 from petrichor_serving.recall.index import RecallIndex
-from petrichor_serving.recall.options import DEFAULT_OPTIONS, SearchOptions
+from petrichor_serving.recall.query import Query
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS, QueryVectorCache
 from petrichor_serving.recall.spelling import corrected
-from petrichor_serving.recall.rerank import RERANK_TOP_K, STRATEGY, idf_weights, rerank
+from petrichor_serving.recall.rerank import STRATEGY, idf_weights, rerank
 from petrichor_serving.recall.rewrite import build_queries
 from petrichor_serving.recall.routes import Route, RouteContext, RouteQuery, Tier
-
-DEFAULT_LIMIT = 10
 
 
 @dataclass(frozen=True)
@@ -272,106 +272,214 @@ def _recall(run: _Run, ctx: RouteContext, queries: Sequence[RouteQuery], active:
                 run.route(route, ctx, query)
 
 
+@dataclass
+class SearchState:
+    """One search as it passes through `STAGES`: what every stage reads, and what each leaves for the next."""
+
+    index: RecallIndex
+    query: Query
+    scope: Scope
+    config: RecallConfig
+    limit: int
+    now: datetime
+    embedder: Embedder | None
+    cache: QueryVectorCache
+    sub_queries: Sequence[str] | None
+    started: float = field(default_factory=time.perf_counter)
+    run: _Run = field(default_factory=_Run)
+    texts: list[str] = field(default_factory=list)
+    """The question, then its sub-queries (`rewrite.build_queries`)."""
+    ctx: RouteContext | None = None
+    active: list[Route] = field(default_factory=list)
+    """The routes this search runs, in registry order."""
+    terms: Callable[[str], list[str]] | None = None
+    """A query's terms: the index's query tokens, spelling-corrected when the config says so."""
+    fused: list[Hit] = field(default_factory=list)
+    articles: ArticleStage = field(default_factory=lambda: ArticleStage([], []))
+    leads: list[Hit] = field(default_factory=list)
+    """Each sub-query's first article (`balance.sub_query_leads`), kept right after the first hit."""
+    rerank_points: dict[str, float] = field(default_factory=dict)
+    """The rerank's field and sentence points per hit key: they do not depend on the pool, so the reranks of
+    one search (its pool and the fresh tail's candidates) share them."""
+    reranked: list[Hit] = field(default_factory=list)
+    rerank_applied: bool = False
+    tail_order: list[Hit] = field(default_factory=list)
+    """What the fresh tail draws new articles from."""
+    selection: DiverseSelection | None = None
+
+    @property
+    def focused(self) -> bool:
+        return self.scope.article_id is not None
+
+
+def plan(state: SearchState) -> None:
+    """The queries to search (the question and its rewrites), the caller's access and the routes to run."""
+    index, config = state.index, state.config
+    state.texts = build_queries(state.query, state.sub_queries, clauses=config.rewrite, coordination=config.coordination)
+    fingerprint = state.embedder.fingerprint if state.embedder else None
+    state.ctx = RouteContext(index, index.access(state.scope, state.now), fingerprint, config.parent_score)
+    model_questions = index.articles.model_questions
+    state.active = [
+        r for r in routes.registered() if config.runs(r.name, model_questions) and (r.focused or not state.focused)
+    ]
+    tokenize = index.tokenizer.query
+    state.terms = (lambda q: corrected(tokenize(q), index.spelling)) if config.spelling else tokenize
+
+
+def recall(state: SearchState) -> None:
+    """Every query embedded once, then every active route run for it (`_recall`); timed per route."""
+    with _IN_FLIGHT.entered() as parallel:
+        vectors = _embed_queries(state.run, state.embedder, state.texts, state.index, state.cache, state.active)
+        queries = [
+            RouteQuery(q, state.terms(q), top_k=state.config.route_top_k, vector=vectors.get(q), primary=i == 0)
+            for i, q in enumerate(state.texts)
+        ]
+        _recall(state.run, state.ctx, queries, state.active, parallel)
+
+
+def fuse_lists(state: SearchState) -> None:
+    """RRF of every route list, each weighed by its route and by whether it answers the question itself."""
+    config, run = state.config, state.run
+    route_weights = config.weights()
+    group_weights = [
+        route_weights.get(route.name, 1.0) * (1.0 if primary else config.sub_query_weight)
+        for (route, _), primary in zip(run.groups, run.primary)
+    ]
+    state.fused = fuse([hits for _, hits in run.groups], config.fusion_top_k, group_weights=group_weights)
+
+
+def balance(state: SearchState) -> None:
+    """The best articles' hits interleaved (one article when focused), each sub-query's lead article kept."""
+    config = state.config
+    article_top_k = 1 if state.focused else config.article_top_k
+    stage = select_articles(state.fused, article_top_k, config.per_article_top_k, config.article_rank_weights)
+    if config.sub_query_leads and not state.focused:
+        state.leads = sub_query_leads(state.fused, [state.run.lists_of(q) for q in state.texts[1:]])
+    state.articles = keep_leads(stage, state.leads)
+
+
+def _rank(state: SearchState, hits: Sequence[Hit]) -> list[Hit]:
+    """The local rerank of `hits` against the question, sharing this search's per-hit points."""
+    config, index = state.config, state.index
+    return rerank(
+        state.query,
+        hits,
+        tokenize=state.terms,
+        token_weights=partial(idf_weights, idf=index.bm25["chunk"].idf) if config.rerank_idf else None,
+        dense_weight=config.rerank_dense,
+        dense_routes=[r.name for r in state.active if r.vectors is not None],
+        prior_weight=config.rerank_prior,
+        prior_range=config.prior_range,
+        sentence_weight=config.rerank_sentence,
+        lexical=state.rerank_points,
+    )
+
+
+def rerank_pool(state: SearchState) -> None:
+    """The balanced pool's first `rerank_top_k` hits in the local rerank's order, the sub-query leads after
+    the first."""
+    top = state.articles.hits[: state.config.rerank_top_k]
+    state.rerank_applied = state.config.rerank and len(top) > 1
+    state.reranked = leads_after_first(_rank(state, top) if state.rerank_applied else top, state.leads)
+
+
+def order_tail(state: SearchState) -> None:
+    """What the fresh tail draws from: the best hits of the first articles in the rerank's order, then the
+    fused list (the fused list alone without the rerank)."""
+    config = state.config
+    state.tail_order = state.fused
+    if config.rerank and config.fresh_tail and not state.focused:
+        state.tail_order = tail_candidates(state.fused, partial(_rank, state), config.tail_articles, config.article_rank_weights)
+
+
+def diversify(state: SearchState) -> None:
+    """The reranked list without near duplicates and within the per-article cap, backfilled to `limit` from
+    the article stage first, then from the rest of the fused list (seed §9.4)."""
+    limit, config, articles = state.limit, state.config, state.articles.hits
+    kept = {h.key for h in articles}
+    backfill = articles + [h for h in state.fused if h.key not in kept]
+    if config.diversity:
+        max_per_article = limit if state.focused else config.max_per_article
+        state.selection = select_diverse(state.reranked, limit, max_per_article, backfill=backfill, tokens_of=state.index.tokenizer.token_set)
+        return
+    state.selection = DiverseSelection(limit, limit)
+    first: dict[str, Hit] = {}
+    for hit in [*state.reranked, *backfill]:
+        first.setdefault(hit.key, hit)
+    state.selection.hits = list(first.values())[:limit]
+
+
+def keep_fresh_tail(state: SearchState) -> None:
+    """An unfocused list's last `fresh_tail` places for articles it does not list yet."""
+    if state.config.fresh_tail and not state.focused:
+        state.selection.hits = fresh_tail(state.selection.hits, state.tail_order, state.limit, state.config.fresh_tail)
+
+
+STAGES: tuple[tuple[str | None, Callable[[SearchState], None]], ...] = (
+    ("access", plan),
+    (None, recall),  # times the embedding and each route itself
+    ("fusion", fuse_lists),
+    ("fusion", balance),
+    ("rerank", rerank_pool),
+    ("rerank", order_tail),
+    ("diversity", diversify),
+    ("diversity", keep_fresh_tail),
+)
+"""The search, in order: each stage a plain function of the state, timed under its name in
+`diagnostics["timingsMs"]`."""
+
+
+def _diagnostics(state: SearchState) -> dict[str, Any]:
+    run, texts, selection = state.run, state.texts, state.selection
+    out: dict[str, Any] = {
+        "query": state.query,
+        "rewrittenQueries": texts[1:],
+        "subQueryCount": len(texts) - 1,
+        "retrievalScope": state.scope.retrieval_scope,
+        **{r.diagnostics_key: [] for r in routes.registered()},
+    }
+    for route, hits in run.groups:
+        out[route.diagnostics_key].extend(h.key for h in hits)
+    out.update(
+        treeAttempted=run.legacy,
+        fusionKeys=[h.key for h in state.fused],
+        selectedArticleIds=state.articles.article_keys,
+        diversityDroppedKeys=selection.dropped_keys,
+        finalKeys=[h.key for h in selection.hits],
+        rerankApplied=state.rerank_applied,
+        rerankStrategy=STRATEGY if state.rerank_applied else "skipped",
+        degraded=run.degraded,
+        timingsMs={name: round(ms, 3) for name, ms in run.timings.items()},
+    )
+    return out
+
+
 def search(
     index: RecallIndex,
     query: str,
     *,
     scope: Scope,
     embedder: Embedder | None = None,
-    limit: int = DEFAULT_LIMIT,
+    limit: int | None = None,
     sub_queries: Sequence[str] | None = None,
     now: datetime | None = None,
     cache: QueryVectorCache = QUERY_VECTORS,
-    options: SearchOptions = DEFAULT_OPTIONS,
+    config: RecallConfig = DEFAULT_CONFIG,
 ) -> SearchResult:
     """Search the readable part of `index` for `query` (plus `sub_queries`, else the rewrite's clauses).
-    Returns at most `limit` candidates (callers bound it; the HTTP schema does for requests); `now` decides
-    which public shares have expired; `options` switch stages off for evaluation and default to the
-    product's behaviour."""
-    query = query.strip()
-    if not query:
-        raise ValueError("query must not be empty")
+    Returns at most `limit` candidates (default `config.limit`; callers bound it, the HTTP schema does for
+    requests); `now` decides which public shares have expired; `config` is the product's unless an
+    evaluation varies it."""
+    limit = config.limit if limit is None else limit
     if limit < 1:
         raise ValueError("limit must be at least 1")
-    now = now or datetime.now(timezone.utc)
-    focused = scope.article_id is not None
-    tokenize = index.tokenizer.query
-    started = time.perf_counter()
-    run = _Run()
-
-    texts = build_queries(query, sub_queries, clauses=options.rewrite, coordination=options.coordination)
-    ctx = RouteContext(index, index.access(scope, now), embedder.fingerprint if embedder else None, options.parent_score)
-    run.timed("access", started)
-    model_questions = index.articles.model_questions
-    active = [r for r in routes.registered() if options.runs(r.name, model_questions) and (r.focused or not focused)]
-    with _IN_FLIGHT.entered() as parallel:
-        vectors = _embed_queries(run, embedder, texts, index, cache, active)
-        terms = (lambda q: corrected(tokenize(q), index.spelling)) if options.spelling else tokenize
-        queries = [RouteQuery(q, terms(q), vectors.get(q), top_k=options.route_top_k, primary=i == 0) for i, q in enumerate(texts)]
-        _recall(run, ctx, queries, active, parallel)
-
-    stage_started = time.perf_counter()
-    route_weights = options.weights()
-    group_weights = [
-        route_weights.get(route.name, 1.0) * (1.0 if primary else options.sub_query_weight)
-        for (route, _), primary in zip(run.groups, run.primary)
-    ]
-    fused = fuse([hits for _, hits in run.groups], FUSION_TOP_K, group_weights=group_weights)
-    stage = select_articles(fused, 1 if focused else options.article_top_k, PER_ARTICLE_TOP_K, options.article_rank_weights)
-    leads = sub_query_leads(fused, [run.lists_of(q) for q in texts[1:]]) if options.sub_query_leads and not focused else []
-    stage = keep_leads(stage, leads)
-    run.timed("fusion", stage_started)
-
-    stage_started = time.perf_counter()
-    top = stage.hits[:RERANK_TOP_K]
-    rerank_applied = options.rerank and len(top) > 1
-    token_weights = partial(idf_weights, idf=index.bm25["chunk"].idf) if options.rerank_idf else None
-    dense_routes = [r.name for r in active if r.vectors is not None]
-    rank = partial(
-        rerank, query, tokenize=terms, token_weights=token_weights, dense_weight=options.rerank_dense, dense_routes=dense_routes,
-        prior_weight=options.rerank_prior, prior_range=options.prior_range, sentence_weight=options.rerank_sentence, lexical={},
+    state = SearchState(
+        index, Query.of(query), scope, config, limit, now or datetime.now(timezone.utc), embedder, cache, sub_queries
     )
-    reranked = leads_after_first(rank(top) if rerank_applied else top, leads)
-    tail_order = fused
-    if options.rerank and options.fresh_tail and not focused:
-        tail_order = tail_candidates(fused, rank, options.tail_articles, options.article_rank_weights)
-    run.timed("rerank", stage_started)
-
-    stage_started = time.perf_counter()
-    max_per_article = limit if focused else options.max_per_article
-    # backfill from the article stage first, then from the rest of the fused list (seed §9.4), per-article cap kept
-    backfill = stage.hits + [h for h in fused if h.key not in {s.key for s in stage.hits}]
-    if options.diversity:
-        selection = select_diverse(reranked, limit, max_per_article, backfill=backfill, tokens_of=index.tokenizer.token_set)
-    else:
-        selection = DiverseSelection(limit, limit)
-        first: dict[str, Hit] = {}
-        for hit in [*reranked, *backfill]:
-            first.setdefault(hit.key, hit)
-        selection.hits = list(first.values())[:limit]
-    if options.fresh_tail and not focused:
-        selection.hits = fresh_tail(selection.hits, tail_order, limit, options.fresh_tail)
-    run.timed("diversity", stage_started)
-    run.timed("total", started)
-
-    diagnostics: dict[str, Any] = {
-        "query": query,
-        "rewrittenQueries": texts[1:],
-        "subQueryCount": len(texts) - 1,
-        "retrievalScope": scope.retrieval_scope,
-        **{r.diagnostics_key: [] for r in routes.registered()},
-    }
-    for route, hits in run.groups:
-        diagnostics[route.diagnostics_key].extend(h.key for h in hits)
-    diagnostics.update(
-        treeAttempted=run.legacy,
-        fusionKeys=[h.key for h in fused],
-        selectedArticleIds=stage.article_keys,
-        diversityDroppedKeys=selection.dropped_keys,
-        finalKeys=[h.key for h in selection.hits],
-        rerankApplied=rerank_applied,
-        rerankStrategy=STRATEGY if rerank_applied else "skipped",
-        degraded=run.degraded,
-        timingsMs={name: round(ms, 3) for name, ms in run.timings.items()},
-    )
-    return SearchResult(query, [Candidate.from_hit(h) for h in selection.hits], diagnostics)
+    for name, stage in STAGES:
+        started = time.perf_counter()
+        stage(state)
+        if name is not None:
+            state.run.timed(name, started)
+    state.run.timed("total", state.started)
+    return SearchResult(state.query, [Candidate.from_hit(h) for h in state.selection.hits], _diagnostics(state))

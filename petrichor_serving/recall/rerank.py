@@ -6,9 +6,10 @@ fused score. Two changes from the reference, both measured with `petrichor eval`
 prior is the fused score (scaled to the pool's range) rather than the list position, and each query token is weighted by its IDF over
 the chunk index, so the words most questions of a manual share ("install", "Developer Hub") no longer
 outvote the one word that names the feature. A third: the hit's cosine from the vector routes, scaled to the
-pool's range, adds up to `DENSE_WEIGHT` points, so meaning counts where the words differ (a typo, a
-paraphrase) without a model call: the vectors were computed by the routes already. A fourth: the
-question's tokens that one sentence of the hit holds add `SENTENCE_WEIGHT` points each (`best_sentence`).
+pool's range, adds up to `RecallConfig.rerank_dense` points, so meaning counts where the words differ (a
+typo, a paraphrase) without a model call: the vectors were computed by the routes already. A fourth: the
+question's tokens that one sentence of the hit holds add `RecallConfig.rerank_sentence` points each
+(`best_sentence`). Every weight is `RecallConfig`'s.
 """
 
 from __future__ import annotations
@@ -17,31 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from petrichor_pipeline.text.tokenize import query_tokens
+from petrichor_serving.recall.config import DEFAULT_CONFIG
 from petrichor_serving.recall.hits import Hit, knowledge_sentences, normalize_knowledge_text
 
-RERANK_TOP_K = 10
 STRATEGY = "local"
 _CONTENT_CHARS = 1200
-
-
-DENSE_WEIGHT = 8.0
-"""Points for the pool's nearest hit by cosine (the others in proportion): as much as two title-token matches.
-Lexical fields alone let a question with a typo or a paraphrase lose to a passage that repeats its common
-words; 4, 6, 8, 10 and 16 were measured on every dev set (docs/evaluation.md)."""
-FUSED_PRIOR = 16.0
-"""Points for the pool's best fused (RRF) score, the worst getting none (scaled to the pool's range), as much
-as four title-token matches. RRF scores of ten hits sit within a few percent of each other, so a prior
-scaled to the best score's share (the earlier 4 points) was nearly a constant and the lexical fields alone
-reordered the list: on Chinese news whose passages all repeat the question's words (rgb_zh), that cost 9 of
-214 first places against the fused order. 4, 8, 12, 16, 20, 24 and 32 were measured on every dev set
-(docs/evaluation.md)."""
-
-
-SENTENCE_WEIGHT = 1.5
-"""Points per query token (weighted as in the fields) that the hit's best sentence holds. The fields count
-a token anywhere in the text; a passage that answers usually says so in one sentence that names most of
-the question, while a passage that only shares its topic scatters the same words over several. 1, 1.5, 2
-and 3 were measured on every dev set (docs/evaluation.md)."""
 
 
 def best_sentence(content: str, tokens: Sequence[str], weights: dict[str, float] | None = None) -> float:
@@ -115,12 +96,12 @@ def rerank(
     token_weights: Callable[[Sequence[str]], dict[str, float]] | None = None,
     dense_weight: float = 0.0,
     dense_routes: Sequence[str] = (),
-    prior_weight: float = FUSED_PRIOR,
+    prior_weight: float = DEFAULT_CONFIG.rerank_prior,
     prior_range: bool = True,
-    sentence_weight: float = SENTENCE_WEIGHT,
+    sentence_weight: float = DEFAULT_CONFIG.rerank_sentence,
     lexical: dict[str, float] | None = None,
 ) -> list[Hit]:
-    """The hits (at most `RERANK_TOP_K` are expected) with `rerank_score` set, best first; stable.
+    """The hits (at most `RecallConfig.rerank_top_k` are expected) with `rerank_score` set, best first; stable.
     A single hit is returned as is: there is nothing to reorder. `token_weights` (e.g. `idf_weights` over
     the corpus) weighs each token; without it every token weighs 1, as in the reference. `prior_range` False
     scales the fused prior to the best score's share instead of the pool's range. `lexical`, shared by the

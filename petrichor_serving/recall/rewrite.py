@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 
 from petrichor_pipeline.text.lang import CJK_CLASS, init_jieba
+from petrichor_serving.recall.query import Query
 
 MAX_CLAUSES = 3
 """Clauses the rewrite searches besides the question itself."""
@@ -82,7 +83,7 @@ def coordination_queries(query: str) -> list[str]:
     gets the shared words and lends the first its words after its subject (`_shared_tail`: 2022年中国和美国
     经济增速 gives 2022年中国经济增速 and 2022年美国经济增速). A question of several clauses is left to the
     clause rule."""
-    text = query.strip().rstrip("？?")
+    text = query.rstrip("？?")
     if sum(1 for part in _CLAUSE_SPLIT.split(text) if part.strip()) > 1:
         return []
     masked = _TITLE.sub(lambda m: "\x00" * len(m.group()), text)
@@ -114,7 +115,7 @@ def _trim_prefix(clause: str) -> str:
 
 def rewrite_query(query: str) -> list[str]:
     """The clauses of a compound question (the reference's rule); empty for a short or simple one."""
-    text = query.strip()
+    text = query
     if len(text) < MIN_REWRITE_CHARS:
         return []
     long_parts = sum(1 for part in _QUESTION_SPLIT.split(text) if len(part.strip()) >= MIN_CLAUSE_CHARS)
@@ -133,12 +134,11 @@ def rewrite_query(query: str) -> list[str]:
 
 
 def build_queries(
-    primary: str, sub_queries: Sequence[str] | None = None, *, clauses: bool = True, coordination: bool = True
+    primary: Query, sub_queries: Sequence[str] | None = None, *, clauses: bool = True, coordination: bool = True
 ) -> list[str]:
-    """`[primary, *extra]`: explicit sub-queries (as many as the caller gives) win over the rules' (the
-    clauses first, then the coordinated subjects, each rule only when switched on); repeats (ignoring case)
-    and one-character values are dropped. `queries[1:]` are the rewritten ones."""
-    primary = primary.strip()
+    """`[primary, *extra]`: explicit sub-queries (as many as the caller gives, each trimmed) win over the
+    rules' (the clauses first, then the coordinated subjects, each rule only when switched on); repeats
+    (ignoring case) and one-character values are dropped. `queries[1:]` are the rewritten ones."""
     extra = list(sub_queries or ()) or (rewrite_query(primary) if clauses else []) or (
         coordination_queries(primary) if coordination else []
     )

@@ -16,6 +16,17 @@ from petrichor_pipeline.contract.manifest import generated_by_model
 from petrichor_pipeline.text.lexical import wiki_extra
 from petrichor_serving.recall.hits import normalize_knowledge_text
 
+@dataclass(frozen=True)
+class VectorTable:
+    """A snapshot vector table a route searches, and the recall table whose ids key its rows. Declared by
+    the routes (`routes.vector_tables()`) and handed to `RecallIndex.build`, which loads what they name."""
+
+    name: str
+    """The manifest's vector table name, e.g. `chunk_vectors`."""
+    rows: str
+    """The `RecallIndex` table (`chunks`, `windows`, `questions`) whose `row_of` maps the vector ids."""
+
+
 WIKI_EXCLUDED_KINDS = frozenset({"source", "index", "log"})
 """Per-article source pages, the index and the log restate other pages; the wiki route skips them."""
 

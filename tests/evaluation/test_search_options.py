@@ -1,11 +1,10 @@
-"""`SearchOptions`: the ablation switches of recall; the defaults must be the product's behaviour."""
+"""`RecallConfig`: the ablation switches of recall; the defaults must be the product's behaviour."""
 
 from __future__ import annotations
 
 import pytest
 
-from petrichor_serving.recall import Scope, SearchOptions, routes, search
-from petrichor_serving.recall.balance import ARTICLE_TOP_K
+from petrichor_serving.recall import Scope, RecallConfig, routes, search
 from tests.recall.synthetic import SnapshotRows
 
 
@@ -29,11 +28,11 @@ def keys(result):
 
 def test_defaults_are_the_products_behaviour(index):
     query = "Redis 哨兵怎么切换主节点"
-    assert keys(search(index, query, scope=Scope(), options=SearchOptions())) == keys(search(index, query, scope=Scope()))
+    assert keys(search(index, query, scope=Scope(), config=RecallConfig())) == keys(search(index, query, scope=Scope()))
 
 
 def test_a_disabled_route_is_not_run(index):
-    result = search(index, "Redis 哨兵", scope=Scope(), options=SearchOptions(disabled_routes=frozenset({routes.CHUNK_BM25})))
+    result = search(index, "Redis 哨兵", scope=Scope(), config=RecallConfig(disabled_routes=frozenset({routes.CHUNK_BM25})))
     assert result.diagnostics["chunkBm25Keys"] == [] and all("chunk_bm25" not in c.routes for c in result.candidates)
     assert search(index, "Redis 哨兵", scope=Scope()).diagnostics["chunkBm25Keys"]
 
@@ -41,30 +40,30 @@ def test_a_disabled_route_is_not_run(index):
 def test_a_route_off_by_default_runs_only_when_enabled(index):
     assert routes.WIKI in routes.default_off()
     assert search(index, "Redis 哨兵", scope=Scope()).diagnostics["wikiKeys"] == []
-    on = SearchOptions(enabled_routes=frozenset({routes.WIKI}))
-    assert search(index, "Redis 哨兵", scope=Scope(), options=on).diagnostics["wikiKeys"]
-    off_again = SearchOptions(enabled_routes=frozenset({routes.WIKI}), disabled_routes=frozenset({routes.WIKI}))
-    assert search(index, "Redis 哨兵", scope=Scope(), options=off_again).diagnostics["wikiKeys"] == []
+    on = RecallConfig(enabled_routes=frozenset({routes.WIKI}))
+    assert search(index, "Redis 哨兵", scope=Scope(), config=on).diagnostics["wikiKeys"]
+    off_again = RecallConfig(enabled_routes=frozenset({routes.WIKI}), disabled_routes=frozenset({routes.WIKI}))
+    assert search(index, "Redis 哨兵", scope=Scope(), config=off_again).diagnostics["wikiKeys"] == []
     with pytest.raises(ValueError, match="not off by default"):
-        SearchOptions(enabled_routes=frozenset({routes.CHUNK_BM25}))
+        RecallConfig(enabled_routes=frozenset({routes.CHUNK_BM25}))
 
 
 def test_questions_off_removes_both_question_routes(index):
-    off = SearchOptions(disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25}))
-    result = search(index, "怎么部署 Redis", scope=Scope(), options=off)
+    off = RecallConfig(disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25}))
+    result = search(index, "怎么部署 Redis", scope=Scope(), config=off)
     assert result.diagnostics["questionBm25Keys"] == [] and result.diagnostics["questionVectorKeys"] == []
     assert all(not r.startswith("question_") for c in result.candidates for r in c.routes)
 
 
 def test_both_bm25_routes_off_falls_back_to_titles(index):
-    off = SearchOptions(disabled_routes=frozenset({routes.CHUNK_BM25, routes.QUESTION_BM25, routes.WIKI}))
-    result = search(index, "Kafka", scope=Scope(), options=off)
+    off = RecallConfig(disabled_routes=frozenset({routes.CHUNK_BM25, routes.QUESTION_BM25, routes.WIKI}))
+    result = search(index, "Kafka", scope=Scope(), config=off)
     assert result.diagnostics["articleTitleKeys"] and result.diagnostics["chunkBm25Keys"] == []
     assert {c.article_id for c in result.candidates} == {"mq"}
 
 
 def test_rerank_off_keeps_the_balanced_order(index):
-    result = search(index, "Redis 哨兵怎么切换主节点", scope=Scope(), options=SearchOptions(rerank=False))
+    result = search(index, "Redis 哨兵怎么切换主节点", scope=Scope(), config=RecallConfig(rerank=False))
     d = result.diagnostics
     assert d["rerankApplied"] is False and d["rerankStrategy"] == "skipped"
     assert all(c.rerank_score is None for c in result.candidates)
@@ -73,14 +72,14 @@ def test_rerank_off_keeps_the_balanced_order(index):
 def test_article_top_k_widens_the_balancing_stage(index):
     def groups(**options):
         """Groups the balancing stage kept (a fact question: the wiki credits chunks, pages stay out)."""
-        result = search(index, "Redis Kafka", scope=Scope(), options=SearchOptions(**options))
+        result = search(index, "Redis Kafka", scope=Scope(), config=RecallConfig(**options))
         return len(result.diagnostics["selectedArticleIds"])
 
     assert (groups(article_top_k=1), groups(article_top_k=3), groups(article_top_k=10)) == (1, 3, 4)
-    assert groups() == min(ARTICLE_TOP_K, 4)  # four articles match
+    assert groups() == min(RecallConfig().article_top_k, 4)  # four articles match
 
 
 @pytest.mark.parametrize("bad", [{"disabled_routes": frozenset({"article_title"})}, {"article_top_k": 0}])
 def test_invalid_options_are_refused(bad):
     with pytest.raises(ValueError):
-        SearchOptions(**bad)
+        RecallConfig(**bad)

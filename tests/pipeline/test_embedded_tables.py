@@ -14,7 +14,7 @@ from petrichor_pipeline.config import BUCKETS, Settings
 from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
 from petrichor_pipeline.contract.schemas import VECTOR_TABLES
 from petrichor_pipeline.contract.route_tables import QUESTION_VECTORS, searched_vector_tables
-from petrichor_serving.recall import Scope, SearchOptions, routes, search
+from petrichor_serving.recall import Scope, RecallConfig, routes, search
 from tests.conftest import CORPUS
 from tests.pipeline.snapshot_io import current_version, snapshot_rows
 
@@ -47,8 +47,8 @@ def test_the_declaration_follows_the_question_routes_rule():
     assert set(routes.vector_tables()) == set(VECTOR_TABLES)
     readers = {r.name for r in routes.registered() if r.vectors is not None and r.vectors.name == QUESTION_VECTORS}
     assert readers and readers <= routes.QUESTION_ROUTES
-    assert not SearchOptions().runs(routes.QUESTION_VECTOR, model_questions=False)
-    assert SearchOptions(question_routes="always").runs(routes.QUESTION_VECTOR, model_questions=False)
+    assert not RecallConfig().runs(routes.QUESTION_VECTOR, model_questions=False)
+    assert RecallConfig(question_routes="always").runs(routes.QUESTION_VECTOR, model_questions=False)
 
 
 def _embed_cold(warehouse, tmp_path, question_routes: str, kinds=("chunk", "window", "question")):
@@ -100,6 +100,6 @@ def test_the_bundled_snapshot_has_no_question_vectors_and_serves(built_corpus, s
     assert not result.diagnostics.get("degraded"), result.diagnostics.get("degraded")
     # a search that asks for the question routes over offline questions runs without their vectors
     asked = search(
-        snapshot.recall, "How do API keys work?", scope=Scope(), embedder=embedder, options=SearchOptions(question_routes="always")
+        snapshot.recall, "How do API keys work?", scope=Scope(), embedder=embedder, config=RecallConfig(question_routes="always")
     )
     assert asked.candidates and set(asked.diagnostics["degraded"]) == {routes.QUESTION_VECTOR}

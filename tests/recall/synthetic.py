@@ -10,7 +10,7 @@ import numpy as np
 
 from petrichor_pipeline.contract.schemas import to_table
 from petrichor_pipeline.text.index_text import index_text
-from petrichor_serving.recall import RecallIndex
+from petrichor_serving.recall import RecallIndex, routes
 
 
 MODEL_FINGERPRINT = "openai:test-model:1"
@@ -94,7 +94,7 @@ class SnapshotRows:
                 for name in ("articles", "chunks", "questions", "wiki_pages", "tree_nodes", "chunk_windows")}
 
     def index(self, **kwargs: Any) -> RecallIndex:
-        return RecallIndex.build(**self.tables(), **kwargs)
+        return RecallIndex.build(**self.tables(), vector_tables=routes.vector_tables(), **kwargs)
 
 
 class FixedEmbedder:

@@ -5,7 +5,7 @@ turns them on regardless."""
 from __future__ import annotations
 
 from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX, generated_by_model
-from petrichor_serving.recall import Scope, SearchOptions, search
+from petrichor_serving.recall import Scope, RecallConfig, search
 
 from .synthetic import SnapshotRows
 
@@ -22,7 +22,7 @@ def test_offline_questions_leave_the_question_routes_off():
     offline = _index(f"{OFFLINE_CHAT_PREFIX}4:7")
     result = search(offline, "本地起一套环境", scope=Scope())
     assert result.diagnostics["questionBm25Keys"] == []
-    forced = search(offline, "本地起一套环境", scope=Scope(), options=SearchOptions(question_routes="always"))
+    forced = search(offline, "本地起一套环境", scope=Scope(), config=RecallConfig(question_routes="always"))
     assert forced.diagnostics["questionBm25Keys"]
 
 

@@ -1,3 +1,4 @@
+from petrichor_serving.recall.query import Query
 from petrichor_serving.recall.rewrite import build_queries, rewrite_query
 
 
@@ -26,7 +27,7 @@ def test_english_and_conjunction():
 
 def test_explicit_sub_queries_win_and_are_deduped_not_capped():
     """How many sub-queries a request may send is the HTTP schema's rule; recall searches what it is given."""
-    queries = build_queries(" Redis ", ["redis", "a", "持久化", "主从复制", "哨兵", "集群", "哨兵"])
+    queries = build_queries(Query.of(" Redis "), ["redis", "a", "持久化", "主从复制", "哨兵", "集群", "哨兵"])
     assert queries == ["Redis", "持久化", "主从复制", "哨兵", "集群"]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from petrichor_serving.recall import Scope, SearchOptions, routes, search
+from petrichor_serving.recall import Scope, RecallConfig, routes, search
 from petrichor_serving.recall.hits import Hit
 from petrichor_serving.recall.query_vectors import QueryVectorCache
 from petrichor_serving.recall.routes import Route, RouteContext, RouteQuery, Tier
@@ -50,26 +50,26 @@ def test_a_registered_route_shows_up_in_results_and_options(index, with_heading_
     top = result.candidates[0]
     assert top.chunk_id == "ops:chunk-001" and HEADING in top.routes
     assert HEADING in result.diagnostics["timingsMs"]
-    assert HEADING in routes.switchable() and SearchOptions().weights()[HEADING] == 3.0
-    off = search(index, "部署", scope=Scope(), options=SearchOptions(disabled_routes=frozenset({HEADING})))
+    assert HEADING in routes.switchable() and RecallConfig().weights()[HEADING] == 3.0
+    off = search(index, "部署", scope=Scope(), config=RecallConfig(disabled_routes=frozenset({HEADING})))
     assert off.diagnostics["headingKeys"] == [] and HEADING not in off.diagnostics["timingsMs"]
 
 
 def test_unregistered_names_are_refused():
     with pytest.raises(ValueError, match=HEADING):
-        SearchOptions(disabled_routes=frozenset({HEADING}))
+        RecallConfig(disabled_routes=frozenset({HEADING}))
 
 
 @pytest.mark.parametrize("name", routes.switchable())
 def test_switching_a_route_off_by_name(index, name):
-    result = search(index, "Redis Sentinel 故障转移", scope=Scope(), options=SearchOptions(disabled_routes=frozenset({name})))
+    result = search(index, "Redis Sentinel 故障转移", scope=Scope(), config=RecallConfig(disabled_routes=frozenset({name})))
     assert name not in result.diagnostics["timingsMs"]
     assert all(name not in c.routes for c in result.candidates)
 
 
 def test_declared_weights_and_tiers():
-    assert SearchOptions().weights() == {routes.QUESTION_VECTOR: 0.5, routes.QUESTION_BM25: 0.5}
-    assert SearchOptions(route_weights=()).weights() == {}
+    assert RecallConfig().weights() == {routes.QUESTION_VECTOR: 0.5, routes.QUESTION_BM25: 0.5}
+    assert RecallConfig(route_weights=()).weights() == {}
     tiers = {r.name: r.tier for r in routes.registered()}
     assert tiers["article_title"] is Tier.FALLBACK and tiers["tree_bm25"] is Tier.LEGACY
     assert set(routes.vector_tables()) == {"chunk_vectors", "window_vectors", "question_vectors"}
@@ -89,10 +89,10 @@ QUERIES = ("Redis Sentinel 故障转移", "哨兵", "Zookeeper", "怎么部署 R
 NOW = test_tenants.NOW
 
 
-def _variants() -> dict[str, SearchOptions]:
-    out = {"default": SearchOptions()}
-    out.update({f"no_{n}": SearchOptions(disabled_routes=frozenset({n})) for n in routes.switchable() if n not in routes.default_off()})
-    out.update({f"{n}_on": SearchOptions(enabled_routes=frozenset({n})) for n in routes.default_off()})
+def _variants() -> dict[str, RecallConfig]:
+    out = {"default": RecallConfig()}
+    out.update({f"no_{n}": RecallConfig(disabled_routes=frozenset({n})) for n in routes.switchable() if n not in routes.default_off()})
+    out.update({f"{n}_on": RecallConfig(enabled_routes=frozenset({n})) for n in routes.default_off()})
     return out
 
 
@@ -113,7 +113,7 @@ def _record(tmp_path: Path) -> dict[str, list]:
         for scope_name, scope in scopes.items():
             for variant, options in _variants().items():
                 for q in QUERIES:
-                    result = search(index, q, scope=scope, embedder=emb, now=NOW, cache=QueryVectorCache(), options=options)
+                    result = search(index, q, scope=scope, embedder=emb, now=NOW, cache=QueryVectorCache(), config=options)
                     d = result.diagnostics
                     out[f"{corpus}|{scope_name}|{variant}|{q}"] = {
                         "final": [[key, c.score, _round(c.rerank_score), c.routes] for key, c in zip(d["finalKeys"], result.candidates)],

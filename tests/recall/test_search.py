@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from petrichor_serving.recall import Scope, search
-from petrichor_serving.recall.options import CONCEPT_OPTIONS
+from petrichor_serving.recall.config import CONCEPT_CONFIG
 
 from .synthetic import SnapshotRows
 
@@ -35,7 +35,7 @@ def index():
 
 
 def test_candidates_follow_the_contract(index):
-    result = search(index, "Redis Sentinel 故障转移", scope=Scope(), options=CONCEPT_OPTIONS)
+    result = search(index, "Redis Sentinel 故障转移", scope=Scope(), config=CONCEPT_CONFIG)
     top = result.candidates[0]
     assert top.chunk_id == "ops:chunk-002" and top.title == "Redis Sentinel 故障转移"
     assert top.heading_path == ("高可用", "Redis Sentinel 故障转移")
@@ -46,7 +46,7 @@ def test_candidates_follow_the_contract(index):
     assert as_json["score"] == round(as_json["score"], 4)
     # a fact question: the matching page credits its source chunk instead of standing beside it
     assert all(c.page_key is None for c in result.candidates) and "wiki" in top.routes
-    asked = search(index, "Redis Sentinel 是什么？", scope=Scope(), options=CONCEPT_OPTIONS)  # about the page's subject
+    asked = search(index, "Redis Sentinel 是什么？", scope=Scope(), config=CONCEPT_CONFIG)  # about the page's subject
     wiki = next(c for c in asked.candidates if c.page_key)
     assert wiki.page_key == "entity-sentinel" and wiki.article_id is None
     assert "page_key" in wiki.to_json() and "chunk_id" not in wiki.to_json()
@@ -61,7 +61,7 @@ def test_the_wiki_route_runs_only_when_asked(index):
 
 
 def test_diagnostics(index):
-    result = search(index, "Redis Sentinel 故障转移", scope=Scope(kb_ids=frozenset({"kb"})), options=CONCEPT_OPTIONS)
+    result = search(index, "Redis Sentinel 故障转移", scope=Scope(kb_ids=frozenset({"kb"})), config=CONCEPT_CONFIG)
     d = result.diagnostics
     for key in ("query", "rewrittenQueries", "chunkVectorKeys", "questionVectorKeys", "chunkBm25Keys",
                 "questionBm25Keys", "wikiKeys", "treeKeys", "fusionKeys", "selectedArticleIds",

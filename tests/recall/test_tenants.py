@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from petrichor_serving.recall import Scope, search
-from petrichor_serving.recall.options import CONCEPT_OPTIONS
+from petrichor_serving.recall.config import CONCEPT_CONFIG
 from petrichor_serving.recall.access import sql_quote
 
 from .synthetic import SnapshotRows
@@ -101,13 +101,13 @@ def test_each_scope_still_finds_its_own_rows(index):
         assert fused == articles, case
         assert result.candidates, case
         # a page is a candidate when asked about by name
-        asked = (search(index, name, scope=scope, now=NOW, limit=20, options=CONCEPT_OPTIONS) for name in ("Redis", "Redis RDB"))
+        asked = (search(index, name, scope=scope, now=NOW, limit=20, config=CONCEPT_CONFIG) for name in ("Redis", "Redis RDB"))
         wiki_keys = {k for result in asked for k in result.diagnostics["wikiKeys"] if k.startswith("wiki:")}
         assert len(wiki_keys) == len(pages), case
 
 
 def test_local_mode_reads_every_tenant(index):
-    result = search(index, "Redis", scope=Scope(), now=NOW, limit=20, options=CONCEPT_OPTIONS)
+    result = search(index, "Redis", scope=Scope(), now=NOW, limit=20, config=CONCEPT_CONFIG)
     assert {c.kb_id for c in result.candidates} == {ACME_KB, GLOBEX_KB}
     # same page key in two knowledge bases stays two pages
     assert set(result.diagnostics["wikiKeys"]) >= {f"wiki:{ACME_KB}:entity-redis", f"wiki:{GLOBEX_KB}:entity-redis"}

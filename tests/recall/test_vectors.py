@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from petrichor_pipeline.contract.schemas import vector_schema
-from petrichor_serving.recall import SearchOptions, Scope, search
+from petrichor_serving.recall import RecallConfig, Scope, search
 from petrichor_serving.recall.query_vectors import QueryVectorCache
 
 from .synthetic import FailingEmbedder, FixedEmbedder, SnapshotRows
@@ -152,9 +152,9 @@ def test_queries_are_embedded_in_one_call_and_cached(indexed):
     embedder = FixedEmbedder({})
     cache = QueryVectorCache()
     question = "请比较 Redis 的持久化方案，以及说明各自适用场景和恢复差异"
-    rewrite = SearchOptions(rewrite=True)
-    search(indexed, question, scope=Scope(), embedder=embedder, now=NOW, cache=cache, options=rewrite)
+    rewrite = RecallConfig(rewrite=True)
+    search(indexed, question, scope=Scope(), embedder=embedder, now=NOW, cache=cache, config=rewrite)
     assert embedder.calls == [[question, "比较 Redis 的持久化方案", "说明各自适用场景和恢复差异"]]
-    search(indexed, question, scope=Scope(), embedder=embedder, now=NOW, cache=cache, options=rewrite)
+    search(indexed, question, scope=Scope(), embedder=embedder, now=NOW, cache=cache, config=rewrite)
     search(indexed, "比较 Redis 的持久化方案", scope=Scope(), embedder=embedder, now=NOW, cache=cache)
     assert len(embedder.calls) == 1

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from petrichor_serving.recall import Scope, search
-from petrichor_serving.recall.options import CONCEPT_OPTIONS
+from petrichor_serving.recall.config import CONCEPT_CONFIG, DEFAULT_CONFIG
 from petrichor_serving.recall.routes import RouteContext, RouteQuery, wiki
 
 from .synthetic import SnapshotRows
@@ -45,7 +45,7 @@ def index():
 
 def _route(index, scope: Scope, text: str, **access_changes):
     access = replace(index.access(scope, NOW), **access_changes)
-    return wiki.run(RouteContext(index, access, None), RouteQuery(text, index.tokenizer.query(text)))
+    return wiki.run(RouteContext(index, access, None), RouteQuery(text, index.tokenizer.query(text), top_k=DEFAULT_CONFIG.route_top_k))
 
 
 def test_a_matching_page_credits_its_source_chunks(index):
@@ -73,11 +73,11 @@ def test_the_first_candidate_of_a_fact_question_is_source_text(index):
     result = search(index, QUESTION, scope=Scope(tenant="acme"), now=NOW)  # the default search: no wiki route
     assert result.candidates[0].chunk_id == "runbook:chunk-002"
     assert all(c.page_key is None and c.kb_id == "ops" for c in result.candidates)
-    with_wiki = search(index, QUESTION, scope=Scope(tenant="acme"), now=NOW, options=CONCEPT_OPTIONS)
+    with_wiki = search(index, QUESTION, scope=Scope(tenant="acme"), now=NOW, config=CONCEPT_CONFIG)
     first = with_wiki.candidates[0]
     assert first.chunk_id == "runbook:chunk-002" and "wiki" in first.routes  # the page credits its source
     assert all(c.page_key is None and c.kb_id == "ops" for c in with_wiki.candidates)
-    asked = search(index, "什么是主节点", scope=Scope(tenant="acme"), now=NOW, options=CONCEPT_OPTIONS)
+    asked = search(index, "什么是主节点", scope=Scope(tenant="acme"), now=NOW, config=CONCEPT_CONFIG)
     assert "wiki:ops:concept-主节点" in asked.diagnostics["finalKeys"]
 
 

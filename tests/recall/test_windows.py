@@ -4,7 +4,7 @@ matched window's offsets and show it in the snippet; access applies to windows a
 from __future__ import annotations
 
 from petrichor_serving.recall import Scope, search
-from petrichor_serving.recall.options import SearchOptions
+from petrichor_serving.recall.config import RecallConfig
 
 from .synthetic import SnapshotRows
 
@@ -35,7 +35,7 @@ WINDOWS_ONLY = frozenset({"chunk_bm25", "chunk_vector", "question_bm25", "questi
 def test_a_window_hit_is_its_parent_chunk_with_the_window_offsets():
     index = rows().index()
     result = search(index, "哨兵选举新的主节点", scope=Scope(tenant="acme"),
-                    options=SearchOptions(disabled_routes=WINDOWS_ONLY, rerank=False))
+                    config=RecallConfig(disabled_routes=WINDOWS_ONLY, rerank=False))
     top = result.candidates[0]
     assert top.chunk_id == "ops:chunk-001" and top.routes == ["window_bm25"]
     assert top.window is not None and top.window.window_id == "ops:chunk-001:w01"
@@ -50,8 +50,8 @@ def test_a_window_hit_is_its_parent_chunk_with_the_window_offsets():
 def test_sum_rewards_a_chunk_matching_in_several_windows():
     index = rows().index()
     options = dict(disabled_routes=WINDOWS_ONLY, rerank=False, diversity=False)
-    best = search(index, "哨兵 日志", scope=Scope(tenant="acme"), options=SearchOptions(**options))
-    summed = search(index, "哨兵 日志", scope=Scope(tenant="acme"), options=SearchOptions(parent_score="sum", **options))
+    best = search(index, "哨兵 日志", scope=Scope(tenant="acme"), config=RecallConfig(**options))
+    summed = search(index, "哨兵 日志", scope=Scope(tenant="acme"), config=RecallConfig(parent_score="sum", **options))
     assert [c.chunk_id for c in summed.candidates][0] == "ops:chunk-002"
     assert {c.chunk_id for c in best.candidates} == {c.chunk_id for c in summed.candidates}
 

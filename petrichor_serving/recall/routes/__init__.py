@@ -1,7 +1,7 @@
 """The recall routes (reference §6.3), registered by name.
 
 A route is one module here defining `ROUTE` (a `base.Route`: its `run(ctx, query)`, fusion weight, tier and
-the vector table it needs) plus one line in `ROUTES`. The pipeline, `SearchOptions` and the index loader
+the vector table it needs) plus one line in `ROUTES`. The pipeline, `RecallConfig` and the index loader
 read this registry, never a route by name. The order of `ROUTES` is the order routes run in for each query,
 which is also the fusion's tie-break order.
 """
@@ -50,12 +50,12 @@ def registered() -> tuple[Route, ...]:
 
 
 def switchable() -> tuple[str, ...]:
-    """Names of the routes `SearchOptions.disabled_routes` may name, in run order."""
+    """Names of the routes `RecallConfig.disabled_routes` may name, in run order."""
     return tuple(r.name for r in ROUTES if r.switchable)
 
 
 def default_off() -> frozenset[str]:
-    """Names of the routes a search runs only when asked to (`SearchOptions.enabled_routes`)."""
+    """Names of the routes a search runs only when asked to (`RecallConfig.enabled_routes`)."""
     return frozenset(r.name for r in ROUTES if not r.default_on)
 
 
@@ -65,7 +65,7 @@ def default_weights() -> dict[str, float]:
 
 
 def vector_tables() -> dict[str, VectorTable]:
-    """The vector tables some route searches, by manifest name: what the index loads."""
+    """The vector tables some route searches, by manifest name: what `RecallIndex.build` is given to load."""
     return {r.vectors.name: r.vectors for r in ROUTES if r.vectors is not None}
 
 

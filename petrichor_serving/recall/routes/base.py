@@ -1,5 +1,5 @@
 """What every recall route is: one function `run(ctx, query) -> list[Hit]` and a declaration of what it
-needs, so the pipeline, the options and the index loader read routes from the registry instead of naming them."""
+needs, so the pipeline, the config and the index loader read routes from the registry instead of naming them."""
 
 from __future__ import annotations
 
@@ -12,12 +12,10 @@ import numpy as np
 
 from petrichor_serving.recall.access import Access
 from petrichor_serving.recall.hits import Hit
+from petrichor_serving.recall.tables import VectorTable
 
 if TYPE_CHECKING:
     from petrichor_serving.recall.index import RecallIndex
-
-ROUTE_TOP_K = 10
-"""Hits each route returns per query."""
 
 
 @dataclass(frozen=True)
@@ -39,30 +37,21 @@ class RouteQuery:
     text: str
     terms: Sequence[str]
     """`text` through the index's query tokenizer."""
+    top_k: int
+    """Hits the route returns (`RecallConfig.route_top_k`)."""
     vector: np.ndarray | None = None
     """The query embedding; None without an embedder (vector routes are then skipped)."""
-    top_k: int = ROUTE_TOP_K
     primary: bool = True
     """False for a rewritten sub-query, whose lists the fusion may weigh less."""
 
 
 class Tier(Enum):
     PRIMARY = "primary"
-    """Runs for every query; can be switched off by name (`SearchOptions.disabled_routes`)."""
+    """Runs for every query; can be switched off by name (`RecallConfig.disabled_routes`)."""
     FALLBACK = "fallback"
     """Runs for a query only when the routes in `fallback_for` (listed before it in `ROUTES`) found nothing."""
     LEGACY = "legacy"
     """Runs, for every query, only when no primary route found anything in the whole search."""
-
-
-@dataclass(frozen=True)
-class VectorTable:
-    """A snapshot vector table a route searches, and the recall table whose ids key its rows."""
-
-    name: str
-    """The manifest's vector table name, e.g. `chunk_vectors`."""
-    rows: str
-    """The `RecallIndex` table (`chunks`, `windows`, `questions`) whose `row_of` maps the vector ids."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +69,7 @@ class Route:
     focused: bool = True
     """False: skipped when the search focuses on one article."""
     default_on: bool = True
-    """False: runs only when `SearchOptions.enabled_routes` names it."""
+    """False: runs only when `RecallConfig.enabled_routes` names it."""
 
     @property
     def switchable(self) -> bool:

@@ -3,7 +3,7 @@
 A window route ranks small windows, but search returns chunks: the windows of one chunk become one chunk
 hit carrying its best window (its offsets and snippet). The chunk's score is its best window's
 (`max`) or the sum of its `SUM_TOP` best windows' (`sum`, which favours a chunk that matches in several
-places); `SearchOptions.parent_score` chooses.
+places); `RecallConfig.parent_score` chooses.
 """
 
 from __future__ import annotations

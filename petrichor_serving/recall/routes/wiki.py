@@ -164,4 +164,4 @@ def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
 ROUTE = Route(NAME, run, diagnostics_key="wikiKeys", focused=False, default_on=False)
 """Off in a default search: measured on every dev set, with the dense share in the rerank the wiki's votes
 for its source chunks lifted articles that merely share a concept above the one that answers
-(docs/evaluation.md). The concept plan searches with it (`CONCEPT_OPTIONS`)."""
+(docs/evaluation.md). The concept plan searches with it (`CONCEPT_CONFIG`)."""
