@@ -28,6 +28,8 @@ import numpy as np
 SEMANTIC_GRID = (None, *np.round(np.arange(0.76, 0.901, 0.005), 3).tolist())
 COVERAGE_GRID = tuple(np.round(np.arange(0.0, 0.901, 0.05), 2).tolist())
 TYPE_GRID = (None, *np.round(np.arange(0.80, 0.921, 0.01), 2).tolist())
+MARGIN_GRID = (None, *np.round(np.arange(0.02, 0.0801, 0.005), 3).tolist())
+SCRIPTS = ("cjk", "latin")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,8 @@ class Rows:
     gated: np.ndarray
     """A verdict was measured on that answer (False: a plan the gate does not apply to, answered as is)."""
     semantic: np.ndarray
+    margin: np.ndarray
+    script: np.ndarray
     coverage: np.ndarray
     type_missing: np.ndarray
     holds_gold: np.ndarray
@@ -69,6 +73,8 @@ def load(paths: Sequence[Path]) -> Rows:
         cited=np.array([r["cited"] or measured(r) for r in rows]),
         gated=np.array([measured(r) for r in rows]),
         semantic=np.array([np.nan if signal(r, "semantic") is None else signal(r, "semantic") for r in rows], dtype=float),
+        margin=np.array([np.nan if signal(r, "margin") is None else signal(r, "margin") for r in rows], dtype=float),
+        script=np.array([signal(r, "script") or "" for r in rows]),
         coverage=np.array([np.nan if signal(r, "coverage") is None else signal(r, "coverage") for r in rows], dtype=float),
         type_missing=np.array([signal(r, "type_held") is False for r in rows]),
         holds_gold=np.array([bool(r.get("holds_gold")) for r in rows]),
@@ -76,11 +82,18 @@ def load(paths: Sequence[Path]) -> Rows:
     )
 
 
-def answered(rows: Rows, semantic: float | None, coverage: float, type_semantic: float | None) -> np.ndarray:
+Margins = dict[str, float | None]
+"""A margin threshold per question script (None or absent: not applied)."""
+
+
+def answered(rows: Rows, semantic: float | None, coverage: float, type_semantic: float | None, margins: Margins | None = None) -> np.ndarray:
     """Which questions get an answer under these thresholds (`answerability.judge`, vectorised)."""
     ok = np.ones(len(rows.kind), dtype=bool)
     if semantic is not None:
         ok &= ~(rows.semantic < semantic)  # NaN (not measured) passes
+    for script, margin in (margins or {}).items():
+        if margin is not None:
+            ok &= ~((rows.script == script) & (rows.margin < margin))
     ok &= ~(rows.coverage < coverage)
     if type_semantic is not None:
         ok &= ~(rows.type_missing & ~(rows.semantic >= type_semantic))
@@ -91,10 +104,13 @@ def _rate(mask: np.ndarray, within: np.ndarray) -> float | None:
     return round(float(mask[within].mean()), 4) if within.any() else None
 
 
-def score(rows: Rows, semantic: float | None, coverage: float, type_semantic: float | None, per_set: bool = True) -> dict[str, Any]:
-    got = answered(rows, semantic, coverage, type_semantic)
+def score(
+    rows: Rows, semantic: float | None, coverage: float, type_semantic: float | None, margins: Margins | None = None, per_set: bool = True
+) -> dict[str, Any]:
+    got = answered(rows, semantic, coverage, type_semantic, margins)
     out: dict[str, Any] = {
         "semantic": semantic,
+        "margin": dict(margins or {}),
         "coverage": coverage,
         "type_semantic": type_semantic,
         "not_found": _rate(~got, ~rows.answerable),
@@ -114,20 +130,33 @@ def score(rows: Rows, semantic: float | None, coverage: float, type_semantic: fl
     return out
 
 
+def _better(s: dict[str, Any], best: dict[str, Any] | None, max_false: float) -> bool:
+    if s["false_not_found"] is None or s["false_not_found"] > max_false:
+        return False
+    key = (s["not_found"] or 0.0, s["holds_gold"] or 0.0, -(s["false_not_found"] or 0.0))
+    return best is None or key > best["_key"]
+
+
 def sweep(rows: Rows, max_false: float) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The best combination within `max_false` pooled false not-found, and the figures with no gate."""
+    """The best combination within `max_false` pooled false not-found, and the figures with no gate. The
+    semantic, coverage and type thresholds are swept together, then each script's margin given them."""
     best: dict[str, Any] | None = None
     for semantic, coverage, type_semantic in itertools.product(SEMANTIC_GRID, COVERAGE_GRID, TYPE_GRID):
         s = score(rows, semantic, coverage, type_semantic, per_set=False)
-        if s["false_not_found"] is None or s["false_not_found"] > max_false:
-            continue
-        key = (s["not_found"] or 0.0, s["holds_gold"] or 0.0, -(s["false_not_found"] or 0.0))
-        if best is None or key > best["_key"]:
-            best = {**s, "_key": key}
+        if _better(s, best, max_false):
+            best = {**s, "_key": (s["not_found"] or 0.0, s["holds_gold"] or 0.0, -(s["false_not_found"] or 0.0))}
     ungated = score(rows, None, 0.0, None)
     if best is None:
         return ungated, ungated
-    return score(rows, best["semantic"], best["coverage"], best["type_semantic"]), ungated
+    margins: Margins = {}
+    for script in SCRIPTS:
+        for margin in MARGIN_GRID:
+            trial = {**margins, script: margin}
+            s = score(rows, best["semantic"], best["coverage"], best["type_semantic"], trial, per_set=False)
+            if _better(s, best, max_false):
+                best = {**s, "_key": (s["not_found"] or 0.0, s["holds_gold"] or 0.0, -(s["false_not_found"] or 0.0))}
+                margins = trial
+    return score(rows, best["semantic"], best["coverage"], best["type_semantic"], margins), ungated
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -136,11 +165,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-false", type=float, default=0.05, help="pooled false not-found allowed (default 0.05)")
     parser.add_argument("--at", nargs=3, metavar=("SEMANTIC", "COVERAGE", "TYPE_SEMANTIC"),
                         help="score one combination instead of sweeping ('none' switches a signal off)")
+    parser.add_argument("--margin", action="append", default=[], metavar="SCRIPT=MARGIN",
+                        help="with --at: a margin threshold for questions of one script (cjk or latin)")
     args = parser.parse_args(argv)
     rows = load(args.signals)
     if args.at:
         value = lambda v: None if v.lower() == "none" else float(v)  # noqa: E731
-        json.dump(score(rows, value(args.at[0]), float(args.at[1]), value(args.at[2])), sys.stdout, indent=2)
+        margins = {k: value(v) for k, v in (m.split("=", 1) for m in args.margin)}
+        json.dump(score(rows, value(args.at[0]), float(args.at[1]), value(args.at[2]), margins), sys.stdout, indent=2)
     else:
         best, ungated = sweep(rows, args.max_false)
         json.dump({"best": best, "without_gate": ungated}, sys.stdout, indent=2)

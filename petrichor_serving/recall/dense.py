@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import faiss
@@ -79,6 +79,22 @@ class DenseVectors:
     """Vector i belongs to recall row i, for every row: the access mask applies as it is."""
     ann: Any = None
     """The quantised index for tables of at least `ANN_MIN_ROWS` vectors, else None."""
+    _centroids: dict[str, tuple[np.ndarray, int] | None] = field(default_factory=dict, compare=False, repr=False)
+
+    def centroid(self, fingerprint: str) -> tuple[np.ndarray, int] | None:
+        """The mean of the table's vectors made with `fingerprint` and how many there are (None: none): a
+        query's dot product with it is its mean cosine over the whole table. Computed once per loaded table."""
+        if fingerprint not in self._centroids:
+            code = self.fingerprint_codes.get(fingerprint)
+            found = None
+            if code is not None and len(self.matrix):
+                matrix = np.asarray(self.matrix, dtype=np.float32)
+                if len(self.fingerprint_codes) > 1:
+                    matrix = matrix[self.fingerprints == code]
+                if len(matrix):
+                    found = (matrix.mean(axis=0), len(matrix))
+            self._centroids[fingerprint] = found
+        return self._centroids[fingerprint]
 
     @classmethod
     def from_lance(cls, table: Any, row_of: Mapping[str, int]) -> "DenseVectors":

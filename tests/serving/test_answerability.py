@@ -120,3 +120,29 @@ def test_the_answer_kind_counts_only_when_a_threshold_asks_for_it():
 def test_the_product_thresholds_are_one_set():
     assert answerability.DEFAULT_THRESHOLDS.coverage == answerability.COVERAGE_MIN
     assert set(answerability.DEFAULT_THRESHOLDS.semantic) == set(answerability.SEMANTIC_MIN)
+
+
+def test_margin_measures_the_cited_passage_against_the_question_s_own_background():
+    """Every passage of a one-genre corpus sits near the question: the cited one must stand out from the
+    mean of them all, whatever its plain cosine."""
+    near = {f"c{i}": [1.0, 0.05 * i, 0.3] for i in range(1, 6)}  # five passages, all close to each other
+    snap = _snapshot(near)
+    question = "构建之后保留几个快照？"
+    embedder = FixedEmbedder({question: [1.0, 0.0, 0.3]})
+    semantic, margin = answerability.semantic_agreement(snap, embedder, question, ["c1"])
+    matrix = snap.recall.vectors["chunk_vectors"].matrix
+    q = np.asarray([1.0, 0.0, 0.3]) / np.linalg.norm([1.0, 0.0, 0.3])
+    assert semantic > 0.99
+    assert abs(margin - (semantic - float((matrix @ q).mean()))) < 1e-3
+    signals = Signals(semantic, FixedEmbedder.fingerprint, 1.0, (), None, None, None, margin, "cjk")
+    margins = Thresholds({MODEL: 0.8}, 0.5, margin={MODEL: {"cjk": margin + 0.01}})
+    verdict = judge(signals, margins)
+    assert not verdict.answerable and verdict.signal == "margin"
+    assert "margin" in verdict.reason()
+    assert judge(Signals(semantic, FixedEmbedder.fingerprint, 1.0, (), None, None, None, margin, "latin"), margins).answerable
+    assert judge(signals, Thresholds({MODEL: 0.8}, 0.5, margin={MODEL: {"cjk": margin - 0.01}})).answerable
+
+
+def test_script_of_tells_chinese_from_latin_questions():
+    assert answerability.script_of("快照保留多少个？") == "cjk"
+    assert answerability.script_of("How many snapshots?") == "latin"
