@@ -90,6 +90,29 @@ class OpenAIChatModel:
 
         return self._client.call(TOOL_OP, ctx.article_id, send, parse)
 
+    def complete_answer(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], ctx: CallContext) -> str:
+        """The tool loop's answer turn: the same conversation with tools offered but not callable
+        (`tool_choice: none`) and the ANSWER contract as the `response_format` hint, negotiated per endpoint
+        as for every other prompt (json_schema, else json_object with the schema, else none). Returns the
+        reply's text; the caller parses and checks it."""
+        contract = prompts.ANSWER.contract
+
+        def attempt(form: str) -> str:
+            hint = response_format(form, contract)
+            extra = {"response_format": hint} if hint else {}
+
+            def send(client: Any) -> ChatCompletion:
+                return client.chat.completions.create(model=self._model, messages=list(messages), tools=list(tools), tool_choice="none", **extra)
+
+            def parse(reply: ChatCompletion) -> str:
+                if not reply.choices:
+                    raise ModelError(TOOL_OP, "reply has no choices")
+                return reply.choices[0].message.content or ""
+
+            return self._client.call(TOOL_OP, ctx.article_id, send, parse)
+
+        return self.response_formats.call(self._endpoint_key, attempt)
+
     def _ask(self, prompt: prompts.Prompt, user: str, ctx: CallContext, guide: str, keys: Sequence[str] = ()) -> dict[str, Any]:
         """One exchange; a reply of valid JSON in the wrong shape gets one retry that names the problem.
 

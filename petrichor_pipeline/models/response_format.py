@@ -2,7 +2,8 @@
 
 OpenAI's chat completions take `{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`
 or `{"type": "json_object"}`; many compatible servers accept one, both or neither, and say so with a
-400 naming the field. So the hint is negotiated per endpoint (base URL + model): the first request
+400 naming the field. The json_object form carries the contract's schema as `schema`, which llama.cpp's
+servers (its own and llama-cpp-python's) turn into a grammar, so their replies are held to the contract too. So the hint is negotiated per endpoint (base URL + model): the first request
 probes the best form the mode allows while later requests wait for its answer; a 400 that names
 `response_format` / `json_schema` moves the endpoint one step down (json_schema → json_object → none)
 and the request is sent again at once; any reply that arrives settles the form for good. The answers
@@ -44,7 +45,9 @@ def response_format(form: str, contract: Contract, keys: Sequence[str] = ()) -> 
         schema = contract.response_schema(keys)
         return {"type": "json_schema", "json_schema": {"name": contract.name, "schema": schema, "strict": True}}
     if form == JSON_OBJECT:
-        return {"type": "json_object"}
+        # llama.cpp's servers (and other compatible ones) constrain a json_object reply to `schema`
+        # when it is given; elsewhere the field is ignored, or refused like any hint (one step down)
+        return {"type": "json_object", "schema": contract.response_schema(keys)}
     return None
 
 

@@ -12,8 +12,11 @@ stops is ended by the budget. The run starts from the offline plan's first searc
 answers at once costs one call.
 
 The final answer is the ANSWER contract's JSON; its citations are checked against what was read. When
-none checks out the model is asked once more with the evidence ids restated; failing again, the offline
-extractive answer is returned and the stop reason says so. A model that fails (an error status, a
+none checks out the model is asked once more with the evidence ids restated — where the chat model offers
+it (`complete_answer`), that turn is held to the ANSWER contract by the endpoint's structured output
+(`response_format`, negotiated per endpoint) and cannot call tools; failing again, the offline
+extractive answer is returned and the stop reason says so. Tool calls a server returns as text in the
+reply (`<tool_call>` blocks of the model's chat template, unparsed) are run as tool calls. A model that fails (an error status, a
 timeout) gets the same fallback, stop reason `model_error_fallback`: a failing model says nothing about
 what the knowledge base holds, so it never turns into the not-found answer the evidence does not support.
 
@@ -26,6 +29,7 @@ retry.
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any, Sequence
 
@@ -128,11 +132,16 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
     retried = False
     no_progress = 0
     stop = StopReason.BUDGET
+    answer_turn = callable(getattr(chat, "complete_answer", None))
     for turn in range(run.budget.max_iterations):
         started = time.perf_counter()
+        constrained = retried and answer_turn
         try:
             run.meter.take_iteration()
-            reply = chat.complete_with_tools(messages, TOOLS, ctx)
+            if constrained:
+                reply = {"content": chat.complete_answer(messages, TOOLS, ctx), "tool_calls": []}
+            else:
+                reply = chat.complete_with_tools(messages, TOOLS, ctx)
         except BudgetExceeded as exc:
             run.trace.notes.append(f"budget: {exc}")
             break
@@ -141,7 +150,10 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
             run.trace.notes.append("the model failed: offline extractive answer from the evidence read")
             stop = StopReason.MODEL_ERROR_FALLBACK
             break
-        run.trace.record("answer", {"turn": turn}, started, locators=[c["name"] for c in reply["tool_calls"]])
+        if not reply["tool_calls"] and not constrained and (written := text_tool_calls(reply["content"], turn)):
+            run.trace.notes.append(f"turn {turn}: {len(written)} tool call(s) written in the reply text, run as tool calls")
+            reply = {"content": "", "tool_calls": written}
+        run.trace.record("answer", {"turn": turn, **({"constrained": True} if constrained else {})}, started, locators=[c["name"] for c in reply["tool_calls"]])
         if reply["tool_calls"]:
             messages.append(
                 {
@@ -204,6 +216,31 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
 
 
 REPEATED = "repeated call: its result is already above; read something else or answer"
+
+_TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+
+
+def text_tool_calls(content: str | None, turn: int) -> list[dict[str, Any]]:
+    """Tool calls a model wrote into its reply text instead of the `tool_calls` field, as servers that
+    render a model's own chat template without parsing its output return them: `<tool_call>{"name": ...,
+    "arguments": {...}}</tool_call>` blocks (Qwen, Hermes), or a reply that is nothing but one such object.
+    Only names of this agent's tools count, so an answer object is never taken for a call."""
+    text = (content or "").strip()
+    if not text:
+        return []
+    blocks = _TOOL_CALL_BLOCK.findall(text) if "<tool_call>" in text else [text]
+    calls = []
+    for block in blocks:
+        try:
+            obj = json.loads(block)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(obj, dict) or obj.get("name") not in TOOL_NAMES:
+            continue
+        args = obj.get("arguments", obj.get("parameters", {}))
+        raw = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        calls.append({"id": f"text_{turn}_{len(calls)}", "name": obj["name"], "arguments": raw})
+    return calls
 
 
 def _normalised(value: Any) -> Any:

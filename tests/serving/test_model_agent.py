@@ -221,3 +221,67 @@ def test_a_follow_up_seeds_the_model_with_the_previous_turns_subject(served_snap
     assert prompt[1:3] == history and prompt[-1]["content"].startswith("Question: What is its default constant?")
     assert fusion in prompt[-1]["content"]  # the seeded evidence was searched with the previous turn's subject
     assert doc["stop_reason"] == "answered" and [c["quote"] for c in doc["citations"]] == [fusion]
+
+
+def test_tool_calls_written_in_the_reply_text_are_run_as_tool_calls(served_snapshot):
+    """A server that renders the model's chat template without parsing its output (llama-cpp-python's
+    default handler) returns Qwen's `<tool_call>` blocks as the reply text: they are run as tool calls."""
+    snap, embedder = served_snapshot
+    hit = next(c for c in tools.search(snap, Scope(), QUESTION, embedder=embedder, limit=6)["candidates"] if c.get("chunk_id"))
+    sentence = _sentence(snap, hit["chunk_id"])
+    written = '<tool_call>\n{"name": "knowledge_read", "arguments": {"chunk_id": "%s"}}\n</tool_call>' % hit["chunk_id"]
+    doc, sent = _run(snap, embedder, chat_reply(written), final("It stores hashes [1].", ("e1", sentence)))
+    plan = doc["trace"]["plan"]
+    assert len(sent) == 2 and plan[plan.index("answer") :] == ["answer", "read", "answer"]
+    assistant = [m for m in sent[1]["messages"] if m["role"] == "assistant"][-1]
+    assert assistant["tool_calls"][0]["function"]["name"] == "knowledge_read"
+    result = [m for m in sent[1]["messages"] if m["role"] == "tool"][-1]
+    assert hit["chunk_id"] in result["content"] or sentence[:40] in result["content"]
+    assert doc["stop_reason"] == "answered" and [c["quote"] for c in doc["citations"]] == [sentence]
+
+
+def test_an_answer_object_is_not_taken_for_a_written_tool_call():
+    from petrichor_serving.agent.model_agent import text_tool_calls
+
+    assert text_tool_calls('{"answer": "It is 60 [1].", "citations": []}', 0) == []
+    assert text_tool_calls('{"name": "delete_everything", "arguments": {}}', 0) == []
+    both = text_tool_calls('<tool_call>{"name": "knowledge_search", "arguments": {"query": "rrf"}}</tool_call>\n<tool_call>{"name": "knowledge_outline", "arguments": "{\\"article_id\\": \\"a1\\"}"}', 3)
+    assert [(c["id"], c["name"], json.loads(c["arguments"])) for c in both] == [("text_3_0", "knowledge_search", {"query": "rrf"}), ("text_3_1", "knowledge_outline", {"article_id": "a1"})]
+
+
+def _refusing_json_schema(path, body):
+    if (body.get("response_format") or {}).get("type") == "json_schema":
+        return error_reply(422, "response_format.type: Input should be 'text' or 'json_object'")
+    return None
+
+
+@pytest.mark.parametrize("refuses_json_schema", [False, True], ids=["json_schema", "json_object-with-schema"])
+def test_the_retry_is_held_to_the_answer_contract_by_structured_output(served_snapshot, refuses_json_schema):
+    """The retry after an answer without a verified citation cannot call tools and carries the ANSWER
+    contract as `response_format`: a JSON schema, or for a server refusing that (llama-cpp-python) a
+    json_object with the schema, which its grammar enforces."""
+    from petrichor_pipeline.models import prompts
+
+    snap, embedder = served_snapshot
+    seeded = _seeded_chunk(snap, embedder)
+    sentence = _sentence(snap, seeded)
+    server = FakeOpenAI().start()
+    try:
+        if refuses_json_schema:
+            server.gate = _refusing_json_schema
+        server.script(CHAT, chat_reply("The key file stores hashes of the keys."), final("The key file stores hashes [1].", ("e1", sentence)))
+        doc = loop.answer(snap, QUESTION, Scope(), chat=_model(server), embedder=embedder, extractor=OfflineAnswerer())
+        sent = server.calls(CHAT)
+    finally:
+        server.stop()
+    schema = prompts.ANSWER.contract.response_schema()
+    first, retry = sent[0], sent[-1]
+    assert "response_format" not in first and "tool_choice" not in first
+    assert retry["tool_choice"] == "none" and "evidence ids are" in retry["messages"][-1]["content"]
+    if refuses_json_schema:
+        assert len(sent) == 3 and sent[1]["response_format"]["type"] == "json_schema"
+        assert retry["response_format"] == {"type": "json_object", "schema": schema}
+    else:
+        assert len(sent) == 2 and retry["response_format"] == {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+    assert doc["stop_reason"] == "answered" and [c["quote"] for c in doc["citations"]] == [sentence]
+    assert [s["arguments"].get("constrained") for s in doc["trace"]["steps"] if s["tool"] == "answer"] == [None, True]
