@@ -14,9 +14,6 @@ from petrichor_pipeline.object_store import S3Location, is_object_uri, parse_loc
 from petrichor_pipeline.contract.route_tables import check_question_routes
 from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER, get_tokenizer
 
-BUILD_VERSION = 4
-"""Bumped when the build's outputs change shape or meaning; an article built by an older version is stale."""
-
 BUCKET_COUNT = 16
 BUCKETS: tuple[str, ...] = tuple(f"{i:02x}" for i in range(BUCKET_COUNT))
 
