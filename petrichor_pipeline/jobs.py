@@ -20,7 +20,7 @@ from dagster import (
 
 from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
 from petrichor_pipeline.assets._metadata import MODEL_STEP
-from petrichor_pipeline.config import BUCKETS, load_settings
+from petrichor_pipeline.config import BUCKETS, env_build_workers
 from petrichor_pipeline.partitions import buckets
 
 PARTITIONED_ASSETS = [
@@ -62,7 +62,7 @@ bucket_build_job = define_asset_job(
     "bucket_build",
     selection=AssetSelection.assets(*PARTITIONED_ASSETS),
     partitions_def=buckets,
-    config=parallel_execution(load_settings().build_workers or None),
+    config=parallel_execution(env_build_workers() or None),
     description="Rebuild hash buckets (one, or a range in one run) with one step process per core; unchanged "
     "articles inside a bucket reuse their rows.",
 )

@@ -8,12 +8,11 @@ from typing import Any
 
 from dagster import AssetCheckExecutionContext, AssetCheckResult, MetadataValue, asset_check
 
-from petrichor_pipeline.config import BUILD_VERSION
 from petrichor_pipeline.assets.snapshot import snapshot_under_check
 from petrichor_pipeline.contract.manifest import read_manifest, read_table
 from petrichor_pipeline.knowledge import lint
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 MAX_KEYS_SHOWN = 100
 
@@ -74,7 +73,7 @@ def articles_built_by_current_code(context: AssetCheckExecutionContext, petricho
     if found is None:
         return _none()
     version, (articles,) = found
-    outdated = lint.outdated_articles(articles, chunk_algorithm_version=ALGORITHM_VERSION, build_version=BUILD_VERSION)
+    outdated = lint.outdated_articles(articles, chunk_algorithm_version=CHUNK_ALGORITHM_VERSION, build_version=BUILD_VERSION)
     return _result(version, outdated_articles=outdated)
 
 

@@ -1,7 +1,8 @@
 """`petrichor build`: materialize the stale buckets and publish, through Dagster's own APIs.
 
 The corpus is scanned once and observed (its bucket data versions, on the instance); the build's runs work
-from that scan (`build.scan_handoff`). One Dagster run of the bucket assets covers every stale bucket (the
+from that scan (`build.scan_handoff`) and with the build's settings, read once by the caller and passed
+as typed resource config (`resources.RunSettings`). One Dagster run of the bucket assets covers every stale bucket (the
 range from the first to the last; every step skips the fresh buckets inside it, `staleness.STALE_TAG`), on
 the multiprocess executor or in process, then one run of the unpartitioned assets publishes.
 Staleness is read back from the instance (`staleness`): a bucket is stale when its data version, the build
@@ -291,11 +292,12 @@ def _locked_build(
     stale = planned.stale
     summary.skipped = planned.left
     scan = HandedScan(ctx)
+    resource = PetrichorResource.for_build(ctx, StageListener(stage_done))  # the settings every run of this build sees
     try:
-        built = _run_buckets(ctx, instance, planned, buckets, summary, scan, parallel, stage_done)
+        built = _run_buckets(ctx, instance, resource, planned, buckets, summary, scan, parallel, stage_done)
         _count_articles(buckets, summary, built)
         if not summary.failed_run:
-            _publish(ctx, instance, planned, versions, summary, built, scan, on_progress, stage_done)
+            _publish(ctx, instance, resource, planned, versions, summary, built, scan, on_progress)
     finally:
         scan.remove()
 
@@ -316,22 +318,12 @@ class HandedScan:
         remove_scan(self.ctx.settings.data_dir, self.scan_id)
 
 
-def _resource(ctx: BuildContext, stage_done: Callable[[str], None]) -> PetrichorResource:
-    return PetrichorResource(
-        data_dir=str(ctx.settings.data_dir),
-        corpus_dir=str(ctx.settings.corpus_dir),
-        full_rebuild=ctx.full_rebuild,
-        embed_dim=ctx.known_embed_dim() or 0,
-        progress=StageListener(stage_done),
-    )
-
-
-def _materialize_in_process(ctx: BuildContext, instance: Any, stage_done: Callable[[str], None], selection: Any, tags: dict[str, str]) -> Any:
+def _materialize_in_process(instance: Any, resource: PetrichorResource, selection: Any, tags: dict[str, str]) -> Any:
     """One run of `selection` in this process, with the build's resource; failures land in the result."""
     return materialize(
         [*all_assets(), *ASSET_CHECKS],  # a selected asset's checks run with it
         instance=instance,
-        resources={"petrichor": _resource(ctx, stage_done)},
+        resources={"petrichor": resource},
         selection=selection,
         raise_on_error=False,
         run_config=QUIET_RUN_CONFIG,
@@ -342,6 +334,7 @@ def _materialize_in_process(ctx: BuildContext, instance: Any, stage_done: Callab
 def _run_buckets(
     ctx: BuildContext,
     instance: Any,
+    resource: PetrichorResource,
     planned: Plan,
     buckets: dict[str, Any],
     summary: BuildSummary,
@@ -370,12 +363,7 @@ def _run_buckets(
         run_config = {
             **QUIET_RUN_CONFIG,
             **parallel_execution(ctx.settings.build_workers or None),
-            "resources": {"petrichor": {"config": {
-                "data_dir": str(ctx.settings.data_dir),
-                "corpus_dir": str(ctx.settings.corpus_dir),
-                "full_rebuild": ctx.full_rebuild,
-                "embed_dim": ctx.known_embed_dim() or 0,
-            }}},
+            "resources": resource.run_config(),  # the step processes rebuild the resource from it
         }
         with execute_job(
             reconstructable(bucket_build_job_def), instance=instance, run_config=run_config, tags=tags, raise_on_error=False
@@ -386,7 +374,7 @@ def _run_buckets(
             for _ in stale:
                 stage_done(asset)
     else:
-        res = _materialize_in_process(ctx, instance, stage_done, PARTITIONED_ASSETS, tags)
+        res = _materialize_in_process(instance, resource, PARTITIONED_ASSETS, tags)
         pending = _collect(ctx, res, summary, built, ",".join(covered))
         success, run_id = res.success, res.run_id
     if not success:
@@ -415,17 +403,17 @@ def _count_articles(buckets: dict[str, Any], summary: BuildSummary, built: set[s
 def _publish(
     ctx: BuildContext,
     instance: Any,
+    resource: PetrichorResource,
     planned: Plan,
     versions: dict[str, str],
     summary: BuildSummary,
     built: set[str],
     scan: HandedScan,
     on_progress: Callable[[str, int, int], None] | None,
-    stage_done: Callable[[str], None],
 ) -> None:
     """The publish run, when a bucket was built or `CURRENT` is not what the corpus is now."""
     if planned.stale or _published_versions(ctx) != versions or ctx.full_rebuild:
-        res = _materialize_in_process(ctx, instance, stage_done, PUBLISH_ASSETS, {"petrichor/trigger": "cli", SCAN_TAG: scan.id()})
+        res = _materialize_in_process(instance, resource, PUBLISH_ASSETS, {"petrichor/trigger": "cli", SCAN_TAG: scan.id()})
         _collect(ctx, res, summary, built)
         if not res.success:
             summary.failed_run = f"publish: run {res.run_id} failed{_failure_reason(res)}"

@@ -2,9 +2,9 @@
 under `if TYPE_CHECKING:`: an annotation-only import still ties the two modules together).
 
 No module may reach itself through imports, and imports run one way: `text/` and the snapshot contract
-depend on nothing of ours but `text/` itself, `assets/` use `build/` and never the reverse, serving
-never imports Dagster, and the HTTP contract (the tool declaration, the request models, the endpoint table's
-machinery, the error mapping) imports no agent module.
+depend on nothing of ours but `text/` itself and the version constants, `assets/` use `build/` and never
+the reverse, serving never imports Dagster, and the HTTP contract (the tool declaration, the request models,
+the endpoint table's machinery, the error mapping) imports no agent module.
 """
 
 from __future__ import annotations
@@ -86,8 +86,10 @@ def _under(name: str, prefix: str) -> bool:
 
 
 def test_text_and_the_contract_import_nothing_of_ours_but_text(graph):
-    """Text imports only text; the contract's modules import text and each other."""
-    layers = {"petrichor_pipeline.text": ("petrichor_pipeline.text",), "petrichor_pipeline.contract": ("petrichor_pipeline.text", "petrichor_pipeline.contract")}
+    """Text imports only text; the contract's modules import text and each other. Both may read the version
+    constants (`versions`, which imports nothing)."""
+    leaf = "petrichor_pipeline.versions"
+    layers = {"petrichor_pipeline.text": ("petrichor_pipeline.text", leaf), "petrichor_pipeline.contract": ("petrichor_pipeline.text", "petrichor_pipeline.contract", leaf)}
     bad = {
         name: sorted(n for n in _ours(graph, name) if not any(_under(n, ok) for ok in allowed))
         for layer, allowed in layers.items()
@@ -95,6 +97,7 @@ def test_text_and_the_contract_import_nothing_of_ours_but_text(graph):
         if _under(name, layer)
     }
     assert {k: v for k, v in bad.items() if v} == {}
+    assert _ours(graph, leaf) == set()
 
 
 def test_build_never_imports_the_dagster_layer(graph):

@@ -63,7 +63,6 @@ def build_set(
 ) -> BuiltSet:
     """Materialise the corpus, run the incremental build, and load the published snapshot."""
     from petrichor_pipeline.runner import run_build
-    from petrichor_pipeline.config import load_settings
     from petrichor_pipeline.models.providers import make_embedder
     from petrichor_pipeline.resources import build_context
     from petrichor_serving.snapshot import SnapshotStore
@@ -75,7 +74,7 @@ def build_set(
         summary = run_build(ctx, instance=instance, on_progress=on_progress)
     if not summary.ok:
         raise RuntimeError(f"building {dataset.name} failed: {summary.failed_run}; errors: {summary.errors[:5]}")
-    embedder = make_embedder(load_settings())
+    embedder = make_embedder(ctx.settings)
     store = SnapshotStore(layout.data_dir, embed_fingerprint=embedder.fingerprint)
     store.refresh()
     if store.current is None:

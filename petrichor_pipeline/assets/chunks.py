@@ -5,15 +5,14 @@ from petrichor_pipeline.build.steps.chunks import chunks_step
 from petrichor_pipeline.build.steps.windows import windows_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
-from petrichor_pipeline.text.windows import WINDOW_VERSION
+from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION, WINDOW_VERSION
 
 
 @asset(
     partitions_def=buckets,
     deps=["articles"],
     group_name="chunks",
-    code_version=f"chunker-v{ALGORITHM_VERSION}",
+    code_version=f"chunker-v{CHUNK_ALGORITHM_VERSION}",
     backfill_policy=BackfillPolicy.single_run(),
     description="Deterministic heading-aware chunks (algorithm v2): heading path, content, offsets into the "
     "article, and the index text. Unchanged articles reuse their previous rows.",

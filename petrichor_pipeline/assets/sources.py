@@ -3,7 +3,7 @@ from dagster import AssetExecutionContext, BackfillPolicy, DataVersionsByPartiti
 from petrichor_pipeline.assets._metadata import materialize_buckets
 from petrichor_pipeline.build.steps.articles import articles_step, current_bucket_versions
 from petrichor_pipeline.partitions import buckets
-from petrichor_pipeline.resources import PetrichorResource, build_context
+from petrichor_pipeline.resources import PetrichorResource
 
 
 @observable_source_asset(
@@ -14,8 +14,8 @@ from petrichor_pipeline.resources import PetrichorResource, build_context
     "`petrichor build` observe it, so the UI marks stale exactly the buckets a corpus change touched, before "
     "any build.",
 )
-def corpus(context) -> DataVersionsByPartition:
-    return DataVersionsByPartition(current_bucket_versions(build_context()))
+def corpus(context, petrichor: PetrichorResource) -> DataVersionsByPartition:
+    return DataVersionsByPartition(current_bucket_versions(petrichor.context()))
 
 
 @asset(

@@ -17,11 +17,11 @@ from typing import Callable
 
 from petrichor_pipeline.build.embedding_cache import EmbeddingCache
 from petrichor_pipeline.build.warehouse import Warehouse
-from petrichor_pipeline.config import BUILD_VERSION, Settings
+from petrichor_pipeline.config import Settings
 from petrichor_pipeline.models.protocols import ChatModel, Embedder
 from petrichor_pipeline.models.usage import RunMeter
 from petrichor_pipeline.sources.corpus import CorpusScan, scan_corpus
-from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 class StageListener:
     """Hears an asset name each time one of its bucket steps finishes (the CLI's progress bars).
@@ -151,4 +151,4 @@ class BuildContext:
     @property
     def chunk_key(self) -> str:
         """What invalidates chunks: the chunker's algorithm version and the build version."""
-        return f"chunk-v{ALGORITHM_VERSION}:build-v{BUILD_VERSION}"
+        return f"chunk-v{CHUNK_ALGORITHM_VERSION}:build-v{BUILD_VERSION}"

@@ -28,8 +28,8 @@ from petrichor_pipeline.contract.files import write_parquet_atomic
 from petrichor_pipeline.text import lexical
 from petrichor_pipeline.text.bm25 import BM25Index
 from petrichor_pipeline.text.tokenize import get_tokenizer
+from petrichor_pipeline.versions import LEXICAL_PARTS_VERSION
 
-PARTS_VERSION = "2"
 BUCKET_INDEXES = tuple(name for name in lexical.INDEXES if name != "wiki")
 """The indexes whose rows belong to one article each; the wiki index spans buckets and is rebuilt whole."""
 SIGNED_ASSETS = ("chunks", "chunk_windows", "questions", "page_index")
@@ -99,7 +99,7 @@ def _signatures(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], toke
     arts = tables["articles"]
     out = {}
     for aid, title in zip(arts.column("article_id").to_pylist(), arts.column("title").to_pylist()):
-        parts = [PARTS_VERSION, get_tokenizer(tokenizer).key, aid, title, json.dumps(counts.get(aid, {}), sort_keys=True)]
+        parts = [LEXICAL_PARTS_VERSION, get_tokenizer(tokenizer).key, aid, title, json.dumps(counts.get(aid, {}), sort_keys=True)]
         parts += [f"{asset}:{keys[asset].get(aid)}" for asset in SIGNED_ASSETS]
         out[aid] = hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:24]
     return out
@@ -109,7 +109,7 @@ def _cached(wh: Warehouse, bucket: str) -> tuple[pa.Table, dict[str, str]]:
     """The bucket's cached postings table and the signature of each article in it (empty when unreadable)."""
     sidecar = wh.read_json("lexical_parts", bucket) or {}
     path = wh.path("lexical_parts", bucket)
-    if sidecar.get("version") != PARTS_VERSION or not path.exists():
+    if sidecar.get("version") != LEXICAL_PARTS_VERSION or not path.exists():
         return PARTS_SCHEMA.empty_table(), {}
     try:
         table = pq.read_table(path).select(PARTS_SCHEMA.names).cast(PARTS_SCHEMA)
@@ -204,7 +204,7 @@ def bucket_parts(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tok
                 pieces.append(part)
     if todo or set(cached_sigs) != set(signatures):
         write_parquet_atomic(pa.concat_tables(pieces) if pieces else empty, wh.path("lexical_parts", bucket))
-        wh.write_json("lexical_parts", bucket, {"version": PARTS_VERSION, "articles": signatures})
+        wh.write_json("lexical_parts", bucket, {"version": LEXICAL_PARTS_VERSION, "articles": signatures})
     return BucketParts(units, sizes, reused=len(reuse), tokenised=len(todo))
 
 
@@ -217,7 +217,7 @@ def _wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -
     """The wiki index's postings, one page per unit in row order: (postings rows, each row's page number)."""
     docs = list(lexical.documents("wiki", tables))
     key = get_tokenizer(tokenizer).key
-    hashes = [hashlib.sha256("\x1f".join((PARTS_VERSION, key, *doc)).encode()).hexdigest()[:24] for doc in docs]
+    hashes = [hashlib.sha256("\x1f".join((LEXICAL_PARTS_VERSION, key, *doc)).encode()).hexdigest()[:24] for doc in docs]
     cached_table, _ = _cached(wh, WIKI_PARTS)
     spans: dict[str, tuple[int, int]] = {}
     if cached_table.num_rows:
@@ -239,7 +239,7 @@ def _wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -
         order = np.concatenate([np.arange(st, en) for st, en in keep]) if keep else np.empty(0, np.int64)
         cached_table = cached_table.take(pa.array(order, pa.int64()))
         write_parquet_atomic(cached_table, wh.path("lexical_parts", WIKI_PARTS))
-        wh.write_json("lexical_parts", WIKI_PARTS, {"version": PARTS_VERSION})
+        wh.write_json("lexical_parts", WIKI_PARTS, {"version": LEXICAL_PARTS_VERSION})
         pos, spans = 0, {}
         for h, (st, en) in zip(dict.fromkeys(hashes), keep):
             spans[h] = (pos, pos + en - st)

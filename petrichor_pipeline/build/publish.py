@@ -28,24 +28,17 @@ import pyarrow.compute as pc
 from petrichor_pipeline.build import lexical_parts
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.history import collect_history, record_articles
-from petrichor_pipeline.config import BUCKETS, BUILD_VERSION
+from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import collect_garbage, point_current, read_current
 from petrichor_pipeline.contract.files import write_parquet_atomic
 from petrichor_pipeline.contract.lexical_files import write_lexical_files
-from petrichor_pipeline.contract.manifest import (
-    SCHEMA_VERSION,
-    Manifest,
-    file_entry,
-    new_version,
-    utc_now_iso,
-    write_manifest,
-)
+from petrichor_pipeline.contract.manifest import Manifest, file_entry, new_version, utc_now_iso, write_manifest
 from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA, VECTOR_TABLES, conform
 from petrichor_pipeline.contract.vectors import read_vector_rows, vector_digest, write_vector_files
 from petrichor_pipeline.object_store import ObjectStore, PublishConflict, collect_remote, publish_remote
 from petrichor_pipeline.text import bm25, lexical
-from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
 from petrichor_pipeline.text.tokenize import get_tokenizer
+from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -251,7 +244,7 @@ def _write_folder(
         created_at=utc_now_iso(),
         parent_version=parent,
         schema_version=SCHEMA_VERSION,
-        chunk_algorithm_version=ALGORITHM_VERSION,
+        chunk_algorithm_version=CHUNK_ALGORITHM_VERSION,
         build_version=BUILD_VERSION,
         chat_fingerprint=ctx.chat().fingerprint,
         embed_fingerprint=embed_fp,

@@ -23,8 +23,8 @@ from petrichor_pipeline.contract.files import write_atomic, write_text_atomic
 from petrichor_pipeline.contract.schemas import SCHEMAS, conform, empty_table
 from petrichor_pipeline.text.normalize import article_version as version_of
 from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER
+from petrichor_pipeline.versions import SCHEMA_VERSION
 
-SCHEMA_VERSION = 1
 MANIFEST_FILE = "manifest.json"
 OFFLINE_CHAT_PREFIX = "offline:"
 """How the deterministic offline model's chat fingerprint starts. Serving tells its generated questions (too

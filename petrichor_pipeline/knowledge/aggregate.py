@@ -26,10 +26,9 @@ from petrichor_pipeline.contract.schemas import SCHEMAS, chunk_id_of
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge, PageContribution
 from petrichor_pipeline.knowledge.wiki_links import linked_keys, resolve_links
 from petrichor_pipeline.text.markdown import has_title_heading
+from petrichor_pipeline.versions import WIKI_AGGREGATION_VERSION
 
 ALIAS_LIMIT = 20
-AGGREGATION_VERSION = 1
-"""Part of every page signature: bump it when the page rule changes, so no row of the old rule is reused."""
 
 _PARAGRAPH_BREAK = re.compile(r"\n{2,}")
 
@@ -78,7 +77,7 @@ class WikiAggregate:
 
     tables: dict[str, pa.Table]
     memo: dict[str, Any]
-    """JSON: {"version": AGGREGATION_VERSION, "pages": {kb_id: {tenant: {page_key: [signature, linked keys]}}}}."""
+    """JSON: {"version": WIKI_AGGREGATION_VERSION, "pages": {kb_id: {tenant: {page_key: [signature, linked keys]}}}}."""
     pages_built: int = 0
     pages_reused: int = 0
 
@@ -128,7 +127,7 @@ def aggregate_wiki(
             "wiki_links": _table("wiki_links", out.links),
             "wiki_sources": _table("wiki_sources", out.sources),
         },
-        memo={"version": AGGREGATION_VERSION, "pages": out.memo},
+        memo={"version": WIKI_AGGREGATION_VERSION, "pages": out.memo},
         pages_built=out.built,
         pages_reused=len(out.reused),
     )
@@ -142,7 +141,7 @@ class _Reusable:
 
 
 def _reusable(previous: PreviousWiki | None) -> _Reusable:
-    if previous is None or previous.memo.get("version") != AGGREGATION_VERSION:
+    if previous is None or previous.memo.get("version") != WIKI_AGGREGATION_VERSION:
         return _Reusable({}, {})
     cols = [previous.pages.column(c).to_pylist() for c in ("kb_id", "tenant", "page_key")]
     return _Reusable({key: i for i, key in enumerate(zip(*cols))}, previous.memo.get("pages") or {})
@@ -188,7 +187,7 @@ class _Output:
 
 
 def _signature(key: str, support: str, resolved: list[str]) -> str:
-    text = "\x1f".join((str(AGGREGATION_VERSION), str(ALIAS_LIMIT), key, support, "\x1e".join(resolved)))
+    text = "\x1f".join((str(WIKI_AGGREGATION_VERSION), str(ALIAS_LIMIT), key, support, "\x1e".join(resolved)))
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 

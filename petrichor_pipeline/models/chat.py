@@ -27,6 +27,7 @@ from petrichor_pipeline.models.protocols import (
 from petrichor_pipeline.models.reply_contract import ContractViolation
 from petrichor_pipeline.models.response_format import ResponseFormats, response_format
 from petrichor_pipeline.models.transport import EndpointClient
+from petrichor_pipeline.versions import CHAT_PROMPT_VERSION
 
 
 TOOL_OP = "agent.tools"
@@ -44,7 +45,7 @@ class OpenAIChatModel:
     ):
         if not endpoint.configured:
             raise ValueError("OpenAIChatModel needs an endpoint base_url")
-        self.fingerprint = f"openai:{endpoint.model}:{prompts.PROMPT_VERSION}"
+        self.fingerprint = f"openai:{endpoint.model}:{CHAT_PROMPT_VERSION}"
         self._model = endpoint.model
         self._client = EndpointClient(endpoint, limits or BuildLimits(), meter, backoff_base_s)
         self._endpoint_key = (endpoint.base_url, endpoint.model)

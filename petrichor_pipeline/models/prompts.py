@@ -1,6 +1,6 @@
 """Versioned prompt templates and their JSON reply contracts (reference §2–§4, plus the answering agent).
 
-`PROMPT_VERSION` is part of the chat fingerprint: changing any wording here must bump it, so that
+`versions.CHAT_PROMPT_VERSION` is part of the chat fingerprint: changing any wording here must bump it, so that
 questions, candidates and pages built with the old wording are re-derived.
 """
 
@@ -18,8 +18,6 @@ from petrichor_pipeline.models.protocols import (
 )
 from petrichor_pipeline.models.reply_contract import INTEGER, STRING, Contract, arr, keyed, obj
 
-PROMPT_VERSION = "2026-11-1"
-
 NO_EXISTING_PAGES = "（暂无既有页面）"
 TREE_BODY_MAX_CHARS = 400
 CATALOG_FOLDER_LIMIT = 120
@@ -28,7 +26,7 @@ EXISTING_PAGES_LINE_LIMIT = 300
 CONTRACT_WINS_LINE = "无论上面的编译说明书写了什么，都必须严格遵守本提示前面给出的 JSON 输出协议，只输出该 JSON。"
 CONTRACT_RETRY_LINE = "上一条回复不符合 JSON 输出协议（{detail}）。请重新回答，只输出符合协议的 JSON。"
 """The follow-up sent once after a reply of valid JSON in the wrong shape. Only retries see it, and a
-retry's reply meets the same contract, so its wording is outside `PROMPT_VERSION`."""
+retry's reply meets the same contract, so its wording is outside `CHAT_PROMPT_VERSION`."""
 
 
 @dataclass(frozen=True)

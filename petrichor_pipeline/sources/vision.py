@@ -19,10 +19,10 @@ from petrichor_pipeline.contract.files import write_text_atomic
 from petrichor_pipeline.models.protocols import ModelError, UsageMeter
 from petrichor_pipeline.models.transport import EndpointClient
 from petrichor_pipeline.sources.pdf import PageTranscriber
+from petrichor_pipeline.versions import VISION_PROMPT_VERSION
 
 OP = "source.vision"
 """The usage meter's name for transcription calls."""
-PROMPT_VERSION = 1
 PROMPT = (
     "Transcribe this document page to Markdown. Keep the original language and reading order; "
     "keep headings as #/## headings, lists as lists and tables as Markdown tables. "
@@ -57,7 +57,7 @@ class OpenAIPageTranscriber:
 
     @property
     def fingerprint(self) -> str:
-        return f"{self._model}:vision-prompt-v{PROMPT_VERSION}"
+        return f"{self._model}:vision-prompt-v{VISION_PROMPT_VERSION}"
 
     def transcribe(self, page_png: bytes, page_number: int) -> str:
         image_url = "data:image/png;base64," + base64.b64encode(page_png).decode("ascii")

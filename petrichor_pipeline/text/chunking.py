@@ -45,8 +45,6 @@ from petrichor_pipeline.text.markdown import Fence, scan_marks
 from petrichor_pipeline.text.normalize import normalize_text
 from petrichor_pipeline.text.sentences import SENTENCE_ENDS
 
-ALGORITHM_VERSION = 2
-
 MAX_CHARS = 3200
 TARGET_CHARS = 1200
 MIN_TAIL_CHARS = 400

@@ -31,8 +31,6 @@ WINDOW_CHARS = 480
 fixed windows because aligned windows end at a line or sentence before the target."""
 OVERLAP_CHARS = 64
 """At most this many code points of whole lines or sentences repeat at the start of the next window."""
-WINDOW_VERSION = 2
-"""Bumped whenever the windowing rules change, so built windows are rebuilt."""
 
 
 @dataclass(frozen=True, slots=True)

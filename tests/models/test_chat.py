@@ -13,7 +13,8 @@ from petrichor_pipeline.models.protocols import CallContext, EvidenceText, Model
 from petrichor_pipeline.models.usage import RunMeter
 from petrichor_pipeline.models.chat import OpenAIChatModel
 from petrichor_pipeline.models import prompts as PROMPTS
-from petrichor_pipeline.models.prompts import CONTRACT_WINS_LINE, PROMPT_VERSION
+from petrichor_pipeline.models.prompts import CONTRACT_WINS_LINE
+from petrichor_pipeline.versions import CHAT_PROMPT_VERSION
 
 from .fake_openai import CHAT, FakeOpenAI, Reply, chat_reply, error_reply
 
@@ -31,7 +32,7 @@ def ask(model: OpenAIChatModel, article_id: str = "art-1", guide: str = "") -> d
 
 
 def test_fingerprint_names_model_and_prompt_version(fake_openai: FakeOpenAI) -> None:
-    assert make_model(fake_openai).fingerprint == f"openai:test-model:{PROMPT_VERSION}"
+    assert make_model(fake_openai).fingerprint == f"openai:test-model:{CHAT_PROMPT_VERSION}"
 
 
 @pytest.mark.parametrize(

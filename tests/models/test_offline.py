@@ -16,9 +16,8 @@ from petrichor_pipeline.models.protocols import (
     TreeNodeText,
     UsageMeter,
 )
-from petrichor_pipeline.models.offline.answerer import OFFLINE_VERSION
 from petrichor_pipeline.models.offline.model import OfflineChatModel
-from petrichor_pipeline.models.prompts import PROMPT_VERSION
+from petrichor_pipeline.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
 from petrichor_pipeline.text.lang import NOT_FOUND, has_cjk, init_jieba
 
 EN_DOC = """# Operating the pipeline
@@ -87,7 +86,7 @@ def model() -> OfflineChatModel:
 
 
 def test_fingerprint() -> None:
-    assert OfflineChatModel.fingerprint == f"offline:{OFFLINE_VERSION}:{PROMPT_VERSION}"
+    assert OfflineChatModel.fingerprint == f"offline:{OFFLINE_MODEL_VERSION}:{CHAT_PROMPT_VERSION}"
 
 
 def test_same_input_gives_the_same_output(model: OfflineChatModel) -> None:

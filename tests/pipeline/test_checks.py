@@ -11,7 +11,8 @@ import pytest
 
 from petrichor_pipeline.checks import snapshot_checks
 from petrichor_pipeline.definitions import all_assets
-from petrichor_pipeline.resources import PetrichorResource
+from petrichor_pipeline.config import load_settings
+from petrichor_pipeline.resources import PetrichorResource, RunSettings
 from tests.conftest import EMBED_CACHE
 
 pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subproces
 
 def _evaluate(data_dir, corpus_dir, monkeypatch) -> dict:
     monkeypatch.setenv("PETRICHOR_EMBED_CACHE", str(EMBED_CACHE))
-    resource = PetrichorResource(data_dir=str(data_dir), corpus_dir=str(corpus_dir))
+    resource = PetrichorResource(settings=RunSettings.of(load_settings().with_paths(str(data_dir), str(corpus_dir))))
     d = Definitions(assets=all_assets(), asset_checks=snapshot_checks, resources={"petrichor": resource})
     checks = AssetSelection.checks_for_assets("snapshot").resolve_checks(d.resolve_asset_graph())
     job = d.resolve_implicit_global_asset_job_def().get_subset(asset_check_selection=set(checks))

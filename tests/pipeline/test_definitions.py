@@ -9,7 +9,8 @@ from dagster import AssetKey, DagsterInstance, materialize
 import pytest
 
 from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, defs
-from petrichor_pipeline.resources import PetrichorResource
+from petrichor_pipeline.config import load_settings
+from petrichor_pipeline.resources import PetrichorResource, RunSettings
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from tests.conftest import CORPUS, EMBED_CACHE
 
@@ -39,7 +40,7 @@ def test_materialize_all_assets_into_a_temporary_folder(tmp_path, monkeypatch):
     shutil.copy(CORPUS / ONE, corpus / ONE)
     monkeypatch.setenv("PETRICHOR_EMBED_CACHE", str(EMBED_CACHE))
     data = tmp_path / "data"
-    resource = PetrichorResource(data_dir=str(data), corpus_dir=str(corpus))
+    resource = PetrichorResource(settings=RunSettings.of(load_settings().with_paths(str(data), str(corpus))))
     bucket = bucket_of(article_id_of(ONE))
     with DagsterInstance.ephemeral() as instance:
         res = materialize(all_assets(), instance=instance, partition_key=bucket, resources={"petrichor": resource}, selection=PARTITIONED_ASSETS)

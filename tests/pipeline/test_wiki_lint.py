@@ -14,7 +14,8 @@ from petrichor_pipeline.contract.manifest import MANIFEST_FILE, file_entry
 from petrichor_pipeline.definitions import all_assets
 from petrichor_pipeline.knowledge import lint
 from petrichor_pipeline.lint_checks import wiki_lint_checks
-from petrichor_pipeline.resources import PetrichorResource
+from petrichor_pipeline.config import load_settings
+from petrichor_pipeline.resources import PetrichorResource, RunSettings
 from tests.conftest import EMBED_CACHE
 
 
@@ -45,7 +46,7 @@ def test_lint_rules_name_the_offending_keys():
 
 def _evaluate(data_dir, corpus_dir, monkeypatch) -> dict:
     monkeypatch.setenv("PETRICHOR_EMBED_CACHE", str(EMBED_CACHE))
-    resource = PetrichorResource(data_dir=str(data_dir), corpus_dir=str(corpus_dir))
+    resource = PetrichorResource(settings=RunSettings.of(load_settings().with_paths(str(data_dir), str(corpus_dir))))
     d = Definitions(assets=all_assets(), asset_checks=wiki_lint_checks, resources={"petrichor": resource})
     checks = {key for c in wiki_lint_checks for key in c.check_keys}
     job = d.resolve_implicit_global_asset_job_def().get_subset(asset_check_selection=checks)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, capped
-from petrichor_pipeline.text.chunking import ALGORITHM_VERSION, ChunkResult, chunk_key, chunk_markdown
+from petrichor_pipeline.text.chunking import ChunkResult, chunk_key, chunk_markdown
+from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION
 
 
 def _check_offsets(result: ChunkResult) -> None:
@@ -24,7 +25,7 @@ def _spans(markdown: str) -> list[tuple[int, int]]:
 
 
 def test_algorithm_version_and_keys() -> None:
-    assert ALGORITHM_VERSION == 2
+    assert CHUNK_ALGORITHM_VERSION == 2
     assert chunk_key(0) == "chunk-001"
     assert chunk_key(98) == "chunk-099"
     assert chunk_key(999) == "chunk-1000"

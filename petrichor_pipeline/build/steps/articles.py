@@ -11,10 +11,10 @@ import pyarrow as pa
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import BucketResult
 from petrichor_pipeline.build.issues import BuildWarning, FileError
-from petrichor_pipeline.config import BUCKETS, BUILD_VERSION
+from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.schemas import SOURCE_SCHEMA
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
-from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 BucketRows = tuple[list[dict[str, Any]], list[dict[str, str]]]
 """A bucket's article rows and its files' errors."""
@@ -47,7 +47,7 @@ def scan_buckets(ctx: BuildContext) -> dict[str, BucketRows]:
             "article_version": art.article_version,
             "source_sha256": art.source_sha256,
             "content": art.content,
-            "chunk_algorithm_version": ALGORITHM_VERSION,
+            "chunk_algorithm_version": CHUNK_ALGORITHM_VERSION,
             "build_version": BUILD_VERSION,
             "bucket": art.bucket,
             "warnings": list(art.warnings),

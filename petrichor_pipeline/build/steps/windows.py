@@ -14,7 +14,8 @@ from petrichor_pipeline.build.steps.common import chunks_by_article, run_article
 from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_pipeline.text.index_text import index_text
 from petrichor_pipeline.text.normalize import normalize_text, sha256_hex
-from petrichor_pipeline.text.windows import OVERLAP_CHARS, WINDOW_CHARS, WINDOW_VERSION, chunk_windows, heading_paths, window_key
+from petrichor_pipeline.text.windows import OVERLAP_CHARS, WINDOW_CHARS, chunk_windows, heading_paths, window_key
+from petrichor_pipeline.versions import WINDOW_VERSION
 
 WINDOWS_KEY = f"windows-v{WINDOW_VERSION}:{WINDOW_CHARS}/{OVERLAP_CHARS}"
 

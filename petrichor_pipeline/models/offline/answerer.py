@@ -10,12 +10,10 @@ from typing import Any, Callable, Sequence
 
 from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
 from petrichor_pipeline.models.offline.answers import answer
-from petrichor_pipeline.models.prompts import ANSWER, PROMPT_VERSION
+from petrichor_pipeline.models.prompts import ANSWER
 from petrichor_pipeline.models.protocols import CallContext, EvidenceText, UsageMeter, UsageRecord
 from petrichor_pipeline.models.usage import record_usage
-
-OFFLINE_VERSION = 4
-"""Bumped whenever the offline model's output changes, so derived data built with it goes stale."""
+from petrichor_pipeline.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
 
 
 class OfflineAnswerer:
@@ -24,7 +22,7 @@ class OfflineAnswerer:
     Calls are metered like endpoint calls (no tokens), so build summaries count them the same way.
     """
 
-    fingerprint = f"{OFFLINE_CHAT_PREFIX}{OFFLINE_VERSION}:{PROMPT_VERSION}"
+    fingerprint = f"{OFFLINE_CHAT_PREFIX}{OFFLINE_MODEL_VERSION}:{CHAT_PROMPT_VERSION}"
 
     def __init__(self, meter: UsageMeter | None = None):
         self._meter = meter
