@@ -1,4 +1,4 @@
-"""Small string rules the knowledge build applies everywhere (reference §0 helper meanings).
+"""Small string rules the knowledge build applies everywhere.
 
 Every length here is counted in Unicode code points, the unit the reference asks for.
 """

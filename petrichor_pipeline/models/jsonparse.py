@@ -1,7 +1,7 @@
 """Recover the JSON object a chat model meant to send.
 
-Models wrap their JSON in prose, in ```json fences, or encode it twice; the reference's newer variant
-(§2, `extractJSONObjects`) tries a full parse, then a double-encoded string, then a streaming decode at
+Models wrap their JSON in prose, in ```json fences, or encode it twice; the parser
+tries a full parse, then a double-encoded string, then a streaming decode at
 each `{`. A fenced block is tried before the streaming scan so that a `{` in the prose before it cannot win.
 """
 

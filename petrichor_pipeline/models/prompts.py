@@ -1,4 +1,4 @@
-"""Versioned prompt templates and their JSON reply contracts (reference §2–§4, plus the answering agent).
+"""Versioned prompt templates and their JSON reply contracts.
 
 `versions.CHAT_PROMPT_VERSION` is part of the chat fingerprint: changing any wording here must bump it, so that
 questions, candidates and pages built with the old wording are re-derived.

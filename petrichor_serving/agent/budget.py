@@ -1,4 +1,4 @@
-"""Budgets per question class (reference §7.5) and the run's meter against them.
+"""Budgets per question class and the run's meter against them.
 
 The classes map onto the reference's complexities: direct → direct, fact → simple, structure, concept and
 comparison → multi_step, complex → complex. Evidence characters bound what Read may add to the evidence
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from petrichor_serving.agent.router import QuestionClass
 
 PUBLIC_MAX_TOOL_CALLS = 8
-"""`/api/public/qa/chat` runs at most 8 tool steps, whatever the class (reference §7.6)."""
+"""`/api/public/qa/chat` runs at most 8 tool steps, whatever the class."""
 MAX_NO_PROGRESS = 3
 """Model turns in a row whose every tool call repeats an earlier identical call (same tool, same normalised
 arguments) before the run stops. A call that re-finds evidence the run already holds is not a repeat."""
@@ -27,7 +27,7 @@ class Budget:
     wall_time_s: float
     max_evidence_chars: int
     max_reads: int = 4
-    """Targets per read_many call (reference §7.1)."""
+    """Targets per read_many call."""
 
 
 BUDGETS: dict[QuestionClass, Budget] = {

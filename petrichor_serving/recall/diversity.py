@@ -1,4 +1,4 @@
-"""Near-duplicate removal and the per-article cap (reference §6.7).
+"""Near-duplicate removal and the per-article cap.
 
 Two hits are duplicates when their normalised titles are equal, or when the token sets of
 title + snippet + the first 800 characters of content overlap by Jaccard >= 0.88. The same test and cap

@@ -10,7 +10,7 @@ from petrichor_pipeline.text.bm25 import B, FIELD_WEIGHTS, K1, BM25Index, top_ra
 
 
 def test_field_weights_reference_case():
-    # reference §8 case 8 / §5.4: doc1 wins on the title, both scores positive
+    # field weights: doc1 wins on the title, both scores positive
     index = BM25Index.build(
         [("Redis 消费幂等", "", "处理重复消费"), ("消息记录", "", "Redis 消费幂等 Redis 消费幂等")], index_tokens
     )

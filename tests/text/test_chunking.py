@@ -309,7 +309,7 @@ def test_fence_longer_than_the_cap_stays_whole() -> None:
 
 
 def test_reference_case_1_keeps_the_tail_beyond_the_former_limit() -> None:
-    """Reference §8 case 1 (`KeepsTailBeyondFormerLimit`): the newer variant has no 120-chunk cap."""
+    """An article of more than 120 chunks keeps every one: there is no cap on chunks per article."""
     sections = [
         f"# 章节 {i}\n\n" + ("TAIL_SENTINEL" if i == 140 else f"SECTION_{i}") + " 这一节的完整内容。" * 80
         for i in range(1, 141)

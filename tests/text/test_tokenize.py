@@ -13,7 +13,7 @@ from petrichor_pipeline.text.tokenize import (
 @pytest.mark.parametrize(
     "text, tokens",
     [
-        # reference §5.1, derived by hand
+        # derived by hand from the bigram rule
         ("Redis 消费幂等", ["redis", "消费", "费幂", "幂等"]),
         ("GPT-4o模型", ["gpt", "4o", "模型"]),
         ("处理重复消费", ["处理", "理重", "重复", "复消", "消费"]),
