@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from petrichor_pipeline.build.issues import FileError
     from petrichor_pipeline.config import Settings
 
 err = Console(stderr=True)
@@ -36,7 +37,7 @@ def _dagster_home(settings: Settings) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from petrichor_pipeline.build.preflight import build_folders, write_problems
+    from petrichor_pipeline.build.preflight import build_folders, unwritable, write_problems
     from petrichor_pipeline.config import load_settings
 
     settings = load_settings()  # once: the build's runs get these (`resources.RunSettings`)
@@ -45,7 +46,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         try:
             _dagster_home(settings)
         except OSError as exc:
-            problems = [{"path": str(exc.filename or os.environ.get("DAGSTER_HOME", "dagster_home")), "reason": f"cannot write to this folder: {exc.strerror or exc}"}]
+            problems = [unwritable(exc.filename or os.environ.get("DAGSTER_HOME", "dagster_home"), exc)]
     if problems:
         return _build_refused(args, problems)
     logging.getLogger("dagster").setLevel(logging.ERROR)
@@ -92,18 +93,17 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0 if summary.ok else 1
 
 
-def _build_refused(args: argparse.Namespace, problems: list[dict[str, str]]) -> int:
+def _build_refused(args: argparse.Namespace, problems: list[FileError]) -> int:
     """A build that cannot start: the summary's shape with the folders in `errors`, exit 1, no traceback."""
-    from petrichor_pipeline.build.issues import FileError
     from petrichor_pipeline.runner import BuildSummary
 
     first = problems[0]
-    summary = BuildSummary(errors=[FileError.from_json(p) for p in problems], failed_run=f"cannot write to {first['path']}: {first['reason']}")
+    summary = BuildSummary(errors=problems, failed_run=f"cannot write to {first.path}: {first.reason}")
     if args.json:
         print(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
     else:
         for p in problems:
-            err.print(f"[red]error[/red] {p['path']}: {p['reason']}")
+            err.print(f"[red]error[/red] {p.path}: {p.reason}")
         err.print("[red]build not started[/red]: nothing was written; the previous snapshot keeps serving")
     return 1
 

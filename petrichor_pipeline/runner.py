@@ -388,7 +388,7 @@ def _run_buckets(
 
 def _count_articles(buckets: dict[str, Any], summary: BuildSummary, built: set[str]) -> None:
     all_articles = [a for rows, _ in buckets.values() for a in rows]
-    summary.errors = [FileError.from_json(e) for _, errs in buckets.values() for e in errs] + summary.errors
+    summary.errors = [e for _, errs in buckets.values() for e in errs] + summary.errors
     failed_ids = {e.path for e in summary.errors}
     # the id lists in run metadata are capped; the per-stage counts are not
     n_built = max([len(built)] + [s["articles_built"] for name, s in summary.stages.items() if name != "articles"])

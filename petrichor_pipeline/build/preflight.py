@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from petrichor_pipeline.build.issues import FileError
 from petrichor_pipeline.config import Settings
 
 
@@ -22,9 +23,14 @@ def build_folders(settings: Settings, dagster_home: Path | None = None) -> list[
     return folders + ([dagster_home] if dagster_home else [])
 
 
-def write_problems(folders: Iterable[Path]) -> list[dict[str, str]]:
-    """`[{path, reason}]` for each folder that cannot be written, in English; empty when all can."""
-    problems: list[dict[str, str]] = []
+def unwritable(folder: Path | str, exc: OSError) -> FileError:
+    """The record of a folder the build cannot write, with the system's reason."""
+    return FileError(str(folder), f"cannot write to this folder: {exc.strerror or exc}")
+
+
+def write_problems(folders: Iterable[Path]) -> list[FileError]:
+    """A `FileError` for each folder that cannot be written, in English; empty when all can."""
+    problems: list[FileError] = []
     failed: list[Path] = []
     for folder in folders:
         folder = Path(os.path.abspath(folder))
@@ -39,5 +45,5 @@ def write_problems(folders: Iterable[Path]) -> list[dict[str, str]]:
             os.unlink(probe)
         except OSError as exc:
             failed.append(folder)
-            problems.append({"path": str(folder), "reason": f"cannot write to this folder: {exc.strerror or exc}"})
+            problems.append(unwritable(folder, exc))
     return problems

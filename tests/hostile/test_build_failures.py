@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from petrichor_pipeline.build.issues import FileError
 from petrichor_pipeline.build.preflight import write_problems
 from tests.conftest import run_cli_build
 from tests.sources.helpers import write
@@ -46,7 +47,7 @@ def test_a_read_only_folder_names_the_permission(tmp_path: Path) -> None:
     folder.chmod(0o500)
     try:
         (problem,) = write_problems([folder, folder / "snapshots"])
-        assert problem == {"path": str(folder), "reason": "cannot write to this folder: Permission denied"}
+        assert problem == FileError(str(folder), "cannot write to this folder: Permission denied")
     finally:
         folder.chmod(0o700)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pyarrow as pa
 
 from petrichor_pipeline.assets._metadata import UI_ISSUES, bucket_metadata
@@ -10,7 +12,8 @@ from petrichor_pipeline.build.issues import BuildWarning, FileError, read_run_is
 from petrichor_pipeline.build.steps.articles import scan_buckets
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.runner import BuildSummary, _count_articles
-from tests.pipeline.tiny_corpus import write_corpus
+from petrichor_pipeline.sources.identity import article_id_of, bucket_of
+from tests.pipeline.tiny_corpus import build, write_corpus
 
 BAD = 200
 
@@ -46,3 +49,32 @@ def test_a_bucket_run_hands_over_every_record_while_the_ui_shows_the_first(tmp_p
     assert len(doc["errors"]) == n and doc["errors"][0] == {"path": "kb/f0.md", "reason": "chunks: ValueError: boom"}
     assert doc["warnings"][0] == "kb/w0.md: heading 0 too long" and doc["warnings"][-1] == "embedding failed"
     assert doc["warning_details"][-1] == {"path": None, "message": "embedding failed"}
+
+
+def _paths_in_one_bucket(prefix: str, n: int) -> list[str]:
+    """`n` paths under `kb/` whose articles share one hash bucket, so a per-bucket cap would show."""
+    bucket = bucket_of(article_id_of(f"kb/{prefix}0.md"))
+    paths = (f"kb/{prefix}{i}.md" for i in range(10**6))
+    return list(itertools.islice((p for p in paths if bucket_of(article_id_of(p)) == bucket), n))
+
+
+def test_petrichor_build_json_lists_every_failed_file_and_every_warning(tmp_path):
+    """200 files the scan refuses and more warned articles than a bucket's metadata shows, all in one
+    bucket: `petrichor build --json` names each of them."""
+    bad = _paths_in_one_bucket("bad", BAD)
+    warned = _paths_in_one_bucket("warned", UI_ISSUES + 5)
+    files: dict[str, str | bytes] = {"kb/good.md": "# Good\n\nPort 8000.\n"}
+    files.update({p: b"\xff\xfe\xfa not text" if i % 2 else "---\ntitle: [unclosed\n---\n\nBody.\n" for i, p in enumerate(bad)})
+    files.update({p: f"---\ncolour: blue\n---\n\n# Warned {i}\n\nPort {i}.\n" for i, p in enumerate(warned)})
+    corpus = write_corpus(tmp_path / "corpus", files)
+
+    doc = build(tmp_path / "data", corpus, tmp_path / "home")
+
+    assert doc["_exit_code"] == 0 and doc["published"], doc["failed_run"]
+    assert sorted(e["path"] for e in doc["errors"]) == sorted(bad)
+    reasons = {e["reason"].split(":")[0] for e in doc["errors"]}
+    assert reasons == {"invalid UTF-8 at byte 0", "broken front matter"}, reasons
+    assert doc["articles"]["failed"] == BAD and doc["articles"]["total"] == 1 + len(warned)
+    unknown = [w for w in doc["warning_details"] if w["message"] == "unknown front matter key 'colour' ignored"]
+    assert sorted(w["path"] for w in unknown) == sorted(warned)
+    assert [w for w in doc["warnings"] if "colour" in w] == [f"{w['path']}: {w['message']}" for w in unknown]

@@ -17,7 +17,7 @@ ARTICLES = {
 FAST = {"PETRICHOR_EMBED": "off"}
 
 
-def write_corpus(root: Path, articles: dict[str, str] = ARTICLES) -> Path:
+def write_corpus(root: Path, articles: dict[str, str | bytes] = ARTICLES) -> Path:
     for relpath, text in articles.items():
         write(root, relpath, text)
     return root

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -16,17 +17,17 @@ from petrichor_pipeline.contract.schemas import SOURCE_SCHEMA
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
-BucketRows = tuple[list[dict[str, Any]], list[dict[str, str]]]
+BucketRows = tuple[list[dict[str, Any]], list[FileError]]
 """A bucket's article rows and its files' errors."""
 
 
-def bucket_data_version(articles: list[dict[str, Any]], errors: list[dict[str, str]]) -> str:
+def bucket_data_version(articles: list[dict[str, Any]], errors: Sequence[FileError]) -> str:
     """A bucket's data version: its articles' ids, versions and source hashes and its files' errors, order-free."""
     h = hashlib.sha256()
     for aid, ver, src in sorted((a["article_id"], a["article_version"], a["source_sha256"]) for a in articles):
         h.update(f"{aid}:{ver}:{src}\n".encode())
-    for e in sorted((e["path"], e["reason"]) for e in errors):
-        h.update(f"!{e[0]}:{e[1]}\n".encode())
+    for path, reason in sorted((e.path, e.reason) for e in errors):
+        h.update(f"!{path}:{reason}\n".encode())
     return h.hexdigest()[:16]
 
 
@@ -54,7 +55,7 @@ def scan_buckets(ctx: BuildContext) -> dict[str, BucketRows]:
         }
         out[art.bucket][0].append(row)
     for err in scan.errors:
-        out[bucket_of(article_id_of(err.path))][1].append({"path": err.path, "reason": err.reason})
+        out[bucket_of(article_id_of(err.path))][1].append(FileError(err.path, err.reason))
     return out
 
 
@@ -74,8 +75,8 @@ def articles_step(ctx: BuildContext, bucket: str) -> tuple[BucketResult, str]:
     table = pa.Table.from_pylist(rows, schema=SOURCE_SCHEMA)
     ctx.warehouse.write("articles", table, bucket)
     version = bucket_data_version(rows, errors)
-    ctx.warehouse.write_json("articles", bucket, {"data_version": version, "errors": errors})
-    result = BucketResult("articles", bucket, table, built=[r["article_id"] for r in rows], failed=[FileError.from_json(e) for e in errors])
+    ctx.warehouse.write_json("articles", bucket, {"data_version": version, "errors": [e.to_json() for e in errors]})
+    result = BucketResult("articles", bucket, table, built=[r["article_id"] for r in rows], failed=list(errors))
     result.warnings = [BuildWarning(w, r["path"]) for r in rows for w in r["warnings"]]
     result.seconds = time.perf_counter() - started
     return result, version
