@@ -369,7 +369,7 @@ def _run_buckets(
     if parallel:
         run_config = {
             **QUIET_RUN_CONFIG,
-            **parallel_execution(ctx.settings.build_workers or None),
+            **parallel_execution(ctx.settings.build_workers or None, ctx.settings),
             "resources": {"petrichor": {"config": {
                 "data_dir": str(ctx.settings.data_dir),
                 "corpus_dir": str(ctx.settings.corpus_dir),
