@@ -73,12 +73,19 @@ class BuildLimits:
     question_batch_concurrency: int = 8
     page_batch_concurrency: int = 8
     model_concurrency: int = 64
+    """Model requests in flight at once in a step process (`PETRICHOR_MODEL_CONCURRENCY`): the run's model
+    slots. The bucket run's executor keeps to them across processes too (`jobs.model_step_limits`): one chat
+    step at a time, and with an embeddings endpoint `model_concurrency // embed_concurrency` embedding steps."""
     max_file_bytes: int = 5 * 1024 * 1024
     embed_batch_size: int = 64
+    """Texts per embeddings request."""
     embed_concurrency: int = 8
     """Embedding requests in flight at once (`PETRICHOR_EMBED_CONCURRENCY`): the endpoint embedder's batches
     run on this many threads, shared by every bucket of the step; each request also takes one of the run's
-    `model_concurrency` slots."""
+    `model_concurrency` slots. A failed request is retried (429, 5xx, timeouts: `PETRICHOR_EMBED_MAX_RETRIES`,
+    default 3, exponential backoff; `PETRICHOR_EMBED_TIMEOUT` seconds per attempt, default 60). The endpoint
+    is any OpenAI-compatible `/v1/embeddings` (`PETRICHOR_EMBED_BASE_URL`, `_MODEL`, `_API_KEY`), a GPU
+    server in production or `python -m petrichor_pipeline.models.embed_server` (docs/scaling.md)."""
 
 
 @dataclass(frozen=True)
