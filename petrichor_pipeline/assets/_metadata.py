@@ -20,13 +20,22 @@ from petrichor_pipeline.sources.identity import bucket_of
 from petrichor_pipeline.staleness import BucketState, fresh_in_run, state_metadata
 
 
-MODEL_STEP = {"petrichor/model": "true"}
-"""Op tag of the steps that call models; the build run's executor runs one of them at a time, so the run's
+MODEL_TAG = "petrichor/model"
+"""Op tag of every step that calls a model; its value says which model (`MODEL_STEP`, `EMBED_STEP`), and the
+bucket run's executor limits the steps by it (`jobs.model_step_limits`)."""
+MODEL_STEP = {MODEL_TAG: "true"}
+"""The steps that call the chat model; the build run's executor runs one of them at a time, so the run's
 model slots (`model_concurrency`) bound the requests across its processes as well."""
+EMBED_STEP = {MODEL_TAG: "embed"}
+"""The embedding steps: with an embeddings endpoint, as many at once as fit the model slots, each sending at
+most `embed_concurrency` requests; with the in-process embedder, one model step of either kind at a time."""
 MODEL_POOL = "petrichor_model"
-"""Dagster concurrency pool of the same steps, for a limit across runs (backfills side by side, a sensor run
+"""Dagster concurrency pool of the chat steps, for a limit across runs (backfills side by side, a sensor run
 beside a CLI build): unlimited until the instance sets one (`dagster instance concurrency set petrichor_model 1`
 or `concurrency: pools: default_limit:` in dagster.yaml; docs/scaling.md)."""
+EMBED_POOL = "petrichor_embed"
+"""Dagster concurrency pool of the embedding steps, limited across runs the same way (say to
+`model_concurrency // embed_concurrency` for an endpoint, 1 for the in-process embedder)."""
 
 
 UI_ISSUES = 50

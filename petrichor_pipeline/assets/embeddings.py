@@ -1,6 +1,6 @@
 from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, asset
 
-from petrichor_pipeline.assets._metadata import MODEL_POOL, MODEL_STEP, built_on_articles, materialize_buckets
+from petrichor_pipeline.assets._metadata import EMBED_POOL, EMBED_STEP, built_on_articles, materialize_buckets
 from petrichor_pipeline.build.vectors import vectors_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
@@ -17,8 +17,8 @@ def _vectors(context: AssetExecutionContext, petrichor: PetrichorResource, kind:
     group_name="embeddings",
     code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
-    op_tags=MODEL_STEP,
-    pool=MODEL_POOL,
+    op_tags=EMBED_STEP,
+    pool=EMBED_POOL,
     description="Passage vectors of the chunks' index texts, cached by content hash and embedding fingerprint; "
     "a failed call leaves vectors pending for the next run.",
 )
@@ -32,8 +32,8 @@ def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) 
     group_name="embeddings",
     code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
-    op_tags=MODEL_STEP,
-    pool=MODEL_POOL,
+    op_tags=EMBED_STEP,
+    pool=EMBED_POOL,
     description="Passage vectors of the chunk windows' index texts, cached like chunk vectors; a window equal "
     "to its chunk reuses the chunk's vector.",
 )
@@ -47,8 +47,8 @@ def window_vectors(context: AssetExecutionContext, petrichor: PetrichorResource)
     group_name="embeddings",
     code_version="2",
     backfill_policy=BackfillPolicy.single_run(),
-    op_tags=MODEL_STEP,
-    pool=MODEL_POOL,
+    op_tags=EMBED_STEP,
+    pool=EMBED_POOL,
     description="Vectors of the generated questions, only when the question routes search them (a configured "
     "chat model wrote them, or PETRICHOR_QUESTION_ROUTES=always), else empty; embedded only once every chunk "
     "vector of the bucket is ready (the spec's two-phase rule).",

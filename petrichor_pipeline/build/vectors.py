@@ -5,8 +5,9 @@ the offline model's questions are not, and their step writes an empty table. Vec
 (embedding fingerprint, content hash of the index text). A text already embedded under the current
 fingerprint — in this bucket's previous output or in the embedding cache on disk (read once per run) — is
 reused; a vector with another fingerprint is ignored, so switching models re-embeds. The rest is embedded
-once per distinct text, in batches of similar length (`models.embedding.length_batches`). A failed
-embedding call leaves the affected rows pending (absent) and the next run retries them.
+once per distinct text, in batches of similar length (`models.embedding.length_batches`), as many batches
+at a time as the embedder sends at once (its `concurrency`). A failed embedding call leaves the affected
+rows pending (absent) and the next run retries them.
 """
 
 from __future__ import annotations
@@ -80,8 +81,7 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
             else:
                 todo[h] = r["index_text"]
         hashes = list(todo)
-        for batch in length_batches([todo[h] for h in hashes], ctx.settings.limits.embed_batch_size):
-            part = [hashes[i] for i in batch]
+        for part in _waves(hashes, todo, ctx.settings.limits.embed_batch_size * max(1, getattr(embedder, "concurrency", 1))):
             try:
                 mat = embedder.embed_passages([todo[h] for h in part])
             except Exception as exc:
@@ -114,6 +114,13 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
     result.extra = {"embedded_texts": embedded, "pending": len(rows) - len(out_rows), "fingerprint": fp}
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _waves(hashes: list[str], todo: dict[str, str], size: int) -> list[list[str]]:
+    """The hashes to embed in calls of up to `size` texts, similar lengths together: one call is as many
+    batches as the embedder sends at once (`concurrency` × `embed_batch_size`), and a call that fails
+    leaves its texts and every later call's pending, the earlier calls' vectors kept."""
+    return [[hashes[i] for i in wave] for wave in length_batches([todo[h] for h in hashes], size)]
 
 
 def _pending(ctx: BuildContext, bucket: str, asset: str, rows: list, reason: str, started: float) -> BucketResult:

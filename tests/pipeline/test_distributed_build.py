@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 from dagster import DagsterInstance
 
-from petrichor_pipeline.assets._metadata import MODEL_STEP
+from petrichor_pipeline.assets._metadata import MODEL_TAG
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
 from petrichor_pipeline.contract.current import read_current
 from petrichor_pipeline.contract.manifest import read_manifest, read_table
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 EDITED = "petrichor-en/guides/access-control.md"
 POOL_CONFIG = "telemetry:\n  enabled: false\nconcurrency:\n  pools:\n    default_limit: 1\n"
-"""The production setting of docs/scaling.md: one model step at a time across runs, through the pool."""
+"""The production setting of docs/scaling.md: one model step of each pool at a time across runs."""
 
 
 def _tables(data_dir) -> dict[str, list[dict]]:
@@ -66,9 +66,8 @@ def test_a_four_worker_build_of_the_stale_bucket_equals_the_in_process_build(bui
     assert build.to_json()["partitions"]["materialized"] == [bucket_of(aid)]
     assert run.job_name == "bucket_build"
     executor = run.run_config["execution"]["config"]["multiprocess"]
-    key, value = next(iter(MODEL_STEP.items()))
     assert executor["max_concurrent"] == 4
-    assert executor["tag_concurrency_limits"] == [{"key": key, "value": value, "limit": 1}]
+    assert executor["tag_concurrency_limits"] == [{"key": MODEL_TAG, "limit": 1}]  # in-process embedder: one model step at a time
     assert set(steps) >= {a.key.to_user_string() for a in PARTITIONED_ASSETS}
     assert set(build.runs[0].calls_by_article) == {aid}
     ctx = build_context(str(data), str(corpus))
@@ -81,10 +80,10 @@ def test_a_four_worker_build_of_the_stale_bucket_equals_the_in_process_build(bui
         assert parallel[name] == in_process[name], name
 
 
-def test_every_model_step_is_in_the_model_pool():
-    from petrichor_pipeline.assets._metadata import MODEL_POOL
+def test_every_model_step_is_in_a_model_pool():
+    from petrichor_pipeline.assets._metadata import EMBED_POOL, MODEL_POOL
     from petrichor_pipeline.jobs import all_assets
 
-    model_steps = [a for a in all_assets() if getattr(a, "op", None) is not None and a.op.tags.get("petrichor/model")]
+    model_steps = [a for a in all_assets() if getattr(a, "op", None) is not None and a.op.tags.get(MODEL_TAG)]
     assert {a.key.to_user_string() for a in model_steps} >= {"questions", "wiki_candidates", "chunk_vectors"}
-    assert {a.op.pool for a in model_steps} == {MODEL_POOL}
+    assert {a.op.pool for a in model_steps} == {MODEL_POOL, EMBED_POOL}
