@@ -59,6 +59,7 @@ class EndpointSettings(Config):
     max_retries: int
     provider: str
     response_format: str
+    input_type: str
 
     @classmethod
     def of(cls, name: str, endpoint: ModelEndpoint) -> "EndpointSettings":
@@ -79,6 +80,7 @@ class LimitsSettings(Config):
     model_concurrency: int
     max_file_bytes: int
     embed_batch_size: int
+    embed_concurrency: int
 
     @classmethod
     def of(cls, limits: BuildLimits) -> "LimitsSettings":
