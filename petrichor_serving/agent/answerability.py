@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from petrichor_pipeline.text.answer_types import asked_type, holds_answer
+from petrichor_serving.answer.answer_types import asked_type, holds_answer
 from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 from petrichor_serving.agent.words import content_words
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS

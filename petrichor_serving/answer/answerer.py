@@ -1,40 +1,46 @@
-"""`OfflineAnswerer`: the offline model's answering half, importable without the build-side modules.
+"""`OfflineAnswerer`: answers that quote the evidence verbatim, with no network: serving's own answer model.
 
-Serving holds this; the build holds `OfflineChatModel`, which adds every knowledge-build operation.
+It answers whenever no endpoint chat model is configured, and is the agent's fallback when an endpoint
+model's answer has no verified citation. The build's offline model (`OfflineChatModel`) does not answer.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
-from petrichor_pipeline.models.offline.answers import answer
-from petrichor_pipeline.models.prompts import ANSWER, PROMPT_VERSION
 from petrichor_pipeline.models.protocols import CallContext, EvidenceText, UsageMeter, UsageRecord
-from petrichor_pipeline.models.usage import record_usage
+from petrichor_serving.answer.answers import answer
 
-OFFLINE_VERSION = 4
-"""Bumped whenever the offline model's output changes, so derived data built with it goes stale."""
+ANSWER_OP = "agent.answer"
+"""The usage op an answer is metered under (the endpoint model's answer prompt has the same name)."""
+ANSWER_VERSION = 1
+"""Bumped whenever the offline answers change (the answerer's fingerprint)."""
+_lock = threading.Lock()
 
 
 class OfflineAnswerer:
     """`AnswerModel` without a network: answers that quote the evidence verbatim.
 
-    Calls are metered like endpoint calls (no tokens), so build summaries count them the same way.
+    Calls are metered like endpoint calls (no tokens) when a meter is given.
     """
 
-    fingerprint = f"{OFFLINE_CHAT_PREFIX}{OFFLINE_VERSION}:{PROMPT_VERSION}"
+    fingerprint = f"{OFFLINE_CHAT_PREFIX}answer:{ANSWER_VERSION}"
 
     def __init__(self, meter: UsageMeter | None = None):
         self._meter = meter
 
     def answer(self, question: str, evidence: Sequence[EvidenceText], ctx: CallContext) -> dict[str, Any]:
-        return self._timed(ANSWER.op, ctx, lambda: answer(question, evidence))
-
-    def _timed(self, op: str, ctx: CallContext, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         started = time.perf_counter()
         try:
-            return run()
+            return answer(question, evidence)
         finally:
-            record_usage(self._meter, op, ctx.article_id, UsageRecord(calls=1, latency_s=time.perf_counter() - started))
+            if self._meter is not None:
+                with _lock:
+                    self._meter.record(ANSWER_OP, ctx.article_id, UsageRecord(calls=1, latency_s=time.perf_counter() - started))
+
+
+OFFLINE = OfflineAnswerer()
+"""The one unmetered instance serving answers with."""
