@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     from petrichor_serving.recall.pipeline import QUERY_VECTORS
     from petrichor_serving.snapshot import SnapshotStore
 
-    from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+    from petrichor_serving.answer.answerer import OfflineAnswerer
 
     answerer = OfflineAnswerer()
     settings = load_settings()

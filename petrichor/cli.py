@@ -170,10 +170,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_ask(args: argparse.Namespace) -> int:
     from petrichor_serving.agent import loop
 
-    from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
-
     _, snap, embedder, chat = _open_snapshot()
-    doc = loop.answer(snap, args.question, _scope(args), chat=chat, embedder=embedder, extractor=OfflineAnswerer())
+    doc = loop.answer(snap, args.question, _scope(args), chat=chat, embedder=embedder)
     trace = doc.pop("trace")
     if args.json:
         print(json.dumps({**doc, "trace": trace} if args.trace else doc, ensure_ascii=False, indent=2))
@@ -197,13 +195,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def _services(settings):
     """What `serve` and `mcp` serve: the snapshot store, the key file and the model clients from `settings`;
     over an object store, the local mirror it keeps following."""
-    from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
     from petrichor_pipeline.models.providers import make_answer_model, make_embedder
     from petrichor_serving.services import ServingSettings, build_services
 
     serving = ServingSettings(data_dir=_serving_dir(settings, watch=True), api_keys_file=settings.api_keys_file, reload_interval_s=settings.reload_interval_s)
     embedder = make_embedder(settings) if settings.embed_enabled else None
-    return build_services(serving, chat=make_answer_model(settings), embedder=embedder, extractor=OfflineAnswerer())
+    return build_services(serving, chat=make_answer_model(settings), embedder=embedder)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

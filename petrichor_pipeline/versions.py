@@ -42,6 +42,10 @@ OFFLINE_MODEL_VERSION = 4
 """The offline chat model's output (`models.offline`): in its fingerprint only, so with no chat endpoint
 configured it rebuilds what `CHAT_PROMPT_VERSION` does; builds with an endpoint are untouched."""
 
+OFFLINE_ANSWER_VERSION = 1
+"""The offline answers serving gives (`petrichor_serving.answer`): in the offline answerer's fingerprint, which
+each answer's usage record carries; bumping it rebuilds nothing (answers are computed per request)."""
+
 VISION_PROMPT_VERSION = 1
 """The PDF page transcription prompt (`sources.vision`): in the page cache's key, so with a vision model
 configured the next scan transcribes every PDF page again (model calls); a PDF whose text changes gets a

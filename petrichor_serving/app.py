@@ -96,7 +96,6 @@ async def _answer(call: Call, body: schema.ChatRequest, *, public: bool) -> dict
         public=public,
         traces=call.services.traces,
         owner=call.owner,
-        extractor=call.services.extractor,
     )
     doc.pop("trace")  # served at /api/traces/{trace_id}
     return doc

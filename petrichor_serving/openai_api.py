@@ -141,7 +141,6 @@ def _answer(call: Call, body: schema.ChatCompletionRequest, kb_ids: list[str] | 
         history=body.turns(),
         traces=call.services.traces,
         owner=call.owner,
-        extractor=call.services.extractor,
     )
     doc.pop("trace")  # served at /api/traces/{trace_id}
     return doc

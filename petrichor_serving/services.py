@@ -34,11 +34,10 @@ class Services:
     settings: ServingSettings
     store: SnapshotStore
     keys: KeyStore | None
-    chat: AnswerModel
+    chat: AnswerModel | None
+    """The endpoint chat model; None: serving answers offline (`petrichor_serving.answer`), which is also
+    the agent's fallback when the model's answer has no verified citation."""
     embedder: Embedder | None
-    extractor: AnswerModel | None = None
-    """The offline answerer beside an endpoint chat model: the agent's fallback when the model's answer has
-    no verified citation. None: `chat` is the offline answerer itself."""
     traces: TraceStore = field(default_factory=TraceStore)
     """The recent agent runs, each readable by its own principal at `GET /api/traces/{trace_id}`."""
     retained: RetainedSnapshots = field(init=False)
@@ -49,7 +48,7 @@ class Services:
 
 
 def build_services(
-    settings: ServingSettings, *, chat: AnswerModel, embedder: Embedder | None, extractor: AnswerModel | None = None
+    settings: ServingSettings, *, chat: AnswerModel | None, embedder: Embedder | None
 ) -> Services:
     """Wire the store and the key file around the given clients; loads jieba and the embedder once."""
     from petrichor_pipeline.text.lang import init_jieba
@@ -65,4 +64,4 @@ def build_services(
             embedder = None
     store = SnapshotStore(settings.data_dir, embed_fingerprint=fingerprint)
     traces = TraceStore(pins_data_dir=settings.data_dir)
-    return Services(settings=settings, store=store, keys=keys, chat=chat, embedder=embedder, extractor=extractor, traces=traces)
+    return Services(settings=settings, store=store, keys=keys, chat=chat, embedder=embedder, traces=traces)

@@ -3,8 +3,9 @@ under `if TYPE_CHECKING:`: an annotation-only import still ties the two modules 
 
 No module may reach itself through imports, and imports run one way: `text/` and the snapshot contract
 depend on nothing of ours but `text/` itself and the version constants, `assets/` use `build/` and never
-the reverse, serving never imports Dagster, and the HTTP contract (the tool declaration, the request models,
-the endpoint table's machinery, the error mapping) imports no agent module.
+the reverse, serving never imports Dagster, the pipeline never imports serving (answering is serving's:
+`petrichor_serving.answer`; what both sides read is `petrichor_pipeline.text`), and the HTTP contract (the
+tool declaration, the request models, the endpoint table's machinery, the error mapping) imports no agent module.
 """
 
 from __future__ import annotations
@@ -126,6 +127,19 @@ def test_serving_never_imports_dagster(graph):
         if _under(name, "petrichor_serving")
     }
     assert {k: v for k, v in bad.items() if v} == {}
+
+
+def test_the_pipeline_never_imports_serving(graph):
+    """Serving builds on the pipeline's contract, text and model protocols; answering questions is
+    serving's alone, so no pipeline module (the offline model included) reaches `petrichor_serving`."""
+    bad = {
+        name: sorted(n for n in _ours(graph, name) if _under(n, "petrichor_serving"))
+        for name in graph
+        if _under(name, "petrichor_pipeline")
+    }
+    assert {k: v for k, v in bad.items() if v} == {}
+    assert any(_under(n, "petrichor_pipeline.text.prose") for n in _ours(graph, "petrichor_serving.answer.answers"))
+    assert any(_under(n, "petrichor_pipeline.text.prose") for n in _ours(graph, "petrichor_pipeline.models.offline.pages"))
 
 
 HTTP_CONTRACT = ("petrichor_serving.toolspec", "petrichor_serving.schema", "petrichor_serving.endpoints", "petrichor_serving.errors")

@@ -83,7 +83,7 @@ def top_sentence_answer(question: EvalQuestion, retriever: Any) -> AnswerOutcome
     """The answer baseline: the top chunk's sentence sharing the most distinct question words (the first
     such on a tie), stopwords aside, tokenised as the naive hybrid tokenises."""
     from petrichor.evaluation.hybrid import hybrid_tokens
-    from petrichor_pipeline.models.offline.sentences import split_sentences
+    from petrichor_pipeline.text.prose import split_sentences
     from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 
     started = time.perf_counter()

@@ -109,9 +109,10 @@ def _answers(
         top_sentence_answer,
         without_gate,
     )
-    from petrichor_pipeline.models.providers import make_chat_model
+    from petrichor_pipeline.models.providers import make_answer_model
+    from petrichor_serving.answer.answerer import OFFLINE
 
-    chat = make_chat_model(load_settings())
+    chat = make_answer_model(load_settings()) or OFFLINE  # what serving answers with
     doc_of_article = {a: d for d, a in built.article_of.items()}
     titles = {d.doc_id: d.title for d in dataset.docs}
     answerers = {

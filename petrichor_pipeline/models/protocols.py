@@ -97,8 +97,8 @@ class AnswerModel(Protocol):
         ...
 
 
-class ChatModel(AnswerModel, Protocol):
-    """The build's chat model: every knowledge-build operation, plus answering."""
+class ChatModel(Protocol):
+    """The build's chat model: every knowledge-build operation (an endpoint model also answers: `AnswerModel`)."""
 
     fingerprint: str
     """Model id + prompt version: part of the key that decides whether derived data is stale."""

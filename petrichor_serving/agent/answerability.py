@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from petrichor_pipeline.text.answer_types import asked_type, holds_answer
+from petrichor_serving.answer.answer_types import asked_type, holds_answer
 from petrichor_pipeline.text.lang import has_cjk
 from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 from petrichor_serving.agent.words import content_words

@@ -18,6 +18,7 @@ from petrichor_serving.agent.budget import budget_for
 from petrichor_serving.agent.router import classify
 from petrichor_serving.agent.runtime import Run
 from petrichor_serving.agent.trace import StopReason, TraceStore
+from petrichor_serving.answer.answerer import OFFLINE
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.snapshot import Snapshot
 
@@ -38,19 +39,18 @@ def answer(
     public: bool = False,
     traces: TraceStore | None = None,
     owner: str = "local",
-    extractor: AnswerModel | None = None,
 ) -> dict[str, Any]:
     """The answer object: `{answer, citations, evidence, trace_id, snapshot_version, stop_reason, trace}`.
 
-    `extractor` quotes answers from evidence without a network (the offline answerer); it defaults to
-    `chat` when `chat` is the offline answerer itself."""
+    Evidence is quoted without a network by `chat` when it is an answer model that calls no tools, else
+    by serving's offline answerer (`petrichor_serving.answer`): with no `chat`, and as the fallback of a
+    tool-calling model."""
     question = (question or "").strip()
     if not question:
         raise tools.ToolError("question must be a non-empty string")
     started = time.perf_counter()
     route = classify(question)
-    if extractor is None and chat is not None and not uses_tools(chat):
-        extractor = chat
+    extractor = chat if chat is not None and not uses_tools(chat) else OFFLINE
     follow = followup.resolve(snap, scope, question, history)
     run = Run(snap, scope, route, budget_for(route.kind, public=public), embedder, extractor, prefer=follow.prefer if follow else ())
     if follow is not None:

@@ -19,6 +19,8 @@ from typing import Any
 from petrichor_serving.agent.words import agent_stem as stem
 from petrichor_serving.agent.words import content_words
 from petrichor_pipeline.text.lang import Language, language_of
+from petrichor_pipeline.text.limits import ELLIPSIS
+from petrichor_pipeline.text.markdown import heading_of
 from petrichor_serving.snapshot import Snapshot
 
 STRUCTURE_WORDS = frozenset(
@@ -194,10 +196,12 @@ def heading_offset(snap: Snapshot, node: dict[str, Any]) -> tuple[int, str] | No
     pos = line.find(node["title"])
     if pos >= 0:
         return line_start + pos, node["title"]
-    text = re.sub(r"^\s*#{1,6}\s*|\s*#*\s*$", "", line)
-    if not text:
+    heading = heading_of(line)  # the one heading rule (`text.markdown`)
+    text = heading[1].removesuffix(ELLIPSIS) if heading else ""  # a capped title: its verbatim part
+    pos = line.find(text) if text else -1
+    if pos < 0:
         return None
-    return line_start + line.find(text), text
+    return line_start + pos, text
 
 
 def section_children(snap: Snapshot, match: SectionMatch) -> tuple[str, list[dict[str, Any]]]:

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from petrichor_pipeline.text.lang import has_cjk
-from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
+from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer
 from petrichor_serving.recall.spelling import Vocabulary
 from petrichor_serving.recall.access import Access, ReadableNow, Scope, compute_access, page_readable
 from petrichor_pipeline.text.bm25 import BM25Index
@@ -69,7 +69,7 @@ class RecallIndex:
         *,
         vector_tables: Mapping[str, VectorTable],
         vectors: Mapping[str, Any] | None = None,
-        tokenizer: str = DEFAULT_TOKENIZER,
+        tokenizer: str,
         lexical: Mapping[str, BM25Index] | None = None,
         chunk_windows: pa.Table | None = None,
     ) -> "RecallIndex":
@@ -78,9 +78,9 @@ class RecallIndex:
         snapshot's versions, by manifest name), those are loaded (into memory when they fit), keyed by the
         rows each declares.
         `lexical` holds the snapshot's stored BM25 postings (`text.lexical.from_table`), built with
-        `tokenizer` (the manifest's: `Manifest.tokenizer`), which also tokenises every query; without them
-        the postings are built here. `chunk_windows` absent (an older snapshot) means no
-        windows, and the window routes find nothing."""
+        `tokenizer` (the manifest's: `Manifest.tokenizer`; serving has no default of its own), which also
+        tokenises every query; without them the postings are built here. `chunk_windows` absent (an older
+        snapshot) means no windows, and the window routes find nothing."""
         if chunk_windows is None:
             chunk_windows = SCHEMAS["chunk_windows"].empty_table()
         tok = get_tokenizer(tokenizer)

@@ -93,10 +93,10 @@ def test_every_answer_passage_is_reachable_in_some_chunk(bundled):
 
 def test_agent_citations_come_from_gold_articles(bundled):
     from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_chat_model
+    from petrichor_pipeline.models.providers import make_answer_model
 
     snapshot, embedder, doc_of_article, _, questions, scorer = bundled
-    chat = make_chat_model(load_settings().with_paths("unused"))
+    chat = make_answer_model(load_settings().with_paths("unused"))
     outcomes = [agent_answer(q, snapshot, chat, embedder, doc_of_article) for q in questions]
     summary = summarise_answers(questions, outcomes, scorer)
     assert summary["exact_match"] is None and summary["f1"] is None  # no short answers in this set

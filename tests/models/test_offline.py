@@ -19,6 +19,10 @@ from petrichor_pipeline.models.protocols import (
 from petrichor_pipeline.models.offline.model import OfflineChatModel
 from petrichor_pipeline.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
 from petrichor_pipeline.text.lang import NOT_FOUND, has_cjk, init_jieba
+from petrichor_serving.answer.answerer import OfflineAnswerer
+
+ANSWERER = OfflineAnswerer()
+"""The offline answers are serving's (`petrichor_serving.answer`); the build's offline model does not answer."""
 
 EN_DOC = """# Operating the pipeline
 
@@ -101,7 +105,7 @@ def test_same_input_gives_the_same_output(model: OfflineChatModel) -> None:
         page_req = PageRequest("t", doc, candidates, first["relations"], candidates[:4])
         assert model.generate_pages(page_req, CTX) == other.generate_pages(page_req, CTX)
     evidence = [EvidenceText("e1", "t", (), ZH_DOC)]
-    assert model.answer("Redis 默认端口是多少？", evidence, CTX) == other.answer("Redis 默认端口是多少？", evidence, CTX)
+    assert ANSWERER.answer("Redis 默认端口是多少？", evidence, CTX) == ANSWERER.answer("Redis 默认端口是多少？", evidence, CTX)
 
 
 @pytest.mark.parametrize("lang,chunks", [("zh", ZH_CHUNKS), ("en", EN_CHUNKS)])
@@ -209,7 +213,7 @@ def test_answer_quotes_are_verbatim_and_cited(model: OfflineChatModel) -> None:
         EvidenceText("chunk-a", "运维", ("部署",), ZH_CHUNKS[0].content),
         EvidenceText("chunk-b", "运维", ("持久化",), ZH_CHUNKS[1].content),
     ]
-    reply = model.answer("Redis 的默认端口是多少？", evidence, CTX)
+    reply = ANSWERER.answer("Redis 的默认端口是多少？", evidence, CTX)
     assert reply["citations"]
     assert "6379" in reply["citations"][0]["quote"]
     by_id = {e.evidence_id: (n, e) for n, e in enumerate(evidence, start=1)}
@@ -218,15 +222,15 @@ def test_answer_quotes_are_verbatim_and_cited(model: OfflineChatModel) -> None:
         assert citation["marker"] == n
         assert citation["quote"] in item.content
         assert f"{citation['quote']} [{n}]" in reply["answer"]
-    en = model.answer("What is the default data folder?", [EvidenceText("e1", "Ops", (), EN_CHUNKS[0].content)], CTX)
+    en = ANSWERER.answer("What is the default data folder?", [EvidenceText("e1", "Ops", (), EN_CHUNKS[0].content)], CTX)
     assert any("the default is `./data`." == c["quote"] for c in en["citations"])
 
 
 def test_answer_says_not_found_when_nothing_overlaps(model: OfflineChatModel) -> None:
     evidence = [EvidenceText("chunk-a", "运维", ("部署",), ZH_CHUNKS[0].content)]
-    assert model.answer("What is the capital of France?", evidence, CTX) == {"answer": NOT_FOUND["en"], "citations": []}
-    assert model.answer("法国的首都是哪里？", evidence, CTX) == {"answer": NOT_FOUND["zh"], "citations": []}
-    assert model.answer("Redis 端口？", [], CTX)["citations"] == []
+    assert ANSWERER.answer("What is the capital of France?", evidence, CTX) == {"answer": NOT_FOUND["en"], "citations": []}
+    assert ANSWERER.answer("法国的首都是哪里？", evidence, CTX) == {"answer": NOT_FOUND["zh"], "citations": []}
+    assert ANSWERER.answer("Redis 端口？", [], CTX)["citations"] == []
 
 
 def test_jieba_is_initialised_once_per_process(model: OfflineChatModel, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -237,7 +241,7 @@ def test_jieba_is_initialised_once_per_process(model: OfflineChatModel, monkeypa
 
     monkeypatch.setattr(jieba, "initialize", fail)
     model.generate_questions(ZH_CHUNKS[:1], CTX)
-    model.answer("Redis 端口？", [EvidenceText("e", "t", (), ZH_DOC)], CTX)
+    ANSWERER.answer("Redis 端口？", [EvidenceText("e", "t", (), ZH_DOC)], CTX)
 
 
 def test_offline_calls_are_metered_per_article() -> None:
@@ -324,7 +328,7 @@ def test_answer_prefers_the_higher_ranked_evidence_among_equal_matches(model: Of
 
     def cited(*texts: str) -> list[str]:
         evidence = [EvidenceText(f"e{n}", "t", (), text) for n, text in enumerate(texts, 1)]
-        return [c["quote"] for c in model.answer(question, evidence, CTX)["citations"]]
+        return [c["quote"] for c in ANSWERER.answer(question, evidence, CTX)["citations"]]
 
     assert cited(first, unrelated, second) == [first]
     assert cited(second, unrelated, first) == [second]
@@ -348,7 +352,7 @@ def test_offline_replies_meet_the_same_contracts_as_a_model_endpoint(doc: str) -
         prompts.CATALOG: model.plan_catalog(candidates, [], ctx),
         prompts.PAGES: model.generate_pages(PageRequest("Redis", doc, candidates, extraction["relations"], candidates[:4]), ctx),
         prompts.TREE_SUMMARIES: model.summarize_tree([TreeNodeText(1, 1, "部署", doc)], ctx),
-        prompts.ANSWER: model.answer("默认端口是多少？", [EvidenceText("e1", "Redis", ("部署",), doc)], ctx),
+        prompts.ANSWER: ANSWERER.answer("默认端口是多少？", [EvidenceText("e1", "Redis", ("部署",), doc)], ctx),
     }
     for prompt, reply in replies.items():
         assert prompt.contract.violation(reply) is None, prompt.op

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.text.answer_types import asked_type, holds_answer
-from petrichor_pipeline.models.offline.answers import answer, score_units
+from petrichor_serving.answer.answer_types import asked_type, holds_answer
+from petrichor_serving.answer.answers import answer, score_units
 from petrichor_pipeline.models.protocols import EvidenceText
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.models.offline.address import addresses_the_assistant
-from petrichor_pipeline.models.offline.answers import answer, answer_units
+from petrichor_serving.answer.address import addresses_the_assistant
+from petrichor_serving.answer.answers import answer, answer_units
 from petrichor_pipeline.models.protocols import EvidenceText
 
 PASSAGE = """## Rolling back

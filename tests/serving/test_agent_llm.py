@@ -13,7 +13,6 @@ import pytest
 
 from petrichor_pipeline.config import ModelEndpoint
 from petrichor_pipeline.models.chat import OpenAIChatModel
-from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.recall.access import Scope
 from tests.models.fake_openai import CHAT, FakeOpenAI, chat_reply, error_reply
@@ -62,7 +61,7 @@ def test_a_failing_endpoint_falls_back_to_the_offline_answer(served_snapshot):
     server = FakeOpenAI().start()
     try:
         server.script(CHAT, error_reply(500), error_reply(500))
-        doc = loop.answer(snap, QUESTION, Scope(), chat=_model(server), embedder=embedder, extractor=OfflineAnswerer())
+        doc = loop.answer(snap, QUESTION, Scope(), chat=_model(server), embedder=embedder)
     finally:
         server.stop()
     assert doc["stop_reason"] == "model_error_fallback"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from petrichor_pipeline.config import load_settings
-from petrichor_pipeline.models.providers import make_chat_model
+from petrichor_pipeline.models.providers import make_answer_model
 from petrichor_pipeline.text.lang import NOT_FOUND
 from petrichor_serving.agent import loop
 from petrichor_serving.recall.access import Scope
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow  # builds the bundled corpus
 
 @pytest.fixture(scope="module")
 def chat():
-    return make_chat_model(load_settings())
+    return make_answer_model(load_settings())
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,9 @@
 """Serving's hard boundary: it imports only the contract, the text helpers and the model protocols.
 
+Answering is serving's own (`petrichor_serving.answer`): the build never answers, so nothing of the
+offline model (`petrichor_pipeline.models.offline`) is serving's; what both sides read (sentences,
+stopwords, tokenizers, Markdown) is `petrichor_pipeline.text`.
+
 Checked twice: statically (every `petrichor_pipeline` import under `petrichor_serving/`), and in a fresh
 interpreter that imports the app, serves one offline answer, and then looks at what got loaded.
 """
@@ -24,7 +28,8 @@ FORBIDDEN = (
     "petrichor_pipeline.definitions",
     "petrichor_pipeline.config",
     "petrichor_pipeline.models.providers",
-    *(f"petrichor_pipeline.models.offline.{name}" for name in ("candidates", "catalog", "pages", "questions", "terms", "model")),
+    "petrichor_pipeline.models.offline",
+    "petrichor_pipeline.models.prompts",
 )
 
 
@@ -65,11 +70,10 @@ import petrichor_serving.app
 after_import = loaded()
 
 from starlette.testclient import TestClient
-from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
 from petrichor_serving.app import create_app
 from petrichor_serving.services import ServingSettings, build_services
 
-services = build_services(ServingSettings(data_dir=Path({data_dir!r})), chat=OfflineAnswerer(), embedder=None)
+services = build_services(ServingSettings(data_dir=Path({data_dir!r})), chat=None, embedder=None)
 with TestClient(create_app(services, watch=False)) as client:
     reply = client.post("/api/assistant/chat", json={{"question": "What is the default RRF constant?"}})
 print(json.dumps({{"after_import": after_import, "after_answer": loaded(), "status": reply.status_code, "answer": reply.json()}}))

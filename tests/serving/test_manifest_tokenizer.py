@@ -8,6 +8,7 @@ from starlette.testclient import TestClient
 from petrichor_pipeline.contract.manifest import Manifest
 from petrichor_pipeline.text.lang import init_jieba
 from petrichor_serving.app import create_app
+from petrichor_serving.recall.routes import CHUNK_BM25
 from petrichor_serving.services import Services, ServingSettings
 from petrichor_serving.snapshot import SnapshotStore
 from tests.pipeline.tiny_corpus import build, write_corpus
@@ -41,14 +42,23 @@ def test_a_jieba_snapshot_is_served_with_jieba(jieba_build, monkeypatch):
     vocab = snap.recall.bm25["chunk"].vocab
     assert "猫" in vocab and "的猫" not in vocab  # the stored postings are jieba's, not re-tokenised
 
-    services = Services(ServingSettings(data_dir=jieba_build), store, keys=None, chat=None, embedder=None)  # type: ignore[arg-type]
+    cat_chunk = next(c for c, aid in zip(snap.tables["chunks"].column("chunk_id").to_pylist(), snap.tables["chunks"].column("article_id").to_pylist())
+                     if snap.articles[aid]["title"] == "宠物")
+
+    services = Services(ServingSettings(data_dir=jieba_build), store, keys=None, chat=None, embedder=None)
     with TestClient(create_app(services, watch=False)) as client:
         found = client.post("/api/knowledge/search", json={"query": "猫", "limit": 3})
         assert found.status_code == 200, found.text
-        titles = [c["title"] for c in found.json()["candidates"]]
-        assert titles and titles[0] == "宠物", titles
+        top = found.json()["candidates"]
+        assert top and top[0]["title"] == "宠物", top
+        assert top[0]["chunk_id"] == cat_chunk and CHUNK_BM25 in top[0]["routes"], top[0]  # found lexically, by jieba's word
         kimono = client.post("/api/knowledge/search", json={"query": "和服", "limit": 3}).json()["candidates"]
         assert all(c["title"] != "餐厅" for c in kimono), kimono  # a bigram index would match it
+        # and answered by serving's own offline answerer (no chat model configured), quoting the cat's sentence
+        reply = client.post("/api/assistant/chat", json={"question": "我家的猫每天做什么？"})
+        assert reply.status_code == 200, reply.text
+        cited = reply.json()["citations"]
+        assert cited and cited[0]["chunk_id"] == cat_chunk and "睡觉" in cited[0]["quote"], reply.json()
 
 
 def test_a_manifest_without_a_tokenizer_is_bigram():

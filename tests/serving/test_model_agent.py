@@ -13,7 +13,7 @@ import pytest
 
 from petrichor_pipeline.config import ModelEndpoint
 from petrichor_pipeline.models.chat import OpenAIChatModel
-from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+from petrichor_serving.answer.answerer import OfflineAnswerer
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.agent.model_agent import TOOL_NAMES
 from petrichor_serving.recall.access import Scope
@@ -65,7 +65,7 @@ def _run(snap, embedder, *replies: Reply, question: str = QUESTION, scope: Scope
     server = FakeOpenAI().start()
     try:
         server.script(CHAT, *replies)
-        doc = loop.answer(snap, question, scope or Scope(), chat=_model(server), embedder=embedder, extractor=OfflineAnswerer())
+        doc = loop.answer(snap, question, scope or Scope(), chat=_model(server), embedder=embedder)
         return doc, server.calls(CHAT)
     finally:
         server.stop()
@@ -170,7 +170,7 @@ def test_a_model_that_times_out_falls_back_to_the_offline_answer(served_snapshot
     try:
         server.script(CHAT, chat_reply(json.dumps({"answer": "too late", "citations": []}), delay_s=3.0))
         slow = OpenAIChatModel(ModelEndpoint(base_url=server.base_url, model="test-model", api_key="k", timeout_s=0.5, max_retries=0), backoff_base_s=0.01)
-        doc = loop.answer(snap, QUESTION, Scope(), chat=slow, embedder=embedder, extractor=OfflineAnswerer())
+        doc = loop.answer(snap, QUESTION, Scope(), chat=slow, embedder=embedder)
     finally:
         server.stop()
     assert doc["stop_reason"] == "model_error_fallback"
@@ -213,7 +213,7 @@ def test_a_follow_up_seeds_the_model_with_the_previous_turns_subject(served_snap
     server = FakeOpenAI().start()
     try:
         server.script(CHAT, final("It is 60 [1].", ("e1", fusion)))
-        doc = loop.answer(snap, "What is its default constant?", Scope(), chat=_model(server), embedder=embedder, extractor=OfflineAnswerer(), history=history)
+        doc = loop.answer(snap, "What is its default constant?", Scope(), chat=_model(server), embedder=embedder, history=history)
         sent = server.calls(CHAT)
     finally:
         server.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+from petrichor_serving.answer.answerer import OfflineAnswerer
 from petrichor_serving.app import create_app
 from petrichor_serving.services import ServingSettings, build_services
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from petrichor_pipeline.knowledge.guide import prepare_guide
 from petrichor_pipeline.knowledge.page_index import parse_markdown_tree
-from petrichor_pipeline.models.offline.answers import answer_units
-from petrichor_pipeline.models.offline.sentences import drop_headings, split_sentences
+from petrichor_serving.answer.answers import answer_units
+from petrichor_pipeline.text.prose import drop_headings, split_sentences
 from petrichor_pipeline.sources.markdown import first_heading, read_markdown
 from petrichor_pipeline.text.chunking import chunk_markdown
 from petrichor_pipeline.text.markdown import has_title_heading, headings

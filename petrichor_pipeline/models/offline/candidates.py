@@ -7,7 +7,7 @@ from collections import defaultdict
 from typing import Any, Iterator, Sequence
 
 from petrichor_pipeline.models.protocols import CandidateRequest
-from petrichor_pipeline.models.offline.sentences import Sentence, cut, is_prose, split_sentences
+from petrichor_pipeline.text.prose import Sentence, cut, is_prose, split_sentences
 from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, is_identifier, name_identity, salient_terms
 from petrichor_pipeline.text.lang import CJK, CJK_RUN, language_of
 

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from typing import Any, Sequence
 
-from petrichor_pipeline.models.offline.sentences import strip_section_number
+from petrichor_pipeline.text.prose import strip_section_number
 from petrichor_pipeline.models.offline.terms import name_identity, term_for
 from petrichor_pipeline.text.lang import language_of
 

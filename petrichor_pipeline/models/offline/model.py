@@ -2,23 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import time
+from typing import Any, Callable, Sequence
 
-from petrichor_pipeline.models.offline.answerer import OfflineAnswerer
+from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
 from petrichor_pipeline.models.offline.candidates import extract_candidates
 from petrichor_pipeline.models.offline.catalog import plan_catalog
 from petrichor_pipeline.models.offline.pages import generate_pages
 from petrichor_pipeline.models.offline.questions import chunk_questions
 from petrichor_pipeline.models.offline.tree import node_summary
-from petrichor_pipeline.models.prompts import CANDIDATES, CATALOG, PAGES, QUESTIONS, TREE_SUMMARIES
-from petrichor_pipeline.models.protocols import CallContext, CandidateRequest, PageRequest, QuestionChunk, TreeNodeText
+from petrichor_pipeline.models.prompts import CANDIDATES, CATALOG, PAGES, PROMPT_VERSION, QUESTIONS, TREE_SUMMARIES
+from petrichor_pipeline.models.protocols import CallContext, CandidateRequest, PageRequest, QuestionChunk, TreeNodeText, UsageMeter, UsageRecord
+from petrichor_pipeline.models.usage import record_usage
+
+OFFLINE_VERSION = 4
+"""Bumped whenever the offline model's output changes, so derived data built with it goes stale."""
 
 
-class OfflineChatModel(OfflineAnswerer):
+class OfflineChatModel:
     """`ChatModel` without a network: keyword and structure based, deterministic, grounded.
 
-    Answering is inherited from `OfflineAnswerer`, so both halves share one fingerprint.
+    Calls are metered like endpoint calls (no tokens), so build summaries count them the same way. It does
+    not answer questions: serving's `OfflineAnswerer` (`petrichor_serving.answer`) does.
     """
+
+    fingerprint = f"{OFFLINE_CHAT_PREFIX}{OFFLINE_VERSION}:{PROMPT_VERSION}"
+
+    def __init__(self, meter: UsageMeter | None = None):
+        self._meter = meter
 
     def generate_questions(self, chunks: Sequence[QuestionChunk], ctx: CallContext) -> dict[str, Any]:
         return self._timed(QUESTIONS.op, ctx, lambda: {"questions": {c.key: chunk_questions(c) for c in chunks}})
@@ -37,3 +48,10 @@ class OfflineChatModel(OfflineAnswerer):
             return {"summaries": {str(n.position): s for n in nodes if (s := node_summary(n))}}
 
         return self._timed(TREE_SUMMARIES.op, ctx, summaries)
+
+    def _timed(self, op: str, ctx: CallContext, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            return run()
+        finally:
+            record_usage(self._meter, op, ctx.article_id, UsageRecord(calls=1, latency_s=time.perf_counter() - started))

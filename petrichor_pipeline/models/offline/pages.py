@@ -6,7 +6,7 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from petrichor_pipeline.models.protocols import PageRequest
-from petrichor_pipeline.models.offline.sentences import Sentence, cut, is_prose, split_sentences
+from petrichor_pipeline.text.prose import Sentence, cut, is_prose, split_sentences
 from petrichor_pipeline.models.offline.terms import term_for
 from petrichor_pipeline.text.lang import language_of
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from petrichor_pipeline.models.protocols import QuestionChunk
-from petrichor_pipeline.models.offline.sentences import Sentence, cut, split_sentences, strip_section_number
+from petrichor_pipeline.text.prose import Sentence, cut, split_sentences, strip_section_number
 from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, salient_terms, zh_words
 from petrichor_pipeline.models.prompts import heading_label
 from petrichor_pipeline.text.lang import has_cjk, language_of

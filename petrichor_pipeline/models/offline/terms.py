@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Iterable, Sequence
 
-from petrichor_pipeline.models.offline.sentences import Sentence, informative
+from petrichor_pipeline.text.prose import Sentence, informative
 from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 from petrichor_pipeline.text.lang import CJK, CJK_RUN, init_jieba
 from petrichor_pipeline.text.stem import stem

@@ -1,6 +1,6 @@
-"""Sentences with offsets and plain-text helpers for the offline model.
+"""Sentences with offsets and plain-text helpers: the offline model's and serving's offline answers'.
 
-Sentences keep their offsets into the source text, so whatever the offline model quotes or summarises
+Sentences keep their offsets into the source text, so whatever is quoted or summarised
 from them is a verbatim substring of what it was given. Headings and fences are `text.markdown`'s.
 """
 

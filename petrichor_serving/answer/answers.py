@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-from petrichor_pipeline.models.offline.address import addresses_the_assistant
-from petrichor_pipeline.text.answer_types import (
+from petrichor_serving.answer.address import addresses_the_assistant
+from petrichor_serving.answer.answer_types import (
     CLAUSE,
     NEGATION,
     Span,
@@ -29,8 +29,8 @@ from petrichor_pipeline.text.answer_types import (
     short_kind,
 )
 from petrichor_pipeline.models.protocols import EvidenceText
-from petrichor_pipeline.models.offline.sentences import Sentence, informative, split_sentences
-from petrichor_pipeline.models.offline.overlap import search_tokens
+from petrichor_pipeline.text.prose import Sentence, informative, split_sentences
+from petrichor_serving.answer.overlap import search_tokens
 from petrichor_pipeline.text.stopwords import CHINESE
 from petrichor_pipeline.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_jieba, language_of
 from petrichor_pipeline.text.markdown import Line, LineKind, is_table_rule, scan_lines
