@@ -33,7 +33,7 @@ from petrichor_serving.toolspec import (
 MAX_BODY_BYTES = 512 * 1024
 MAX_HISTORY_ITEMS = 24
 MAX_HISTORY_CHARS = 32_000
-"""A chat's history: at most 24 user/assistant turns and 32,000 characters in all (reference §7.6)."""
+"""A chat's history: at most 24 user/assistant turns and 32,000 characters in all (the assistant API rejects more; `/v1` keeps the newest turns within them)."""
 
 SnapshotVersion = Annotated[
     str | None, Field(description="answer against this retained snapshot (`GET /api/snapshots`); default the current one")

@@ -1,4 +1,4 @@
-"""The knowledge base's wiki, merged from every article's contribution (reference §3.7).
+"""The knowledge base's wiki, merged from every article's contribution: pages, links and source refs.
 
 Aggregation is a pure function of the current contributions: a page exists while at least one article
 supports it, so an article that is removed or no longer mentions an object simply stops contributing,

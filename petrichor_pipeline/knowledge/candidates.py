@@ -1,4 +1,4 @@
-"""Entity and concept candidates of one article, extracted from the whole document (reference §3.2).
+"""Entity and concept candidates of one article, extracted from the whole document in one call.
 
 The model proposes; these rules decide. Every key is re-normalised (and replaced by the name's key when
 the model made it up), classes are capped and interleaved so neither crowds out the other, and

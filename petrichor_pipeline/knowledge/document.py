@@ -1,6 +1,6 @@
 """The whole article as extraction and page generation see it, and its local (model-free) summary.
 
-Reference §3.1–§3.2: one context for the whole document rather than per-chunk extraction, so entities
+One context for the whole document rather than per-chunk extraction, so entities
 are judged by their coverage across the article; an over-long article keeps its head and its tail.
 """
 

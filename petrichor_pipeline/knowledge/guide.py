@@ -1,4 +1,4 @@
-"""The knowledge base's compile guide, cleaned before it joins the system prompts (seed §4.1).
+"""The knowledge base's compile guide, cleaned before it joins the system prompts.
 
 Authors keep notes in HTML comments and leave template headings unfilled; neither should reach a model,
 where an empty heading reads as an instruction with nothing behind it.

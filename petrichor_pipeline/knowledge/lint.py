@@ -1,4 +1,4 @@
-"""Wiki lint (seed §12): structural faults of a published wiki, as plain functions over snapshot rows.
+"""Wiki lint: structural faults of a published wiki, as plain functions over snapshot rows.
 
 Each function returns the offending keys, sorted, so an asset check can show them and a test can seed one.
 Pages are keyed `kb_id/page_key` (page keys are unique per knowledge base and tenant).

@@ -1,4 +1,4 @@
-"""The PageIndex tree of one article (reference §4): its heading outline with a summary per section.
+"""The PageIndex tree of one article: its heading outline with a summary per section.
 
 The tree serves structural questions ("which sections…", "summarise in order"), which similarity search
 answers badly. Node keys are `a{articleId}-{position}` with positions in document order.

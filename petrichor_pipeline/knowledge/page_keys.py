@@ -1,4 +1,4 @@
-"""Stable wiki page keys (reference §3.3): the same object gets the same key in every article and build.
+"""Stable wiki page keys: the same object gets the same key in every article and build.
 
 Keys are what links, source refs and the existing-pages catalog agree on, so the rule is applied to
 every key a model returns, never trusted as given: a model-made key must also be derived from the

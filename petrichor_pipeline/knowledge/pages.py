@@ -1,4 +1,4 @@
-"""Wiki page bodies for one article's candidates (reference §3.5), with a fallback for every failure.
+"""Wiki page bodies for one article's candidates, with a fallback for every failure.
 
 Pages are generated four candidates per call so each call sees the whole document once; a page the
 model fails to write becomes a summary page built from the candidate itself, so the wiki never loses

@@ -1,4 +1,4 @@
-"""A shallow folder for each new page (reference §3.4): at most two levels, shared across articles.
+"""A shallow folder for each new page: at most two levels, shared across articles.
 
 A page that already has a folder keeps it, so folders stay stable as articles are rebuilt; only pages
 without one are sent to the model.

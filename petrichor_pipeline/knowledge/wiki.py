@@ -1,4 +1,4 @@
-"""One article's contribution to the knowledge base's wiki (reference §3): its source page and the
+"""One article's contribution to the knowledge base's wiki: its source page and the
 entity/concept pages, links and source refs it supports.
 
 The contribution is self-contained and JSON-serialisable, so the build caches it per article and the
@@ -218,7 +218,7 @@ def _page_links(extraction: Extraction, pages: Sequence[PageContribution]) -> li
 def render_source_page(
     article: ArticleInput, extraction: Extraction, chunks: Sequence[ChunkLike], questions: Mapping[str, Sequence[str]]
 ) -> str:
-    """The `source-{articleId}` body (reference §3.7): summary, extracted pages, relations, questions, source."""
+    """The `source-{articleId}` body: summary, extracted pages, relations, questions, source."""
     names = {c.page_key: c.name for c in extraction.candidates}
     parts = [f"# {article.title}", "## 文档摘要", extraction.summary or "暂无摘要。"]
     for kind in KINDS:

@@ -1,8 +1,7 @@
 """Recover the JSON object a chat model meant to send.
 
-Models wrap their JSON in prose, in ```json fences, or encode it twice; the reference's newer variant
-(§2, `extractJSONObjects`) tries a full parse, then a double-encoded string, then a streaming decode at
-each `{`. A fenced block is tried before the streaming scan so that a `{` in the prose before it cannot win.
+Models wrap their JSON in prose, in ```json fences, or encode it twice, so a reply is tried as a full
+parse, then as a double-encoded string, then by a streaming decode at each `{`. A fenced block is tried before the streaming scan so that a `{` in the prose before it cannot win.
 """
 
 from __future__ import annotations

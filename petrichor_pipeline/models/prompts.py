@@ -1,4 +1,5 @@
-"""Versioned prompt templates and their JSON reply contracts (reference §2–§4, plus the answering agent).
+"""Versioned prompt templates and their JSON reply contracts: questions, wiki candidates, the page catalog,
+pages, PageIndex summaries and the answering agent.
 
 `PROMPT_VERSION` is part of the chat fingerprint: changing any wording here must bump it, so that
 questions, candidates and pages built with the old wording are re-derived.

@@ -3,7 +3,7 @@
 This module is the one piece of the model layer that serving imports: types only, no provider code,
 no configuration. Providers are built by `models.providers` in the layer above serving (the CLI).
 
-Each chat operation returns the *parsed JSON reply* of its contract (reference §2–§4), whether it came
+Each chat operation returns the *parsed JSON reply* of its contract (`models.prompts`), whether it came
 from an OpenAI-compatible endpoint or from the deterministic offline model, so the normalisation and
 fallback rules in `petrichor_pipeline.knowledge` treat both the same way. A failure raises `ModelError`.
 """
@@ -37,7 +37,7 @@ class QuestionChunk:
 
 @dataclass(frozen=True)
 class CandidateRequest:
-    """Whole-document candidate extraction (reference §3.1–§3.2)."""
+    """Entity and concept candidates of one whole document, in one call (not per chunk)."""
 
     kb_name: str
     title: str
@@ -48,7 +48,7 @@ class CandidateRequest:
 
 @dataclass(frozen=True)
 class PageRequest:
-    """Page generation for one batch of at most 4 candidates (reference §3.5)."""
+    """Page generation for one batch of at most 4 candidates."""
 
     title: str
     document: str

@@ -1,4 +1,4 @@
-"""Field-weighted BM25 (reference §5.4) over an inverted index built once per snapshot.
+"""Field-weighted BM25 (k1 = 1.5, b = 0.75) over an inverted index built once per snapshot.
 
 A document has three fields, title / summary / content, weighted 3 / 2 / 1 *while accumulating*: each
 token of a field adds its weight to the document length and, per term, to the term count. Statistics are

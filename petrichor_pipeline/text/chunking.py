@@ -27,9 +27,8 @@ first non-space character to its last section's last non-space character, keepin
 author wrote instead of re-joining the sections with "\\n\\n"; stage 3 measures and splits that span. For
 input that is already normalised the offsets index the input itself.
 
-Every chunk is kept, however long the article: the 120-chunk cap of the older variant is gone (reference
-§1.7, newer variant), so no text of an article is left out of search. The work stays linear in the input
-because every stage is: sections are one scan, merging one pass, and a stage-3 window ends more than
+Every chunk is kept, however long the article: there is no cap on the number of chunks, so no text of an
+article is left out of search. The work stays linear in the input because every stage is: sections are one scan, merging one pass, and a stage-3 window ends more than
 `SPLIT_FLOOR_CHARS` past its start while the next begins at most `OVERLAP_CHARS` before that end, so each
 window moves on by over 1,440 code points and costs at most `MAX_CHARS` of searching.
 """

@@ -1,6 +1,6 @@
 """Markdown structure every part of Petrichor agrees on: which lines are headings, fences and fenced code.
 
-One linear scanner, the chunker's (reference §1.3), serves the chunker, the sources' title, the PageIndex
+One linear scanner, the chunker's, serves the chunker, the sources' title, the PageIndex
 tree, the guide cleaner, wiki pages, local summaries and the offline model, so a heading has the same
 title wherever it is read.
 

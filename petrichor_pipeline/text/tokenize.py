@@ -1,6 +1,6 @@
 """Lexical tokenizers for recall: BM25, rerank, similarity and the wiki route all share them.
 
-`bigram` is the reference recall tokenizer (reference §5.1): lowercase, split on whitespace, punctuation
+`bigram` is the default recall tokenizer: lowercase, split on whitespace, punctuation
 and symbols, keep latin/digit runs of two or more code points, and cut every run of CJK ideographs into
 overlapping two-character windows (a one-character run stays whole). A plain regex tokenizer would turn a
 whole Chinese sentence into one token; bigrams need no dictionary and match any substring query.

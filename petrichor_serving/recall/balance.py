@@ -1,4 +1,4 @@
-"""Article-level balancing (reference §6.5): one long popular article must not fill every slot.
+"""Article-level balancing: one long popular article must not fill every slot.
 
 Fused hits are grouped by article; an article scores its best hits (the reference: the best three weighted
 1, 0.35, 0.15; Petrichor: the best alone) plus a hair for multi-route agreement; the best few articles are kept
@@ -56,8 +56,7 @@ def sub_query_leads(fused: Sequence[Hit], sub_query_lists: Sequence[Sequence[Seq
 
     A question asked of several subjects needs one article per subject, but the question as a whole ranks
     the articles that name them all (or the first subject's) above the second subject's own: each
-    sub-query's first article is what it was searched to find (seed §9: multi-sub-query Search, then
-    article balancing)."""
+    sub-query's first article is what it was searched to find, so it is kept before balancing picks the rest."""
     leads: list[Hit] = []
     seen: set[str] = set()
     for lists in sub_query_lists:

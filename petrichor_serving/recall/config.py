@@ -24,7 +24,7 @@ class RecallConfig:
 
     # ------------------------------------------------------------------------------ queries and routes
     rewrite: bool = False
-    """True also searches the reference's rule-based clauses of a compound question (reference §6.2). Off by
+    """True also searches each clause of a compound question on its own (`rewrite.rewrite_query`). Off by
     default: the clauses are sentence fragments that each weigh as much as the question and cost recall on
     multi-document questions (docs/evaluation.md); a caller's own `sub_queries` are always searched."""
     coordination: bool = True

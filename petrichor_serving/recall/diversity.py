@@ -1,4 +1,4 @@
-"""Near-duplicate removal and the per-article cap (reference §6.7).
+"""Near-duplicate removal and the per-article cap.
 
 Two hits are duplicates when their normalised titles are equal, or when the token sets of
 title + snippet + the first 800 characters of content overlap by Jaccard >= 0.88. The same test and cap
@@ -16,7 +16,7 @@ from petrichor_serving.recall.config import DEFAULT_CONFIG
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 
 SIMILARITY_THRESHOLD = 0.88
-"""The reference's near-duplicate bar."""
+"""Jaccard overlap of two hits' token sets at or above which they are near duplicates."""
 _CONTENT_CHARS = 800
 
 

@@ -1,4 +1,4 @@
-"""Reciprocal Rank Fusion of the per-(query, route) ranked lists (reference §6.4).
+"""Reciprocal Rank Fusion of the per-(query, route) ranked lists: each adds 1 / (60 + rank).
 
 Route scores (cosine, BM25, field counts) are not comparable, ranks are: each list adds
 1 / (60 + rank) with 1-based ranks. Hits of one chunk merge, whichever route found them; when a chunk was

@@ -394,7 +394,7 @@ def order_tail(state: SearchState) -> None:
 
 def diversify(state: SearchState) -> None:
     """The reranked list without near duplicates and within the per-article cap, backfilled to `limit` from
-    the article stage first, then from the rest of the fused list (seed §9.4)."""
+    the article stage first, then from the rest of the fused list."""
     limit, config, articles = state.limit, state.config, state.articles.hits
     kept = {h.key for h in articles}
     backfill = articles + [h for h in state.fused if h.key not in kept]

@@ -1,4 +1,4 @@
-"""Local rerank against the original question (reference §6.6): no extra model call.
+"""Local rerank against the original question: no extra model call.
 
 Sub-queries widen recall; the user's own question decides the order. A hit earns points where the whole
 normalised question or its tokens occur, title above path/snippet above body, on top of a prior from the

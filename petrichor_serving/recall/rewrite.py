@@ -1,4 +1,4 @@
-"""Deterministic query rewrite (reference §6.2): split a compound question into at most three sub-queries.
+"""Deterministic query rewrite: split a compound question into at most three sub-queries.
 
 No model is called: a simple question stays exactly as asked. Two rules, switched separately:
 

@@ -9,8 +9,8 @@ from petrichor_pipeline.text.tokenize import index_tokens, query_tokens
 from petrichor_pipeline.text.bm25 import B, FIELD_WEIGHTS, K1, BM25Index, top_ranked
 
 
-def test_field_weights_reference_case():
-    # reference §8 case 8 / §5.4: doc1 wins on the title, both scores positive
+def test_field_weights_title_wins():
+    # title weighs 3, content 1: doc1 wins on the title, both scores positive, both lengths 17
     index = BM25Index.build(
         [("Redis 消费幂等", "", "处理重复消费"), ("消息记录", "", "Redis 消费幂等 Redis 消费幂等")], index_tokens
     )

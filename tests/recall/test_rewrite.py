@@ -3,14 +3,14 @@ from petrichor_serving.recall.rewrite import build_queries, rewrite_query
 
 
 def test_complex_question_is_split_into_clauses():
-    # reference §8 case 6
+    # a compound question: the question itself, then each clause without its leading 请/以及
     q = "请比较 Redis 的持久化方案，以及说明各自适用场景和恢复差异"
     queries = build_queries(q)
     assert queries == [q, "比较 Redis 的持久化方案", "说明各自适用场景和恢复差异"]
 
 
 def test_simple_question_stays_single():
-    # reference §8 case 7
+    # a short simple question is searched exactly as asked
     assert build_queries("Redis 怎么部署") == ["Redis 怎么部署"]
     assert rewrite_query("Redis 怎么部署") == []
 

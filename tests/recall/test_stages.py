@@ -1,4 +1,4 @@
-"""Fusion, article balancing, local rerank and diversity against the reference cases (§8, 9–13)."""
+"""Fusion, article balancing, local rerank and diversity on small hand-made hit lists."""
 
 from petrichor_pipeline.text.bm25 import bm25_idf
 from petrichor_serving.recall.balance import select_articles

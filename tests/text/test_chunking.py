@@ -307,8 +307,8 @@ def test_fence_longer_than_the_cap_stays_whole() -> None:
     assert [c.content for c in result.chunks] == ["intro\n\n" + fence, "after"]
 
 
-def test_reference_case_1_keeps_the_tail_beyond_the_former_limit() -> None:
-    """Reference §8 case 1 (`KeepsTailBeyondFormerLimit`): the newer variant has no 120-chunk cap."""
+def test_keeps_the_tail_of_a_140_chunk_article() -> None:
+    """140 long sections: the last one's text is still chunked, since there is no cap on the number of chunks."""
     sections = [
         f"# 章节 {i}\n\n" + ("TAIL_SENTINEL" if i == 140 else f"SECTION_{i}") + " 这一节的完整内容。" * 80
         for i in range(1, 141)

@@ -16,7 +16,7 @@ import pytest
 from petrichor_pipeline.text.chunking import MAX_CHARS, ChunkResult, chunk_markdown
 from petrichor_pipeline.text.normalize import normalize_text
 
-# Reference §1.3's heading pattern, except that a closing `#` run needs whitespace before it (`text.markdown`).
+# The heading pattern: 1-6 `#`, ASCII whitespace, the text; a closing `#` run needs whitespace before it (`text.markdown`).
 HEADING = re.compile(r"^(#{1,6})[\t\n\f\r ]+(.+?)(?:[\t\n\f\r ]+#+)?[\t\n\f\r ]*$")
 FENCE = re.compile(r"^[\t\n\f\r ]*(```|~~~)")
 

@@ -17,7 +17,7 @@ from petrichor_pipeline.text.markdown import (
     scan_marks,
 )
 
-# The rule as one regex (reference §1.3 with a closing `#` run that needs whitespace before it): the oracle.
+# The rule as one regex (a closing `#` run needs whitespace before it): the oracle.
 ORACLE_HEADING = re.compile(r"^(#{1,6})[\t\n\f\r ]+(.+?)(?:[\t\n\f\r ]+#+)?[\t\n\f\r ]*$")
 ORACLE_FENCE = re.compile(r"^[\t\n\f\r ]*(```|~~~)")
 
@@ -52,7 +52,7 @@ def test_marks_carry_line_numbers_and_offsets() -> None:
     assert list(scan_marks(text)) == [
         Heading(1, 1, "A", 6, 9),
         Fence(2, True, 10, 13),
-        Fence(4, False, 19, 22),  # any fence line closes, whatever its kind (reference §1.4)
+        Fence(4, False, 19, 22),  # any fence line closes, whatever its kind
         Heading(5, 2, "B", 23, 30),
         Fence(6, True, 31, 38),
     ]

@@ -13,7 +13,7 @@ from petrichor_pipeline.text.tokenize import (
 @pytest.mark.parametrize(
     "text, tokens",
     [
-        # reference §5.1, derived by hand
+        # lowercased latin runs of 2+, CJK runs as overlapping bigrams, a lone CJK character whole; by hand
         ("Redis 消费幂等", ["redis", "消费", "费幂", "幂等"]),
         ("GPT-4o模型", ["gpt", "4o", "模型"]),
         ("处理重复消费", ["处理", "理重", "重复", "复消", "消费"]),

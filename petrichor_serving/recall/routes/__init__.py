@@ -1,4 +1,4 @@
-"""The recall routes (reference §6.3), registered by name.
+"""The recall routes, registered by name.
 
 A route is one module here defining `ROUTE` (a `base.Route`: its `run(ctx, query)`, fusion weight, tier and
 the vector table it needs) plus one line in `ROUTES`. The pipeline, `RecallConfig` and the index loader

@@ -1,4 +1,4 @@
-"""Chunks nearest to the query embedding (reference §6.3)."""
+"""Chunks nearest to the query embedding (cosine over the chunk vectors)."""
 
 from __future__ import annotations
 

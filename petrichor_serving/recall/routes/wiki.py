@@ -1,4 +1,4 @@
-"""Readable entity/concept pages scored field by field (reference §6.3); not run in a focused search.
+"""Readable entity/concept pages scored field by field; not run in a focused search.
 
 A page is derived text: it restates chunks of the articles it was built from. So a matching page first
 credits its source chunks (the readable chunks of its articles that name it, as the build's source refs
