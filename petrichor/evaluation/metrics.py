@@ -1,4 +1,4 @@
-"""Retrieval and answer metrics, as pure functions over ranked lists (the eval README's definitions).
+"""Retrieval and answer metrics, as pure functions over ranked lists.
 
 Document level: a question's ranked documents are the retrieved items mapped to their documents, repeats
 dropped, order kept. `gold_match="any"` needs one gold document within the cut-off; `"all"` needs every one

@@ -1,7 +1,7 @@
 """Recommended questions: three likely user questions per chunk, used only as retrieval aliases.
 
 A question never becomes evidence; a hit maps back to its chunk. So a failure here must not fail the
-build: any chunk without model questions gets the spec's template questions and the build records why.
+build: any chunk without model questions gets template questions and the build records why.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Small string rules the knowledge build applies everywhere.
 
-Every length here is counted in Unicode code points, the unit the reference asks for.
+Every length here is counted in Unicode code points, so Chinese and English text get the same limits.
 """
 
 from __future__ import annotations

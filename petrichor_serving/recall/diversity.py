@@ -16,7 +16,7 @@ from petrichor_serving.recall.config import DEFAULT_CONFIG
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 
 SIMILARITY_THRESHOLD = 0.88
-"""The reference's near-duplicate bar."""
+"""Jaccard overlap of two hits' token sets at or above which they are near duplicates."""
 _CONTENT_CHARS = 800
 
 
