@@ -29,7 +29,6 @@ retry.
 from __future__ import annotations
 
 import json
-import re
 import time
 from typing import Any, Sequence
 
@@ -217,29 +216,29 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
 
 REPEATED = "repeated call: its result is already above; read something else or answer"
 
-_TOOL_CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+_DECODER = json.JSONDecoder()
 
 
 def text_tool_calls(content: str | None, turn: int) -> list[dict[str, Any]]:
     """Tool calls a model wrote into its reply text instead of the `tool_calls` field, as servers that
-    render a model's own chat template without parsing its output return them: `<tool_call>{"name": ...,
-    "arguments": {...}}</tool_call>` blocks (Qwen, Hermes), or a reply that is nothing but one such object.
-    Only names of this agent's tools count, so an answer object is never taken for a call."""
-    text = (content or "").strip()
-    if not text:
-        return []
-    blocks = _TOOL_CALL_BLOCK.findall(text) if "<tool_call>" in text else [text]
-    calls = []
-    for block in blocks:
+    render a model's own chat template without parsing its output return them: JSON objects `{"name": ...,
+    "arguments": {...}}`, inside `<tool_call>` tags or with the tags already dropped as special tokens, and
+    in the doubled braces of the template's own example (Qwen2.5's `{{"name": ...}}`). Only names of this
+    agent's tools count, so an answer object is never taken for a call."""
+    text = content or ""
+    calls: list[dict[str, Any]] = []
+    at = text.find("{")
+    while at >= 0:
         try:
-            obj = json.loads(block)
+            obj, end = _DECODER.raw_decode(text, at)
         except json.JSONDecodeError:
+            at = text.find("{", at + 1)
             continue
-        if not isinstance(obj, dict) or obj.get("name") not in TOOL_NAMES:
-            continue
-        args = obj.get("arguments", obj.get("parameters", {}))
-        raw = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        calls.append({"id": f"text_{turn}_{len(calls)}", "name": obj["name"], "arguments": raw})
+        if isinstance(obj, dict) and obj.get("name") in TOOL_NAMES:
+            args = obj.get("arguments", obj.get("parameters", {}))
+            raw = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            calls.append({"id": f"text_{turn}_{len(calls)}", "name": obj["name"], "arguments": raw})
+        at = text.find("{", end)
     return calls
 
 

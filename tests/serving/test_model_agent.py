@@ -247,6 +247,9 @@ def test_an_answer_object_is_not_taken_for_a_written_tool_call():
     assert text_tool_calls('{"name": "delete_everything", "arguments": {}}', 0) == []
     both = text_tool_calls('<tool_call>{"name": "knowledge_search", "arguments": {"query": "rrf"}}</tool_call>\n<tool_call>{"name": "knowledge_outline", "arguments": "{\\"article_id\\": \\"a1\\"}"}', 3)
     assert [(c["id"], c["name"], json.loads(c["arguments"])) for c in both] == [("text_3_0", "knowledge_search", {"query": "rrf"}), ("text_3_1", "knowledge_outline", {"article_id": "a1"})]
+    doubled = text_tool_calls('{{"name": "knowledge_search", "arguments": {"query": "RRF"}}}', 1)  # Qwen2.5's template example, tags dropped
+    assert [(c["name"], json.loads(c["arguments"])) for c in doubled] == [("knowledge_search", {"query": "RRF"})]
+    assert text_tool_calls("I will search now.", 0) == []
 
 
 def _refusing_json_schema(path, body):
