@@ -11,12 +11,11 @@ from petrichor_pipeline.models.offline.catalog import plan_catalog
 from petrichor_pipeline.models.offline.pages import generate_pages
 from petrichor_pipeline.models.offline.questions import chunk_questions
 from petrichor_pipeline.models.offline.tree import node_summary
-from petrichor_pipeline.models.prompts import CANDIDATES, CATALOG, PAGES, PROMPT_VERSION, QUESTIONS, TREE_SUMMARIES
+from petrichor_pipeline.models.prompts import CANDIDATES, CATALOG, PAGES, QUESTIONS, TREE_SUMMARIES
 from petrichor_pipeline.models.protocols import CallContext, CandidateRequest, PageRequest, QuestionChunk, TreeNodeText, UsageMeter, UsageRecord
 from petrichor_pipeline.models.usage import record_usage
+from petrichor_pipeline.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
 
-OFFLINE_VERSION = 4
-"""Bumped whenever the offline model's output changes, so derived data built with it goes stale."""
 
 
 class OfflineChatModel:
@@ -26,7 +25,7 @@ class OfflineChatModel:
     not answer questions: serving's `OfflineAnswerer` (`petrichor_serving.answer`) does.
     """
 
-    fingerprint = f"{OFFLINE_CHAT_PREFIX}{OFFLINE_VERSION}:{PROMPT_VERSION}"
+    fingerprint = f"{OFFLINE_CHAT_PREFIX}{OFFLINE_MODEL_VERSION}:{CHAT_PROMPT_VERSION}"
 
     def __init__(self, meter: UsageMeter | None = None):
         self._meter = meter
