@@ -114,7 +114,7 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
     query = query or question
     seed: list[str] = []
     try:
-        seed = run.read_many(offline._chunk_targets(run.search(query, limit=offline.SEARCH_LIMIT), run.budget.max_reads, run.prefer))
+        seed = run.read_many(offline._chunk_targets(run.search(query), run.budget.max_reads, run.prefer))
     except (BudgetExceeded, tools.ToolError) as exc:
         run.trace.notes.append(f"seed: {exc}")
     messages: list[dict[str, Any]] = [

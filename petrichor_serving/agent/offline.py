@@ -30,10 +30,6 @@ from petrichor_serving.agent.trace import StopReason
 from petrichor_serving.agent.words import content_words
 from petrichor_serving.recall.config import CONCEPT_CONFIG
 
-SEARCH_LIMIT = 6
-"""Candidates per agent search: what the plans read from. Shorter than the search's own list
-(`RecallConfig.limit`, 10) that `RecallConfig.fresh_tail` is sized for, so here the whole list is the fresh
-tail: each place goes to a different article first."""
 FACT_KEEP_RATIO = 0.85
 """A second quote joins an answer only when it scores this share of the best one: a citation beside the point
 costs more than a second quote gains (cmrc dev: three quotes at 0.6 gave citation precision 0.48)."""
@@ -139,14 +135,14 @@ def withheld(run: Run, draft: Draft) -> dict[str, Any]:
 
 def fact(run: Run, question: str, cands: list[dict[str, Any]] | None = None) -> Draft:
     if cands is None:
-        cands = run.search(question, limit=SEARCH_LIMIT)
+        cands = run.search(question)
     ids = run.read_many(_chunk_targets(cands, run.budget.max_reads, run.prefer))
     return gated(run, question, _quote(run, question, ids), cands)
 
 
 def structure_plan(run: Run, question: str) -> Draft:
     snap = run.snap
-    cands = run.search(question, limit=8)
+    cands = run.search(question)
     allowed = snap.recall.allowed_article_ids(run.scope)
     if run.scope.article_id:
         allowed = allowed & {run.scope.article_id}
@@ -244,7 +240,7 @@ def comparison(run: Run, question: str) -> Draft:
     chosen: list[dict[str, Any] | None] = []
     read: list[str] = []
     for item in items:
-        cands = _in_language(run, run.search(item, limit=SEARCH_LIMIT))
+        cands = _in_language(run, run.search(item))
         ids = run.read_many(_chunk_targets(cands, COMPARISON_READS))
         taken = {c["quote"] for c in chosen if c}
         first = chosen[0] if chosen else None
@@ -268,7 +264,7 @@ def comparison(run: Run, question: str) -> Draft:
 
 
 def concept(run: Run, question: str) -> Draft:
-    cands = run.search(question, limit=SEARCH_LIMIT, config=CONCEPT_CONFIG)
+    cands = run.search(question, config=CONCEPT_CONFIG)
     page = next((c for c in cands if c.get("page_key")), None)
     if page is None:
         return fact(run, question, cands)
@@ -277,7 +273,7 @@ def concept(run: Run, question: str) -> Draft:
     sources = set(page_item.get("article_ids") or []) if page_item else set()
     chunks = [c for c in cands if c.get("chunk_id") and c.get("article_id") in sources]
     if not chunks and sources:
-        chunks = run.search(question, limit=SEARCH_LIMIT, article_id=sorted(sources)[0])
+        chunks = run.search(question, article_id=sorted(sources)[0])
     chunks = chunks + [c for c in cands if c not in chunks]
     ids = run.read_many(_chunk_targets(chunks, run.budget.max_reads, run.prefer))
     return gated(run, question, _quote(run, question, ids), cands)

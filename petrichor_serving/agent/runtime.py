@@ -50,11 +50,14 @@ class Run:
         self,
         query: str,
         *,
-        limit: int = 6,
+        limit: int | None = None,
         sub_queries: Sequence[str] | None = None,
         article_id: str | None = None,
         config: RecallConfig = DEFAULT_CONFIG,
     ) -> list[dict[str, Any]]:
+        """The search tool's candidates; `limit` defaults to the search's own list length (`RecallConfig.limit`),
+        so the agent reads from the list the evaluation measures."""
+        limit = limit or config.limit
         self.meter.take_tool_call()
         started = time.perf_counter()
         scope = self.scope if article_id is None else replace(self.scope, article_id=article_id)

@@ -100,9 +100,8 @@ class RecallConfig:
     fresh_tail: int = 6
     """Last places of an unfocused list kept for the best hits of articles not yet listed: sized for a list
     of `limit` = 10, where the first four places come from the best articles and the rest show where else
-    the answer may be (docs/evaluation.md). Coupled to the list's length: the agent searches with a limit of
-    6 (`agent.offline.SEARCH_LIMIT`), where the tail is the whole list, so each of its six places goes to a
-    different article first."""
+    the answer may be (docs/evaluation.md). The agent searches with this same `limit`, so the evaluation
+    measures the list it reads from."""
     tail_articles: int = 9
     """The fresh tail's new articles come in the local rerank's order of the best hit of each of this many
     articles (the first by fused score), then in fused order; 0: in fused order alone. 7 to 10 each lifted

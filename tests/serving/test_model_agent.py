@@ -273,7 +273,7 @@ def test_the_retry_is_held_to_the_answer_contract_by_structured_output(served_sn
         if refuses_json_schema:
             server.gate = _refusing_json_schema
         server.script(CHAT, chat_reply("The key file stores hashes of the keys."), final("The key file stores hashes [1].", ("e1", sentence)))
-        doc = loop.answer(snap, QUESTION, Scope(), chat=_model(server), embedder=embedder, extractor=OfflineAnswerer())
+        doc = loop.answer(snap, QUESTION, Scope(), chat=_model(server), embedder=embedder)
         sent = server.calls(CHAT)
     finally:
         server.stop()
