@@ -2,7 +2,7 @@
 
 OpenAI's chat completions take `{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`
 or `{"type": "json_object"}`; many compatible servers accept one, both or neither, and say so with a
-400 naming the field. The json_object form carries the contract's schema as `schema`, which llama.cpp's
+400 naming the field (llama-cpp-python: a 500 carrying the validation error). The json_object form carries the contract's schema as `schema`, which llama.cpp's
 servers (its own and llama-cpp-python's) turn into a grammar, so their replies are held to the contract too. So the hint is negotiated per endpoint (base URL + model): the first request
 probes the best form the mode allows while later requests wait for its answer; a 400 that names
 `response_format` / `json_schema` moves the endpoint one step down (json_schema → json_object → none)
@@ -21,6 +21,7 @@ import openai
 
 from petrichor_pipeline.models.protocols import ModelError
 from petrichor_pipeline.models.reply_contract import Contract
+from petrichor_pipeline.models.transport import reports_invalid_request
 
 T = TypeVar("T")
 
@@ -52,8 +53,11 @@ def response_format(form: str, contract: Contract, keys: Sequence[str] = ()) -> 
 
 
 def rejects_response_format(error: BaseException | None) -> bool:
-    """A 400 (or 422) whose message names the response_format field: the endpoint refuses the hint."""
-    if not isinstance(error, openai.APIStatusError) or error.status_code not in _REJECTING_STATUS:
+    """A 400 (or 422), or a 5xx reporting a request validation error, whose message names the response_format
+    field: the endpoint refuses the hint."""
+    if not isinstance(error, openai.APIStatusError):
+        return False
+    if error.status_code not in _REJECTING_STATUS and not reports_invalid_request(error):
         return False
     return bool(_NAMES_THE_FIELD.search(f"{error.message} {error.body}"))
 

@@ -8,6 +8,7 @@ through here: it is counted, timed, held to the run's limit, and retried only wh
 from __future__ import annotations
 
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -51,10 +52,19 @@ class RetryPolicy:
         return wait
 
 
+_VALIDATION = re.compile(r"validation error", re.IGNORECASE)
+
+
+def reports_invalid_request(error: Exception) -> bool:
+    """A 5xx whose message is a request validation error (llama-cpp-python's server answers a field it cannot
+    validate so): the same request fails the same way, so it is a refusal, not a transient failure."""
+    return isinstance(error, openai.APIStatusError) and error.status_code >= 500 and bool(_VALIDATION.search(f"{error.message} {error.body}"))
+
+
 def is_retryable(error: Exception) -> bool:
     if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError, ValueError)):
         return True
-    return isinstance(error, openai.APIStatusError) and error.status_code >= 500
+    return isinstance(error, openai.APIStatusError) and error.status_code >= 500 and not reports_invalid_request(error)
 
 
 def describe(error: Exception) -> str:

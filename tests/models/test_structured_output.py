@@ -266,3 +266,18 @@ def test_candidates_of_the_wrong_shape_twice_leave_the_local_summary(fake_openai
     assert ex.candidates == () and ex.summary == "Redis 哨兵监控主节点。"
     assert ex.warnings == ("wiki candidate extraction failed: reply is not valid JSON for the contract: entities[0]: expected object, got string",)
     assert meter.by_op["kb.build.extraction"].failures == 2
+
+
+def test_a_500_carrying_the_validation_error_of_the_field_is_a_refusal(fake_openai: FakeOpenAI) -> None:
+    """llama-cpp-python's server reports a response_format it cannot validate as a 500 naming the field."""
+    message = "1 validation error: {'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}"
+    fake_openai.script(CHAT, error_reply(500, message), reply_of(GOOD_QUESTIONS))
+    model = make_model(fake_openai)
+    model.generate_questions(CHUNKS, CTX)
+    assert sent_formats(fake_openai) == ["json_schema", "json_object"]
+
+
+def test_a_500_without_a_validation_error_is_retried_with_the_same_form(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script(CHAT, error_reply(500, "response_format handler crashed"), reply_of(GOOD_QUESTIONS))
+    make_model(fake_openai).generate_questions(CHUNKS, CTX)
+    assert sent_formats(fake_openai) == ["json_schema", "json_schema"]
