@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-ALLOWED = ("petrichor_pipeline.contract", "petrichor_pipeline.text", "petrichor_pipeline.models.protocols")
+ALLOWED = ("petrichor_pipeline.contract", "petrichor_pipeline.text", "petrichor_pipeline.models.protocols", "petrichor_pipeline.versions")
 FORBIDDEN = (
     "dagster",
     "petrichor_pipeline.build",
