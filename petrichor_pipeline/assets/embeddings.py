@@ -1,7 +1,7 @@
 from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, asset
 
 from petrichor_pipeline.assets._metadata import EMBED_POOL, EMBED_STEP, built_on_articles, materialize_buckets
-from petrichor_pipeline.build.vectors import vectors_step
+from petrichor_pipeline.build.vectors import chunk_vectors_step, vectors_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
 
@@ -13,32 +13,31 @@ def _vectors(context: AssetExecutionContext, petrichor: PetrichorResource, kind:
 
 @asset(
     partitions_def=buckets,
-    deps=["chunks"],
+    deps=["chunk_windows"],
     group_name="embeddings",
-    code_version="1",
+    code_version="2",
     backfill_policy=BackfillPolicy.single_run(),
     op_tags=EMBED_STEP,
     pool=EMBED_POOL,
-    description="Passage vectors of the chunks' index texts, cached by content hash and embedding fingerprint; "
-    "a failed call leaves vectors pending for the next run.",
+    description="Passage vectors of the chunk windows' index texts, cached by content hash and embedding "
+    "fingerprint; a failed call leaves vectors pending for the next run.",
 )
-def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    return _vectors(context, petrichor, "chunk")
+def window_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
+    return _vectors(context, petrichor, "window")
 
 
 @asset(
     partitions_def=buckets,
-    deps=["chunk_windows", "chunk_vectors"],
+    deps=["chunks", "chunk_windows", "window_vectors"],
     group_name="embeddings",
-    code_version="1",
+    code_version="2",
     backfill_policy=BackfillPolicy.single_run(),
-    op_tags=EMBED_STEP,
-    pool=EMBED_POOL,
-    description="Passage vectors of the chunk windows' index texts, cached like chunk vectors; a window equal "
-    "to its chunk reuses the chunk's vector.",
+    description="Chunk vectors pooled from their windows' vectors (normalised mean): no text embedded; a chunk "
+    "whose windows are not all embedded yet stays pending.",
 )
-def window_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    return _vectors(context, petrichor, "window")
+def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
+    step = built_on_articles(lambda ctx, bucket: chunk_vectors_step(ctx, bucket))  # looked up per call: tests wrap it
+    return materialize_buckets(context, petrichor, step, ("id", "content_hash"))
 
 
 @asset(

@@ -1,5 +1,6 @@
-"""A build embeds what search reads and nothing else: chunks and windows by default, the generated questions
-only when the question routes search them (`route_tables`). Snapshots without question vectors serve."""
+"""A build embeds what search reads and nothing else: the windows by default (chunk vectors are pooled from
+them), the generated questions only when the question routes search them (`route_tables`). Snapshots without
+question vectors serve."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.vectors import vectors_step
+from petrichor_pipeline.build.vectors import chunk_vectors_step, pooled, vectors_step
 from petrichor_pipeline.config import BUCKETS, Settings
 from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
 from petrichor_pipeline.contract.schemas import VECTOR_TABLES
@@ -51,7 +52,7 @@ def test_the_declaration_follows_the_question_routes_rule():
     assert RecallConfig(question_routes="always").runs(routes.QUESTION_VECTOR, model_questions=False)
 
 
-def _embed_cold(warehouse, tmp_path, question_routes: str, kinds=("chunk", "window", "question")):
+def _embed_cold(warehouse, tmp_path, question_routes: str, kinds=("window", "chunk", "question")):
     """The embedding steps of a cold build (empty vector cache) over the bundled corpus's warehouse."""
     data = tmp_path / f"data-{question_routes}"
     shutil.copytree(warehouse, data / "warehouse")
@@ -61,7 +62,7 @@ def _embed_cold(warehouse, tmp_path, question_routes: str, kinds=("chunk", "wind
     per_kind: dict[str, int] = {}
     rows: dict[str, int] = {}
     for kind in kinds:
-        results = [vectors_step(ctx, bucket, kind) for bucket in BUCKETS]
+        results = [chunk_vectors_step(ctx, bucket) if kind == "chunk" else vectors_step(ctx, bucket, kind) for bucket in BUCKETS]
         per_kind[kind] = sum(r.extra["embedded_texts"] for r in results)
         rows[kind] = sum(r.table.num_rows for r in results)
         assert not any(r.warnings for r in results), [r.warnings for r in results]
@@ -74,12 +75,13 @@ def test_a_cold_build_of_the_bundled_corpus_embeds_what_its_default_routes_read(
     data = built_corpus.data_dir
     chunks, windows = snapshot_rows(data, "chunks"), snapshot_rows(data, "chunk_windows")
     questions = snapshot_rows(data, "questions")
-    read = {r["content_hash"] for r in chunks} | {r["content_hash"] for r in windows}
+    read = {r["content_hash"] for r in windows}  # the chunk vectors are pooled from these
+    assert {r["content_hash"] for r in chunks} - read  # embedding the long chunks would add texts
     assert questions and {q["content_hash"] for q in questions} - read  # questions would add texts
 
     per_kind, rows = _embed_cold(data / "warehouse", tmp_path, "model")
-    assert sum(per_kind.values()) == len(read)
-    assert per_kind["question"] == rows["question"] == 0
+    assert sum(per_kind.values()) == per_kind["window"] == len(read)
+    assert per_kind["chunk"] == 0 and per_kind["question"] == rows["question"] == 0
     assert rows == {"chunk": len(chunks), "window": len(windows), "question": 0}
 
     # the question routes turned on for the offline questions: their texts are embedded too
@@ -103,3 +105,37 @@ def test_the_bundled_snapshot_has_no_question_vectors_and_serves(built_corpus, s
         snapshot.recall, "How do API keys work?", scope=Scope(), embedder=embedder, config=RecallConfig(question_routes="always")
     )
     assert asked.candidates and set(asked.diagnostics["degraded"]) == {routes.QUESTION_VECTOR}
+
+
+def test_a_pooled_vector_is_the_normalised_mean_and_a_lone_window_keeps_its_vector():
+    a, b = np.asarray([1.0, 0.0, 0.0], dtype=np.float32), np.asarray([0.0, 1.0, 0.0], dtype=np.float32)
+    assert np.allclose(pooled([a, b]), [2**-0.5, 2**-0.5, 0.0])
+    assert np.array_equal(pooled([b]), b)
+    assert pooled([a, -a]).tolist() == [0.0, 0.0, 0.0]  # opposite windows: no direction, never a division by zero
+
+
+@pytest.mark.slow  # reads the session's build of the bundled corpus
+def test_chunk_vectors_pool_their_own_windows_and_wait_for_pending_ones(built_corpus, tmp_path):
+    data = built_corpus.data_dir
+    windows = snapshot_rows(data, "chunk_windows")
+    per_kind, rows = _embed_cold(data / "warehouse", tmp_path, "model", kinds=("window", "chunk"))
+    assert rows["chunk"] == len(snapshot_rows(data, "chunks"))
+    settings = Settings(data_dir=tmp_path / "data-model", corpus_dir=CORPUS, embed_cache=tmp_path / "cache-model")
+    ctx = BuildContext(settings)
+    ctx._embedder = embedder = CountingEmbedder()
+    bucket = next(b for b in BUCKETS if ctx.warehouse.read("chunk_windows", b) is not None and ctx.warehouse.read("chunk_windows", b).num_rows)
+    by_chunk: dict[str, list[str]] = {}
+    for w in ctx.warehouse.read("chunk_windows", bucket).to_pylist():
+        by_chunk.setdefault(w["chunk_id"], []).append(w["index_text"])
+    vectors = {r["id"]: np.asarray(r["vector"]) for r in chunk_vectors_step(ctx, bucket).table.to_pylist()}
+    assert set(vectors) == set(by_chunk) and not embedder.texts  # pooling embeds nothing
+    for cid, texts in by_chunk.items():
+        assert np.allclose(vectors[cid], pooled(list(embedder.embed_passages(texts))), atol=1e-6)
+    # a window left pending (its vector missing) leaves its chunk pending, the others pooled
+    wv = ctx.warehouse.read("window_vectors", bucket)
+    dropped = wv.column("id")[0].as_py()
+    ctx.warehouse.write("window_vectors", wv.slice(1), bucket)
+    result = chunk_vectors_step(ctx, bucket)
+    assert result.extra["pending"] == 1
+    assert dropped.rsplit(":", 1)[0] not in {r["id"] for r in result.table.to_pylist()}
+    assert len(windows) >= len(by_chunk)
