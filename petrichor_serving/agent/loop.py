@@ -13,9 +13,9 @@ import time
 from typing import Any, Sequence
 
 from petrichor_pipeline.models.protocols import AnswerModel
-from petrichor_serving.agent import citations, followup, offline, tools
+from petrichor_serving.agent import citations, followup, offline, structure, tools
 from petrichor_serving.agent.budget import budget_for
-from petrichor_serving.agent.router import classify
+from petrichor_serving.agent.router import OUTLINE_CLASSES, Route, as_structure, classify
 from petrichor_serving.agent.runtime import Run
 from petrichor_serving.agent.trace import StopReason, TraceStore
 from petrichor_serving.answer.answerer import OFFLINE
@@ -26,6 +26,15 @@ from petrichor_serving.snapshot import Snapshot
 def uses_tools(chat: AnswerModel | None) -> bool:
     """Whether the chat model can drive the tool loop (an endpoint model, not the offline answerer)."""
     return chat is not None and callable(getattr(chat, "complete_with_tools", None))
+
+
+def _route(snap: Snapshot, scope: Scope, question: str) -> Route:
+    """The question's class; a fact or concept question made of one section's words and words about
+    documents asks for that section's outline (`structure.asks_for_outline`)."""
+    route = classify(question)
+    if route.kind in OUTLINE_CLASSES and structure.asks_for_outline(snap, question, structure.scope_articles(snap, scope), route.language):
+        return as_structure(route)
+    return route
 
 
 def answer(
@@ -49,7 +58,7 @@ def answer(
     if not question:
         raise tools.ToolError("question must be a non-empty string")
     started = time.perf_counter()
-    route = classify(question)
+    route = _route(snap, scope, question)
     extractor = chat if chat is not None and not uses_tools(chat) else OFFLINE
     follow = followup.resolve(snap, scope, question, history)
     run = Run(snap, scope, route, budget_for(route.kind, public=public), embedder, extractor, prefer=follow.prefer if follow else ())

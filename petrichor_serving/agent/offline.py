@@ -143,10 +143,7 @@ def fact(run: Run, question: str, cands: list[dict[str, Any]] | None = None) -> 
 def structure_plan(run: Run, question: str) -> Draft:
     snap = run.snap
     cands = run.search(question)
-    allowed = snap.recall.allowed_article_ids(run.scope)
-    if run.scope.article_id:
-        allowed = allowed & {run.scope.article_id}
-    match = structure.find_section(snap, question, frozenset(allowed), cands, run.route.language)
+    match = structure.find_section(snap, question, structure.scope_articles(snap, run.scope), cands, run.route.language)
     if match is None:
         run.trace.notes.append("structure: no article or section named; answered as a fact question")
         return fact(run, question, cands)

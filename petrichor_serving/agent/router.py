@@ -1,8 +1,10 @@
 """The soft router: which kind of question this is, which plan suits it, and in which language to answer.
 
-Rules, not a model: a question is classed by the words that shape it (Chinese and English), and the class
-only picks a plan and a budget — every plan may still fall back to another (a structure question whose
-section cannot be found is answered as a fact question), and the model agent keeps every tool.
+Rules, not a model: a question is classed by the words that shape it (Chinese and English). Whether it asks
+for a section's outline depends on the knowledge base's headings, so the agent decides that over the snapshot
+(`structure.asks_for_outline`, `as_structure`). The class only picks a plan and a budget — every plan may
+still fall back to another (a structure question whose section cannot be found is answered as a fact
+question), and the model agent keeps every tool.
 """
 
 from __future__ import annotations
@@ -36,21 +38,6 @@ _DIRECT = re.compile(r"^\s*(hi|hello|hey|thanks?|thank you|你好|您好|谢谢|
 _COMPARISON = re.compile(
     r"(区别|不同|差异|差别|对比|比较|相比|异同|\bvs\.?\b|\bversus\b|difference|differ|compare|comparison|contrast)", re.I
 )
-_STRUCTURE = re.compile(
-    r"(哪些步骤|几个步骤|什么步骤|哪些章节|哪些部分|哪几部分|几部分|哪些小节|哪些内容|包括哪些|包含哪些|分为哪|列出|列举|目录|大纲|章节|结构|"
-    r"讲了什么|讲了哪些|涵盖|覆盖了|有哪些方面|"
-    r"\bsections?\b|\bsubsections?\b|\bchapters?\b|\bparts?\b|\btopics?\b|\boutline\b|table of contents|\bsteps?\b|"
-    r"\bcover(s|ed)?\b|\bwalks? (me )?through\b|\bgo(es)? (over|through)\b|\borgani[sz]ed\b|\bbreak down\b|\boverview\b|"
-    r"\blist (the|all)\b|what'?s (in|under)\b|what is (in|under)\b|\bwhat (can|does) .{0,60}\b(include|contain)s?\b|\bwhich lists\b)",
-    re.I,
-)
-_LISTING = re.compile(
-    r"(\b(describe[sd]?|explains?|listed|lists?|options|ways|groups|kinds|types|include[sd]?|contains?|under)\b|\bwhat can (i|you|we) (see|find|do)\b|"
-    r"\bwhat does .{0,80}\bsay\b|有哪些|哪几种|哪些方式|哪几个)",
-    re.I,
-)
-_DOC_REFERENCE = re.compile(r"(\b(guide|documentation|docs?|manual|reference|release notes|appendix|page)\b|文档|指南|手册|这篇|一文)", re.I)
-"""A listing word ("which options…", "what does it describe") asks for structure only about a named document."""
 _CONCEPT = re.compile(r"(什么是|是什么意思|的概念|的含义|的原理|如何工作|怎么工作|^\s*(what is|what are|explain|define)\b|\bhow does .+ work\b)", re.I)
 _QUESTION_MARKS = re.compile(r"[?？]")
 
@@ -97,6 +84,14 @@ def compared_items(question: str) -> tuple[str, ...]:
     return ()
 
 
+OUTLINE_CLASSES = frozenset({QuestionClass.FACT, QuestionClass.CONCEPT})
+"""The classes a question may have before the headings show that it asks for a section's outline."""
+
+
+def as_structure(route: Route) -> Route:
+    return Route(QuestionClass.STRUCTURE, HINTS[QuestionClass.STRUCTURE], route.language)
+
+
 def classify(question: str) -> Route:
     q = question.strip()
     lang = answer_language(q)
@@ -106,8 +101,6 @@ def classify(question: str) -> Route:
         kind = QuestionClass.COMPARISON
     elif len(_QUESTION_MARKS.findall(q)) >= 2:
         kind = QuestionClass.COMPLEX
-    elif _STRUCTURE.search(q) or (_LISTING.search(q) and _DOC_REFERENCE.search(q)):
-        kind = QuestionClass.STRUCTURE
     elif _CONCEPT.search(q):
         kind = QuestionClass.CONCEPT
     else:

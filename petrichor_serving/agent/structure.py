@@ -18,20 +18,36 @@ from typing import Any
 
 from petrichor_serving.agent.words import agent_stem as stem
 from petrichor_serving.agent.words import content_words
-from petrichor_pipeline.text.lang import Language, language_of
+from petrichor_pipeline.text.lang import Language, has_cjk, language_of
 from petrichor_pipeline.text.limits import ELLIPSIS
 from petrichor_pipeline.text.markdown import heading_of
 from petrichor_serving.snapshot import Snapshot
 
-STRUCTURE_WORDS = frozenset(
-    stem(w)
-    for w in (
-        "section sections subsection subsections part parts chapter chapters topic topics guide guides reference doc docs "
-        "documentation article page manual cover covers covered covering list lists overview step steps include includes "
-        "contain contains explain explains walk walks through go goes over organised organized break down summarise summarize "
-        "tell describe describes what which whats under about option options way ways item items area areas have has say says"
-    ).split()
-) | frozenset("章节 小节 步骤 哪些 列出 列举 部分 内容 包括 包含 文档 介绍 需要 一下 目录 大纲 结构 讲了 什么 几个 方面 这篇 文章 指南".split())
+def _stems(words: str) -> frozenset[str]:
+    return frozenset(stem(w) if w.isascii() else w for w in words.split())
+
+
+PART_WORDS = _stems(
+    "section sections subsection subsections part parts chapter chapters topic topics step steps item items option options "
+    "way ways area areas aspect aspects list lists overview outline contents "
+    "章节 小节 步骤 部分 目录 大纲 结构 方面 内容 几部分"
+)
+"""Nouns for the parts of a document and for a listing of them."""
+COVER_WORDS = _stems(
+    "cover covers covered covering include includes contain contains explain explains describe describes discuss discusses "
+    "mention mentions talk talks address addresses say says walk walks go goes break down summarise summarize organised "
+    "organized list listed "
+    "包括 包含 列出 列举 涵盖 讲了 介绍 讲"
+)
+"""Verbs of what a text covers (its discourse verbs), the other side of asking for an outline."""
+FRAME_WORDS = _stems(
+    "guide guides reference doc docs documentation article page manual appendix what which whats under about over through "
+    "have has tell give show see find know learn get there me "
+    "文档 指南 手册 这篇 文章 一文 一下 什么 哪些 几个 需要 有"
+)
+"""Words that frame such a question without naming its subject: the document's kind, question and light verbs."""
+STRUCTURE_WORDS = PART_WORDS | COVER_WORDS | FRAME_WORDS
+"""Left out when a question is matched against headings: they say "this asks for structure", not which section."""
 MIN_COVERAGE = 0.5
 """A section is named when the question holds at least half of its heading (idf-weighted), or two of its words."""
 MAX_CHILDREN = 15
@@ -182,6 +198,51 @@ def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: l
             if best is None or score > best.score + 1e-9:
                 best = SectionMatch(aid, h, score)
     return best
+
+
+def scope_articles(snap: Snapshot, scope: Any) -> frozenset[str]:
+    """The articles a structure question may name: those the scope may read, and only its article when it names one."""
+    allowed = snap.recall.allowed_article_ids(scope)
+    if scope.article_id:
+        allowed = allowed & {scope.article_id}
+    return frozenset(allowed)
+
+
+_PART_NOUNS = "sections?|subsections?|parts?|chapters?|topics?|steps?|items?|options?|ways?|areas?|aspects?"
+ASKS_FOR_PARTS = re.compile(
+    rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,2}}?(?:{_PART_NOUNS})\b|(?:哪些|哪几|几个|什么)(?:章节|小节|步骤|部分|方面)",
+    re.I,
+)
+"""A question word governing a part noun ("which sections", "what steps", "哪些步骤"): the question asks for the
+parts themselves, so a word of its own may name the section in other words ("快速开始" for 快速上手)."""
+
+
+def _root(word: str) -> str:
+    """A word without its final "e", so "enable" and "enabling" (stemmed "enabl") compare equal."""
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def asks_for_outline(snap: Snapshot, question: str, allowed: frozenset[str], lang: Language) -> SectionMatch | None:
+    """The section (or article) whose outline the question asks for, else None.
+
+    A question asks for an outline when it is made of nothing but one section's or article's own words and
+    words about documents: at least one that names a part or a listing, or says what a text covers
+    (`PART_WORDS`, `COVER_WORDS`: "sections", "steps", "walk through", "包括"), the rest framing words
+    (`FRAME_WORDS`). One more word of its own ("which port does the section on serving use") asks a fact
+    about the section, not for its parts. One rule about a question's make-up, whatever its phrasing."""
+    words = _tokens(question)
+    if not words & (PART_WORDS | COVER_WORDS):
+        return None
+    match = find_section(snap, question, allowed, [], lang)
+    if match is None:
+        return None
+    index = heading_index(snap)
+    named = index.titles.get(match.article_id, frozenset()) | (match.heading.tokens if match.heading is not None else frozenset())
+    rest = words - STRUCTURE_WORDS
+    rest = rest - _fuzzy(rest, named)
+    roots = {_root(t) for t in named}
+    rest = {w for w in rest if _root(w) not in roots and not (has_cjk(w) and any(w in t or t in w for t in named if has_cjk(t)))}
+    return match if not rest or ASKS_FOR_PARTS.search(question) else None
 
 
 def heading_offset(snap: Snapshot, node: dict[str, Any]) -> tuple[int, str] | None:

@@ -25,14 +25,6 @@ D, F, S, C, X, M = (
         ("What is the default RRF constant?", C),
         ("默认的最大文件大小是多少？", F),
         ("How do I start the HTTP service?", F),
-        ("快速开始需要哪些步骤？", S),
-        ("切片算法这篇文档有哪些章节？", S),
-        ("列出配置文档的所有小节", S),
-        ("Which sections does the configuration reference have?", S),
-        ("What does the part on mount points cover?", S),
-        ("What topics are in the monitoring section of the logging guide?", S),
-        ("Give me an overview of the user data security appendix.", S),
-        ("How is the section on customizing Lightspeed organised?", S),
         ("什么是 PageIndex？", C),
         ("Explain reciprocal rank fusion", C),
         ("How does the agent loop work", C),
@@ -44,6 +36,7 @@ D, F, S, C, X, M = (
     ],
 )
 def test_classify(question, expected):
+    """The question alone; whether it asks for a section's outline is decided over the headings (below)."""
     route = classify(question)
     assert route.kind is expected, (question, route)
     assert route.hint
@@ -75,3 +68,46 @@ def test_answer_language_follows_chinese_function_words(question, lang):
 )
 def test_compared_items(question, items):
     assert compared_items(question) == items
+
+
+OUTLINE_QUESTIONS = [
+    "快速开始需要哪些步骤？",
+    "切片算法这篇文档有哪些章节？",
+    "Which sections does the configuration reference have?",
+    "What does the quick start guide walk through?",
+    "Summarize the quick start.",
+    "What is covered in the configuration reference?",
+    "What does the configuration reference talk about?",
+]
+FACT_QUESTIONS = [
+    "快照默认保留多少个版本？",
+    "How do I start the HTTP service?",
+    "Which port does the quick start use for the HTTP service?",
+    "What is the default RRF constant?",
+    "What does PETRICHOR_KEEP_SNAPSHOTS set?",
+    "Which port does the section on the quick start use?",
+    "切片算法的第一个阶段做什么？",
+]
+
+
+@pytest.mark.slow  # reads the session's build of the bundled corpus
+@pytest.mark.parametrize("question", OUTLINE_QUESTIONS)
+def test_a_question_made_of_a_sections_words_and_words_about_documents_asks_for_its_outline(served_snapshot, question):
+    from petrichor_serving.agent import structure
+    from petrichor_serving.recall.access import Scope
+
+    snap, _ = served_snapshot
+    route = classify(question)
+    allowed = structure.scope_articles(snap, Scope())
+    assert route.kind in (F, C) and structure.asks_for_outline(snap, question, allowed, route.language) is not None
+
+
+@pytest.mark.slow  # reads the session's build of the bundled corpus
+@pytest.mark.parametrize("question", FACT_QUESTIONS)
+def test_a_question_with_a_word_of_its_own_asks_a_fact(served_snapshot, question):
+    from petrichor_serving.agent import structure
+    from petrichor_serving.recall.access import Scope
+
+    snap, _ = served_snapshot
+    route = classify(question)
+    assert structure.asks_for_outline(snap, question, structure.scope_articles(snap, Scope()), route.language) is None
