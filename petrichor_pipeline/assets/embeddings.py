@@ -1,7 +1,7 @@
 from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, asset
 
 from petrichor_pipeline.assets._metadata import EMBED_POOL, EMBED_STEP, built_on_articles, materialize_buckets
-from petrichor_pipeline.build.vectors import chunk_vectors_step, vectors_step
+from petrichor_pipeline.build.vectors import vectors_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
 
@@ -32,12 +32,13 @@ def window_vectors(context: AssetExecutionContext, petrichor: PetrichorResource)
     group_name="embeddings",
     code_version="2",
     backfill_policy=BackfillPolicy.single_run(),
-    description="Chunk vectors pooled from their windows' vectors (normalised mean): no text embedded; a chunk "
-    "whose windows are not all embedded yet stays pending.",
+    op_tags=EMBED_STEP,
+    pool=EMBED_POOL,
+    description="Passage vectors of the chunks' index texts (a one-window chunk's is its window's); a chunk longer "
+    "than the embedder reads gets the normalised mean of its windows' vectors instead, embedding nothing.",
 )
 def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    step = built_on_articles(lambda ctx, bucket: chunk_vectors_step(ctx, bucket))  # looked up per call: tests wrap it
-    return materialize_buckets(context, petrichor, step, ("id", "content_hash"))
+    return _vectors(context, petrichor, "chunk")
 
 
 @asset(

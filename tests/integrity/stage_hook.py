@@ -49,7 +49,6 @@ def main(target: str) -> int:
     for name in ("questions", "wiki_candidates", "page_index", "wiki_pages"):
         _wrap(knowledge, f"{name}_step", name, target)
     _wrap(embeddings, "vectors_step", lambda ctx, bucket, kind: f"{kind}_vectors", target)
-    _wrap(embeddings, "chunk_vectors_step", "chunk_vectors", target)
     written = []
     real_parquet = publish.write_parquet_atomic
 

@@ -85,5 +85,5 @@ def test_every_model_step_is_in_a_model_pool():
     from petrichor_pipeline.jobs import all_assets
 
     model_steps = [a for a in all_assets() if getattr(a, "op", None) is not None and a.op.tags.get(MODEL_TAG)]
-    assert {a.key.to_user_string() for a in model_steps} >= {"questions", "wiki_candidates", "window_vectors"}
+    assert {a.key.to_user_string() for a in model_steps} >= {"questions", "wiki_candidates", "chunk_vectors"}
     assert {a.op.pool for a in model_steps} == {MODEL_POOL, EMBED_POOL}

@@ -1,6 +1,6 @@
-"""A build embeds what search reads and nothing else: the windows by default (chunk vectors are pooled from
-them), the generated questions only when the question routes search them (`route_tables`). Snapshots without
-question vectors serve."""
+"""A build embeds what search reads and nothing else: the windows and the chunks the embedder reads whole by
+default (a longer chunk's vector is pooled from its windows'), the generated questions only when the question
+routes search them (`route_tables`). Snapshots without question vectors serve."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.vectors import chunk_vectors_step, pooled, vectors_step
+from petrichor_pipeline.build.vectors import pooled, vectors_step
 from petrichor_pipeline.config import BUCKETS, Settings
 from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
 from petrichor_pipeline.contract.schemas import VECTOR_TABLES
@@ -21,14 +21,19 @@ from tests.pipeline.snapshot_io import current_version, snapshot_rows
 
 
 class CountingEmbedder:
-    """Records every text it is asked to embed; its vectors only need the right shape."""
+    """Records every text it is asked to embed; its vectors only need the right shape. It reads `WINDOW`
+    characters of a passage, as a real model reads its first tokens."""
 
     model_id = "counting"
     dim = 4
     fingerprint = "counting:4:v1"
+    WINDOW = 700
 
     def __init__(self) -> None:
         self.texts: list[str] = []
+
+    def reads_part(self, text: str) -> bool:
+        return len(text) > self.WINDOW
 
     def embed_passages(self, texts):
         self.texts.extend(texts)
@@ -62,7 +67,7 @@ def _embed_cold(warehouse, tmp_path, question_routes: str, kinds=("window", "chu
     per_kind: dict[str, int] = {}
     rows: dict[str, int] = {}
     for kind in kinds:
-        results = [chunk_vectors_step(ctx, bucket) if kind == "chunk" else vectors_step(ctx, bucket, kind) for bucket in BUCKETS]
+        results = [vectors_step(ctx, bucket, kind) for bucket in BUCKETS]
         per_kind[kind] = sum(r.extra["embedded_texts"] for r in results)
         rows[kind] = sum(r.table.num_rows for r in results)
         assert not any(r.warnings for r in results), [r.warnings for r in results]
@@ -75,13 +80,14 @@ def test_a_cold_build_of_the_bundled_corpus_embeds_what_its_default_routes_read(
     data = built_corpus.data_dir
     chunks, windows = snapshot_rows(data, "chunks"), snapshot_rows(data, "chunk_windows")
     questions = snapshot_rows(data, "questions")
-    read = {r["content_hash"] for r in windows}  # the chunk vectors are pooled from these
-    assert {r["content_hash"] for r in chunks} - read  # embedding the long chunks would add texts
+    long = {r["content_hash"] for r in chunks if len(r["index_text"]) > CountingEmbedder.WINDOW}
+    read = {r["content_hash"] for r in windows} | {r["content_hash"] for r in chunks} - long  # long chunks: pooled
+    assert long - {r["content_hash"] for r in windows}  # embedding the long chunks would add texts
     assert questions and {q["content_hash"] for q in questions} - read  # questions would add texts
 
     per_kind, rows = _embed_cold(data / "warehouse", tmp_path, "model")
-    assert sum(per_kind.values()) == per_kind["window"] == len(read)
-    assert per_kind["chunk"] == 0 and per_kind["question"] == rows["question"] == 0
+    assert sum(per_kind.values()) == len(read)
+    assert per_kind["question"] == rows["question"] == 0
     assert rows == {"chunk": len(chunks), "window": len(windows), "question": 0}
 
     # the question routes turned on for the offline questions: their texts are embedded too
@@ -115,27 +121,33 @@ def test_a_pooled_vector_is_the_normalised_mean_and_a_lone_window_keeps_its_vect
 
 
 @pytest.mark.slow  # reads the session's build of the bundled corpus
-def test_chunk_vectors_pool_their_own_windows_and_wait_for_pending_ones(built_corpus, tmp_path):
+def test_a_long_chunk_pools_its_windows_and_waits_for_pending_ones(built_corpus, tmp_path):
     data = built_corpus.data_dir
-    windows = snapshot_rows(data, "chunk_windows")
-    per_kind, rows = _embed_cold(data / "warehouse", tmp_path, "model", kinds=("window", "chunk"))
-    assert rows["chunk"] == len(snapshot_rows(data, "chunks"))
+    _embed_cold(data / "warehouse", tmp_path, "model", kinds=("window", "chunk"))
     settings = Settings(data_dir=tmp_path / "data-model", corpus_dir=CORPUS, embed_cache=tmp_path / "cache-model")
     ctx = BuildContext(settings)
     ctx._embedder = embedder = CountingEmbedder()
-    bucket = next(b for b in BUCKETS if ctx.warehouse.read("chunk_windows", b) is not None and ctx.warehouse.read("chunk_windows", b).num_rows)
-    by_chunk: dict[str, list[str]] = {}
-    for w in ctx.warehouse.read("chunk_windows", bucket).to_pylist():
-        by_chunk.setdefault(w["chunk_id"], []).append(w["index_text"])
-    vectors = {r["id"]: np.asarray(r["vector"]) for r in chunk_vectors_step(ctx, bucket).table.to_pylist()}
-    assert set(vectors) == set(by_chunk) and not embedder.texts  # pooling embeds nothing
-    for cid, texts in by_chunk.items():
-        assert np.allclose(vectors[cid], pooled(list(embedder.embed_passages(texts))), atol=1e-6)
-    # a window left pending (its vector missing) leaves its chunk pending, the others pooled
-    wv = ctx.warehouse.read("window_vectors", bucket)
-    dropped = wv.column("id")[0].as_py()
-    ctx.warehouse.write("window_vectors", wv.slice(1), bucket)
-    result = chunk_vectors_step(ctx, bucket)
+    wh = ctx.warehouse
+    chunks = {r["chunk_id"]: r for b in BUCKETS if (t := wh.read("chunks", b)) is not None for r in t.to_pylist()}
+    long = next(c for c in chunks.values() if len(c["index_text"]) > CountingEmbedder.WINDOW)
+    bucket = next(b for b in BUCKETS if (t := wh.read("chunks", b)) is not None and long["chunk_id"] in t.column("chunk_id").to_pylist())
+    windows = [w for w in wh.read("chunk_windows", bucket).to_pylist() if w["chunk_id"] == long["chunk_id"]]
+    assert len(windows) > 1
+
+    result = vectors_step(ctx, bucket, "chunk")  # a warm cache: nothing to embed
+    assert not embedder.texts and result.extra["pooled"] >= 1
+    vectors = {r["id"]: np.asarray(r["vector"]) for r in result.table.to_pylist()}
+    expected = pooled(list(embedder.embed_passages([w["index_text"] for w in windows])))
+    assert np.allclose(vectors[long["chunk_id"]], expected, atol=1e-6)
+    short = [cid for cid in vectors if cid in chunks and len(chunks[cid]["index_text"]) <= CountingEmbedder.WINDOW]
+    assert short
+    for cid in short:  # read whole: the vector of the chunk's own text
+        assert np.allclose(vectors[cid], embedder.embed_passages([chunks[cid]["index_text"]])[0])
+
+    # one of its windows left pending (its vector missing): the long chunk waits, the others keep theirs
+    wv = wh.read("window_vectors", bucket)
+    keep = [i for i, w in enumerate(wv.column("id").to_pylist()) if w != windows[0]["window_id"]]
+    wh.write("window_vectors", wv.take(keep), bucket)
+    result = vectors_step(ctx, bucket, "chunk")
     assert result.extra["pending"] == 1
-    assert dropped.rsplit(":", 1)[0] not in {r["id"] for r in result.table.to_pylist()}
-    assert len(windows) >= len(by_chunk)
+    assert long["chunk_id"] not in {r["id"] for r in result.table.to_pylist()}

@@ -22,8 +22,7 @@ ENDPOINT = replace(
     embed=ModelEndpoint(base_url="http://127.0.0.1:8001/v1", model="e5"),
     limits=BuildLimits(model_concurrency=64, embed_concurrency=16),
 )
-EMBEDDING = {"window_vectors", "question_vectors"}
-"""The steps that call the embedder; `chunk_vectors` pools window vectors and takes no model slot."""
+EMBEDDING = {"chunk_vectors", "window_vectors", "question_vectors"}
 CHAT = {"questions", "wiki_candidates", "page_index"}
 
 
@@ -65,7 +64,7 @@ def test_with_an_endpoint_the_run_runs_embedding_steps_side_by_side_beside_one_c
     running = TagConcurrencyLimitsCounter(_limits(config), [steps["window_vectors"], steps["questions"]])
     assert not running.is_blocked(steps["question_vectors"])  # a second embedding step starts
     assert running.is_blocked(steps["wiki_candidates"])  # a second chat step waits
-    full = TagConcurrencyLimitsCounter(_limits(config), [steps[k] for k in ("window_vectors", "question_vectors")] * 2)
+    full = TagConcurrencyLimitsCounter(_limits(config), [steps[k] for k in ("chunk_vectors", "window_vectors", "question_vectors")] * 2)
     assert full.is_blocked(steps["question_vectors"])  # past embed_step_limit (4) they wait
 
 
@@ -74,5 +73,4 @@ def test_with_the_in_process_embedder_one_model_step_runs_at_a_time():
     steps = _steps(config)
     running = TagConcurrencyLimitsCounter(_limits(config), [steps["window_vectors"]])
     assert running.is_blocked(steps["question_vectors"]) and running.is_blocked(steps["questions"])
-    assert not running.is_blocked(steps["chunk_vectors"])  # pooling calls no model
     assert not running.is_blocked(steps["chunks"])  # steps that call no model are not limited
