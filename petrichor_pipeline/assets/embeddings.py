@@ -30,7 +30,7 @@ def window_vectors(context: AssetExecutionContext, petrichor: PetrichorResource)
     partitions_def=buckets,
     deps=["chunks", "chunk_windows", "window_vectors"],
     group_name="embeddings",
-    code_version="2",
+    code_version="3",
     backfill_policy=BackfillPolicy.single_run(),
     op_tags=EMBED_STEP,
     pool=EMBED_POOL,
