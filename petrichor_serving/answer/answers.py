@@ -331,8 +331,6 @@ class Scored:
     evidence: int
     """1-based position of the unit's evidence item."""
     unit: Unit
-    terms: frozenset[str] = frozenset()
-    """The question terms the unit holds beyond its article's title: what it says about the question."""
 
 
 def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]:
@@ -375,7 +373,7 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
         if len(unit.scored) < 8:
             score *= 0.5
         score /= 1.0 + EVIDENCE_RANK_DECAY * (n - 1)
-        scored.append(Scored(score, order, n, unit, frozenset(t for t in overlap if t not in title)))
+        scored.append(Scored(score, order, n, unit))
     scored.sort(key=lambda s: (-s.score, s.order))
     return scored
 
@@ -534,10 +532,7 @@ def short_answer(question: str, scored: Sequence[Scored], evidence: Sequence[Evi
 
 def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
     """The short answer when the question asks for one (`short_answer`), then up to three passages with the
-    best scores (`score_units`), each cited; or an explicit not-found. A further passage is quoted only when it
-    holds a question term (beyond its article's title) that the quotes before it lack: a second citation that
-    adds nothing about the question only lowers the share of citations that hold the answer (all four sets,
-    docs/evaluation.md).
+    best scores (`score_units`), each cited; or an explicit not-found.
 
     Each citation carries its `rank` (1 = best scored), its `score` and the `text` the answer shows for it,
     so a caller can keep fewer (the agent's fact plan keeps the passages close to the best). The unit the short
@@ -551,15 +546,11 @@ def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
     short = short_answer(question, scored, evidence)
     best = scored[0].score
     chosen: list[tuple[int, Scored]] = [(1, short.unit)] if short and short.unit else []
-    covered: set[str] = set(short.unit.terms) if short and short.unit else set()
     for s in scored:
         if s.score < best * KEEP_RATIO or len(chosen) == MAX_ANSWER_UNITS:
             break
-        if chosen and not s.terms - covered:
-            continue  # says nothing about the question that the quotes before it do not
         if all(s.unit.text not in other.unit.text and other.unit.text not in s.unit.text for _, other in chosen):
             chosen.append((len(chosen) + 1, s))
-            covered |= s.terms
     # the unit holding the short answer first, the rest in document order
     chosen.sort(key=lambda c: (not (short and c[1] is short.unit), c[1].order))
     joiner = "" if lang == "zh" else " "

@@ -119,13 +119,3 @@ def test_a_sentence_not_opening_on_a_pronoun_stands_alone():
     passage = "大会设有多个奖项。钟建民取得勇创高峰奖。"
     reply = answer("钟建民取得了什么奖？", [EvidenceText("e1", "大会", (), passage)])
     assert reply["citations"][0]["quote"] == "钟建民取得勇创高峰奖。"
-
-
-def test_a_second_quote_must_add_a_question_term_the_first_lacks():
-    question = "How are snapshots published and retained?"
-    repeats = EvidenceText("e1", "Operations", (), "Snapshots are published by the build. Snapshots are published atomically, folder first.")
-    quotes = [c["quote"] for c in answer(question, [repeats])["citations"]]
-    assert len(quotes) == 1  # the second sentence says nothing about the question the first does not
-    adds = EvidenceText("e1", "Operations", (), "Snapshots are published by the build. Old snapshots are retained for a week.")
-    quotes = [c["quote"] for c in answer(question, [adds])["citations"]]
-    assert quotes == ["Snapshots are published by the build.", "Old snapshots are retained for a week."]
