@@ -119,3 +119,11 @@ def test_a_sentence_not_opening_on_a_pronoun_stands_alone():
     passage = "大会设有多个奖项。钟建民取得勇创高峰奖。"
     reply = answer("钟建民取得了什么奖？", [EvidenceText("e1", "大会", (), passage)])
     assert reply["citations"][0]["quote"] == "钟建民取得勇创高峰奖。"
+
+
+def test_a_dates_number_is_no_count():
+    number = asked_type("河南2021年的粮食总产量是多少？")
+    assert not holds_answer(number, "12月10日，河南正式公布2021年全年粮食总产量。", "河南2021年的粮食总产量是多少？")
+    assert holds_answer(number, "全年粮食总产量1308.84亿斤。", "河南2021年的粮食总产量是多少？")
+    years = "他在公司工作了多少年？"  # a question that counts time takes the years as its number
+    assert holds_answer(asked_type(years), "他在公司工作了12年。", years)
