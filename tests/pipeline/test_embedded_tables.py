@@ -1,6 +1,5 @@
-"""A build embeds what search reads and nothing else: the windows and the chunks the embedder reads whole by
-default (a longer chunk's vector is pooled from its windows'), the generated questions only when the question
-routes search them (`route_tables`). Snapshots without question vectors serve."""
+"""A build embeds what search reads and nothing else: chunks and windows by default, the generated questions
+only when the question routes search them (`route_tables`). Snapshots without question vectors serve."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ import numpy as np
 import pytest
 
 from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.vectors import pooled, vectors_step
+from petrichor_pipeline.build.vectors import vectors_step
 from petrichor_pipeline.config import BUCKETS, Settings
 from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
 from petrichor_pipeline.contract.schemas import VECTOR_TABLES
@@ -21,19 +20,14 @@ from tests.pipeline.snapshot_io import current_version, snapshot_rows
 
 
 class CountingEmbedder:
-    """Records every text it is asked to embed; its vectors only need the right shape. It reads `WINDOW`
-    characters of a passage, as a real model reads its first tokens."""
+    """Records every text it is asked to embed; its vectors only need the right shape."""
 
     model_id = "counting"
     dim = 4
     fingerprint = "counting:4:v1"
-    WINDOW = 700
 
     def __init__(self) -> None:
         self.texts: list[str] = []
-
-    def reads_part(self, text: str) -> bool:
-        return len(text) > self.WINDOW
 
     def embed_passages(self, texts):
         self.texts.extend(texts)
@@ -57,7 +51,7 @@ def test_the_declaration_follows_the_question_routes_rule():
     assert RecallConfig(question_routes="always").runs(routes.QUESTION_VECTOR, model_questions=False)
 
 
-def _embed_cold(warehouse, tmp_path, question_routes: str, kinds=("window", "chunk", "question")):
+def _embed_cold(warehouse, tmp_path, question_routes: str, kinds=("chunk", "window", "question")):
     """The embedding steps of a cold build (empty vector cache) over the bundled corpus's warehouse."""
     data = tmp_path / f"data-{question_routes}"
     shutil.copytree(warehouse, data / "warehouse")
@@ -80,9 +74,7 @@ def test_a_cold_build_of_the_bundled_corpus_embeds_what_its_default_routes_read(
     data = built_corpus.data_dir
     chunks, windows = snapshot_rows(data, "chunks"), snapshot_rows(data, "chunk_windows")
     questions = snapshot_rows(data, "questions")
-    long = {r["content_hash"] for r in chunks if len(r["index_text"]) > CountingEmbedder.WINDOW}
-    read = {r["content_hash"] for r in windows} | {r["content_hash"] for r in chunks} - long  # long chunks: pooled
-    assert long - {r["content_hash"] for r in windows}  # embedding the long chunks would add texts
+    read = {r["content_hash"] for r in chunks} | {r["content_hash"] for r in windows}
     assert questions and {q["content_hash"] for q in questions} - read  # questions would add texts
 
     per_kind, rows = _embed_cold(data / "warehouse", tmp_path, "model")
@@ -111,43 +103,3 @@ def test_the_bundled_snapshot_has_no_question_vectors_and_serves(built_corpus, s
         snapshot.recall, "How do API keys work?", scope=Scope(), embedder=embedder, config=RecallConfig(question_routes="always")
     )
     assert asked.candidates and set(asked.diagnostics["degraded"]) == {routes.QUESTION_VECTOR}
-
-
-def test_a_pooled_vector_is_the_normalised_mean_and_a_lone_window_keeps_its_vector():
-    a, b = np.asarray([1.0, 0.0, 0.0], dtype=np.float32), np.asarray([0.0, 1.0, 0.0], dtype=np.float32)
-    assert np.allclose(pooled([a, b]), [2**-0.5, 2**-0.5, 0.0])
-    assert np.array_equal(pooled([b]), b)
-    assert pooled([a, -a]).tolist() == [0.0, 0.0, 0.0]  # opposite windows: no direction, never a division by zero
-
-
-@pytest.mark.slow  # reads the session's build of the bundled corpus
-def test_a_long_chunk_pools_its_windows_and_waits_for_pending_ones(built_corpus, tmp_path):
-    data = built_corpus.data_dir
-    _embed_cold(data / "warehouse", tmp_path, "model", kinds=("window", "chunk"))
-    settings = Settings(data_dir=tmp_path / "data-model", corpus_dir=CORPUS, embed_cache=tmp_path / "cache-model")
-    ctx = BuildContext(settings)
-    ctx._embedder = embedder = CountingEmbedder()
-    wh = ctx.warehouse
-    chunks = {r["chunk_id"]: r for b in BUCKETS if (t := wh.read("chunks", b)) is not None for r in t.to_pylist()}
-    long = next(c for c in chunks.values() if len(c["index_text"]) > CountingEmbedder.WINDOW)
-    bucket = next(b for b in BUCKETS if (t := wh.read("chunks", b)) is not None and long["chunk_id"] in t.column("chunk_id").to_pylist())
-    windows = [w for w in wh.read("chunk_windows", bucket).to_pylist() if w["chunk_id"] == long["chunk_id"]]
-    assert len(windows) > 1
-
-    result = vectors_step(ctx, bucket, "chunk")  # a warm cache: nothing to embed
-    assert not embedder.texts and result.extra["pooled"] >= 1
-    vectors = {r["id"]: np.asarray(r["vector"]) for r in result.table.to_pylist()}
-    expected = pooled(list(embedder.embed_passages([w["index_text"] for w in windows])))
-    assert np.allclose(vectors[long["chunk_id"]], expected, atol=1e-6)
-    short = [cid for cid in vectors if cid in chunks and len(chunks[cid]["index_text"]) <= CountingEmbedder.WINDOW]
-    assert short
-    for cid in short:  # read whole: the vector of the chunk's own text
-        assert np.allclose(vectors[cid], embedder.embed_passages([chunks[cid]["index_text"]])[0])
-
-    # one of its windows left pending (its vector missing): the long chunk waits, the others keep theirs
-    wv = wh.read("window_vectors", bucket)
-    keep = [i for i, w in enumerate(wv.column("id").to_pylist()) if w != windows[0]["window_id"]]
-    wh.write("window_vectors", wv.take(keep), bucket)
-    result = vectors_step(ctx, bucket, "chunk")
-    assert result.extra["pending"] == 1
-    assert long["chunk_id"] not in {r["id"] for r in result.table.to_pylist()}
