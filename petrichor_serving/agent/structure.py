@@ -29,10 +29,12 @@ def _stems(words: str) -> frozenset[str]:
 
 PART_WORDS = _stems(
     "section sections subsection subsections part parts chapter chapters topic topics step steps item items option options "
-    "way ways area areas aspect aspects list lists overview outline contents "
+    "way ways area areas aspect aspects group groups kind kinds type types category categories list lists overview "
+    "outline contents under "
     "章节 小节 步骤 部分 目录 大纲 结构 方面 内容 几部分"
 )
-"""Nouns for the parts of a document and for a listing of them."""
+"""Nouns for the parts of a document, its subdivisions and a listing of them, and "under" (what sits under a
+heading)."""
 COVER_WORDS = _stems(
     "cover covers covered covering include includes contain contains explain explains describe describes discuss discusses "
     "mention mentions talk talks address addresses say says walk walks go goes break down summarise summarize organised "
@@ -208,13 +210,14 @@ def scope_articles(snap: Snapshot, scope: Any) -> frozenset[str]:
     return frozenset(allowed)
 
 
-_PART_NOUNS = "sections?|subsections?|parts?|chapters?|topics?|steps?|items?|options?|ways?|areas?|aspects?"
+_PART_NOUNS = "sections|subsections|parts|chapters|topics|steps|items|options|ways|areas|aspects"
 ASKS_FOR_PARTS = re.compile(
-    rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,2}}?(?:{_PART_NOUNS})\b|(?:哪些|哪几|几个|什么)(?:章节|小节|步骤|部分|方面)",
+    rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,2}}?(?:{_PART_NOUNS})\b|(?:哪些|哪几|几个)(?:章节|小节|步骤|部分|方面)",
     re.I,
 )
-"""A question word governing a part noun ("which sections", "what steps", "哪些步骤"): the question asks for the
-parts themselves, so a word of its own may name the section in other words ("快速开始" for 快速上手)."""
+"""A question word governing a plural part noun ("which sections", "what steps", "哪些步骤"): the question asks
+for the parts themselves, so a word of its own may name the section in other words ("快速开始" for 快速上手).
+A singular one ("what deployment option") asks for one thing: a fact."""
 
 
 def _root(word: str) -> str:
@@ -238,11 +241,18 @@ def asks_for_outline(snap: Snapshot, question: str, allowed: frozenset[str], lan
         return None
     index = heading_index(snap)
     named = index.titles.get(match.article_id, frozenset()) | (match.heading.tokens if match.heading is not None else frozenset())
-    rest = words - STRUCTURE_WORDS
-    rest = rest - _fuzzy(rest, named)
-    roots = {_root(t) for t in named}
-    rest = {w for w in rest if _root(w) not in roots and not (has_cjk(w) and any(w in t or t in w for t in named if has_cjk(t)))}
+    rest = [w for w in words - STRUCTURE_WORDS if not _named_by(w, named)]
     return match if not rest or ASKS_FOR_PARTS.search(question) else None
+
+
+def _named_by(word: str, named: frozenset[str]) -> bool:
+    """Whether a heading or title word names `word`: the same word, the same root ("enable" / "enabl"), a shared
+    long prefix (`FUZZY_PREFIX`: "keycloak" / "Keycloack"), or for Chinese one word inside the other."""
+    if word in named or _root(word) in {_root(t) for t in named}:
+        return True
+    if len(word) >= FUZZY_PREFIX and any(len(t) >= FUZZY_PREFIX and t[:FUZZY_PREFIX] == word[:FUZZY_PREFIX] for t in named):
+        return True
+    return has_cjk(word) and any(has_cjk(t) and (word in t or t in word) for t in named)
 
 
 def heading_offset(snap: Snapshot, node: dict[str, Any]) -> tuple[int, str] | None:
