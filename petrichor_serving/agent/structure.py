@@ -43,7 +43,7 @@ COVER_WORDS = _stems(
 )
 """Verbs of what a text covers (its discourse verbs), the other side of asking for an outline."""
 FRAME_WORDS = _stems(
-    "guide guides reference doc docs documentation article page manual appendix what which whats under about over through "
+    "guide guides reference doc docs documentation article page manual appendix what which whats about over through "
     "have has tell give show see find know learn get there me "
     "文档 指南 手册 这篇 文章 一文 一下 什么 哪些 几个 需要 有"
 )
