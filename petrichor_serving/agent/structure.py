@@ -248,9 +248,7 @@ def asks_for_outline(snap: Snapshot, question: str, allowed: frozenset[str], lan
 def _named_by(word: str, named: frozenset[str]) -> bool:
     """Whether a heading or title word names `word`: the same word, the same root ("enable" / "enabl"), a shared
     long prefix (`FUZZY_PREFIX`: "keycloak" / "Keycloack"), or for Chinese one word inside the other."""
-    if word in named or _root(word) in {_root(t) for t in named}:
-        return True
-    if len(word) >= FUZZY_PREFIX and any(len(t) >= FUZZY_PREFIX and t[:FUZZY_PREFIX] == word[:FUZZY_PREFIX] for t in named):
+    if _fuzzy(frozenset({word}), named) or _root(word) in {_root(t) for t in named}:
         return True
     return has_cjk(word) and any(has_cjk(t) and (word in t or t in word) for t in named)
 
