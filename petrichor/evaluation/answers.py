@@ -25,7 +25,7 @@ from petrichor.evaluation.dataset import EvalQuestion
 from petrichor.evaluation.metrics import (
     exact_match,
     mean,
-    normalize_answer,
+    holds_short_answer,
     percentile,
     quote_supports,
     token_f1,
@@ -122,8 +122,8 @@ def retrieval_answer(question: EvalQuestion, retriever: Any, chat: Any, titles: 
 
 def answer_contains(answer: str, answers: Sequence[str], lang: str) -> bool:
     """Whether the normalised answer text holds one of the normalised short answers."""
-    text = normalize_answer(_MARKER.sub("", answer), lang)
-    return any(a.strip() and normalize_answer(a, lang) in text for a in answers)
+    text = _MARKER.sub("", answer)
+    return any(holds_short_answer(text, a, lang) for a in answers)
 
 
 def summarise_answers(

@@ -157,6 +157,16 @@ def normalize_answer(text: str, lang: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+def holds_short_answer(text: str, answer: str, lang: str) -> bool:
+    """Whether `text` holds the short answer, both normalised: as a substring in Chinese, as whole words in
+    English ("no" is not held by "not", "now" or "economy")."""
+    gold = normalize_answer(answer, lang)
+    if not gold:
+        return False
+    norm = normalize_answer(text, lang)
+    return gold in norm if lang == "zh" else f" {gold} " in f" {norm} "
+
+
 def _units(text: str, lang: str) -> list[str]:
     norm = normalize_answer(text, lang)
     return list(norm) if lang == "zh" else norm.split()
@@ -182,7 +192,7 @@ def token_f1(prediction: str, answers: Sequence[str], lang: str) -> float:
 
 def quote_supports(quote: str, passages: Sequence[GoldPassage], answers: Sequence[str], lang: str) -> bool:
     """A cited quote counts when it contains a short answer or a gold passage (by the chunk-level test)."""
-    if any(a and normalize_answer(a, lang) in normalize_answer(quote, lang) for a in answers):
+    if any(holds_short_answer(quote, a, lang) for a in answers):
         return True
     return any(p.found_in(quote) for p in passages)
 

@@ -14,6 +14,13 @@ def test_answer_contains_ignores_markers_punctuation_and_case():
     assert not answer_contains("anything", ("", "  "), "en")  # an empty gold answer is no answer
 
 
+def test_an_english_short_answer_is_held_as_whole_words():
+    assert answer_contains("No — the report says otherwise [1].", ("no",), "en")
+    assert not answer_contains("It is not known; the economy grew now [1].", ("no",), "en")
+    assert not answer_contains("Their eyes met.", ("Yes",), "en")
+    assert answer_contains("Sam Bankman-Fried said so.", ("Sam Bankman-Fried",), "en")
+
+
 def test_summary_reports_the_share_of_answers_holding_a_gold_answer():
     questions = [
         EvalQuestion("q1", "嘉诺撒圣家学校的面积是多大？", ("d1",), answers_all=("3000平方米",), lang="zh"),
