@@ -241,7 +241,11 @@ def _names(kind: str, text: str) -> list[Span]:
 
 # ----------------------------------------------------------------------------------------- yes / no
 
-_YES_NO_EN = re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b", re.I)
+_AUX = r"(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|shall|may|might|must)"
+_YES_NO_EN = re.compile(rf"^\s*{_AUX}\b", re.I)
+_MAIN_CLAUSE_EN = re.compile(rf",\s*{_AUX}\s+[^?]*\?\s*$", re.I)
+"""An auxiliary opening the last clause after an opening phrase: "Between A and B, was there a change…?"."""
+_WH_CLAUSE_EN = re.compile(r"(?:^|[,;]\s*)(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
 YES_NO_FRAME = re.compile(r"是不是|是否|有没有|能不能|会不会|可不可以|对不对")
 _YES_NO_ZH = re.compile(rf"{YES_NO_FRAME.pattern}|吗\s*[？?]?\s*$")
 NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b|不|没有|没|未|无|非|别|否", re.I)
@@ -250,8 +254,11 @@ CLAUSE = re.compile(r"[,;:，；：。！？!?]")
 
 
 def is_yes_no(question: str) -> bool:
-    """English questions led by an auxiliary ("Is…", "Does…", "Can…"), Chinese 是不是 / 是否 / 吗 forms."""
-    return bool(_YES_NO_EN.match(question) or _YES_NO_ZH.search(question))
+    """English questions whose main clause is led by an auxiliary ("Is…", "Does…", "After A and B, was
+    there…?") and no clause by a question word; Chinese 是不是 / 是否 / 吗 forms."""
+    if _YES_NO_EN.match(question) or _YES_NO_ZH.search(question):
+        return True
+    return bool(_MAIN_CLAUSE_EN.search(question)) and not _WH_CLAUSE_EN.search(question)
 
 
 # ---------------------------------------------------------------------------------------- definitions

@@ -130,3 +130,17 @@ def test_a_name_answer_is_the_name_the_read_passages_share_in_its_fullest_writte
 def test_a_possessive_of_a_name_the_question_gives_is_no_answer():
     reply = _ask("Who runs FTX now?", "FTX’s new chief is John Ray, who took over in November.")
     assert reply["short_answer"] == "John Ray"
+
+
+@pytest.mark.parametrize(
+    ("question", "yes_no"),
+    [
+        ("After the build of 3 May, and the rebuild of 4 May, was the snapshot kept?", True),
+        ("Between the two guides, does either name the default port?", True),
+        ("Considering both guides, which port, as the first says, does the service use?", False),
+        ("Which guide, after the upgrade, is read first?", False),
+        ("When the build fails, what happens to the snapshot?", False),
+    ],
+)
+def test_a_yes_no_question_may_open_with_a_phrase_before_its_auxiliary(question, yes_no):
+    assert is_yes_no(question) is yes_no
