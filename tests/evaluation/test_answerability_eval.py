@@ -126,3 +126,18 @@ def test_the_answers_table_shows_not_found_and_the_answer_baseline():
     assert "naive_top_sentence" in text and "petrichor without gate" in text
     assert "answer false_not_found" in text and "answer not_found all" in text and "answer not_found null" in text
     assert "unanswerable questions: null 5, cross:other 5" in text
+
+
+def test_the_sweep_holds_false_not_found_under_the_bar_on_every_set(tmp_path):
+    """Pooled, both thresholds together lose 2 of 40 answerable questions (5 %) and find every unanswerable
+    one; but both losses fall on one set (10 % of its answerable questions), so the sweep keeps one."""
+    rows = [_signal_row("big", "answerable", 0.95, 0.8, holds=True) for _ in range(18)]
+    rows += [_signal_row("big", "answerable", 0.95, 0.1), _signal_row("big", "answerable", 0.86, 0.8)]
+    rows += [_signal_row("big", "null", 0.95, 0.1) for _ in range(10)]
+    rows += [_signal_row("small", "answerable", 0.95, 0.8, holds=True) for _ in range(20)]
+    rows += [_signal_row("small", "null", 0.87, 0.8) for _ in range(2)]
+    path = tmp_path / "signals.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    best, _ = sweep.sweep(sweep.load([path]), max_false=0.05)
+    assert best["per_set"]["big"]["false_not_found"] == 0.05 and best["per_set"]["small"]["false_not_found"] == 0.0
+    assert best["per_set"]["big"]["not_found null"] == 1.0  # the threshold that finds more
