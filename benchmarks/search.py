@@ -41,7 +41,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date
 from pathlib import Path
 
@@ -51,6 +51,7 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's code, not an installed copy
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.publish import publish_snapshot
+from petrichor_pipeline.sources.corpus import CorpusScan, SourceArticle
 from petrichor_pipeline.build.steps.windows import window_rows
 from petrichor_pipeline.build.steps.articles import bucket_data_version
 from petrichor_pipeline.config import BUCKETS, Settings
@@ -214,14 +215,22 @@ def _vectors(rows: list[dict], id_col: str, rng: np.random.Generator) -> pa.Tabl
     return pa.Table.from_arrays(list(cols.values()), schema=schema)
 
 
-def _context(data_dir: Path) -> BuildContext:
-    return BuildContext(settings=Settings(data_dir=data_dir, corpus_dir=data_dir / "corpus"))
+def _context(data_dir: Path, articles: list[dict]) -> BuildContext:
+    """A build context whose corpus scan is the generated articles: publishing checks the snapshot against
+    the scan, and these articles have no files."""
+    ctx = BuildContext(settings=Settings(data_dir=data_dir, corpus_dir=data_dir / "corpus"))
+    scanned = tuple(
+        SourceArticle(**{**{f.name: a[f.name] for f in fields(SourceArticle) if f.name in a}, "warnings": tuple(a["warnings"]), "kind": "markdown"})
+        for a in articles
+    )
+    ctx._scan = CorpusScan(kbs={}, articles=scanned, errors=())
+    return ctx
 
 
 def publish_rows(data_dir: Path, rows: Rows, seed: int) -> tuple[str, float]:
     """Write `rows` to the warehouse by bucket and publish them; (snapshot version, seconds)."""
     started = time.perf_counter()
-    ctx = _context(data_dir)
+    ctx = _context(data_dir, rows.articles)
     wh = ctx.warehouse
     rng = np.random.default_rng(seed)
     by_bucket: dict[str, Rows] = {b: Rows() for b in BUCKETS}
