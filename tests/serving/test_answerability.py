@@ -143,6 +143,17 @@ def test_margin_measures_the_cited_passage_against_the_question_s_own_background
     assert judge(signals, Thresholds({MODEL: 0.8}, 0.5, margin={MODEL: {"cjk": margin - 0.01}})).answerable
 
 
+def test_passages_holding_every_question_word_are_not_measured_against_the_background():
+    signals = Signals(0.9, FixedEmbedder.fingerprint, 1.0, (), None, None, None, 0.01, "cjk")
+    margins = {MODEL: {"cjk": 0.05}}
+    assert not judge(signals, Thresholds({MODEL: 0.8}, 0.5, margin=margins)).answerable
+    assert judge(signals, Thresholds({MODEL: 0.8}, 0.5, margin=margins, margin_waived_at=1.0)).answerable
+    partial = Signals(0.9, FixedEmbedder.fingerprint, 0.8, (), None, None, None, 0.01, "cjk")
+    verdict = judge(partial, Thresholds({MODEL: 0.8}, 0.5, margin=margins, margin_waived_at=1.0))
+    assert not verdict.answerable and verdict.signal == "margin"
+    assert answerability.DEFAULT_THRESHOLDS.margin_waived_at == answerability.MARGIN_WAIVED_AT
+
+
 def test_script_of_tells_chinese_from_latin_questions():
     assert answerability.script_of("快照保留多少个？") == "cjk"
     assert answerability.script_of("How many snapshots?") == "latin"
