@@ -14,7 +14,8 @@ set asked of another set's corpus; `petrichor.evaluation.answerability_sweep` re
   with the tables' centroid). A knowledge base in one language and one field puts every passage near any
   question in that language, so "close" is measured against the question's own background: evidence that
   answers stands out from it, evidence that merely shares the language and the genre does not
-  (`MARGIN_MIN`, per embedding model and script).
+  (`MARGIN_MIN`, per embedding model and script; waived when the cited passages hold every content word of
+  the question, `MARGIN_WAIVED_AT`).
 - `coverage`: the share of the question's content words (the agent's, less the offline model's function
   words) that the cited passages (title, headings, text) contain. A question about something the knowledge base never mentions misses its subject here.
 - `type_held`: whether a cited quote holds an answer of the kind the question asks for (a number, a date, a
