@@ -414,9 +414,11 @@ def main(argv: list[str] | None = None) -> int:
     from petrichor_pipeline.models.chat import OpenAIChatModel
 
     llama_port = free_port()
+    # No `--cache`: llama-cpp-python's prompt cache keeps each state with its logits (n_ctx × vocabulary
+    # floats), and with it the server grew past 22 GB and was killed within two questions.
     llama = start(
         [args.llama_python, "-m", "llama_cpp.server", "--model", str(args.gguf), "--model_alias", "qwen", "--host", "127.0.0.1", "--port", str(llama_port),
-         "--n_ctx", str(args.n_ctx), "--n_threads", str(args.threads), "--n_threads_batch", str(args.threads), "--cache", "True"],
+         "--n_ctx", str(args.n_ctx), "--n_threads", str(args.threads), "--n_threads_batch", str(args.threads)],
         dict(os.environ), work / "llama.log",
     )
     report: dict[str, Any] = {"gguf": args.gguf.name, "gguf_bytes": args.gguf.stat().st_size, "n_ctx": args.n_ctx, "threads": args.threads, "max_tokens": args.max_tokens, "cpu_count": os.cpu_count(), "sets": {}, "rows": []}
