@@ -141,3 +141,16 @@ def test_the_sweep_holds_false_not_found_under_the_bar_on_every_set(tmp_path):
     best, _ = sweep.sweep(sweep.load([path]), max_false=0.05)
     assert best["per_set"]["big"]["false_not_found"] == 0.05 and best["per_set"]["small"]["false_not_found"] == 0.0
     assert best["per_set"]["big"]["not_found null"] == 1.0  # the threshold that finds more
+
+
+def test_past_the_target_not_found_rate_the_sweep_keeps_answers(tmp_path):
+    """Finding the tenth null query costs a held gold answer: at a target of 0.86 the sweep stops at nine."""
+    rows = [_signal_row("a", "answerable", 0.95 + i / 1000, 0.8, holds=True) for i in range(19)]
+    rows += [_signal_row("a", "answerable", 0.82, 0.8, holds=True)]
+    rows += [_signal_row("a", "null", 0.80 - i / 1000, 0.8) for i in range(9)] + [_signal_row("a", "null", 0.83, 0.8)]
+    path = tmp_path / "signals.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    kept, _ = sweep.sweep(sweep.load([path]), max_false=0.05, target=0.86)
+    assert kept["not_found"] == 0.9 and kept["holds_gold"] == 1.0
+    greedy, _ = sweep.sweep(sweep.load([path]), max_false=0.05, target=1.0)
+    assert greedy["not_found"] == 1.0 and greedy["holds_gold"] == 0.95
