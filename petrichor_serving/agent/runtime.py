@@ -89,6 +89,10 @@ class Run:
     def read_many(self, targets: Sequence[dict[str, Any]]) -> list[str]:
         """Read up to `budget.max_reads` targets; the evidence ids of what was read (new or already held)."""
         targets = list(targets)[: self.budget.max_reads]
+        held = [self._held(t) for t in targets]
+        if all(held):  # a model naming evidence it already holds by its evidence id ("e3"): nothing to read
+            return list(dict.fromkeys(h for h in held if h))
+        targets = [t for t, h in zip(targets, held) if not h]
         if not targets:
             return []
         self.meter.take_tool_call()
@@ -102,4 +106,10 @@ class Run:
         self.meter.evidence_chars = self.evidence.chars
         errors = "; ".join(f["error"] for f in got["failures"]) or None
         self.trace.record("read_many" if len(targets) > 1 else "read", {"targets": targets}, started, locators=[locator_of(i) for i in got["results"]], error=errors)
-        return ids
+        return list(dict.fromkeys([*(h for h in held if h), *ids]))
+
+    def _held(self, target: dict[str, Any]) -> str | None:
+        """The evidence id a target names in place of a locator, when that evidence is already held: small
+        models read "e3" back as a chunk or article id after seeing it as a passage's label."""
+        named = [v for k, v in target.items() if k != "kind" and isinstance(v, str)]
+        return next((v for v in named if v in self.evidence.items), None)

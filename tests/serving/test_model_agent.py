@@ -197,6 +197,23 @@ def test_a_model_that_errs_once_then_refinds_seeded_evidence_still_answers(serve
     assert len(sent) == 4
 
 
+def test_a_read_naming_an_evidence_label_returns_the_held_evidence(served_snapshot):
+    """A small model reads "e1" back as a chunk or article id after seeing it as a passage's label: the
+    passage it already holds comes back, not a not-found error."""
+    snap, embedder = served_snapshot
+    seeded = _seeded_chunk(snap, embedder)
+    sentence = _sentence(snap, seeded)
+    doc, sent = _run(
+        snap,
+        embedder,
+        tool_calls(("knowledge_read_many", json.dumps({"targets": [{"chunk_id": "e1"}, {"article_id": "e1"}]}))),
+        final("The key file stores hashes [1].", ("e1", sentence)),
+    )
+    result = json.loads([m for m in sent[1]["messages"] if m["role"] == "tool"][0]["content"].split("<data>\n", 1)[1].rsplit("\n</data>", 1)[0])
+    assert [e["evidence_id"] for e in result["evidence"]] == ["e1"] and "error" not in result
+    assert doc["stop_reason"] == "answered" and [c["quote"] for c in doc["citations"]] == [sentence]
+
+
 def test_repeated_identical_calls_end_the_run_with_no_progress(served_snapshot):
     snap, embedder = served_snapshot
     same = [tool_calls(("knowledge_search", json.dumps({"query": q}))) for q in ("key file", "Key  File", "key file ", "KEY FILE")]
