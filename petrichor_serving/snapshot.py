@@ -175,6 +175,9 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
     # The mapped files are only hashed (streaming reads that release the GIL), so a second thread checks
     # them while this one parses the Parquet tables; every result is awaited before the snapshot exists.
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapshot-verify")
+    # Each table is validated on a thread of its own while the next one is parsed: Parquet decoding and the
+    # polars checks both run outside the GIL, and the first validation pays for importing pandera.
+    checks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="snapshot-validate")
     try:
         compact = {
             name: pool.submit(open_vector_files, snaps / version, name, info)
@@ -186,17 +189,21 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
             parquet_job = pool.submit(verify_file, snaps, manifest, "lexical_index")
         omit = INDEX_ONLY if _stored_lexical(manifest) else {}
         parsed = [name for name in SCHEMAS if not (mapped and name == "lexical_index")]
-        # each file's sha256 checked as it is read
-        tables = {name: read_table(snaps, manifest, name, omit=omit.get(name, ())) for name in parsed}
+        tables: dict[str, pa.Table] = {}
+        validated = []
+        for name in parsed:
+            tables[name] = read_table(snaps, manifest, name, omit=omit.get(name, ()))  # its sha256 checked as it is read
+            validated.append(checks.submit(validate_table, name, tables[name], omit.get(name, ())))
         if mapped:
             lexical_files = lexical_job.result()
             parquet_job.result()
             tables["lexical_index"] = lexical_files["postings"]
+            validated.append(checks.submit(validate_table, "lexical_index", tables["lexical_index"], omit.get("lexical_index", ())))
         for name, info in manifest.tables.items():
             if name in tables and tables[name].num_rows != int(info["rows"]):
                 raise ValueError(f"table {name}: {tables[name].num_rows} rows, manifest says {info['rows']}")
-        for name, table in tables.items():
-            validate_table(name, table, omit.get(name, ()))  # the same pandera rules the pipeline's asset checks apply
+        for job in validated:
+            job.result()  # the same pandera rules the pipeline's asset checks apply
         verify_articles(tables["articles"])
 
         vec_tables: dict[str, Any] = {}
@@ -212,6 +219,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
             note = f"vectors {fp}"
     finally:
         pool.shutdown(cancel_futures=True)
+        checks.shutdown(cancel_futures=True)
     stored = None
     if mapped:
         stored = lexical.from_table(lexical_files["postings"], lexical.sizes(tables), lexical_files["lengths"])
