@@ -89,12 +89,10 @@ class Run:
     def read_many(self, targets: Sequence[dict[str, Any]]) -> list[str]:
         """Read up to `budget.max_reads` targets; the evidence ids of what was read (new or already held)."""
         targets = list(targets)[: self.budget.max_reads]
-        held = [self._held(t) for t in targets]
-        if all(held):  # a model naming evidence it already holds by its evidence id ("e3"): nothing to read
-            return list(dict.fromkeys(h for h in held if h))
+        held = [self._held(t) for t in targets]  # evidence named by its label ("e3"): nothing to read
         targets = [t for t, h in zip(targets, held) if not h]
         if not targets:
-            return []
+            return list(dict.fromkeys(h for h in held if h))
         self.meter.take_tool_call()
         started = time.perf_counter()
         got = tools.read_many(self.snap, self.scope, targets)
