@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Sequence
 
 from petrichor_serving.answer.address import addresses_the_assistant
@@ -61,6 +61,9 @@ class Unit:
     lead: str = ""
     """For a sentence that ends in a colon and carries the block it introduces: the sentence alone, which is
     what the unit is scored by (the block says how, the sentence says what). "" for anything else."""
+    start: int = 0
+    end: int = 0
+    """Where `text` sits in its passage: `passage[start:end] == text`."""
 
     @property
     def scored(self) -> str:
@@ -157,7 +160,7 @@ def _with_blocks(markdown: str, lines: list[Line], spans: list[_Span]) -> list[U
     passage (its fence closed) and hold no instruction to the
     assistant."""
     line_at = {line.start: i for i, line in enumerate(lines)}
-    return [_carried(markdown, lines, line_at, span) for span in spans]
+    return [replace(unit, start=span.start, end=span.start + len(unit.text)) for span in spans for unit in [_carried(markdown, lines, line_at, span)]]
 
 
 def _carried(markdown: str, lines: list[Line], line_at: dict[int, int], span: _Span) -> Unit:
@@ -253,6 +256,10 @@ ALIGNMENT_WEIGHT = 1.0
 for English) is the one the question paraphrases: its score grows by up to this share."""
 TYPE_MISSING = 0.7
 """A question asking for a number, a date or a place scores a unit without one at this share."""
+ASKING_WEIGHT = 0.7
+"""A unit that ends in a question mark asks rather than states (a page restating the question before its
+answer): its score is scaled by this. All four dev sets: rgb +2 answers holding gold, the others unchanged."""
+_ASKS = re.compile(r"[?？][”’\"'』」）)]*\s*$")
 DEFINITION_WEIGHT = 1.5
 """A definition question ("What is X?", "X是什么？") scores a unit that defines X (`defines`: X followed by a
 copula or definition verb, or spelt out in a parenthesis) this many times: the unit that says what X is
@@ -339,8 +346,9 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
     Score: the idf-weighted question terms it holds (idf over the units read; a term of the passage's title
     at `SUBJECT_WEIGHT`), plus `HEADING_WEIGHT` per question term of its title and section, by the share of
     that heading the question names; raised by its share of the question's phrases not in the title;
-    lowered when the question asks for a kind of answer (number, date, place) the unit does not hold, and by
-    its evidence's rank; raised when a definition question's unit defines the term."""
+    lowered when the question asks for a kind of answer (number, date, place) the unit does not hold, when the
+    unit is itself a question, and by its evidence's rank; raised when a definition question's unit defines
+    the term."""
     wanted = _question_terms(question)
     phrases = _phrases(question)
     kind = asked_type(question)
@@ -368,6 +376,8 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
             score *= TYPE_MISSING
         if term and defines(term, unit.scored, expansion):
             score *= DEFINITION_WEIGHT
+        if _ASKS.search(unit.scored):
+            score *= ASKING_WEIGHT
         if unit.code:
             score *= 0.6
         if len(unit.scored) < 8:
@@ -530,9 +540,57 @@ def short_answer(question: str, scored: Sequence[Scored], evidence: Sequence[Evi
     return _span_answer(question, kind, scored, wanted, evidence) if kind else None
 
 
+def _prose(unit: Unit) -> bool:
+    return not (unit.code or unit.header or unit.lead)
+
+
+def _next_to(a: Scored, b: Scored, evidence: Sequence[EvidenceText]) -> bool:
+    """Two prose units of one paragraph with nothing but white space between them: one statement, quoted whole.
+    All four dev sets, joined against quoted apart: citation precision +3 points on cmrc, rgb and multihop,
+    answers holding gold unchanged."""
+    if a.evidence != b.evidence or not (_prose(a.unit) and _prose(b.unit)):
+        return False
+    first, second = sorted((a.unit, b.unit), key=lambda u: u.start)
+    gap = evidence[a.evidence - 1].content[first.end : second.start]
+    return first.end <= second.start and not gap.strip() and gap.count("\n") < 2
+
+
+def _joined(picked: list[tuple[int, Scored]], evidence: Sequence[EvidenceText]) -> list[tuple[int, Scored]]:
+    """The picked units with each run of neighbours (`_next_to`) quoted as one contiguous slice of its passage,
+    at the best rank and score of the run, in the place of its first unit."""
+    out: list[tuple[int, Scored]] = []
+    for rank, s in sorted(picked, key=lambda p: p[1].order):
+        if out and _next_to(out[-1][1], s, evidence):
+            prev_rank, prev = out[-1]
+            text = evidence[s.evidence - 1].content[prev.unit.start : s.unit.end]
+            unit = Unit(text, prev.unit.heading_path, start=prev.unit.start, end=s.unit.end)
+            out[-1] = (min(rank, prev_rank), Scored(max(s.score, prev.score), prev.order if prev_rank < rank else s.order, s.evidence, unit))
+        else:
+            out.append((rank, s))
+    return sorted(out)
+
+
+def _adds(s: Scored, picked: Sequence[Scored], wanted: Sequence[str], evidence: Sequence[EvidenceText]) -> bool:
+    """Whether a further quote holds a question word, other than its article's title, that no picked one holds:
+    a second quote that only restates the words of the first cites beside the point more often than it
+    carries the answer. All four dev sets, with `_next_to` and `ASKING_WEIGHT` (`petrichor eval --answers`):
+    citation precision cmrc 0.789 → 0.867, rgb 0.666 → 0.782, multihop 0.777 → 0.840, rhdh 0.006 → 0.007;
+    answers holding gold cmrc −1 question of 187, rgb +7 of 214, multihop ±0."""
+    def held(x: Scored) -> set[str]:
+        text = x.unit.scored.lower()
+        tokens = set(search_tokens(text))
+        title = evidence[x.evidence - 1].title.lower()
+        return {t for t in wanted if t not in title and _matches(t, text, tokens)}
+
+    have = set().union(*(held(p) for p in picked))
+    return bool(held(s) - have)
+
+
 def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
     """The short answer when the question asks for one (`short_answer`), then up to three passages with the
-    best scores (`score_units`), each cited; or an explicit not-found.
+    best scores (`score_units`), each cited; or an explicit not-found. A passage after the first joins only if
+    it holds a question word the others lack (`_adds`) or sits next to one of them (`_next_to`: neighbours are
+    quoted as one slice).
 
     Each citation carries its `rank` (1 = best scored), its `score` and the `text` the answer shows for it,
     so a caller can keep fewer (the agent's fact plan keeps the passages close to the best). The unit the short
@@ -545,19 +603,24 @@ def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
         return {"answer": NOT_FOUND[lang], "citations": []}
     short = short_answer(question, scored, evidence)
     best = scored[0].score
-    chosen: list[tuple[int, Scored]] = [(1, short.unit)] if short and short.unit else []
+    wanted = _question_terms(question)
+    picked: list[Scored] = [short.unit] if short and short.unit else []
     for s in scored:
-        if s.score < best * KEEP_RATIO or len(chosen) == MAX_ANSWER_UNITS:
+        if s.score < best * KEEP_RATIO or len(picked) == MAX_ANSWER_UNITS:
             break
-        if all(s.unit.text not in other.unit.text and other.unit.text not in s.unit.text for _, other in chosen):
-            chosen.append((len(chosen) + 1, s))
+        if any(s.unit.text in other.unit.text or other.unit.text in s.unit.text for other in picked):
+            continue
+        if not picked or any(_next_to(s, other, evidence) for other in picked) or _adds(s, picked, wanted, evidence):
+            picked.append(s)
+    chosen = _joined(list(enumerate(picked, 1)), evidence)
     # the unit holding the short answer first, the rest in document order
-    chosen.sort(key=lambda c: (not (short and c[1] is short.unit), c[1].order))
+    first = short.unit.order if short and short.unit else None
+    chosen.sort(key=lambda c: (c[1].order != first, c[1].order))
     joiner = "" if lang == "zh" else " "
     text = joiner.join(f"{s.unit.display()} [{s.evidence}]" for _, s in chosen)
     lead = opening(short.text, lang) if short else ""
     citations = [
-        {"marker": s.evidence, "evidence_id": evidence[s.evidence - 1].evidence_id, "quote": s.unit.text, "text": s.unit.display(), "rank": rank, "score": round(max(s.score, best) if short and s is short.unit else s.score, 4)}
+        {"marker": s.evidence, "evidence_id": evidence[s.evidence - 1].evidence_id, "quote": s.unit.text, "text": s.unit.display(), "rank": rank, "score": round(max(s.score, best) if s.order == first else s.score, 4)}
         for rank, s in chosen
     ]
     return {"answer": lead + text, "citations": citations, "short_answer": short.text if short else None, "opening": lead}

@@ -127,3 +127,41 @@ def test_a_dates_number_is_no_count():
     assert holds_answer(number, "全年粮食总产量1308.84亿斤。", "河南2021年的粮食总产量是多少？")
     years = "他在公司工作了多少年？"  # a question that counts time takes the years as its number
     assert holds_answer(asked_type(years), "他在公司工作了12年。", years)
+
+
+def _cited(question: str, *passages: str) -> list[str]:
+    reply = answer(question, [EvidenceText(f"e{n}", "Guide", (), p) for n, p in enumerate(passages, 1)])
+    for c in reply["citations"]:
+        assert c["quote"] in passages[c["marker"] - 1]  # every quote, joined or not, is a verbatim slice
+    return [c["quote"] for c in reply["citations"]]
+
+
+def test_neighbouring_sentences_that_both_bear_on_the_question_are_one_quote():
+    question = "When does the harbour festival hold its concerts and its parades?"
+    passage = "The harbour festival holds concerts in June. The harbour festival holds parades in July.\n\nTickets are sold online."
+    assert _cited(question, passage) == ["The harbour festival holds concerts in June. The harbour festival holds parades in July."]
+    # across a paragraph break they stay two quotes
+    apart = "The harbour festival holds concerts in June.\n\nThe harbour festival holds parades in July."
+    assert _cited(question, apart) == ["The harbour festival holds concerts in June.", "The harbour festival holds parades in July."]
+
+
+def test_a_further_quote_must_hold_a_question_word_the_others_lack():
+    restating = _cited(
+        "Which port does the relay listen on?",
+        "The relay listens on port 7000 by default.",
+        "Every relay listens on one port.",
+    )
+    assert restating == ["The relay listens on port 7000 by default."]
+    adding = _cited(
+        "Which port does the relay listen on, and which protocol?",
+        "The relay listens on port 7000.\n\nThe relay speaks the gRPC protocol on that port.",
+    )
+    assert adding == ["The relay listens on port 7000.", "The relay speaks the gRPC protocol on that port."]
+
+
+def test_a_unit_that_asks_is_not_the_answer():
+    cited = _cited(
+        "2022年超级碗冠军是谁",
+        "如今比赛已经完成，那么2022年超级碗冠军是哪个队伍呢？\n\n2022年超级碗冠军是洛杉矶公羊队。",
+    )
+    assert cited[0] == "2022年超级碗冠军是洛杉矶公羊队。"

@@ -100,7 +100,7 @@ def test_a_definition_question_prefers_the_unit_that_defines_the_term():
         "Each shard is copied twice and every shard is checked nightly for shard errors.",
     )
     assert _best(reply).startswith("A shard is")
-    zh = _ask("主节点是什么？", "每个集群有一个主节点和多个从节点，主节点故障时会切换。主节点是负责协调写入的节点。")
+    zh = _ask("主节点是什么？", "每个集群有一个主节点和多个从节点，主节点故障时会切换。\n\n主节点是负责协调写入的节点。")
     assert _best(zh) == "主节点是负责协调写入的节点。"
 
 
