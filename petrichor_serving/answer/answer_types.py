@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from petrichor_pipeline.text.stopwords import ENGLISH
+from petrichor_pipeline.text.lang import has_cjk
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,13 @@ def _outermost(spans: list[Span]) -> list[Span]:
     return [s for s in spans if not any(o is not s and o.start <= s.start and s.end <= o.end and (o.start, o.end) != (s.start, s.end) for o in spans)]
 
 
+def _titled(quoted: str) -> bool:
+    """A quoted span that can be a name or a title: Han text, code, or Latin words opening on a capital or a
+    digit. Quoted speech ("“siphons off”") opens lower-case and names nothing."""
+    inner = quoted[1:-1].lstrip()
+    return quoted[0] == "`" or has_cjk(inner) or inner[:1].isupper() or inner[:1].isdigit()
+
+
 def _names(kind: str, text: str) -> list[Span]:
     """Names in `text`: transliterated names (海因里希·冯·施特凡), jieba's tagged person / place / organisation
     names for Han text (neighbours merged), capitalised word runs for Latin text (a place only after
@@ -235,7 +243,7 @@ def _names(kind: str, text: str) -> list[Span]:
                 continue
         spans.append(Span(m.start(), m.end(), m.group(0).rstrip(".")))
     if kind == "entity":
-        spans += [Span(m.start(), m.end(), m.group(0)) for m in _QUOTED.finditer(text)]
+        spans += [Span(m.start(), m.end(), m.group(0)) for m in _QUOTED.finditer(text) if _titled(m.group(0))]
     return _outermost(spans)
 
 

@@ -144,3 +144,10 @@ def test_a_possessive_of_a_name_the_question_gives_is_no_answer():
 )
 def test_a_yes_no_question_may_open_with_a_phrase_before_its_auxiliary(question, yes_no):
     assert is_yes_no(question) is yes_no
+
+
+def test_quoted_speech_is_no_name_but_a_quoted_title_is():
+    text = "It argues that Google “siphons off” readers, while “The Eras Tour” and 《三体》 sold out."
+    found = [s.text for s in find_spans("entity", text)]
+    assert "“siphons off”" not in found
+    assert "“The Eras Tour”" in found and "《三体》" in found
