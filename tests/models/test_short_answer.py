@@ -151,3 +151,14 @@ def test_quoted_speech_is_no_name_but_a_quoted_title_is():
     found = [s.text for s in find_spans("entity", text)]
     assert "“siphons off”" not in found
     assert "“The Eras Tour”" in found and "《三体》" in found
+
+
+def test_an_english_name_question_takes_the_name_the_passages_share():
+    evidence = [
+        EvidenceText("e1", "Sam Bankman-Fried trial: week two", (), "Ellison, the CEO of Alameda, said Bankman-Fried directed the loans."),
+        EvidenceText("e2", "FTX", (), "Prosecutors say Bankman-Fried misled investors about FTX."),
+        EvidenceText("e3", "Crypto", (), "Bankman-Fried was once called the face of crypto."),
+    ]
+    reply = answer("Who is the individual who directed the loans and misled investors?", evidence)
+    assert reply["short_answer"] == "Sam Bankman-Fried"
+    assert reply["answer"].startswith("Sam Bankman-Fried — ")
