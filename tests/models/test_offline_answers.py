@@ -165,3 +165,12 @@ def test_a_unit_that_asks_is_not_the_answer():
         "如今比赛已经完成，那么2022年超级碗冠军是哪个队伍呢？\n\n2022年超级碗冠军是洛杉矶公羊队。",
     )
     assert cited[0] == "2022年超级碗冠军是洛杉矶公羊队。"
+
+
+def test_a_question_asking_for_another_name_prefers_the_unit_that_gives_one():
+    assert asked_type("和语在日语中被称为什么？").name == "alias"
+    assert asked_type("What is the relay also known as?").name == "alias"
+    assert asked_type("Who is also known for backing the startup?") is None  # "known for" is no alias
+    assert asked_type("蔡琼辉当时的艺名叫什么？") is None  # a name, not another name
+    cited = _cited("和语在日语中被称为什么？", "战后的日语中，和语词被外来语词取代。\n\n和语，日语又称大和言叶，是日语辞汇来源的一类。")
+    assert cited[0] == "和语，日语又称大和言叶，是日语辞汇来源的一类。"
