@@ -22,6 +22,7 @@ from petrichor_pipeline.models.protocols import EvidenceText
         ("浪花鱼分布在哪里？", "place"),
         ("Which country hosts the office?", "place"),
         ("马齐去世后的谥号是什么？", None),
+        ("鬣齿兽出现在哪一时期？", "time"),  # "在哪" inside "在哪一时期" asks when, not where
     ],
 )
 def test_the_question_wording_names_the_kind_of_answer(question, kind):

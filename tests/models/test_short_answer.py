@@ -114,6 +114,7 @@ def test_an_acronym_is_spelt_out_from_the_evidence():
 def test_span_shapes():
     assert [s.text for s in find_spans("number", "面积约3000平方米，7.52‰，1269万人")] == ["3000平方米", "7.52‰", "1269万人"]
     assert [s.text for s in find_spans("time", "1999年3月5日，On 3 May 2001")] == ["1999年3月5日", "3 May 2001"]
+    assert [s.text for s in find_spans("time", "于4100万年前出现，直至2100万年前")] == ["4100万年前", "2100万年前"]
     assert "Sam Bankman-Fried" in [s.text for s in find_spans("person", "The trial of Sam Bankman-Fried begins.")]
 
 
