@@ -488,14 +488,18 @@ _POSSESSIVE = re.compile(r"[’']s$")
 _LATIN_NAME = re.compile(r"\b[A-Z][\w’'.-]*(?:\s+[A-Z][\w’'.-]*)*")
 
 
-def _full_name(name: str, evidence: Sequence[EvidenceText]) -> str:
+def _latin_runs(evidence: Sequence[EvidenceText]) -> set[str]:
+    """Every capitalised run the passages and their titles write, once per answer (`_full_name` looks names up here)."""
+    return {_POSSESSIVE.sub("", m.group(0)) for item in evidence for text in (item.title, item.content) for m in _LATIN_NAME.finditer(text)}
+
+
+def _full_name(name: str, runs: set[str]) -> str:
     """The fullest way the evidence writes a Latin name: the longest capitalised run ending in it as whole
     words (`Bankman-Fried` → `Sam Bankman-Fried` where any passage or its title says so); Han names are kept
     as found."""
     if has_cjk(name) or not name[:1].isupper():
         return name
     tail = re.compile(rf"(?:^|\s){re.escape(name)}$")
-    runs = {_POSSESSIVE.sub("", m.group(0)) for item in evidence for text in (item.title, item.content) for m in _LATIN_NAME.finditer(text)}
     return max((r for r in runs if tail.search(r)), key=len, default=name)
 
 
@@ -508,7 +512,8 @@ def _agreed_name(options: Sequence[tuple[bool, Scored, Span]], evidence: Sequenc
         said = name if has_cjk(name) else name.split()[-1]
         return sum(said in item.content for item in evidence)
 
-    named = [(support(full), o[1].score, full, o[1]) for o in options for full in [_full_name(_POSSESSIVE.sub("", o[2].text), evidence)]]
+    runs = _latin_runs(evidence)
+    named = [(support(full), o[1].score, full, o[1]) for o in options for full in [_full_name(_POSSESSIVE.sub("", o[2].text), runs)]]
     _, _, full, unit = max(named, key=lambda n: (n[0], n[1]))
     return ShortAnswer(full, unit)
 
