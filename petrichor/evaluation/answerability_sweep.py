@@ -27,12 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from petrichor_serving.agent.answerability import MARGIN_WAIVED_AT
 
 SEMANTIC_GRID = (None, *np.round(np.arange(0.76, 0.901, 0.005), 3).tolist())
 COVERAGE_GRID = tuple(np.round(np.arange(0.0, 0.901, 0.05), 2).tolist())
 TYPE_GRID = (None, *np.round(np.arange(0.80, 0.921, 0.01), 2).tolist())
 MARGIN_GRID = (None, *np.round(np.arange(0.02, 0.0801, 0.005), 3).tolist())
+WAIVER_GRID = (None, *np.round(np.arange(0.4, 1.001, 0.05), 2).tolist())
+"""Shares of the question's information (`weighted_coverage`) from which the margin is waived."""
 SCRIPTS = ("cjk", "latin")
 MAX_FALSE = 0.045
 """False not-found allowed on each set: the 5 % bar less half a point for questions not seen. (At 0.04 the
@@ -57,6 +58,8 @@ class Rows:
     margin: np.ndarray
     script: np.ndarray
     coverage: np.ndarray
+    held: np.ndarray
+    """`Signals.held_share`: the weighted coverage where recorded, else the plain one."""
     type_missing: np.ndarray
     holds_gold: np.ndarray
     has_gold_answer: np.ndarray
@@ -86,23 +89,32 @@ def load(paths: Sequence[Path]) -> Rows:
         margin=np.array([np.nan if signal(r, "margin") is None else signal(r, "margin") for r in rows], dtype=float),
         script=np.array([signal(r, "script") or "" for r in rows]),
         coverage=np.array([np.nan if signal(r, "coverage") is None else signal(r, "coverage") for r in rows], dtype=float),
+        held=np.array([_held(signal(r, "weighted_coverage"), signal(r, "coverage")) for r in rows], dtype=float),
         type_missing=np.array([signal(r, "type_held") is False for r in rows]),
         holds_gold=np.array([bool(r.get("holds_gold")) for r in rows]),
         has_gold_answer=np.array([r.get("holds_gold") is not None for r in rows]),
     )
 
 
+def _held(weighted: float | None, coverage: float | None) -> float:
+    share = weighted if weighted is not None else coverage
+    return np.nan if share is None else share
+
+
 Margins = dict[str, float | None]
 """A margin threshold per question script (None or absent: not applied)."""
 
 
-def answered(rows: Rows, semantic: float | None, coverage: float, type_semantic: float | None, margins: Margins | None = None) -> np.ndarray:
+def answered(
+    rows: Rows, semantic: float | None, coverage: float, type_semantic: float | None, margins: Margins | None = None,
+    waiver: float | None = None,
+) -> np.ndarray:
     """Which questions get an answer under these thresholds (`answerability.judge`, vectorised; the margin
-    waived where the product waives it, `MARGIN_WAIVED_AT`)."""
+    waived from a held share of `waiver`)."""
     ok = np.ones(len(rows.kind), dtype=bool)
     if semantic is not None:
         ok &= ~(rows.semantic < semantic)  # NaN (not measured) passes
-    waived = rows.coverage >= MARGIN_WAIVED_AT if MARGIN_WAIVED_AT is not None else np.zeros(len(rows.kind), dtype=bool)
+    waived = rows.held >= waiver if waiver is not None else np.zeros(len(rows.kind), dtype=bool)
     for script, margin in (margins or {}).items():
         if margin is not None:
             ok &= ~((rows.script == script) & (rows.margin < margin) & ~waived)
@@ -118,13 +130,14 @@ def _rate(mask: np.ndarray, within: np.ndarray) -> float | None:
 
 def score(
     rows: Rows, semantic: float | None, coverage: float, type_semantic: float | None, margins: Margins | None = None, per_set: bool = True,
-    got: np.ndarray | None = None,
+    got: np.ndarray | None = None, waiver: float | None = None,
 ) -> dict[str, Any]:
     """The figures of one combination; `got` is its `answered` mask when the caller already has it."""
-    got = answered(rows, semantic, coverage, type_semantic, margins) if got is None else got
+    got = answered(rows, semantic, coverage, type_semantic, margins, waiver) if got is None else got
     out: dict[str, Any] = {
         "semantic": semantic,
         "margin": dict(margins or {}),
+        "margin_waived_at": waiver,
         "coverage": coverage,
         "type_semantic": type_semantic,
         "not_found": _rate(~got, ~rows.answerable),
@@ -161,7 +174,7 @@ def _key(rows: Rows, got: np.ndarray, s: dict[str, Any], max_false: float, targe
 
 def sweep(rows: Rows, max_false: float = MAX_FALSE, target: float = TARGET) -> tuple[dict[str, Any], dict[str, Any]]:
     """The best combination (`_key`), and the figures with no gate. The semantic, coverage and type thresholds
-    are swept together, then each script's margin given them."""
+    are swept together, then each script's margin given them, once per margin waiver."""
     best: dict[str, Any] | None = None
     best_key: tuple[float, ...] | None = None
     for semantic, coverage, type_semantic in itertools.product(SEMANTIC_GRID, COVERAGE_GRID, TYPE_GRID):
@@ -173,16 +186,21 @@ def sweep(rows: Rows, max_false: float = MAX_FALSE, target: float = TARGET) -> t
     ungated = score(rows, None, 0.0, None)
     if best is None:
         return ungated, ungated
-    margins: Margins = {}
-    for script in SCRIPTS:
-        for margin in MARGIN_GRID:
-            trial = {**margins, script: margin}
-            got = answered(rows, best["semantic"], best["coverage"], best["type_semantic"], trial)
-            s = score(rows, best["semantic"], best["coverage"], best["type_semantic"], trial, per_set=False, got=got)
-            key = _key(rows, got, s, max_false, target)
-            if key is not None and key > best_key:
-                best, best_key, margins = s, key, trial
-    return score(rows, best["semantic"], best["coverage"], best["type_semantic"], margins), ungated
+    base, base_key = best, best_key
+    for waiver in WAIVER_GRID:
+        margins: Margins = {}
+        found, found_key = base, base_key
+        for script in SCRIPTS:
+            for margin in MARGIN_GRID:
+                trial = {**margins, script: margin}
+                got = answered(rows, base["semantic"], base["coverage"], base["type_semantic"], trial, waiver)
+                s = score(rows, base["semantic"], base["coverage"], base["type_semantic"], trial, per_set=False, got=got, waiver=waiver)
+                key = _key(rows, got, s, max_false, target)
+                if key is not None and key > found_key:
+                    found, found_key, margins = s, key, trial
+        if found_key > best_key:
+            best, best_key = found, found_key
+    return score(rows, best["semantic"], best["coverage"], best["type_semantic"], best["margin"], waiver=best.get("margin_waived_at")), ungated
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -194,12 +212,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="score one combination instead of sweeping ('none' switches a signal off)")
     parser.add_argument("--margin", action="append", default=[], metavar="SCRIPT=MARGIN",
                         help="with --at: a margin threshold for questions of one script (cjk or latin)")
+    parser.add_argument("--waiver", type=float, default=None,
+                        help="with --at: the held share of the question from which the margin is waived")
     args = parser.parse_args(argv)
     rows = load(args.signals)
     if args.at:
         value = lambda v: None if v.lower() == "none" else float(v)  # noqa: E731
         margins = {k: value(v) for k, v in (m.split("=", 1) for m in args.margin)}
-        json.dump(score(rows, value(args.at[0]), float(args.at[1]), value(args.at[2]), margins), sys.stdout, indent=2)
+        json.dump(score(rows, value(args.at[0]), float(args.at[1]), value(args.at[2]), margins, waiver=args.waiver), sys.stdout, indent=2)
     else:
         best, ungated = sweep(rows, args.max_false, args.target)
         json.dump({"best": best, "without_gate": ungated}, sys.stdout, indent=2)

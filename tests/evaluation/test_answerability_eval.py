@@ -154,3 +154,25 @@ def test_past_the_target_not_found_rate_the_sweep_keeps_answers(tmp_path):
     assert kept["not_found"] == 0.9 and kept["holds_gold"] == 1.0
     greedy, _ = sweep.sweep(sweep.load([path]), max_false=0.05, target=1.0)
     assert greedy["not_found"] == 1.0 and greedy["holds_gold"] == 0.95
+
+
+def test_the_sweep_waives_the_margin_where_the_evidence_holds_the_question_s_information(tmp_path):
+    """Answerable questions near the background but holding their words keep their answers once the margin
+    is waived from their held share; unanswerable ones at the same margin lack their subject and stay found."""
+
+    def row(kind, margin, weighted, holds=None):
+        r = _signal_row("a", kind, 0.9, 0.6, holds=holds)
+        r["qid"] += f"{margin}{weighted}"
+        r["answerability"]["signals"] |= {"margin": margin, "script": "cjk", "weighted_coverage": weighted}
+        return r
+
+    rows = [row("answerable", 0.09 + i / 1000, 0.8, holds=True) for i in range(16)]
+    rows += [row("answerable", 0.03, 0.75, holds=True) for _ in range(4)]
+    rows += [row("null", 0.03, 0.3) for _ in range(9)] + [row("null", 0.1, 0.3)]
+    path = tmp_path / "signals.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    best, _ = sweep.sweep(sweep.load([path]), max_false=0.05, target=0.86)
+    assert best["margin_waived_at"] is not None and 0.3 < best["margin_waived_at"] <= 0.75
+    assert best["false_not_found"] == 0.0 and best["not_found"] == 0.9
+    no_waiver = sweep.score(sweep.load([path]), 0.81, 0.0, None, best["margin"])
+    assert no_waiver["false_not_found"] == 0.2

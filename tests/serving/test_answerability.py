@@ -157,3 +157,39 @@ def test_passages_holding_every_question_word_are_not_measured_against_the_backg
 def test_script_of_tells_chinese_from_latin_questions():
     assert answerability.script_of("快照保留多少个？") == "cjk"
     assert answerability.script_of("How many snapshots?") == "latin"
+
+
+def _lexical(passages: list[str]):
+    from petrichor_pipeline.text.bm25 import BM25Index
+    from petrichor_pipeline.text.tokenize import get_tokenizer
+
+    tokenizer = get_tokenizer("bigram")
+    return SimpleNamespace(bm25={"chunk": BM25Index.build([("", "", p) for p in passages], tokenizer.index)}, tokenizer=tokenizer)
+
+
+def test_weighted_coverage_weighs_a_missing_subject_over_a_missing_common_word():
+    """A subject no passage names is most of what a question asks; a missing word every passage has is little."""
+    index = _lexical([f"Snapshots are kept for {n} days after a build." for n in range(8)] + ["Mercury boils."])
+    question = "How long are snapshots kept after a build?"
+    words = answerability.question_words(question)
+    assert {"snapshot", "build"} <= set(words)
+    common = answerability.weighted_coverage(index, question, ["build"])
+    assert common is not None and common > 1 - 1 / len(words)  # the word every passage holds weighs under its count
+    assert answerability.word_weight(index, "zeppelin") > answerability.word_weight(index, "mercury") > answerability.word_weight(index, "build")
+    asked = "How long are zeppelins kept?"
+    _, missing = word_coverage(asked, ["Snapshots are kept."])
+    rare = answerability.weighted_coverage(_lexical(["Snapshots are kept."] * 8), asked, missing)
+    assert rare is not None and rare < 0.5
+    assert answerability.weighted_coverage(index, question, []) == 1.0
+    assert answerability.weighted_coverage(SimpleNamespace(), question, []) is None  # no index: not measured
+
+
+def test_the_margin_is_waived_from_the_held_share_of_the_question_s_information():
+    margins = {MODEL: {"cjk": 0.05}}
+    thresholds = Thresholds({MODEL: 0.8}, 0.1, margin=margins, margin_waived_at=0.5)
+    informative = Signals(0.9, FixedEmbedder.fingerprint, 0.5, ("本来",), None, None, None, 0.01, "cjk", weighted_coverage=0.6)
+    assert judge(informative, thresholds).answerable
+    subject_missing = Signals(0.9, FixedEmbedder.fingerprint, 0.75, ("杭州",), None, None, None, 0.01, "cjk", weighted_coverage=0.3)
+    verdict = judge(subject_missing, thresholds)
+    assert not verdict.answerable and verdict.signal == "margin"
+    assert subject_missing.held_share == 0.3 and Signals(0.9, None, 0.7, (), None, None, None).held_share == 0.7
