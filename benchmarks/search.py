@@ -344,9 +344,8 @@ def naive_hybrid(index, embedder, question: str, limit: int = 10) -> list[str]:
 
 def end_to_end(index, embedder, qs: list[str], rounds: int) -> dict:
     """Petrichor's search with query embedding (a cold query-vector cache per question) against the naive
-    hybrid. Each round runs all questions through one, then all through the other: the embedder wants
-    both cores, and BLAS threads still spinning after the naive product would otherwise slow whichever
-    embedding comes next."""
+    hybrid. Each round runs all questions through one, then all through the other (the embedder wants both
+    cores; BLAS runs on one thread, `recall.dense.BLAS_THREADS`, so no product leaves workers spinning)."""
     from petrichor_serving.recall import Scope, search
     from petrichor_serving.recall.query_vectors import QueryVectorCache
 
