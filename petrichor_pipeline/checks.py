@@ -115,7 +115,8 @@ def snapshot_has_no_stale_articles(context: AssetCheckExecutionContext, petricho
     snaps, m = _current(context, petrichor)
     if m is None:
         return _none()
-    arts = {r["article_id"]: r for r in read_table_unverified(snaps, m, "articles").to_pylist()}
+    columns = ["article_id", "content", "chunk_algorithm_version", "build_version", "article_version"]
+    arts = {r["article_id"]: r for r in read_table_unverified(snaps, m, "articles").select(columns).to_pylist()}
     stale = set()
     for aid, a in arts.items():
         if a["chunk_algorithm_version"] != CHUNK_ALGORITHM_VERSION or a["build_version"] != BUILD_VERSION:

@@ -10,6 +10,7 @@ from dagster import AssetCheckExecutionContext, AssetCheckResult, MetadataValue,
 
 from petrichor_pipeline.assets.snapshot import snapshot_under_check
 from petrichor_pipeline.contract.manifest import read_manifest, read_table
+from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_pipeline.knowledge import lint
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
@@ -17,14 +18,30 @@ from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 MAX_KEYS_SHOWN = 100
 
 
+LINTED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "wiki_pages": ("kb_id", "tenant", "page_key", "kind", "content_md", "article_ids"),
+    "wiki_links": ("kb_id", "tenant", "from_page_key", "to_page_key"),
+    "wiki_sources": ("kb_id", "page_key", "article_id", "article_version"),
+    "articles": ("article_id", "article_version", "chunk_algorithm_version", "build_version"),
+}
+"""The columns the lint functions read: the others (article texts above all) are not decoded. At 10,000
+articles the four checks' reads took 5.9 s of every publish with every column, 3.8 s with these."""
+
+
 def _rows(context: AssetCheckExecutionContext, petrichor: PetrichorResource, *names: str) -> tuple[str, list[list[dict[str, Any]]]] | None:
-    """The tables of the snapshot under check: the one this run staged, else `CURRENT`."""
+    """The linted columns of the snapshot under check (the one this run staged, else `CURRENT`), unverified:
+    `snapshot_checksums_verify` checks the files."""
     snaps = petrichor.context().settings.snapshots_dir
     version = snapshot_under_check(context.instance, context.run.run_id, snaps)
     if version is None:
         return None
     m = read_manifest(snaps, version)
-    return version, [read_table(snaps, m, name).to_pylist() for name in names]
+    return version, [_linted(snaps, m, name).to_pylist() for name in names]
+
+
+def _linted(snaps: Any, m: Any, name: str) -> Any:
+    omit = tuple(f.name for f in SCHEMAS[name] if f.name not in LINTED_COLUMNS[name])
+    return read_table(snaps, m, name, verify=False, omit=omit).select(list(LINTED_COLUMNS[name]))
 
 
 def _result(version: str, **found: list[str]) -> AssetCheckResult:
