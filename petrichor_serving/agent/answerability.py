@@ -245,9 +245,10 @@ def question_words(question: str) -> list[str]:
     return [w for w in content_words(question) if w not in ENGLISH and w not in CHINESE]
 
 
-def word_coverage(question: str, passages: Sequence[str]) -> tuple[float | None, tuple[str, ...]]:
-    """The share of the question's content words found in the passages, and the words not found."""
-    words = question_words(question)
+def word_coverage(question: str, passages: Sequence[str], words: Sequence[str] | None = None) -> tuple[float | None, tuple[str, ...]]:
+    """The share of the question's content words (`words` when already known) found in the passages, and the
+    words not found."""
+    words = question_words(question) if words is None else words
     if not words:
         return None, ()
     text = "\n".join(passages).lower()
@@ -265,9 +266,10 @@ def word_weight(index: Any, word: str) -> float:
     return max((bm25.idf(t) for t in tokenizer.query(word)), default=0.0)
 
 
-def weighted_coverage(index: Any, question: str, missing: Sequence[str]) -> float | None:
-    """The idf-weighted share of the question's content words the passages hold (None: nothing to weigh)."""
-    weights = {w: word_weight(index, w) for w in question_words(question)}
+def weighted_coverage(index: Any, words: Sequence[str], missing: Sequence[str]) -> float | None:
+    """The idf-weighted share of the question's content `words` the passages hold, `missing` the ones they
+    lack (None: nothing to weigh)."""
+    weights = {w: word_weight(index, w) for w in words}
     total = sum(weights.values())
     if total <= 0:
         return None
@@ -291,8 +293,9 @@ def measure(
     """The signals of the cited evidence `items` (Read results) and the `quotes` taken from them."""
     chunk_ids = [str(i["chunk_id"]) for i in items if i.get("chunk_id")]
     semantic, margin = semantic_agreement(snap, embedder, question, chunk_ids)
-    coverage, missing = word_coverage(question, [_passage_text(i) for i in items])
-    weighted = weighted_coverage(getattr(snap, "recall", None), question, missing) if coverage is not None else None
+    words = question_words(question)
+    coverage, missing = word_coverage(question, [_passage_text(i) for i in items], words)
+    weighted = weighted_coverage(getattr(snap, "recall", None), words, missing) if coverage is not None else None
     kind = asked_type(question)
     held = any(holds_answer(kind, q, question) for q in quotes) if kind is not None else None
     found = [scores[c] for c in chunk_ids if scores and c in scores]

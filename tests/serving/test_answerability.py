@@ -173,15 +173,15 @@ def test_weighted_coverage_weighs_a_missing_subject_over_a_missing_common_word()
     question = "How long are snapshots kept after a build?"
     words = answerability.question_words(question)
     assert {"snapshot", "build"} <= set(words)
-    common = answerability.weighted_coverage(index, question, ["build"])
+    common = answerability.weighted_coverage(index, words, ["build"])
     assert common is not None and common > 1 - 1 / len(words)  # the word every passage holds weighs under its count
     assert answerability.word_weight(index, "zeppelin") > answerability.word_weight(index, "mercury") > answerability.word_weight(index, "build")
     asked = "How long are zeppelins kept?"
     _, missing = word_coverage(asked, ["Snapshots are kept."])
-    rare = answerability.weighted_coverage(_lexical(["Snapshots are kept."] * 8), asked, missing)
+    rare = answerability.weighted_coverage(_lexical(["Snapshots are kept."] * 8), answerability.question_words(asked), missing)
     assert rare is not None and rare < 0.5
-    assert answerability.weighted_coverage(index, question, []) == 1.0
-    assert answerability.weighted_coverage(SimpleNamespace(), question, []) is None  # no index: not measured
+    assert answerability.weighted_coverage(index, words, []) == 1.0
+    assert answerability.weighted_coverage(SimpleNamespace(), words, []) is None  # no index: not measured
 
 
 def test_the_margin_is_waived_from_the_held_share_of_the_question_s_information():
