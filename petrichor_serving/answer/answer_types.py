@@ -31,7 +31,8 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
         "time",
         re.compile(
             r"何时|什么时[候间期代]|哪一?年|哪[一个]?(?:时期|时代|年代|朝代|世纪)|何年|哪一?天|哪一?日|几月|几年|几号"
-            r"|\bwhen\b|\b(?:what|which)\s+(?:year|date|day|month|decade|century)\b|\bin what year\b",
+            r"|(?:时间|日期|年份)[?？]?\s*$"
+            r"|\bwhen\b|\b(?:what|which)\s+(?:year|date|day|month|decade|century)\b|\bin what year\b|\bdates?\s*\??\s*$",
             re.I,
         ),
         re.compile(
@@ -52,7 +53,8 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
         "place",
         re.compile(
             r"哪里|哪儿|何处|何地|在哪|什么地方|哪[个座一]?(?:国家|城市|地区|省|州|县|市|国)|哪国"
-            r"|\bwhere\b|\b(?:what|which)\s+(?:country|city|state|region|place|town|province)\b",
+            r"|(?:地点|地址|举办地|所在地|位置)[?？]?\s*$"
+            r"|\bwhere\b|\b(?:what|which)\s+(?:country|city|state|region|place|town|province)\b|\b(?:location|venue)\s*\??\s*$",
             re.I,
         ),
         re.compile(r"位于|坐落|地处|分布|[省市县州国镇村岛洋洲区]|\b(?:in|at|near|from)\s+[A-Z]"),
@@ -72,7 +74,11 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
 )
 """Checked in order: "哪一年" asks for a time before "几" could make it a number. `alias` asks for another
 name of what the question names ("又叫什么", "also known as"): a unit holding an alias cue (又名, 亦称, "known
-as") is the one that gives it; all four dev sets: cmrc +1 answer holding gold, the others unchanged."""
+as") is the one that gives it; all four dev sets: cmrc +1 answer holding gold, the others unchanged.
+A question without a question word asks for what its last noun names: "C919商业首飞时间", "艾尔登法环发售日期",
+"EMNLP2022的举办地", "… release date", "… location" ask for a time or a place as "什么时候" and "在哪里" do;
+all four dev sets: rgb +6 answers holding gold (0.827 → 0.855) and citation precision 0.782 → 0.804, the other
+three answer exactly as before."""
 
 _DIGITS = re.compile(r"\d+")
 

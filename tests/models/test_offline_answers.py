@@ -23,6 +23,12 @@ from petrichor_pipeline.models.protocols import EvidenceText
         ("Which country hosts the office?", "place"),
         ("马齐去世后的谥号是什么？", None),
         ("鬣齿兽出现在哪一时期？", "time"),  # "在哪" inside "在哪一时期" asks when, not where
+        ("工厂投产时间", "time"),  # no question word: the last noun says what is asked
+        ("新版发布日期？", "time"),
+        ("年会的举办地", "place"),
+        ("Plant opening date", "time"),
+        ("Annual meeting venue?", "place"),
+        ("时间管理的方法", None),  # the noun leads, it is not what is asked
     ],
 )
 def test_the_question_wording_names_the_kind_of_answer(question, kind):
