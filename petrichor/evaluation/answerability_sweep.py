@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from petrichor_serving.agent.answerability import held_share
 
 SEMANTIC_GRID = (None, *np.round(np.arange(0.76, 0.901, 0.005), 3).tolist())
 COVERAGE_GRID = tuple(np.round(np.arange(0.0, 0.901, 0.05), 2).tolist())
@@ -97,7 +98,7 @@ def load(paths: Sequence[Path]) -> Rows:
 
 
 def _held(weighted: float | None, coverage: float | None) -> float:
-    share = weighted if weighted is not None else coverage
+    share = held_share(weighted, coverage)
     return np.nan if share is None else share
 
 

@@ -107,8 +107,13 @@ class Signals:
 
     @property
     def held_share(self) -> float | None:
-        """The share of the question the cited passages hold: weighted where measured, else plain."""
-        return self.weighted_coverage if self.weighted_coverage is not None else self.coverage
+        return held_share(self.weighted_coverage, self.coverage)
+
+
+def held_share(weighted: float | None, coverage: float | None) -> float | None:
+    """The share of the question the cited passages hold, which decides the margin waiver: the idf-weighted
+    coverage where measured, else the plain one."""
+    return weighted if weighted is not None else coverage
 
 
 def script_of(text: str) -> str:
