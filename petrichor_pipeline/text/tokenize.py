@@ -23,6 +23,7 @@ import sys
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -122,14 +123,16 @@ def token_set(text: str) -> frozenset[str | int]:
     if not _ANY_CJK.search(text):
         return frozenset(latin)
     cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
-    cjk = np.zeros(len(cps), dtype=bool)
-    for lo, hi in CJK_RANGES:
+    (lo, hi), *rest = CJK_RANGES
+    cjk = (cps >= lo) & (cps <= hi)
+    for lo, hi in rest:
         cjk |= (cps >= lo) & (cps <= hi)
     pairs = cjk[:-1] & cjk[1:]
-    edged = np.concatenate(([False], cjk, [False]))
-    alone = cjk & ~edged[:-2] & ~edged[2:]
-    codes = np.concatenate(((cps[:-1][pairs] << 21) | cps[1:][pairs], cps[alone]))
-    return frozenset(codes.tolist()).union(latin)
+    alone = cjk.copy()
+    alone[1:] &= ~cjk[:-1]
+    alone[:-1] &= ~cjk[1:]
+    codes = np.concatenate(((cps[:-1][pairs] << 21) | cps[1:][pairs], cps[alone])).tolist()
+    return frozenset(chain(codes, latin)) if latin else frozenset(codes)
 
 
 # ------------------------------------------------------------------------------------------------ jieba

@@ -21,7 +21,6 @@ excluded candidates are dropped before re-scoring, falling back to the exact sea
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -56,29 +55,14 @@ def _quantised(matrix: np.ndarray) -> Any:
     return quantised_index(matrix)
 
 
-class RowIds(Sequence):
-    """The id of each vector, looked up in the recall table's ids by the vector's row: no string per vector."""
-
-    def __init__(self, table_ids: Sequence[str], rows: np.ndarray):
-        self._ids, self._rows = table_ids, rows
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [self._ids[r] for r in self._rows[i].tolist()]
-        return self._ids[int(self._rows[i])]
-
-
 @dataclass(frozen=True)
 class DenseVectors:
     matrix: np.ndarray
     """(n, dim) float32, L2-normalised rows, ordered by recall row; vectors of no recall row are dropped.
     Memory-mapped read-only when the snapshot has compact vector files."""
     rows: np.ndarray
-    """For each vector, the row of the recall table it belongs to (chunks or questions)."""
-    ids: Sequence[str]
+    """For each vector, the row of the recall table it belongs to (chunks, windows or questions): what a
+    search returns, so no vector needs an id string."""
     fingerprints: np.ndarray
     """int16 code of each vector's embedding fingerprint: a query is compared only with its own model's."""
     fingerprint_codes: dict[str, int]
@@ -119,7 +103,6 @@ class DenseVectors:
         return cls(
             matrix=matrix,
             rows=rows[order],
-            ids=[ids[i] for i in order.tolist()],
             fingerprints=codes,
             fingerprint_codes={fp: i for i, fp in enumerate(fingerprint.dictionary.to_pylist())},
             aligned=np.array_equal(rows[order], np.arange(len(rows))) and len(order) == len(row_of),
@@ -144,7 +127,6 @@ class DenseVectors:
         return cls(
             matrix=np.asarray(files.matrix),
             rows=rows,
-            ids=RowIds(list(row_of), rows),
             fingerprints=np.zeros(len(rows), dtype=np.int16),
             fingerprint_codes={fingerprint: 0},
             aligned=len(rows) == n and (n == 0 or int(rows[-1]) == n - 1),
@@ -165,13 +147,13 @@ class DenseVectors:
 
     def nearest(
         self, vector: np.ndarray, allowed_rows: np.ndarray, limit: int, fingerprint: str | None = None
-    ) -> list[tuple[str, float]]:
-        """(id, cosine similarity) of the `limit` best vectors whose recall row `allowed_rows` allows."""
-        if not len(self.ids) or limit <= 0:
+    ) -> list[tuple[int, float]]:
+        """(recall row, cosine similarity) of the `limit` best vectors whose recall row `allowed_rows` allows."""
+        if not len(self.rows) or limit <= 0:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         allowed = self._allowed(allowed_rows, fingerprint)
-        share = 1.0 if allowed is None else np.count_nonzero(allowed) / len(self.ids)
+        share = 1.0 if allowed is None else np.count_nonzero(allowed) / len(self.rows)
         found = None
         if self.ann is not None and share >= ANN_MIN_SHARE:
             found = self._approximate(query, allowed, share, limit)
@@ -183,13 +165,13 @@ class DenseVectors:
             return []
         top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
         top = top[np.lexsort((candidates[top], -scores[top]))]  # ties by row order, as an exact scan
-        return [(self.ids[candidates[i]], float(scores[i])) for i in top]
+        return list(zip(self.rows[candidates[top]].tolist(), scores[top].tolist()))
 
     def _exact(self, query: np.ndarray, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         if allowed is None:
-            return np.arange(len(self.ids)), self.matrix @ query
+            return np.arange(len(self.rows)), self.matrix @ query
         candidates = np.flatnonzero(allowed)
-        if len(candidates) * 2 < len(self.ids):  # a narrow scope: score only its rows
+        if len(candidates) * 2 < len(self.rows):  # a narrow scope: score only its rows
             return candidates, self.matrix[candidates] @ query
         return candidates, (self.matrix @ query)[candidates]  # one product beats gathering most rows
 
@@ -197,7 +179,7 @@ class DenseVectors:
         self, query: np.ndarray, allowed: np.ndarray | None, share: float, limit: int
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """Quantised candidates, the excluded ones dropped, scored exactly; None if too few remain."""
-        depth = min(len(self.ids), math.ceil(max(RERANK_DEPTH, 10 * limit) / share))
+        depth = min(len(self.rows), math.ceil(max(RERANK_DEPTH, 10 * limit) / share))
         _one_thread()
         _, labels = self.ann.search(query.reshape(1, -1), depth)
         candidates = labels[0][labels[0] >= 0]

@@ -20,6 +20,12 @@ SIMILARITY_THRESHOLD = 0.88
 _CONTENT_CHARS = 800
 
 
+def _may_reach(a: int, b: int) -> bool:
+    """Whether sets of `a` and `b` tokens can overlap by `SIMILARITY_THRESHOLD`: their Jaccard is at most
+    min/max, so most pairs are told apart by size alone, without intersecting the sets."""
+    return min(a, b) >= SIMILARITY_THRESHOLD * max(a, b)
+
+
 @dataclass
 class DiverseSelection:
     """Grows a selection one hit at a time; each hit's title and token set are computed once."""
@@ -46,12 +52,13 @@ class DiverseSelection:
         if self._per_article.get(hit.article_key, 0) >= self.max_per_article:
             return False
         title, tokens = self._feature(hit)
+        size = len(tokens)
         for other_title, other_tokens in self._features:
             if title and title == other_title:
                 return False
-            if tokens and other_tokens:
+            if size and other_tokens and _may_reach(size, len(other_tokens)):
                 shared = len(tokens & other_tokens)
-                if shared / (len(tokens) + len(other_tokens) - shared) >= SIMILARITY_THRESHOLD:
+                if shared / (size + len(other_tokens) - shared) >= SIMILARITY_THRESHOLD:
                     return False
         self.hits.append(hit)
         self._features.append((title, tokens))

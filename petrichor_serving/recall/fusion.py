@@ -10,7 +10,6 @@ also keeps each route's own best score (`route_scores`): the rerank reads the co
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 
 from petrichor_serving.recall.config import DEFAULT_CONFIG
@@ -46,12 +45,12 @@ def fuse(
         for rank, hit in enumerate(group):
             entry = merged.get(hit.key)
             if entry is None:
-                entry = copy.copy(hit)
+                entry = hit.copy()
                 entry.routes, entry.score, entry.route_scores = [], 0.0, {}
                 merged[hit.key] = entry
             elif hit.chunk_id and _display_rank(hit) > _display_rank(entry):
                 routes, score, route_scores = entry.routes, entry.score, entry.route_scores
-                entry = copy.copy(hit)
+                entry = hit.copy()
                 entry.routes, entry.score, entry.route_scores = routes, score, route_scores
                 merged[hit.key] = entry
             entry.score += weight / (RRF_K + rank + 1)

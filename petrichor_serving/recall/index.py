@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 import pyarrow as pa
@@ -27,6 +28,10 @@ from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, VectorTable, WikiPages, Windows
 
 _ACCESS_CACHE_SIZE = 256
+_DISPLAY_CACHE_SIZE = 4096
+"""Chunk rows and window rows whose hit fields (text, path, snippet) are kept: every route of a search, and
+search after search, turns up the same rows, and reading a text out of the Arrow column and compacting its
+snippet cost more than the hit itself (at most ~10 MB for chunks of 1,200 code points)."""
 
 
 @dataclass
@@ -49,6 +54,12 @@ class RecallIndex:
     _access: OrderedDict[Scope, Access] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _spelling: Vocabulary | None = field(default=None, repr=False)
+    _chunk_display: Callable[[int], tuple] = field(init=False, repr=False, compare=False)
+    _window_display: Callable[[int], tuple[Window, str]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._chunk_display = lru_cache(maxsize=_DISPLAY_CACHE_SIZE)(self._chunk_fields)
+        self._window_display = lru_cache(maxsize=_DISPLAY_CACHE_SIZE)(self._window_fields)
 
     @property
     def spelling(self) -> Vocabulary:
@@ -150,35 +161,41 @@ class RecallIndex:
     ) -> Hit:
         """A chunk hit; found through a generated question, its snippet quotes the question instead; found
         through a child window, the snippet shows that window and the hit carries its offsets."""
+        kb_id, article_id, title, path, heading_path, snippet, content, chunk_id = self._chunk_display(row)
+        window = None
+        if window_row is not None:
+            window, snippet = self._window_display(window_row)
+        elif question_row is not None:
+            question = self.questions.questions[question_row]
+            label = "用户问法：" if has_cjk(question) else "Asked as: "
+            snippet = compact_text(label + question)
+        return Hit(
+            kb_id=kb_id,
+            article_id=article_id,
+            title=title,
+            path=path,
+            heading_path=heading_path,
+            snippet=snippet,
+            content=content,
+            score=score,
+            routes=[route],
+            chunk_id=chunk_id,
+            window=window,
+        )
+
+    def _chunk_fields(self, row: int) -> tuple[str, str, str, str, tuple[str, ...], str, str, str]:
+        """A chunk row's kb, article id, title, path, heading path, snippet, text and id, as its hits show them."""
         ch, art = self.chunks, self.articles
         a = int(ch.article_rows[row])
         article_title = art.titles[a]
         heading = ch.headings[row].strip()
         content = ch.contents[row]
-        window = None
-        if window_row is not None:
-            w = self.windows
-            window = Window(w.ids[window_row], int(w.starts[window_row]), int(w.ends[window_row]))
-            snippet = compact_text(w.contents[window_row])
-        elif question_row is None:
-            snippet = compact_text(content)
-        else:
-            question = self.questions.questions[question_row]
-            label = "用户问法：" if has_cjk(question) else "Asked as: "
-            snippet = compact_text(label + question)
-        return Hit(
-            kb_id=ch.kb_ids[row],
-            article_id=art.ids[a],
-            title=heading or article_title,
-            path=render_path(article_title, ch.heading_paths[row], ch.headings[row]),
-            heading_path=ch.heading_paths[row],
-            snippet=snippet,
-            content=content,
-            score=score,
-            routes=[route],
-            chunk_id=ch.ids[row],
-            window=window,
-        )
+        path = render_path(article_title, ch.heading_paths[row], ch.headings[row])
+        return ch.kb_ids[row], art.ids[a], heading or article_title, path, ch.heading_paths[row], compact_text(content), content, ch.ids[row]
+
+    def _window_fields(self, row: int) -> tuple[Window, str]:
+        w = self.windows
+        return Window(w.ids[row], int(w.starts[row]), int(w.ends[row])), compact_text(w.contents[row])
 
     def wiki_hit(self, row: int, route: str, score: float) -> Hit:
         w = self.wiki

@@ -15,7 +15,6 @@ question's tokens that one sentence of the hit holds add `RecallConfig.rerank_se
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from petrichor_pipeline.text.tokenize import query_tokens
 from petrichor_serving.recall.config import DEFAULT_CONFIG
@@ -119,5 +118,7 @@ def rerank(
     for h, d in zip(hits, dense):
         if h.key not in lexical:
             lexical[h.key] = rerank_score(h, 0, query_norm, tokens, 0.0, weights, sentence_weight)
-        scored.append(replace(h, rerank_score=lexical[h.key] + prior_weight * _share(h.score, low, best) + dense_weight * d))
+        entry = h.copy()
+        entry.rerank_score = lexical[h.key] + prior_weight * _share(h.score, low, best) + dense_weight * d
+        scored.append(entry)
     return sorted(scored, key=lambda h: -h.rerank_score)

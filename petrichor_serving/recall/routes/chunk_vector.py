@@ -12,14 +12,8 @@ TABLE = VectorTable("chunk_vectors", rows="chunks")
 
 def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
     index, access = ctx.index, ctx.access
-    row_of, allowed = index.chunks.row_of, access.chunks
-    hits = []
-    table = index.vectors[TABLE.name]
-    for key, similarity in nearest(table, access, query.vector, ctx.fingerprint, query.top_k, allowed):
-        row = row_of.get(key)
-        if row is not None and allowed[row]:
-            hits.append(index.chunk_hit(row, NAME, similarity))
-    return hits
+    found = nearest(index.vectors[TABLE.name], access, query.vector, ctx.fingerprint, query.top_k, access.chunks, index.chunks.row_of)
+    return [index.chunk_hit(row, NAME, similarity) for row, similarity in found]
 
 
 ROUTE = Route(NAME, run, diagnostics_key="chunkVectorKeys", vectors=TABLE)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -11,10 +12,17 @@ from petrichor_serving.recall.dense import DenseVectors
 
 
 def nearest(
-    table: Any, access: Access, vector: np.ndarray, fingerprint: str | None, limit: int, allowed_rows: np.ndarray
-) -> list[tuple[str, float]]:
-    """(id, cosine similarity) of the `limit` nearest rows of this embedding model that `access` allows,
-    filtered *before* the top-k is taken (a row mask in memory, a prefilter in LanceDB)."""
+    table: Any,
+    access: Access,
+    vector: np.ndarray,
+    fingerprint: str | None,
+    limit: int,
+    allowed_rows: np.ndarray,
+    row_of: Mapping[str, int],
+) -> list[tuple[int, float]]:
+    """(recall row, cosine similarity) of the `limit` nearest rows of this embedding model that `access`
+    allows, filtered *before* the top-k is taken (a row mask in memory, a prefilter in LanceDB). A LanceDB
+    table's ids map to rows through `row_of` (the recall table's); ids of no row are left out."""
     if not access.any_article:
         return []
     if isinstance(table, DenseVectors):
@@ -28,4 +36,5 @@ def nearest(
         query = query.where(" AND ".join(conditions), prefilter=True)
     result = query.select(["id", "_distance"]).limit(limit).to_arrow()
     distances = result.column("_distance").to_pylist()
-    return [(row_id, 1.0 - d) for row_id, d in zip(result.column("id").to_pylist(), distances)]
+    rows = (row_of.get(row_id) for row_id in result.column("id").to_pylist())
+    return [(row, 1.0 - d) for row, d in zip(rows, distances) if row is not None and allowed_rows[row]]

@@ -22,12 +22,8 @@ def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
     index, access = ctx.index, ctx.access
     hits: list[Hit] = []
     seen: set[int] = set()
-    for question_id, similarity in nearest(
-        index.vectors[TABLE.name], access, query.vector, ctx.fingerprint, FETCH, access.questions
-    ):
-        row = index.questions.row_of.get(question_id)
-        if row is None or not access.questions[row]:
-            continue
+    found = nearest(index.vectors[TABLE.name], access, query.vector, ctx.fingerprint, FETCH, access.questions, index.questions.row_of)
+    for row, similarity in found:
         chunk_row = int(index.questions.chunk_rows[row])
         if chunk_row in seen:
             continue

@@ -13,10 +13,9 @@ TABLE = VectorTable("window_vectors", rows="windows")
 
 def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
     index, access = ctx.index, ctx.access
-    row_of, allowed = index.windows.row_of, access.windows
-    found = nearest(index.vectors[TABLE.name], access, query.vector, ctx.fingerprint, query.top_k * FETCH_PER_HIT, allowed)
-    ranked = ((row, score) for key, score in found if (row := row_of.get(key)) is not None and allowed[row])
-    return parent_hits(ctx, ranked, NAME, query.top_k)
+    windows, allowed = index.windows, access.windows
+    found = nearest(index.vectors[TABLE.name], access, query.vector, ctx.fingerprint, query.top_k * FETCH_PER_HIT, allowed, windows.row_of)
+    return parent_hits(ctx, found, NAME, query.top_k)
 
 
 ROUTE = Route(NAME, run, diagnostics_key="windowVectorKeys", vectors=TABLE)
