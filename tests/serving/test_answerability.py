@@ -31,7 +31,7 @@ def _snapshot(chunk_vectors: dict[str, list[float]], fingerprint: str = FixedEmb
     matrix = np.asarray([chunk_vectors[i] for i in ids], dtype=np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     dense = DenseVectors(
-        matrix=matrix, rows=np.arange(len(ids)), ids=ids, fingerprints=np.zeros(len(ids), np.int16),
+        matrix=matrix, rows=np.arange(len(ids)), fingerprints=np.zeros(len(ids), np.int16),
         fingerprint_codes={fingerprint: 0}, aligned=True,
     )
     recall = SimpleNamespace(
