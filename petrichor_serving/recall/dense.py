@@ -21,7 +21,7 @@ excluded candidates are dropped before re-scoring, falling back to the exact sea
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 import faiss
@@ -34,6 +34,8 @@ DENSE_MAX_ROWS = 2_000_000
 """About 3 GB of float32 at 384 dimensions: a LanceDB table past this (no compact files) serves the route itself."""
 RERANK_DEPTH = 300
 """Quantised candidates re-scored exactly per query (at least 10 per requested neighbour)."""
+Scans = dict[int, np.ndarray]
+"""One query vector's exact products, by table (`DenseVectors.products`)."""
 ANN_MIN_SHARE = 0.2
 """Allowed share of the rows below which a scope is searched exactly (the index would need to go >5x deeper)."""
 BLAS_THREADS = 1
@@ -70,6 +72,9 @@ class DenseVectors:
     """Vector i belongs to recall row i, for every row: the access mask applies as it is."""
     ann: Any = None
     """The quantised index for tables of at least `ANN_MIN_ROWS` vectors, else None."""
+    shared: "SharedVectors | None" = None
+    """The vectors this table holds exactly as another table does (`share_identical`), scored from that
+    table's product."""
     _centroids: dict[str, tuple[np.ndarray, int] | None] = field(default_factory=dict, compare=False, repr=False)
 
     def centroid(self, fingerprint: str) -> tuple[np.ndarray, int] | None:
@@ -146,9 +151,10 @@ class DenseVectors:
         return None if np.count_nonzero(allowed) == n else allowed
 
     def nearest(
-        self, vector: np.ndarray, allowed_rows: np.ndarray, limit: int, fingerprint: str | None = None
+        self, vector: np.ndarray, allowed_rows: np.ndarray, limit: int, fingerprint: str | None = None, scans: Scans | None = None
     ) -> list[tuple[int, float]]:
-        """(recall row, cosine similarity) of the `limit` best vectors whose recall row `allowed_rows` allows."""
+        """(recall row, cosine similarity) of the `limit` best vectors whose recall row `allowed_rows` allows;
+        `scans` keeps the exact products of one query vector for the other tables searched with it."""
         if not len(self.rows) or limit <= 0:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -158,7 +164,7 @@ class DenseVectors:
         if self.ann is not None and share >= ANN_MIN_SHARE:
             found = self._approximate(query, allowed, share, limit)
         if found is None:
-            found = self._exact(query, allowed)
+            found = self._exact(query, allowed, scans)
         candidates, scores = found
         k = min(limit, len(candidates))
         if k == 0:
@@ -167,13 +173,29 @@ class DenseVectors:
         top = top[np.lexsort((candidates[top], -scores[top]))]  # ties by row order, as an exact scan
         return list(zip(self.rows[candidates[top]].tolist(), scores[top].tolist()))
 
-    def _exact(self, query: np.ndarray, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _exact(self, query: np.ndarray, allowed: np.ndarray | None, scans: Scans | None) -> tuple[np.ndarray, np.ndarray]:
         if allowed is None:
-            return np.arange(len(self.rows)), self.matrix @ query
+            return np.arange(len(self.rows)), self.products(query, scans)
         candidates = np.flatnonzero(allowed)
         if len(candidates) * 2 < len(self.rows):  # a narrow scope: score only its rows
             return candidates, self.matrix[candidates] @ query
-        return candidates, (self.matrix @ query)[candidates]  # one product beats gathering most rows
+        return candidates, self.products(query, scans)[candidates]  # one product beats gathering most rows
+
+    def products(self, query: np.ndarray, scans: Scans | None = None) -> np.ndarray:
+        """The query's cosine with every vector of the table, computed once per query in `scans` (shared by
+        the routes of one query); vectors another table also holds take that table's product."""
+        scans = {} if scans is None else scans
+        found = scans.get(id(self))
+        if found is None:
+            shared = self.shared
+            if shared is None:
+                found = self.matrix @ query
+            else:
+                found = np.empty(len(self.rows), dtype=np.float32)
+                found[shared.own] = shared.source.products(query, scans)[shared.theirs]
+                found[shared.rest] = shared.rest_matrix @ query
+            scans[id(self)] = found
+        return found
 
     def _approximate(
         self, query: np.ndarray, allowed: np.ndarray | None, share: float, limit: int
@@ -188,6 +210,44 @@ class DenseVectors:
             if len(candidates) < min(limit, np.count_nonzero(allowed)):
                 return None
         return candidates, self.matrix[candidates] @ query
+
+
+@dataclass(frozen=True)
+class SharedVectors:
+    """Which vectors of a table are, bit for bit, vectors of `source` (`own[i]` is `source`'s `theirs[i]`),
+    and the table's other vectors (`rest`, copied contiguous into `rest_matrix`)."""
+
+    source: DenseVectors
+    own: np.ndarray
+    theirs: np.ndarray
+    rest: np.ndarray
+    rest_matrix: np.ndarray
+
+
+def share_identical(tables: Mapping[str, Any]) -> dict[str, Any]:
+    """`tables` with each exactly scanned table (no quantised index, one embedding model) scoring the vectors
+    it shares with an earlier such table from that table's product: a chunk of one window has its window's
+    text, hence the same vector, and a query need not be multiplied with it twice (rgb_zh: 4,154 of its
+    4,170 chunks; cmrc2018_zh 458 of 848; multihop_rag_en 312 of 326; rhdh_docs_en 58 of 579). Search
+    results are unchanged: the shared rows are compared byte for byte at load."""
+    out: dict[str, Any] = dict(tables)
+    sources: list[tuple[DenseVectors, dict[bytes, int]]] = []
+    for name, table in tables.items():
+        if not isinstance(table, DenseVectors) or table.ann is not None or len(table.fingerprint_codes) != 1 or not len(table.rows):
+            continue
+        matrix = np.ascontiguousarray(table.matrix, dtype=np.float32)
+        for source, seen in sources:
+            if source.fingerprint_codes.keys() != table.fingerprint_codes.keys() or source.matrix.shape[1] != matrix.shape[1]:
+                continue
+            theirs = np.fromiter((seen.get(row.tobytes(), -1) for row in matrix), dtype=np.int64, count=len(matrix))
+            own = np.flatnonzero(theirs >= 0)
+            if len(own):
+                rest = np.flatnonzero(theirs < 0)
+                shared = SharedVectors(source, own, theirs[own], rest, np.ascontiguousarray(matrix[rest]))
+                out[name] = table = replace(table, shared=shared)
+                break
+        sources.append((table, {row.tobytes(): i for i, row in enumerate(matrix)}))
+    return out
 
 
 def maybe_dense(table: Any, row_of: Mapping[str, int]) -> Any:

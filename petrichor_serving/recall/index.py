@@ -21,7 +21,7 @@ from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer
 from petrichor_serving.recall.spelling import Vocabulary
 from petrichor_serving.recall.access import Access, ReadableNow, Scope, compute_access, page_readable
 from petrichor_pipeline.text.bm25 import BM25Index
-from petrichor_serving.recall.dense import maybe_dense
+from petrichor_serving.recall.dense import maybe_dense, share_identical
 from petrichor_pipeline.text.lexical import build_indexes, render_path
 from petrichor_serving.recall.hits import Hit, Window, compact_text
 from petrichor_pipeline.contract.schemas import SCHEMAS
@@ -113,6 +113,7 @@ class RecallIndex:
         for name, table in (vectors or {}).items():
             if table is not None and name in vector_tables:
                 index.vectors[name] = maybe_dense(table, getattr(index, vector_tables[name].rows).row_of)
+        index.vectors = share_identical(index.vectors)
         return index
 
     # ------------------------------------------------------------------------------------------ access

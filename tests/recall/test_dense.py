@@ -98,3 +98,34 @@ def test_other_models_and_unknown_ids_are_never_returned(tmp_path):
     assert [row for row, _ in vecs.nearest(q, np.array([False, True, False, True]), 10, FP)] == sorted(
         [1, 3], key=lambda row: -float(vectors[ids.index(f"c{row}")] @ q))
     assert vecs.nearest(q, np.ones(4, dtype=bool), 10, "unknown:16:v1") == []
+
+
+def test_tables_sharing_vectors_score_them_once_with_the_same_results():
+    """A chunk of one window has its window's vector: the second table takes the first one's product for
+    those rows, and every search result equals the unshared table's."""
+    from petrichor_serving.recall.dense import share_identical
+
+    rng = np.random.default_rng(21)
+    windows = _unit(rng, 300)
+    chunks = np.concatenate([windows[::3], _unit(rng, 40)])  # 100 chunks of one window, 40 of several
+    chunks = chunks[rng.permutation(len(chunks))]
+
+    def table(matrix):
+        n = len(matrix)
+        return DenseVectors(matrix=matrix, rows=np.arange(n), fingerprints=np.zeros(n, np.int16), fingerprint_codes={FP: 0}, aligned=True)
+
+    plain = {"window_vectors": table(windows), "chunk_vectors": table(chunks)}
+    linked = share_identical(plain)
+    shared = linked["chunk_vectors"].shared
+    assert shared is not None and len(shared.own) == 100 and len(shared.rest) == 40
+    assert linked["window_vectors"].shared is None
+    masks = [np.ones(len(chunks), dtype=bool), np.random.default_rng(2).random(len(chunks)) < 0.7, np.eye(1, len(chunks), 5, dtype=bool)[0]]
+    for q in _queries(10):
+        scans: dict = {}
+        linked["window_vectors"].nearest(q, np.ones(len(windows), dtype=bool), 20, FP, scans)
+        for mask in masks:
+            got = linked["chunk_vectors"].nearest(q, mask, 10, FP, scans)
+            want = plain["chunk_vectors"].nearest(q, mask, 10, FP)
+            assert [r for r, _ in got] == [r for r, _ in want]
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
+        assert len(scans) == 2  # one product per table for the query

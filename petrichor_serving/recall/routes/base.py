@@ -4,7 +4,7 @@ needs, so the pipeline, the config and the index loader read routes from the reg
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -43,6 +43,9 @@ class RouteQuery:
     """The query embedding; None without an embedder (vector routes are then skipped)."""
     primary: bool = True
     """False for a rewritten sub-query, whose lists the fusion may weigh less."""
+    scans: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    """The vector tables' exact products with `vector`, kept for the other vector routes of this query
+    (`dense.DenseVectors.products`)."""
 
 
 class Tier(Enum):

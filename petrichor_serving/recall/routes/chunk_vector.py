@@ -12,7 +12,7 @@ TABLE = VectorTable("chunk_vectors", rows="chunks")
 
 def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
     index, access = ctx.index, ctx.access
-    found = nearest(index.vectors[TABLE.name], access, query.vector, ctx.fingerprint, query.top_k, access.chunks, index.chunks.row_of)
+    found = nearest(index.vectors[TABLE.name], access, query.vector, ctx.fingerprint, query.top_k, access.chunks, index.chunks.row_of, query.scans)
     return [index.chunk_hit(row, NAME, similarity) for row, similarity in found]
 
 

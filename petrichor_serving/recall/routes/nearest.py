@@ -19,6 +19,7 @@ def nearest(
     limit: int,
     allowed_rows: np.ndarray,
     row_of: Mapping[str, int],
+    scans: dict[int, np.ndarray] | None = None,
 ) -> list[tuple[int, float]]:
     """(recall row, cosine similarity) of the `limit` nearest rows of this embedding model that `access`
     allows, filtered *before* the top-k is taken (a row mask in memory, a prefilter in LanceDB). A LanceDB
@@ -26,7 +27,7 @@ def nearest(
     if not access.any_article:
         return []
     if isinstance(table, DenseVectors):
-        return table.nearest(vector, allowed_rows, limit, fingerprint)
+        return table.nearest(vector, allowed_rows, limit, fingerprint, scans)
     conditions = [f"({access.vector_filter})"] if access.vector_filter else []
     if fingerprint:
         conditions.append(f"fingerprint = {sql_quote(fingerprint)}")

@@ -22,7 +22,7 @@ def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
     index, access = ctx.index, ctx.access
     hits: list[Hit] = []
     seen: set[int] = set()
-    found = nearest(index.vectors[TABLE.name], access, query.vector, ctx.fingerprint, FETCH, access.questions, index.questions.row_of)
+    found = nearest(index.vectors[TABLE.name], access, query.vector, ctx.fingerprint, FETCH, access.questions, index.questions.row_of, query.scans)
     for row, similarity in found:
         chunk_row = int(index.questions.chunk_rows[row])
         if chunk_row in seen:
