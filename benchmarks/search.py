@@ -334,7 +334,7 @@ def naive_hybrid(index, embedder, question: str, limit: int = 10) -> list[str]:
     vectors = index.vectors["chunk_vectors"]
     scores = vectors.matrix @ vector
     best = np.argpartition(-scores, limit - 1)[:limit]
-    dense = [vectors.ids[i] for i in best[np.argsort(-scores[best])]]
+    dense = [index.chunks.ids[vectors.rows[i]] for i in best[np.argsort(-scores[best])]]
     fused: dict[str, float] = {}
     for ranking in (lexical, dense):
         for rank, chunk_id in enumerate(ranking):
