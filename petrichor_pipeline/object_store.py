@@ -188,7 +188,8 @@ class ObjectStore:
 
 def snapshot_files(manifest: Manifest) -> list[dict[str, Any]]:
     """Every file of a snapshot folder but the manifest, with its recorded `file`, `bytes` and `sha256`."""
-    entries = [dict(info) for info in manifest.tables.values()]
+    entries = [{k: v for k, v in info.items() if k != "mapped"} for info in manifest.tables.values()]
+    entries += [dict(info["mapped"]) for info in manifest.tables.values() if "mapped" in info]
     entries += [dict(e) for e in manifest.lexical.get("files", {}).values()]
     for name, info in manifest.vector_tables.items():
         if "compact" not in info:

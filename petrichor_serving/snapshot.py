@@ -8,9 +8,10 @@ and the old one keeps serving. With nothing serving yet (start-up), a refused `C
 newest retained snapshot that verifies. `status()` reports the versions and the error; `health()` says
 whether the store serves what `CURRENT` names.
 
-Loading costs little beyond those checks: vector matrices and BM25 postings are memory-mapped files
-(`contract.vectors.VECTOR_FILES`, `contract.lexical_files.LEXICAL_FILES`) hashed in a second thread while the Parquet tables
-parse, and columns only tokenizing reads stay undecoded (`INDEX_ONLY`).
+Loading costs little beyond those checks: vector matrices, BM25 postings and the text tables (articles,
+chunks, windows, tree nodes) are memory-mapped files (`contract.vectors.VECTOR_FILES`,
+`contract.lexical_files.LEXICAL_FILES`, `contract.mapped.MAPPED_TABLES`) hashed in a second thread while the
+other Parquet tables parse, and columns only tokenizing reads stay undecoded (`INDEX_ONLY`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import pyarrow as pa
 
 from petrichor_pipeline.contract.current import read_current
 from petrichor_pipeline.contract.lexical_files import open_lexical_files
+from petrichor_pipeline.contract.mapped import MAPPED_TABLES, open_ipc
 from petrichor_pipeline.contract.manifest import (
     MANIFEST_FILE,
     Manifest,
@@ -38,7 +40,7 @@ from petrichor_pipeline.contract.manifest import (
     verify_articles,
     verify_file,
 )
-from petrichor_pipeline.contract.schemas import SCHEMAS, validate_table
+from petrichor_pipeline.contract.schemas import SCHEMAS, conform, validate_table
 from petrichor_pipeline.contract.vectors import open_vector_files, open_vector_table
 from petrichor_pipeline.text import lexical
 from petrichor_pipeline.text.tokenize import get_tokenizer
@@ -135,6 +137,20 @@ def _mapped_lexical(manifest: Manifest) -> dict[str, dict[str, Any]] | None:
     return manifest.lexical.get("files") if _stored_lexical(manifest) else None
 
 
+def _mapped_tables(manifest: Manifest) -> list[str]:
+    """The tables served from their mapped copies (`contract.mapped`): those that have one, when the
+    snapshot's postings serve (a snapshot tokenised again needs the columns the copies leave out)."""
+    if not _stored_lexical(manifest):
+        return []
+    return [name for name in MAPPED_TABLES if "mapped" in manifest.tables.get(name, {})]
+
+
+def _open_mapped(snaps: Path, manifest: Manifest, name: str) -> pa.Table:
+    """A table's mapped copy, verified; its Parquet file is hashed too (not parsed), as every file is."""
+    verify_file(snaps, manifest, name)
+    return open_ipc(snaps / manifest.version / manifest.tables[name]["mapped"]["file"], manifest.tables[name]["mapped"])
+
+
 class SnapshotTables(Mapping[str, pa.Table]):
     """The snapshot's tables, whole: a table loaded without its `INDEX_ONLY` columns is read again in full
     (checksum verified) the first time someone asks for it, e.g. to rebuild BM25 with another tokenizer."""
@@ -187,13 +203,19 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
         if mapped:  # the Parquet copy is checked, not parsed: serving reads the mapped files
             lexical_job = pool.submit(open_lexical_files, snaps / version, mapped)
             parquet_job = pool.submit(verify_file, snaps, manifest, "lexical_index")
-        omit = INDEX_ONLY if _stored_lexical(manifest) else {}
-        parsed = [name for name in SCHEMAS if not (mapped and name == "lexical_index")]
+        omit = dict(INDEX_ONLY) if _stored_lexical(manifest) else {}
+        copies = _mapped_tables(manifest)
+        omit.update({name: MAPPED_TABLES[name] for name in copies})
+        opened = {name: pool.submit(_open_mapped, snaps, manifest, name) for name in copies}
+        parsed = [name for name in SCHEMAS if not (mapped and name == "lexical_index") and name not in copies]
         tables: dict[str, pa.Table] = {}
         validated = []
         for name in parsed:
             tables[name] = read_table(snaps, manifest, name, omit=omit.get(name, ()))  # its sha256 checked as it is read
             validated.append(checks.submit(validate_table, name, tables[name], omit.get(name, ())))
+        for name, job in opened.items():
+            tables[name] = conform(name, job.result(), omit[name])
+            validated.append(checks.submit(validate_table, name, tables[name], omit[name]))
         if mapped:
             lexical_files = lexical_job.result()
             parquet_job.result()

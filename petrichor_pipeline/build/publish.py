@@ -32,6 +32,7 @@ from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import collect_garbage, point_current, read_current
 from petrichor_pipeline.contract.files import write_parquet_atomic
 from petrichor_pipeline.contract.lexical_files import write_lexical_files
+from petrichor_pipeline.contract.mapped import write_mapped_table
 from petrichor_pipeline.contract.manifest import Manifest, file_entry, new_version, utc_now_iso, write_manifest
 from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA, VECTOR_TABLES, conform
 from petrichor_pipeline.contract.vectors import read_vector_rows, vector_digest, write_vector_files
@@ -222,6 +223,8 @@ def _write_folder(
     for name, table in tables.items():
         write_parquet_atomic(table, folder / f"{name}.parquet")
         manifest_tables[name] = {"file": f"{name}.parquet", "rows": table.num_rows, **file_entry(folder / f"{name}.parquet")}
+        if mapped := write_mapped_table(folder, name, table):
+            manifest_tables[name]["mapped"] = mapped
     postings = tables["lexical_index"]
     lexical_files = write_lexical_files(folder, postings, lexical.lengths_table(lexical.from_table(postings, lexical.sizes(tables))))
 

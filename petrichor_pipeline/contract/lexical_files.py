@@ -7,7 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.contract.manifest import verified, write_entry
+from petrichor_pipeline.contract.mapped import open_ipc, write_ipc
 
 LEXICAL_FILES = {"postings": "lexical_index.arrow", "lengths": "lexical_lengths.arrow"}
 """The mapped lexical files beside `lexical_index.parquet`: the same postings table as an uncompressed Arrow
@@ -18,20 +18,9 @@ file stays the table other readers use."""
 
 def write_lexical_files(folder: Path, postings: pa.Table, lengths: pa.Table) -> dict[str, dict[str, Any]]:
     """Write `LEXICAL_FILES` into the snapshot folder; their manifest entries (`manifest.lexical["files"]`)."""
-    out = {}
-    for kind, table in (("postings", postings), ("lengths", lengths)):
-        def write(tmp: str, table: pa.Table = table) -> None:
-            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table.combine_chunks())  # one batch: every column one contiguous array
-        out[kind] = write_entry(folder / LEXICAL_FILES[kind], write)
-    return out
+    return {kind: write_ipc(folder / LEXICAL_FILES[kind], table) for kind, table in (("postings", postings), ("lengths", lengths))}
 
 
 def open_lexical_files(folder: Path, files: dict[str, dict[str, Any]]) -> dict[str, pa.Table]:
-    """The tables of `write_lexical_files`, each hashed in one streaming pass (reads, not the mapping, so
-    the check adds nothing resident), then memory-mapped: zero-copy views of the files."""
-    out = {}
-    for kind in LEXICAL_FILES:
-        path = verified(folder / files[kind]["file"], files[kind])
-        out[kind] = pa.ipc.open_file(pa.memory_map(str(path))).read_all()
-    return out
+    """The tables of `write_lexical_files`, verified and memory-mapped (`mapped.open_ipc`)."""
+    return {kind: open_ipc(folder / files[kind]["file"], files[kind]) for kind in LEXICAL_FILES}

@@ -156,10 +156,13 @@ def verify_file(snapshots_dir: Path, manifest: Manifest, name: str) -> None:
 
 
 def verify_files(snapshots_dir: Path, manifest: Manifest) -> None:
-    """Hash every Parquet file of the snapshot against its manifest entry (no parsing)."""
+    """Hash every Parquet file of the snapshot, and the mapped copy of a table that has one, against its
+    manifest entry (no parsing)."""
     require_checksums(manifest)
     for name in SCHEMAS:
         verify_file(snapshots_dir, manifest, name)
+        if mapped := manifest.tables.get(name, {}).get("mapped"):
+            verified(snapshots_dir / manifest.version / mapped["file"], mapped)
 
 
 def read_table(snapshots_dir: Path, manifest: Manifest, name: str, *, verify: bool = True, omit: tuple[str, ...] = ()) -> pa.Table:

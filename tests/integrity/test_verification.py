@@ -12,6 +12,7 @@ import pytest
 from petrichor_pipeline.contract.current import verify_snapshot
 from petrichor_pipeline.contract.files import write_text_atomic
 from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, file_entry
+from petrichor_pipeline.contract.mapped import write_ipc
 from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_pipeline.contract.vectors import open_vector_table, vector_digest
 from petrichor_serving.snapshot import load_snapshot
@@ -84,18 +85,30 @@ def test_a_damaged_file_is_refused_with_its_name(private_copy, served_snapshot, 
     assert _load(data, version, embedder).version == version
 
 
-def test_altered_article_text_is_refused_even_with_a_matching_checksum(private_copy, served_snapshot):
+@pytest.mark.parametrize("served_from", ["mapped copy", "parquet"])
+def test_altered_article_text_is_refused_even_with_a_matching_checksum(private_copy, served_snapshot, served_from):
+    """Whichever file serving reads the articles from (`articles.arrow`, or the Parquet file of a snapshot
+    without mapped copies), text that no longer hashes to its `article_version` is refused."""
     _, embedder = served_snapshot
     data = private_copy[0]
     version = current(data)
-    path = data / "snapshots" / version / "articles.parquet"
-    table = pq.read_table(path)
+    folder = data / "snapshots" / version
+    manifest = _manifest(data, version)
+    mapped = manifest["tables"]["articles"].pop("mapped")
+    if served_from == "mapped copy":
+        manifest["tables"]["articles"]["mapped"] = mapped
+        table = pa.ipc.open_file(pa.memory_map(str(folder / mapped["file"]))).read_all()
+    else:
+        (folder / mapped["file"]).unlink()
+        table = pq.read_table(folder / "articles.parquet")
     contents = table.column("content").to_pylist()
     contents[0] = contents[0].replace("e", "a", 1)
     table = table.set_column(table.schema.get_field_index("content"), "content", pa.array(contents, pa.string()))
-    pq.write_table(table, path, compression="zstd")
-    manifest = _manifest(data, version)
-    manifest["tables"]["articles"].update(file_entry(path))  # a checksum re-stamped over the altered file
+    if served_from == "mapped copy":  # a checksum re-stamped over the altered file
+        manifest["tables"]["articles"]["mapped"] = write_ipc(folder / mapped["file"], table)
+    else:
+        pq.write_table(table, folder / "articles.parquet", compression="zstd")
+        manifest["tables"]["articles"].update(file_entry(folder / "articles.parquet"))
     _write_manifest(data, version, manifest)
     with pytest.raises(IntegrityError, match="article_version"):
         _load(data, version, embedder)
