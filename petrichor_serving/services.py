@@ -50,10 +50,13 @@ class Services:
 def build_services(
     settings: ServingSettings, *, chat: AnswerModel | None, embedder: Embedder | None
 ) -> Services:
-    """Wire the store and the key file around the given clients; loads jieba and the embedder once."""
+    """Wire the store and the key file around the given clients; loads jieba, the tokenizer's astral class
+    and the embedder once."""
     from petrichor_pipeline.text.lang import init_jieba
+    from petrichor_pipeline.text.tokenize import warm_tokenizer
 
     init_jieba()
+    warm_tokenizer()
     keys = KeyStore.load(settings.api_keys_file) if settings.api_keys_file else None
     fingerprint = None
     if embedder is not None:

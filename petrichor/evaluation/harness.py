@@ -34,6 +34,7 @@ from petrichor.evaluation.scoring import (
     summarise,
     summarise_subsets,
 )
+from petrichor_pipeline.text.tokenize import warm_tokenizer
 
 Log = Callable[[str], None]
 PROGRESS_EVERY = 50
@@ -203,6 +204,7 @@ def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
         "naive_bm25": NaiveBM25Retriever(naive),
     }
     embedder.embed_queries(["warm-up"])  # loads the model outside the timed loop
+    warm_tokenizer()  # as a server does at start-up
     PetrichorRetriever(built.snapshot, doc_of_article, embedder=embedder).retrieve("warm-up")
     retrievers["naive_hybrid"].retrieve("warm-up 预热")  # jieba's dictionary and bm25s's first call
 

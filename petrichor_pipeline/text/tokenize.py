@@ -95,6 +95,12 @@ def _astral_split() -> re.Pattern[str]:
     return re.compile(f"[{_punctuation_and_symbols(_BMP_END, sys.maxunicode + 1)}]")
 
 
+def warm_tokenizer() -> None:
+    """Build the astral punctuation class now: scanning a million code points takes about 0.4 s, which a
+    server should pay at start-up, not in the first request whose text holds an emoji."""
+    _astral_split()
+
+
 def _prepare(text: str) -> str:
     text = text.strip().lower()
     if "-{" in text:
