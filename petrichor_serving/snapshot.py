@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from petrichor_pipeline.contract.current import read_current
 from petrichor_pipeline.contract.lexical_files import open_lexical_files
-from petrichor_pipeline.contract.mapped import MAPPED_TABLES, open_ipc
+from petrichor_pipeline.contract.mapped import LONG_TEXTS, MAPPED_TABLES, open_ipc
 from petrichor_pipeline.contract.manifest import (
     MANIFEST_FILE,
     Manifest,
@@ -215,7 +215,7 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
             validated.append(checks.submit(validate_table, name, tables[name], omit.get(name, ())))
         for name, job in opened.items():
             tables[name] = conform(name, job.result(), omit[name])
-            validated.append(checks.submit(validate_table, name, tables[name], omit[name]))
+            validated.append(checks.submit(validate_table, name, tables[name], omit[name], LONG_TEXTS[name]))
         if mapped:
             lexical_files = lexical_job.result()
             parquet_job.result()

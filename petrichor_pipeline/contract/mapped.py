@@ -24,6 +24,14 @@ MAPPED_TABLES: dict[str, tuple[str, ...]] = {
 }
 """The tables with a mapped copy (`manifest.tables[name]["mapped"]`), each with the columns the copy leaves
 out: only tokenising reads them, and with stored postings serving never tokenises a snapshot's rows."""
+LONG_TEXTS: dict[str, tuple[str, ...]] = {
+    "articles": ("content",),
+    "chunks": ("content",),
+    "chunk_windows": ("content",),
+    "tree_nodes": ("summary", "content"),
+}
+"""The columns of a mapped copy that hold its texts: serving checks them without reading their bytes
+(`schemas.validate_table`'s `unread`), so they are read from disk only when a hit or a tool shows them."""
 
 
 def write_ipc(path: Path, table: pa.Table) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 _str = pa.string()
 _strs = pa.list_(pa.string())
@@ -202,11 +203,22 @@ def schema_for(name: str, omit: tuple[str, ...] = ()):
     return pdp.DataFrameSchema(cols, checks=frame_checks, strict=True, name=name)
 
 
-def validate_table(name: str, table: pa.Table, omit: tuple[str, ...] = ()) -> None:
-    """Raise `pandera.errors.SchemaError` when the table breaks its contract (pipeline checks and serving both call this)."""
+def validate_table(name: str, table: pa.Table, omit: tuple[str, ...] = (), unread: tuple[str, ...] = ()) -> None:
+    """Raise `pandera.errors.SchemaError` when the table breaks its contract (pipeline checks and serving both call this).
+
+    `unread` string columns are checked without reading their bytes: a memory-mapped text stays on disk. Their
+    type is the table's schema (cast to the contract's when it was read); null and empty values, the only
+    row rules a text column has, are read off the validity and offsets buffers."""
+    import pandera.errors
     import polars as pl
 
-    schema_for(name, tuple(omit)).validate(pl.from_arrow(table))
+    schema_for(name, tuple(omit) + tuple(unread)).validate(pl.from_arrow(table.drop_columns(list(unread))))
+    for column in unread:
+        values = table.column(column)
+        if values.null_count and column not in NULLABLE:
+            raise pandera.errors.SchemaError(schema_for(name, tuple(omit)), values, f"{name}.{column}: {values.null_count} null values")
+        if column in NON_EMPTY.get(name, ()) and len(values) and pc.min(pc.binary_length(values)).as_py() == 0:
+            raise pandera.errors.SchemaError(schema_for(name, tuple(omit)), values, f"{name}.{column}: an empty value")
 
 
 def vector_schema(dim: int) -> pa.Schema:

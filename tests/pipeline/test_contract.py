@@ -48,3 +48,20 @@ def test_pandera_schema_rejects_broken_rows():
         validate_table("chunks", to_table("chunks", good + good))  # duplicate chunk_id
     with pytest.raises(SchemaError):
         validate_table("chunks", to_table("chunks", [dict(good[0], start=5, end=1)]))
+
+
+@pytest.mark.parametrize("content", ["x", "", None])
+def test_unread_text_columns_get_the_verdict_a_full_validation_gives(content):
+    """Serving checks a mapped text column from its validity and offsets alone: same rules, same verdicts."""
+    from pandera.errors import SchemaError
+
+    row = {"chunk_id": "a:chunk-001", "article_id": "a", "kb_id": "kb", "tenant": "t", "key": "chunk-001", "position": 0, "heading": "H", "heading_path": [], "content": content, "start": 0, "end": 1, "index_text": "x", "content_hash": "h"}
+    table = to_table("chunks", [row, dict(row, chunk_id="a:chunk-002", content="y")])
+    verdicts = []
+    for unread in ((), ("content",)):
+        try:
+            validate_table("chunks", table, unread=unread)
+            verdicts.append("valid")
+        except SchemaError:
+            verdicts.append("refused")
+    assert verdicts[0] == verdicts[1] == ("valid" if content else "refused")
