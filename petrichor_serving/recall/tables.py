@@ -5,12 +5,14 @@ tie-break order of every ranking.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from petrichor_pipeline.contract.manifest import generated_by_model
 from petrichor_pipeline.text.lexical import wiki_extra
@@ -59,9 +61,11 @@ def _lazy(table: pa.Table, name: str) -> Texts:
     return Texts(table.column(name))
 
 
-def _rows_of(keys: list[str], index: dict[str, int]) -> np.ndarray:
-    """Row numbers of `keys` in another table, -1 where absent (a -1 row is never allowed)."""
-    return np.fromiter((index.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+def _rows_of(keys: pa.ChunkedArray, ids: Sequence[str]) -> np.ndarray:
+    """Row numbers of `keys` (a column) in another table whose rows have the unique `ids`, -1 where absent
+    (a -1 row is never allowed). Matched by Arrow's hash join: no Python string per key."""
+    found = pc.index_in(keys, value_set=pa.array(ids, pa.string()))
+    return found.fill_null(-1).to_numpy().astype(np.int64)
 
 
 def parse_expiry(value: str | None) -> datetime | None:
@@ -131,7 +135,7 @@ class Chunks:
         return cls(
             ids=ids,
             kb_ids=_text(_col(table, "kb_id")),
-            article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
+            article_rows=_rows_of(table.column("article_id"), articles.ids),
             headings=_text(_col(table, "heading")),
             heading_paths=[tuple(p or ()) for p in _col(table, "heading_path")],
             contents=_lazy(table, "content"),
@@ -156,8 +160,8 @@ class Windows:
         ids = _text(_col(table, "window_id"))
         return cls(
             ids=ids,
-            chunk_rows=_rows_of(_text(_col(table, "chunk_id")), chunks.row_of),
-            article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
+            chunk_rows=_rows_of(table.column("chunk_id"), chunks.ids),
+            article_rows=_rows_of(table.column("article_id"), articles.ids),
             contents=_lazy(table, "content"),
             starts=np.asarray(_col(table, "start"), dtype=np.int64),
             ends=np.asarray(_col(table, "end"), dtype=np.int64),
@@ -165,21 +169,49 @@ class Windows:
         )
 
 
+class IdRows(Mapping[str, int]):
+    """id -> row over an Arrow column of unique ids, its dict built on the first lookup: a table that only
+    some routes read (the generated questions, three per chunk) costs no Python string per row until then."""
+
+    def __init__(self, column: pa.ChunkedArray):
+        self._column = column
+        self._rows: dict[str, int] | None = None
+        self._lock = threading.Lock()
+
+    def _built(self) -> dict[str, int]:
+        if self._rows is None:
+            with self._lock:
+                if self._rows is None:
+                    self._rows = {v: i for i, v in enumerate(_text(self._column.to_pylist()))}
+        return self._rows
+
+    def __getitem__(self, key: str) -> int:
+        return self._built()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._built()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._column)
+
+
 @dataclass(frozen=True)
 class Questions:
     chunk_rows: np.ndarray
     article_rows: np.ndarray
     questions: Sequence[str]
-    row_of: dict[str, int] = field(repr=False)
+    row_of: Mapping[str, int] = field(repr=False)
 
     @classmethod
     def from_arrow(cls, table: pa.Table, articles: Articles, chunks: Chunks) -> "Questions":
-        ids = _text(_col(table, "question_id"))
         return cls(
-            chunk_rows=_rows_of(_text(_col(table, "chunk_id")), chunks.row_of),
-            article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
+            chunk_rows=_rows_of(table.column("chunk_id"), chunks.ids),
+            article_rows=_rows_of(table.column("article_id"), articles.ids),
             questions=_lazy(table, "question"),
-            row_of={q: i for i, q in enumerate(ids)},
+            row_of=IdRows(table.column("question_id")),
         )
 
 
@@ -265,7 +297,7 @@ class TreeNodes:
         return cls(
             keys=keys,
             kb_ids=_text(_col(table, "kb_id")),
-            article_rows=_rows_of(_text(_col(table, "article_id")), articles.row_of),
+            article_rows=_rows_of(table.column("article_id"), articles.ids),
             titles=titles,
             summaries=_lazy(table, "summary"),
             contents=_lazy(table, "content"),
