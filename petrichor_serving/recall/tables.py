@@ -57,6 +57,21 @@ class Texts(Sequence):
         return self._column[i].as_py() or ""
 
 
+class Paths(Sequence):
+    """A list-of-strings column (heading paths) read row by row as tuples, like `Texts`."""
+
+    def __init__(self, column: pa.ChunkedArray):
+        self._column = column
+
+    def __len__(self) -> int:
+        return len(self._column)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [tuple(v or ()) for v in self._column[i].to_pylist()]
+        return tuple(self._column[i].as_py() or ())
+
+
 def _lazy(table: pa.Table, name: str) -> Texts:
     return Texts(table.column(name))
 
@@ -121,11 +136,14 @@ class Articles:
 
 @dataclass(frozen=True)
 class Chunks:
+    """A chunk's kb, heading and heading path are read from the table when a hit shows them (the index keeps
+    each hit's fields: `RecallIndex._chunk_display`), not held as Python objects for every chunk."""
+
     ids: list[str]
-    kb_ids: list[str]
+    kb_ids: Sequence[str]
     article_rows: np.ndarray
-    headings: list[str]
-    heading_paths: list[tuple[str, ...]]
+    headings: Sequence[str]
+    heading_paths: Sequence[tuple[str, ...]]
     contents: Sequence[str]
     row_of: dict[str, int] = field(repr=False)
 
@@ -134,10 +152,10 @@ class Chunks:
         ids = _text(_col(table, "chunk_id"))
         return cls(
             ids=ids,
-            kb_ids=_text(_col(table, "kb_id")),
+            kb_ids=_lazy(table, "kb_id"),
             article_rows=_rows_of(table.column("article_id"), articles.ids),
-            headings=_text(_col(table, "heading")),
-            heading_paths=[tuple(p or ()) for p in _col(table, "heading_path")],
+            headings=_lazy(table, "heading"),
+            heading_paths=Paths(table.column("heading_path")),
             contents=_lazy(table, "content"),
             row_of={c: i for i, c in enumerate(ids)},
         )
