@@ -6,9 +6,10 @@ tie-break order of every ranking.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -41,39 +42,33 @@ def _text(values: list) -> list[str]:
     return [v or "" for v in values]
 
 
-class Texts(Sequence):
-    """A string column read row by row from the snapshot's Arrow buffers (null as ""): long texts that only
-    returned hits display are not held again as one Python string per row."""
-
-    def __init__(self, column: pa.ChunkedArray):
-        self._column = column
-
-    def __len__(self) -> int:
-        return len(self._column)
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if isinstance(i, slice):
-            return [v or "" for v in self._column[i].to_pylist()]
-        return self._column[i].as_py() or ""
+def _text_value(value: str | None) -> str:
+    return value or ""
 
 
-class Paths(Sequence):
-    """A list-of-strings column (heading paths) read row by row as tuples, like `Texts`."""
+def _path_value(value: list[str] | None) -> tuple[str, ...]:
+    return tuple(value or ())
 
-    def __init__(self, column: pa.ChunkedArray):
-        self._column = column
+
+class ColumnValues(Sequence):
+    """A column read row by row from the snapshot's Arrow buffers, each value converted as it is read (a
+    string with null as "", a heading path as a tuple): what only returned hits display is not held again
+    as one Python object per row."""
+
+    def __init__(self, column: pa.ChunkedArray, convert: Callable[[Any], Any] = _text_value):
+        self._column, self._convert = column, convert
 
     def __len__(self) -> int:
         return len(self._column)
 
     def __getitem__(self, i):  # type: ignore[override]
         if isinstance(i, slice):
-            return [tuple(v or ()) for v in self._column[i].to_pylist()]
-        return tuple(self._column[i].as_py() or ())
+            return [self._convert(v) for v in self._column[i].to_pylist()]
+        return self._convert(self._column[i].as_py())
 
 
-def _lazy(table: pa.Table, name: str) -> Texts:
-    return Texts(table.column(name))
+def _lazy(table: pa.Table, name: str) -> ColumnValues:
+    return ColumnValues(table.column(name))
 
 
 def _rows_of(keys: pa.ChunkedArray, ids: Sequence[str]) -> np.ndarray:
@@ -155,7 +150,7 @@ class Chunks:
             kb_ids=_lazy(table, "kb_id"),
             article_rows=_rows_of(table.column("article_id"), articles.ids),
             headings=_lazy(table, "heading"),
-            heading_paths=Paths(table.column("heading_path")),
+            heading_paths=ColumnValues(table.column("heading_path"), _path_value),
             contents=_lazy(table, "content"),
             row_of={c: i for i, c in enumerate(ids)},
         )
