@@ -11,7 +11,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from petrichor_pipeline.contract.current import read_current, verify_snapshot
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError
+from petrichor_serving.snapshot import load_snapshot
 from tests.conftest import BuiltCorpus
 
 QUERIES = ["How are API keys stored in the key file?", "snapshot CURRENT retention"]
@@ -34,6 +35,22 @@ def current(data: Path) -> str:
     version = read_current(data / "snapshots")
     assert version is not None
     return version
+
+
+def assert_refused_when_damaged(data: Path, version: str, file: str, damage: str, embedder: Any) -> None:
+    """Flip one byte of a snapshot file (`damage` "flip") or delete it ("missing"): loading and verifying the
+    snapshot both refuse it, naming the file."""
+    path = data / "snapshots" / version / file
+    if damage == "flip":
+        raw = bytearray(path.read_bytes())
+        raw[len(raw) // 2] ^= 0x01
+        path.write_bytes(bytes(raw))
+    else:
+        path.unlink()
+    with pytest.raises(IntegrityError, match=file):
+        load_snapshot(data, version, embed_fingerprint=embedder.fingerprint)
+    with pytest.raises(IntegrityError, match=file):
+        verify_snapshot(data, version)
 
 
 def edit_article(corpus: Path, rel: str = "petrichor-en/overview.md", note: str = "An addendum for the fault tests.") -> None:

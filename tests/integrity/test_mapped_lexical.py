@@ -7,13 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from petrichor_pipeline.contract.current import verify_snapshot
 from petrichor_pipeline.contract.lexical_files import LEXICAL_FILES
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, file_entry, read_manifest, read_table
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE, file_entry, read_manifest, read_table
 from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_pipeline.text import lexical
 from petrichor_serving.snapshot import INDEX_ONLY, load_snapshot
-from tests.integrity.helpers import copy_built, current
+from tests.integrity.helpers import assert_refused_when_damaged, copy_built, current
 
 pytestmark = pytest.mark.slow  # builds a corpus
 
@@ -57,18 +56,7 @@ def test_tables_decode_their_index_text_on_demand(served_snapshot):
 def test_a_damaged_mapped_file_is_refused_with_its_name(built_corpus, served_snapshot, tmp_path, kind, damage):
     _, embedder = served_snapshot
     data = copy_built(built_corpus, tmp_path)[0]
-    version = current(data)
-    path = data / "snapshots" / version / LEXICAL_FILES[kind]
-    if damage == "flip":
-        raw = bytearray(path.read_bytes())
-        raw[len(raw) // 2] ^= 0x01
-        path.write_bytes(bytes(raw))
-    else:
-        path.unlink()
-    with pytest.raises(IntegrityError, match=LEXICAL_FILES[kind]):
-        load_snapshot(data, version, embed_fingerprint=embedder.fingerprint)
-    with pytest.raises(IntegrityError, match=LEXICAL_FILES[kind]):
-        verify_snapshot(data, version)
+    assert_refused_when_damaged(data, current(data), LEXICAL_FILES[kind], damage, embedder)
 
 
 def test_postings_of_another_tokenizer_revision_are_not_served(built_corpus, served_snapshot, tmp_path, monkeypatch):

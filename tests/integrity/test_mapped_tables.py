@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from petrichor_pipeline.contract.current import verify_snapshot
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, file_entry, read_manifest, read_table
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE, file_entry, read_manifest, read_table
 from petrichor_pipeline.contract.mapped import MAPPED_TABLES
 from petrichor_serving.snapshot import load_snapshot
-from tests.integrity.helpers import copy_built, current
+from tests.integrity.helpers import assert_refused_when_damaged, copy_built, current
 
 pytestmark = pytest.mark.slow  # builds a corpus
 
@@ -76,15 +76,4 @@ def test_a_snapshot_without_mapped_copies_loads_from_its_parquet_files(built_cor
 def test_a_damaged_mapped_copy_is_refused_with_its_name(built_corpus, served_snapshot, tmp_path, name, damage):
     _, embedder = served_snapshot
     data = copy_built(built_corpus, tmp_path)[0]
-    version = current(data)
-    path = data / "snapshots" / version / f"{name}.arrow"
-    if damage == "flip":
-        raw = bytearray(path.read_bytes())
-        raw[len(raw) // 2] ^= 0x01
-        path.write_bytes(bytes(raw))
-    else:
-        path.unlink()
-    with pytest.raises(IntegrityError, match=f"{name}.arrow"):
-        load_snapshot(data, version, embed_fingerprint=embedder.fingerprint)
-    with pytest.raises(IntegrityError, match=f"{name}.arrow"):
-        verify_snapshot(data, version)
+    assert_refused_when_damaged(data, current(data), f"{name}.arrow", damage, embedder)
