@@ -189,10 +189,9 @@ class RecallIndex:
         ch, art = self.chunks, self.articles
         a = int(ch.article_rows[row])
         article_title = art.titles[a]
-        heading = ch.headings[row].strip()
-        content = ch.contents[row]
-        path = render_path(article_title, ch.heading_paths[row], ch.headings[row])
-        return ch.kb_ids[row], art.ids[a], heading or article_title, path, ch.heading_paths[row], compact_text(content), content, ch.ids[row]
+        heading, heading_path, content = ch.headings[row], ch.heading_paths[row], ch.contents[row]
+        path = render_path(article_title, heading_path, heading)
+        return ch.kb_ids[row], art.ids[a], heading.strip() or article_title, path, heading_path, compact_text(content), content, ch.ids[row]
 
     def _window_fields(self, row: int) -> tuple[Window, str]:
         w = self.windows
