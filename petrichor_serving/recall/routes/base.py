@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from petrichor_serving.recall.access import Access
+from petrichor_serving.recall.dense import Scans
 from petrichor_serving.recall.hits import Hit
 from petrichor_serving.recall.tables import VectorTable
 
@@ -43,7 +44,7 @@ class RouteQuery:
     """The query embedding; None without an embedder (vector routes are then skipped)."""
     primary: bool = True
     """False for a rewritten sub-query, whose lists the fusion may weigh less."""
-    scans: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    scans: Scans = field(default_factory=dict, compare=False, repr=False)
     """The vector tables' exact products with `vector`, kept for the other vector routes of this query
     (`dense.DenseVectors.products`)."""
 

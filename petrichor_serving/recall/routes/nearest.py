@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from petrichor_serving.recall.access import Access, sql_quote
-from petrichor_serving.recall.dense import DenseVectors
+from petrichor_serving.recall.dense import DenseVectors, Scans
 
 
 def nearest(
@@ -19,7 +19,7 @@ def nearest(
     limit: int,
     allowed_rows: np.ndarray,
     row_of: Mapping[str, int],
-    scans: dict[int, np.ndarray] | None = None,
+    scans: Scans | None = None,
 ) -> list[tuple[int, float]]:
     """(recall row, cosine similarity) of the `limit` nearest rows of this embedding model that `access`
     allows, filtered *before* the top-k is taken (a row mask in memory, a prefilter in LanceDB). A LanceDB
