@@ -80,13 +80,13 @@ def snapshot_referential_integrity(context: AssetCheckExecutionContext, petricho
 @asset_check(asset="snapshot", blocking=True, description="Vector tables hold only vectors of the manifest's fingerprint and dimension.")
 def snapshot_vector_dimensions(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
     """Blocking: a vector of another model or dimension makes every vector search of the snapshot fail or rank nonsense."""
-    import lancedb
-
     snaps, m = _current(context, petrichor)
     if m is None:
         return _none()
     if not m.vector_tables:
         return AssetCheckResult(passed=True, severity=AssetCheckSeverity.WARN, description="no vector tables (embedding off or pending)")
+    import lancedb  # only here: importing it takes 1-2 s, which a build without vectors need not pay
+
     db = lancedb.connect(str(petrichor.context().settings.lance_dir))
     problems: dict[str, str] = {}
     for name, info in m.vector_tables.items():
