@@ -47,7 +47,7 @@ def render_aggregated_page(title: str, bodies: Sequence[str]) -> str:
     for body in bodies:
         for block in _PARAGRAPH_BREAK.split(body):
             block = block.strip()
-            if not block or ("\n" not in block and has_title_heading(block)):
+            if not block or ("\n" not in block and block[0] == "#" and has_title_heading(block)):  # a heading line starts with "#"
                 continue
             identity = " ".join(block.lower().split())
             if identity not in seen:

@@ -15,6 +15,9 @@ MAX_CONTROL_SHARE = 0.10
 
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f\x1b")
 _CONTROLS = frozenset(range(0x20)) | {0x7F}
+_NOT_COUNTED = bytes(b for b in range(256) if b not in _CONTROLS or b in _TEXT_CONTROLS)
+"""What `bytes.translate` deletes to leave only the counted control bytes: one C pass, not a Python loop
+over 8 KB per file (2 s of a 10,000-article scan)."""
 
 
 def looks_binary(data: bytes) -> bool:
@@ -22,7 +25,7 @@ def looks_binary(data: bytes) -> bool:
     head = data[:SNIFF_BYTES]
     if b"\x00" in head:
         return True
-    controls = sum(1 for b in head if b in _CONTROLS and b not in _TEXT_CONTROLS)
+    controls = len(head.translate(None, _NOT_COUNTED))
     return bool(head) and controls / len(head) > MAX_CONTROL_SHARE
 
 
