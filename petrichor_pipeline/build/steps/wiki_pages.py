@@ -16,7 +16,6 @@ from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.files import write_text_atomic
 from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS
 from petrichor_pipeline.knowledge.aggregate import PreviousWiki, aggregate_wiki, contribution_digest
-from petrichor_pipeline.knowledge.wiki import ArticleKnowledge
 
 MEMO = "all.json"
 
@@ -38,7 +37,7 @@ def wiki_pages_step(ctx: BuildContext) -> WikiPagesResult:
     contributions, digests = [], {}
     for article_id, text in zip(ids, texts):
         if article_id in live:
-            contributions.append(ArticleKnowledge.from_dict(json.loads(text)))
+            contributions.append(json.loads(text))
             digests[article_id] = contribution_digest(text)
     memo_path = ctx.warehouse.root / "wiki_pages" / MEMO
     previous = None if ctx.full_rebuild else _previous(ctx, memo_path)
