@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from petrichor_pipeline.contract.schemas import SCHEMAS, chunk_id_of
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge
@@ -131,8 +133,8 @@ def aggregate_wiki(
     return WikiAggregate(
         tables={
             "wiki_pages": pages,
-            "wiki_links": _table("wiki_links", out.links),
-            "wiki_sources": _table("wiki_sources", out.sources),
+            "wiki_links": _concat("wiki_links", out.links),
+            "wiki_sources": _concat("wiki_sources", out.sources),
         },
         memo={"version": WIKI_AGGREGATION_VERSION, "pages": out.memo},
         pages_built=out.built,
@@ -162,13 +164,18 @@ def _table(name: str, columns: dict[str, list[Any]]) -> pa.Table:
     return pa.Table.from_pydict(columns, schema=SCHEMAS[name])
 
 
+def _concat(name: str, tables: list[pa.Table]) -> pa.Table:
+    return pa.concat_tables(tables) if tables else SCHEMAS[name].empty_table()
+
+
 @dataclass
 class _Output:
     """The rows in output order: new page rows as columns, reused ones as rows of the previous table."""
 
     new_pages: dict[str, list[Any]] = field(default_factory=lambda: _columns("wiki_pages"))
-    links: dict[str, list[Any]] = field(default_factory=lambda: _columns("wiki_links"))
-    sources: dict[str, list[Any]] = field(default_factory=lambda: _columns("wiki_sources"))
+    links: list[pa.Table] = field(default_factory=list)
+    sources: list[pa.Table] = field(default_factory=list)
+    """Per (kb_id, tenant) in output order."""
     reused: list[int] = field(default_factory=list)
     order: list[int] = field(default_factory=list)
     """Per output page: i >= 0 is the i-th new row, -1 - j the j-th reused one."""
@@ -189,8 +196,10 @@ class _Output:
         new = _table("wiki_pages", self.new_pages)
         if not self.reused or previous is None:
             return new
-        combined = pa.concat_tables([new, previous.take(self.reused)])
-        return combined.take([i if i >= 0 else self.built - 1 - i for i in self.order])
+        if not self.built and self.reused == list(range(previous.num_rows)):
+            return previous  # nothing merged again, nothing gone: the previous table as it is
+        combined = pa.concat_tables([new, previous])  # one gather of the page texts, not two
+        return combined.take([i if i >= 0 else self.built + self.reused[-1 - i] for i in self.order])
 
 
 def _signature(key: str, support: str, resolved: list[str]) -> str:
@@ -231,33 +240,85 @@ def _aggregate_scope(
         out.add_page(page_row)
         memo[key] = [_signature(key, support, [k for k in linked if k in existing]), linked]
 
-    links: dict[tuple[str, str, str], str] = {}
-    for article in articles:
-        for link in article["links"]:
-            ends = (link["from_page_key"], link["to_page_key"])
-            if ends[0] in existing and ends[1] in existing and ends[0] != ends[1]:
-                triple = (*ends, link["link_type"])
-                links[triple] = links.get(triple) or link["description"]
-    _extend(out.links, [(kb_id, tenant, f, t, lt, d) for (f, t, lt), d in sorted(links.items())])
+    out.links.append(_links(kb_id, tenant, articles, existing))
+    out.sources.append(_sources(kb_id, tenant, articles))
 
-    sources = {
-        (ref["page_key"], article["article_id"], ref["chunk_key"]): (article["article_version"], ref["note"])
-        for article in articles
-        for ref in article["sources"]
-    }
-    _extend(
-        out.sources,
-        [
-            (kb_id, tenant, page_key, article_id, version, chunk_id_of(article_id, chunk_key) if chunk_key else None, note)
-            for (page_key, article_id, chunk_key), (version, note) in sorted(sources.items())
-        ],
+
+def _sorted_runs(columns: Sequence[pa.Array]) -> tuple[np.ndarray, np.ndarray]:
+    """The rows ordered by `columns` (texts, compared as Python compares them: by code point), ties in row
+    order, and where each run of equal keys starts in that order. The texts are ranked by Arrow and the
+    ranks combined into one integer key, so no row becomes a Python tuple."""
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for column in columns:
+        ranks = pc.rank(column, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)
+        _, key = np.unique(key * (int(ranks.max(initial=0)) + 1) + ranks, return_inverse=True)
+    order = np.argsort(key, kind="stable")
+    ordered = key[order]
+    return order, np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if len(order) else order
+
+
+def _texts(rows: list[Mapping[str, Any]], name: str) -> pa.Array:
+    return pa.array([row[name] for row in rows], pa.string())
+
+
+def _links(kb_id: str, tenant: str, articles: list[Contribution], existing: set[str]) -> pa.Table:
+    """The scope's link rows: one per (from, to, type) between two existing, different pages, described by
+    the first non-empty description in article order (the last one when none is), sorted by (from, to, type).
+
+    Grouped in Arrow and numpy: at 10,000 articles a scope holds about a million contributed links."""
+    links = [link for article in articles for link in article["links"]]
+    if not links:
+        return SCHEMAS["wiki_links"].empty_table()
+    keys = ("from_page_key", "to_page_key", "link_type")
+    table = pa.table({name: _texts(links, name) for name in (*keys, "description")})
+    pages = pa.array(sorted(existing), pa.string())
+    ends = [table.column(k) for k in keys[:2]]
+    table = table.filter(pc.and_(pc.and_(pc.is_in(ends[0], value_set=pages), pc.is_in(ends[1], value_set=pages)), pc.not_equal(*ends)))
+    if not table.num_rows:
+        return SCHEMAS["wiki_links"].empty_table()
+    order, starts = _sorted_runs([table.column(k) for k in keys])
+    n = table.num_rows
+    described = pc.fill_null(pc.not_equal(table.column("description"), ""), False).to_numpy(zero_copy_only=False)[order]
+    first = np.minimum.reduceat(np.where(described, np.arange(n), n), starts)
+    last = np.append(starts[1:], n) - 1
+    picked = table.take(order[np.where(first < n, first, last)])
+    scope = {"kb_id": pa.array([kb_id] * picked.num_rows, pa.string()), "tenant": pa.array([tenant] * picked.num_rows, pa.string())}
+    return pa.table({**scope, **{k: picked.column(k) for k in (*keys, "description")}}, schema=SCHEMAS["wiki_links"])
+
+
+def _sources(kb_id: str, tenant: str, articles: list[Contribution]) -> pa.Table:
+    """The scope's source rows: one per (page, article, chunk key), the article's last ref for it winning,
+    sorted by (page, article, chunk key); the chunk key becomes the chunk's id (none: the whole article)."""
+    refs = [ref for article in articles for ref in article["sources"]]
+    if not refs:
+        return SCHEMAS["wiki_sources"].empty_table()
+    counts = [len(article["sources"]) for article in articles]
+    ids = pa.array(np.repeat(np.arange(len(articles)), counts))
+    table = pa.table(
+        {
+            "page_key": _texts(refs, "page_key"),
+            "article_id": pc.take(_texts(articles, "article_id"), ids),
+            "chunk_key": _texts(refs, "chunk_key"),
+            "article_version": pc.take(_texts(articles, "article_version"), ids),
+            "note": _texts(refs, "note"),
+        }
     )
-
-
-def _extend(columns: dict[str, list[Any]], rows: list[tuple[Any, ...]]) -> None:
-    """Append rows given in the columns' (schema) order."""
-    for column, values in zip(columns.values(), zip(*rows)):
-        column.extend(values)
+    order, starts = _sorted_runs([table.column(k) for k in ("page_key", "article_id", "chunk_key")])
+    picked = table.take(order[np.append(starts[1:], table.num_rows) - 1])
+    chunk_ids = [chunk_id_of(a, c) if c else None for a, c in zip(picked.column("article_id").to_pylist(), picked.column("chunk_key").to_pylist())]
+    n = picked.num_rows
+    return pa.table(
+        {
+            "kb_id": pa.array([kb_id] * n, pa.string()),
+            "tenant": pa.array([tenant] * n, pa.string()),
+            "page_key": picked.column("page_key"),
+            "article_id": picked.column("article_id"),
+            "article_version": picked.column("article_version"),
+            "chunk_id": pa.array(chunk_ids, pa.string()),
+            "note": picked.column("note"),
+        },
+        schema=SCHEMAS["wiki_sources"],
+    )
 
 
 def _page_row(
