@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 from petrichor_pipeline.contract.schemas import SCHEMAS, chunk_id_of
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge
 from petrichor_pipeline.knowledge.wiki_links import linked_keys, resolve_links
-from petrichor_pipeline.text.markdown import has_title_heading
+from petrichor_pipeline.text.markdown import has_title_heading, is_title_line
 from petrichor_pipeline.versions import WIKI_AGGREGATION_VERSION
 
 ALIAS_LIMIT = 20
@@ -49,7 +49,7 @@ def render_aggregated_page(title: str, bodies: Sequence[str]) -> str:
     for body in bodies:
         for block in _PARAGRAPH_BREAK.split(body):
             block = block.strip()
-            if not block or ("\n" not in block and block[0] == "#" and has_title_heading(block)):  # a heading line starts with "#"
+            if not block or ("\n" not in block and is_title_line(block)):
                 continue
             identity = " ".join(block.lower().split())
             if identity not in seen:

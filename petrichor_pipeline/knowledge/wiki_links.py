@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator
+from typing import Callable
 
 WIKI_LINK = re.compile(r"\[\[([^\[\]|\n]+)(?:\|([^\[\]\n]+))?\]\]")
 
@@ -12,10 +12,9 @@ def wiki_link(page_key: str, name: str) -> str:
     return f"[[{page_key}|{name}]]"
 
 
-def linked_keys(markdown: str) -> Iterator[str]:
+def linked_keys(markdown: str) -> list[str]:
     """The target keys of the links in `markdown`, in order of appearance."""
-    for m in WIKI_LINK.finditer(markdown):
-        yield m.group(1).strip()
+    return [key.strip() for key, _ in WIKI_LINK.findall(markdown)] if "[[" in markdown else []
 
 
 def resolve_links(markdown: str, resolve: Callable[[str], str | None]) -> str:

@@ -166,6 +166,15 @@ def has_title_heading(markdown: str) -> bool:
     return any(heading.level == 1 for heading in headings(markdown))
 
 
+def is_title_line(line: str) -> bool:
+    """`has_title_heading` of one line (no newline in it), without scanning for fences: a line that is
+    not a heading cannot open one before it."""
+    if not line.startswith("#"):
+        return False
+    found = heading_of(line)
+    return found is not None and found[0] == 1
+
+
 def is_table_rule(line: str) -> bool:
     """A table's header rule such as `|---|:--:|`: layout, not content."""
     return "-" in line and _TABLE_RULE.match(line) is not None

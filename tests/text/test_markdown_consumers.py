@@ -8,13 +8,15 @@ list every section.
 
 from __future__ import annotations
 
+from hypothesis import given, strategies as st
+
 from petrichor_pipeline.knowledge.guide import prepare_guide
 from petrichor_pipeline.knowledge.page_index import parse_markdown_tree
 from petrichor_serving.answer.answers import answer_units
 from petrichor_pipeline.text.prose import drop_headings, split_sentences
 from petrichor_pipeline.sources.markdown import first_heading, read_markdown
 from petrichor_pipeline.text.chunking import chunk_markdown
-from petrichor_pipeline.text.markdown import has_title_heading, headings
+from petrichor_pipeline.text.markdown import has_title_heading, headings, is_title_line
 
 EN_FILLER = ("This paragraph explains the section in plain words for the reader. " * 10).strip()
 ZH_FILLER = "在服务器上部署缓存服务并检查监听端口。" * 32
@@ -113,3 +115,9 @@ def test_offline_summaries_drop_exactly_the_heading_lines() -> None:
 def test_a_page_names_itself_only_with_a_real_title_heading() -> None:
     assert has_title_heading(DOC)
     assert not has_title_heading("```\n# in a fence\n```\n#hashtag\n## Section\n")
+
+
+@given(st.text(alphabet="# \t\u3000a#`~x", max_size=12))
+def test_one_line_is_a_title_exactly_when_the_page_scan_says_so(line: str) -> None:
+    line = line.replace("\n", "")
+    assert is_title_line(line) == has_title_heading(line)
