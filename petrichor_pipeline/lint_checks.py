@@ -28,15 +28,15 @@ LINTED_COLUMNS: dict[str, tuple[str, ...]] = {
 articles the four checks' reads took 5.9 s of every publish with every column, 3.8 s with these."""
 
 
-def _rows(context: AssetCheckExecutionContext, petrichor: PetrichorResource, *names: str) -> tuple[str, list[list[dict[str, Any]]]] | None:
-    """The linted columns of the snapshot under check (the one this run staged, else `CURRENT`), unverified:
-    `snapshot_checksums_verify` checks the files."""
+def _rows(context: AssetCheckExecutionContext, petrichor: PetrichorResource, *names: str) -> tuple[str, list[Any]] | None:
+    """The linted columns of the snapshot under check (the one this run staged, else `CURRENT`) as Arrow
+    tables, unverified: `snapshot_checksums_verify` checks the files."""
     snaps = petrichor.context().settings.snapshots_dir
     version = snapshot_under_check(context.instance, context.run.run_id, snaps)
     if version is None:
         return None
     m = read_manifest(snaps, version)
-    return version, [_linted(snaps, m, name).to_pylist() for name in names]
+    return version, [_linted(snaps, m, name) for name in names]
 
 
 def _linted(snaps: Any, m: Any, name: str) -> Any:

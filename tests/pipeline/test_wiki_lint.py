@@ -43,6 +43,12 @@ def test_lint_rules_name_the_offending_keys():
     assert lint.outdated_articles(articles, chunk_algorithm_version=3, build_version=4) == []
     assert lint.outdated_articles(articles, chunk_algorithm_version=4, build_version=4) == ["a1"]
 
+    as_tables = [pa.Table.from_pylist(rows) for rows in (pages, links, sources, articles)]  # as the checks read them
+    assert lint.broken_links(as_tables[0], as_tables[1]) == lint.broken_links(pages, links)
+    assert lint.orphan_pages(as_tables[0], as_tables[1]) == ["kb/lonely"]
+    assert lint.pages_with_outdated_sources(as_tables[0], as_tables[2], as_tables[3]) == {"deleted": ["kb/lonely"], "stale": ["kb/alpha"]}
+    assert lint.outdated_articles(as_tables[3], chunk_algorithm_version=4, build_version=4) == ["a1"]
+
 
 def _evaluate(data_dir, corpus_dir, monkeypatch) -> dict:
     monkeypatch.setenv("PETRICHOR_EMBED_CACHE", str(EMBED_CACHE))
