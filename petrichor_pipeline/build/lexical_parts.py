@@ -250,6 +250,26 @@ def _wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -
     return cached_table.take(pa.array(take, pa.int64())), np.repeat(np.arange(len(picked)), lengths)
 
 
+def _stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """`np.argsort(keys, kind="stable")` of term ids (0 <= id < 2**32) by 16-bit digits, least significant
+    first: numpy sorts 16-bit keys by radix in linear time, about five times faster at millions of rows."""
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    high = keys >> 16
+    if high.any():
+        order = order[np.argsort(high[order].astype(np.uint16), kind="stable")]
+    return order
+
+
+def _grouped_positions(ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The flattened postings' positions grouped by term, each term's in their order: the stable argsort of
+    `np.repeat(ids, lengths)`, got by sorting the term rows (one per unit and term) rather than every
+    posting (two to three times as many), then expanding each row to its range of positions."""
+    by_row = _stable_argsort(ids)
+    counts = lengths[by_row]
+    starts = (np.cumsum(lengths) - lengths)[by_row]
+    return np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+
+
 def _merged_index(name: str, table: pa.Table, shifts: np.ndarray) -> pa.Table:
     """One index's `lexical_index` rows from its units' postings in row order; `shifts` is each postings
     row's first row in the index (its unit's start)."""
@@ -263,9 +283,8 @@ def _merged_index(name: str, table: pa.Table, shifts: np.ndarray) -> pa.Table:
     lengths = pc.list_value_length(rows_col).to_numpy(zero_copy_only=False).astype(np.int64)
     flat_rows = pc.list_flatten(rows_col).to_numpy(zero_copy_only=False).astype(np.int64) + np.repeat(shifts, lengths)
     flat_weights = pc.list_flatten(weights_col).to_numpy(zero_copy_only=False)
-    by_term = np.repeat(ids, lengths)
-    order = np.argsort(by_term, kind="stable")  # stable: rows stay ascending inside each term
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(by_term, minlength=len(terms)))]).astype(np.int32)
+    order = _grouped_positions(ids, lengths)  # rows stay ascending inside each term
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(ids, weights=lengths, minlength=len(terms)))]).astype(np.int32)
     return pa.table(
         {
             "index": pa.array([name] * len(terms), pa.string()),
