@@ -261,6 +261,11 @@ def _texts(rows: list[Mapping[str, Any]], name: str) -> pa.Array:
     return pa.array([row[name] for row in rows], pa.string())
 
 
+def _descriptions(links: list[Mapping[str, Any]]) -> pa.Array:
+    """A link's description, "" where a contribution stored none (`LinkContribution`'s default)."""
+    return pa.array([link.get("description", "") for link in links], pa.string())
+
+
 def _links(kb_id: str, tenant: str, articles: list[Contribution], existing: set[str]) -> pa.Table:
     """The scope's link rows: one per (from, to, type) between two existing, different pages, described by
     the first non-empty description in article order (the last one when none is), sorted by (from, to, type).
@@ -270,7 +275,7 @@ def _links(kb_id: str, tenant: str, articles: list[Contribution], existing: set[
     if not links:
         return SCHEMAS["wiki_links"].empty_table()
     keys = ("from_page_key", "to_page_key", "link_type")
-    table = pa.table({name: _texts(links, name) for name in (*keys, "description")})
+    table = pa.table({**{name: _texts(links, name) for name in keys}, "description": _descriptions(links)})
     pages = pa.array(sorted(existing), pa.string())
     ends = [table.column(k) for k in keys[:2]]
     table = table.filter(pc.and_(pc.and_(pc.is_in(ends[0], value_set=pages), pc.is_in(ends[1], value_set=pages)), pc.not_equal(*ends)))
