@@ -102,7 +102,7 @@ class WikiAggregate:
 Contribution = Mapping[str, Any]
 """One article's contribution as the warehouse stores it (`ArticleKnowledge.to_dict()`): aggregation reads
 its fields where it needs them, so the pages, links and source refs of 10,000 articles are not turned into
-objects at every publish (that took 5.7 s of the `wiki_pages` step at that size)."""
+objects at every publish (several seconds of the `wiki_pages` step at that size)."""
 
 
 def aggregate_wiki(

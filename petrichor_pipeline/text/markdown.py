@@ -167,8 +167,8 @@ def has_title_heading(markdown: str) -> bool:
 
 
 def is_title_line(line: str) -> bool:
-    """`has_title_heading` of one line (no newline in it), without scanning for fences: a line that is
-    not a heading cannot open one before it."""
+    """Whether one line (no newline in it) is a level-1 heading: `has_title_heading` of it without the
+    fence scan, since a single line cannot sit inside a fence."""
     if not line.startswith("#"):
         return False
     found = heading_of(line)
