@@ -33,12 +33,14 @@ from petrichor_pipeline.contract.manifest import MANIFEST_FILE
 log = logging.getLogger(__name__)
 
 DAY_S = 86_400.0
+SPAN_COLUMNS = ("article_id", "start", "end", "heading_path")
+"""The chunk columns an article record's spans are made of (`record_articles`)."""
 
 
 def record_articles(data_dir: Path, articles: pa.Table, chunks: pa.Table) -> int:
     """Store each article version of a snapshot not stored yet and touch the others; returns how many were new."""
     spans: dict[str, list[dict[str, Any]]] = {}
-    for c in sorted(chunks.select(["article_id", "start", "end", "heading_path"]).to_pylist(), key=lambda c: (c["article_id"], c["start"])):
+    for c in sorted(chunks.select(list(SPAN_COLUMNS)).to_pylist(), key=lambda c: (c["article_id"], c["start"])):
         spans.setdefault(c["article_id"], []).append({"start": c["start"], "end": c["end"], "heading_path": list(c["heading_path"] or [])})
     written = 0
     for row in articles.to_pylist():
