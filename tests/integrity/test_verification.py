@@ -176,3 +176,27 @@ def test_a_bad_current_falls_back_reports_degraded_and_the_next_build_repairs_it
     with client_for(data, embedder) as client:
         res = client.get("/healthz")
         assert res.status_code == 200 and res.json() == {"status": "ok", "snapshot_version": current(data)}
+
+
+def test_loading_hashes_every_file_the_manifest_names(built_corpus, served_snapshot, monkeypatch):
+    """The load hashes its files on several threads, largest first (`snapshot._verify_jobs`): none is left out."""
+    import petrichor_pipeline.contract.manifest as manifest_module
+
+    snap, embedder = served_snapshot
+    data, version = built_corpus.data_dir, snap.version
+    manifest = _manifest(data, version)
+    named = {info["file"] for info in manifest["tables"].values()}
+    named |= {info["mapped"]["file"] for info in manifest["tables"].values() if "mapped" in info}
+    named |= {entry["file"] for entry in manifest["lexical"]["files"].values()}
+    named |= {entry["file"] for info in manifest["vector_tables"].values() for entry in info["compact"]["files"].values()}
+    checked: list[str] = []
+    real = manifest_module.check_entry
+
+    def spy(info, size, sha256):
+        checked.append(info["file"])
+        real(info, size, sha256)
+
+    monkeypatch.setattr(manifest_module, "check_entry", spy)
+    _load(data, version, embedder)
+    assert named <= set(checked), sorted(named - set(checked))
+    assert len(checked) == len(set(checked)), "a file hashed twice"
