@@ -77,6 +77,16 @@ CHUNKS_PER_WIKI_PAGE = 20
 QUERIES = 40
 CLIENTS = 8
 
+
+@dataclass(frozen=True)
+class Shape:
+    """What a generated snapshot holds beside its chunk count: the default is the recorded tables' shape."""
+
+    chunk_chars: tuple[int, int] = (300, 1200)
+    """The range of a chunk body's length in code points (a body of about 350 or fewer is one window)."""
+    question_vectors: bool = True
+    """Vectors for the generated questions too (a default build embeds none; their route needs a model)."""
+
 ZH_WORDS = (
     "知识 检索 切片 向量 部署 缓存 数据库 模型 问题 回答 索引 文档 章节 标题 服务 配置 集群 节点 日志 监控 "
     "权限 用户 租户 快照 版本 构建 增量 分区 查询 召回 重排 引用 证据 摘要 目录 结构 概念 实体 关系 流程 "
@@ -143,7 +153,7 @@ class Rows:
     windows: list[dict] = field(default_factory=list)
 
 
-def generate_rows(n_chunks: int, seed: int) -> Rows:
+def generate_rows(n_chunks: int, seed: int, shape: Shape = Shape()) -> Rows:
     rng = random.Random(seed)
     rows = Rows()
     for a in range(n_chunks // CHUNKS_PER_ARTICLE):
@@ -158,7 +168,7 @@ def generate_rows(n_chunks: int, seed: int) -> Rows:
         rows.tree.append(_node(root, None, aid, kb, 0, 0, title, "", title))
         for c in range(CHUNKS_PER_ARTICLE):
             heading = (f"第 {c + 1} 节 " if zh else f"Section {c + 1} ") + rng.choice(ZH_WORDS if zh else EN_WORDS)
-            body = f"## {heading}\n\n" + paragraph(rng, zh, rng.randint(300, 1200))
+            body = f"## {heading}\n\n" + paragraph(rng, zh, rng.randint(*shape.chunk_chars))
             chunk_id = f"{aid}:chunk-{c + 1:03d}"
             text = index_text(title, (heading,), body)
             rows.chunks.append(
@@ -228,7 +238,7 @@ def _context(data_dir: Path, articles: list[dict]) -> BuildContext:
     return ctx
 
 
-def publish_rows(data_dir: Path, rows: Rows, seed: int) -> tuple[str, float]:
+def publish_rows(data_dir: Path, rows: Rows, seed: int, shape: Shape = Shape()) -> tuple[str, float]:
     """Write `rows` to the warehouse by bucket and publish them; (snapshot version, seconds)."""
     started = time.perf_counter()
     ctx = _context(data_dir, rows.articles)
@@ -248,7 +258,8 @@ def publish_rows(data_dir: Path, rows: Rows, seed: int) -> tuple[str, float]:
         if not wh.path("chunk_vectors", b).exists():  # a republish keeps the vectors, as an unchanged text would
             wh.write("chunk_vectors", _vectors(part.chunks, "chunk_id", rng), b)
             wh.write("window_vectors", _vectors(part.windows, "window_id", rng), b)
-            wh.write("question_vectors", _vectors(part.questions, "question_id", rng), b)
+            if shape.question_vectors:
+                wh.write("question_vectors", _vectors(part.questions, "question_id", rng), b)
         versions[b] = bucket_data_version(part.articles, [])
     wh.write("wiki_pages", pa.Table.from_pylist(rows.wiki, schema=SCHEMAS["wiki_pages"]))
     result = publish_snapshot(ctx, bucket_versions=versions, stats={"generated": True})
@@ -499,7 +510,7 @@ def swap_under_load(base: str, data_dir: Path, rows: Rows, qs: list[str], seed: 
 # ------------------------------------------------------------------------------------------ main
 
 
-def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_server: bool = True) -> dict:
+def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_server: bool = True, shape: Shape = Shape()) -> dict:
     from petrichor_pipeline.contract.current import read_current
 
     data_dir = workdir / f"chunks-{n}"
@@ -507,16 +518,19 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_se
     load_before = os.getloadavg()[0]  # the cores may be shared: printed beside the figures
     say(f"[{n}] generating rows")
     started = time.perf_counter()
-    rows = generate_rows(n, seed)
+    rows = generate_rows(n, seed, shape)
     gen_s = time.perf_counter() - started
     version = read_current(data_dir / "snapshots") if reuse else None
     if version is not None:
         publish_s = None
         say(f"[{n}] reusing published snapshot {version}")
     else:
-        version, publish_s = publish_rows(data_dir, rows, seed)
+        version, publish_s = publish_rows(data_dir, rows, seed, shape)
         say(f"[{n}] published {version}: {len(rows.chunks)} chunks, {len(rows.questions)} questions, "
             f"{len(rows.wiki)} wiki pages (generated in {gen_s:.1f}s, published in {publish_s:.1f}s)")
+    counts = {"questions": len(rows.questions), "wiki_pages": len(rows.wiki)}
+    if not with_server:
+        rows = None  # only the swap edits them again: at 1,000,000 chunks they are gigabytes of Python objects
     load = load_in_child(data_dir)
     say(f"[{n}] load {load['seconds']:.1f}s, +{load['rss_added_mb']:.0f} MB ({load['anon_added_mb']:.0f} MB anonymous)")
     qs = queries(seed)
@@ -539,7 +553,7 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_se
             swap = swap_under_load(base, data_dir, rows, qs, seed)
             say(f"[{n}] swap {swap['old']} -> {swap['new']}: served after {swap['swap_s']:.1f}s, "
                 f"{swap['requests']} requests, {swap['failed']} failed, versions seen {swap['versions']}")
-    return {"size": n, "questions": len(rows.questions), "wiki_pages": len(rows.wiki), "publish_s": publish_s,
+    return {"size": n, **counts, "publish_s": publish_s,
             "load": load, "in_process": local, "end_to_end": e2e, "server_rss_mb": server_rss, "http_1": single, "http_8": many, "swap": swap,
             "load_average": (load_before, os.getloadavg()[0])}
 
@@ -598,6 +612,9 @@ def main() -> int:
     parser.add_argument("--reuse", action="store_true", help="measure a snapshot already published in --workdir")
     parser.add_argument("--json", action="store_true", help="also print the raw figures as JSON")
     parser.add_argument("--no-server", action="store_true", help="load and in-process / end-to-end search only (no HTTP, no swap)")
+    parser.add_argument("--chunk-chars", type=int, nargs=2, default=list(Shape.chunk_chars), metavar=("MIN", "MAX"),
+                        help="the range of a generated chunk body's length in code points")
+    parser.add_argument("--no-question-vectors", action="store_true", help="no vectors for the generated questions, as a default build")
     parser.add_argument("--load-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.load_only:
@@ -605,7 +622,8 @@ def main() -> int:
         return 0
     with contextlib.ExitStack() as stack:
         workdir = args.workdir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="petrichor-bench-")))
-        results = [run_size(n, workdir, args.seed, args.rounds, args.reuse, not args.no_server) for n in args.sizes]
+        shape = Shape(chunk_chars=tuple(args.chunk_chars), question_vectors=not args.no_question_vectors)
+        results = [run_size(n, workdir, args.seed, args.rounds, args.reuse, not args.no_server, shape) for n in args.sizes]
     print_table(results)
     served = [r for r in results if r["swap"] is not None]
     failed = sum(r["http_1"]["failed"] + r["http_8"]["failed"] + r["swap"]["failed"] for r in served)
