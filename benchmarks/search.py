@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import random
@@ -144,17 +145,54 @@ def unit_vectors(rng: np.random.Generator, n: int) -> pa.FixedSizeListArray:
 # ------------------------------------------------------------------------------------ generation
 
 
+PER_ARTICLE_TABLES = {"chunks": "chunks", "questions": "questions", "page_index": "tree_nodes", "chunk_windows": "chunk_windows"}
+"""Warehouse asset -> snapshot schema of the tables with rows per article, which the generator keeps in Arrow."""
+FLUSH_ROWS = 4096
+
+
 @dataclass
 class Rows:
+    """The generated corpus. Articles and wiki pages stay rows (the swap edits articles); the per-article
+    tables go to Arrow batches per bucket as they fill, so a million chunks are never held as Python objects,
+    and the first publish consumes them (the swap changes only titles)."""
+
     articles: list[dict] = field(default_factory=list)
-    chunks: list[dict] = field(default_factory=list)
-    questions: list[dict] = field(default_factory=list)
-    tree: list[dict] = field(default_factory=list)
     wiki: list[dict] = field(default_factory=list)
-    windows: list[dict] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PER_ARTICLE_TABLES, 0))
+    _pending: dict[tuple[str, str], list[dict]] = field(default_factory=dict)
+    _batches: dict[tuple[str, str], list[pa.RecordBatch]] = field(default_factory=dict)
+
+    def add(self, asset: str, rows: list[dict]) -> None:
+        for row in rows:
+            key = (asset, bucket_of(row["article_id"]))
+            pending = self._pending.setdefault(key, [])
+            pending.append(row)
+            if len(pending) >= FLUSH_ROWS:
+                self._flush(key)
+        self.counts[asset] += len(rows)
+
+    def _flush(self, key: tuple[str, str]) -> None:
+        pending = self._pending.pop(key, [])
+        if pending:
+            schema = SCHEMAS[PER_ARTICLE_TABLES[key[0]]]
+            self._batches.setdefault(key, []).append(pa.RecordBatch.from_pylist(pending, schema=schema))
+
+    def take(self, asset: str, bucket: str) -> pa.Table:
+        """The bucket's table, handed over: the rows leave the generator."""
+        self._flush((asset, bucket))
+        schema = SCHEMAS[PER_ARTICLE_TABLES[asset]]
+        return pa.Table.from_batches(self._batches.pop((asset, bucket), []), schema=schema)
 
 
 def generate_rows(n_chunks: int, seed: int, shape: Shape = Shape()) -> Rows:
+    gc.disable()  # millions of new dicts would set off a full collection again and again
+    try:
+        return _generate(n_chunks, seed, shape)
+    finally:
+        gc.enable()
+
+
+def _generate(n_chunks: int, seed: int, shape: Shape) -> Rows:
     rng = random.Random(seed)
     rows = Rows()
     for a in range(n_chunks // CHUNKS_PER_ARTICLE):
@@ -164,15 +202,16 @@ def generate_rows(n_chunks: int, seed: int, shape: Shape = Shape()) -> Rows:
         aid = article_id_of(path)
         title = (paragraph(rng, zh, 8)[:16] if zh else en_sentence(rng)[:40]).strip(" 。；，.")
         parts: list[str] = []
+        chunks: list[dict] = []
         offset = 0
         root = f"{aid}:node-000"
-        rows.tree.append(_node(root, None, aid, kb, 0, 0, title, "", title))
+        tree = [_node(root, None, aid, kb, 0, 0, title, "", title)]
         for c in range(CHUNKS_PER_ARTICLE):
             heading = (f"第 {c + 1} 节 " if zh else f"Section {c + 1} ") + rng.choice(ZH_WORDS if zh else EN_WORDS)
             body = f"## {heading}\n\n" + paragraph(rng, zh, rng.randint(*shape.chunk_chars))
             chunk_id = f"{aid}:chunk-{c + 1:03d}"
             text = index_text(title, (heading,), body)
-            rows.chunks.append(
+            chunks.append(
                 {"chunk_id": chunk_id, "article_id": aid, "kb_id": kb, "tenant": "default", "key": f"chunk-{c + 1:03d}",
                  "position": c, "heading": heading, "heading_path": [heading], "content": body, "start": offset,
                  "end": offset + len(body), "index_text": text, "content_hash": sha256_hex(text)}
@@ -180,12 +219,12 @@ def generate_rows(n_chunks: int, seed: int, shape: Shape = Shape()) -> Rows:
             for q in range(shape.questions_per_chunk):
                 qtext = question(rng, zh)
                 qindex = index_text(title, (heading,), qtext)
-                rows.questions.append(
+                rows.add("questions", [
                     {"question_id": f"{chunk_id}:q{q}", "chunk_id": chunk_id, "article_id": aid, "kb_id": kb,
                      "tenant": "default", "position": q, "question": qtext, "index_text": qindex,
                      "content_hash": sha256_hex(qindex)}
-                )
-            rows.tree.append(_node(f"{aid}:node-{c + 1:03d}", root, aid, kb, 1, c + 1, heading, body[:120], body))
+                ])
+            tree.append(_node(f"{aid}:node-{c + 1:03d}", root, aid, kb, 1, c + 1, heading, body[:120], body))
             parts.append(body)
             offset += len(body) + 2
         content = "\n\n".join(parts)
@@ -194,7 +233,9 @@ def generate_rows(n_chunks: int, seed: int, shape: Shape = Shape()) -> Rows:
              "source_sha256": sha256_hex(content), "content": content, "chunk_algorithm_version": CHUNK_ALGORITHM_VERSION,
              "build_version": BUILD_VERSION, "bucket": bucket_of(aid), "warnings": []}
         rows.articles.append(article)
-        rows.windows += window_rows(article, rows.chunks[-CHUNKS_PER_ARTICLE:])
+        rows.add("chunks", chunks)
+        rows.add("page_index", tree)
+        rows.add("chunk_windows", window_rows(article, chunks))
     for p in range(n_chunks // CHUNKS_PER_WIKI_PAGE):
         zh = p % 2 == 0
         source = rows.articles[(p * 2 + (0 if zh else 1)) % len(rows.articles)]
@@ -213,18 +254,15 @@ def _node(key: str, parent: str | None, aid: str, kb: str, depth: int, pos: int,
             "token_estimate": len(content) // 2, "content_hash": sha256_hex(content)}
 
 
-def _vectors(rows: list[dict], id_col: str, rng: np.random.Generator) -> pa.Table:
-    schema = vector_schema(DIM)
+def _vectors(table: pa.Table, id_col: str, rng: np.random.Generator) -> pa.Table:
+    n = table.num_rows
     cols = {
-        "id": pa.array([r[id_col] for r in rows], pa.string()),
-        "article_id": pa.array([r["article_id"] for r in rows], pa.string()),
-        "kb_id": pa.array([r["kb_id"] for r in rows], pa.string()),
-        "tenant": pa.array([r["tenant"] for r in rows], pa.string()),
-        "content_hash": pa.array([r["content_hash"] for r in rows], pa.string()),
-        "fingerprint": pa.array([FINGERPRINT] * len(rows), pa.string()),
-        "vector": unit_vectors(rng, len(rows)),
+        "id": table.column(id_col),
+        **{name: table.column(name) for name in ("article_id", "kb_id", "tenant", "content_hash")},
+        "fingerprint": pa.array([FINGERPRINT] * n, pa.string()),
+        "vector": unit_vectors(rng, n),
     }
-    return pa.Table.from_arrays(list(cols.values()), schema=schema)
+    return pa.Table.from_arrays(list(cols.values()), schema=vector_schema(DIM))
 
 
 def _context(data_dir: Path, articles: list[dict]) -> BuildContext:
@@ -240,28 +278,29 @@ def _context(data_dir: Path, articles: list[dict]) -> BuildContext:
 
 
 def publish_rows(data_dir: Path, rows: Rows, seed: int, shape: Shape = Shape()) -> tuple[str, float]:
-    """Write `rows` to the warehouse by bucket and publish them; (snapshot version, seconds)."""
+    """Write `rows` to the warehouse by bucket and publish them; (snapshot version, seconds). The per-article
+    tables and vectors are written once: a republish (the swap's new titles) keeps them, as a build keeps an
+    unchanged text's."""
     started = time.perf_counter()
     ctx = _context(data_dir, rows.articles)
     wh = ctx.warehouse
     rng = np.random.default_rng(seed)
-    by_bucket: dict[str, Rows] = {b: Rows() for b in BUCKETS}
-    for name in ("articles", "chunks", "questions", "tree", "windows"):
-        for r in getattr(rows, name):
-            getattr(by_bucket[bucket_of(r["article_id"])], name).append(r)
+    articles: dict[str, list[dict]] = {b: [] for b in BUCKETS}
+    for r in rows.articles:
+        articles[bucket_of(r["article_id"])].append(r)
+    vectors = {"chunks": ("chunk_vectors", "chunk_id"), "chunk_windows": ("window_vectors", "window_id")}
+    if shape.question_vectors:
+        vectors["questions"] = ("question_vectors", "question_id")
     versions = {}
-    for b, part in by_bucket.items():
-        wh.write("articles", pa.Table.from_pylist(part.articles, schema=SOURCE_SCHEMA), b)
-        wh.write("chunks", pa.Table.from_pylist(part.chunks, schema=SCHEMAS["chunks"]), b)
-        wh.write("questions", pa.Table.from_pylist(part.questions, schema=SCHEMAS["questions"]), b)
-        wh.write("page_index", pa.Table.from_pylist(part.tree, schema=SCHEMAS["tree_nodes"]), b)
-        wh.write("chunk_windows", pa.Table.from_pylist(part.windows, schema=SCHEMAS["chunk_windows"]), b)
-        if not wh.path("chunk_vectors", b).exists():  # a republish keeps the vectors, as an unchanged text would
-            wh.write("chunk_vectors", _vectors(part.chunks, "chunk_id", rng), b)
-            wh.write("window_vectors", _vectors(part.windows, "window_id", rng), b)
-            if shape.question_vectors:
-                wh.write("question_vectors", _vectors(part.questions, "question_id", rng), b)
-        versions[b] = bucket_data_version(part.articles, [])
+    for b in BUCKETS:
+        wh.write("articles", pa.Table.from_pylist(articles[b], schema=SOURCE_SCHEMA), b)
+        if not wh.path("chunks", b).exists():
+            for asset in PER_ARTICLE_TABLES:
+                table = rows.take(asset, b)
+                wh.write(asset, table, b)
+                if asset in vectors:
+                    wh.write(vectors[asset][0], _vectors(table, vectors[asset][1], rng), b)
+        versions[b] = bucket_data_version(articles[b], [])
     wh.write("wiki_pages", pa.Table.from_pylist(rows.wiki, schema=SCHEMAS["wiki_pages"]))
     result = publish_snapshot(ctx, bucket_versions=versions, stats={"generated": True})
     return result.manifest.version, time.perf_counter() - started
@@ -527,9 +566,9 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_se
         say(f"[{n}] reusing published snapshot {version}")
     else:
         version, publish_s = publish_rows(data_dir, rows, seed, shape)
-        say(f"[{n}] published {version}: {len(rows.chunks)} chunks, {len(rows.questions)} questions, "
+        say(f"[{n}] published {version}: {rows.counts['chunks']} chunks, {rows.counts['questions']} questions, "
             f"{len(rows.wiki)} wiki pages (generated in {gen_s:.1f}s, published in {publish_s:.1f}s)")
-    counts = {"questions": len(rows.questions), "wiki_pages": len(rows.wiki)}
+    counts = {"questions": rows.counts["questions"], "wiki_pages": len(rows.wiki)}
     if not with_server:
         rows = None  # only the swap edits them again: at 1,000,000 chunks they are gigabytes of Python objects
     load = load_in_child(data_dir)
