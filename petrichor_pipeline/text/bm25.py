@@ -214,7 +214,8 @@ class BM25Index:
         while weak and len(rows) * _LOOKUP_COST > len(lists[weak[-1]][0]):  # many rows in reach: add a term to all
             term_rows, impacts = lists[weak.pop()]
             partial[term_rows] += impacts
-            rows = np.flatnonzero(partial >= threshold - sum(bounds[i] for i in weak))
+            # a row out of reach stays out: it gained at most the term's bound, which the cut now counts
+            rows = rows[partial[rows] >= threshold - sum(bounds[i] for i in weak)]
         partial = partial[rows]
         if weak and len(rows) > _LEADERS:  # a better threshold from the rows of the best partial scores
             best = rows[np.sort(np.argpartition(-partial, _LEADERS - 1)[:_LEADERS])]
