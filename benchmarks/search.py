@@ -89,6 +89,12 @@ class Shape:
     question_vectors: bool = True
     """Vectors for the generated questions too (a default build embeds none)."""
 
+    @property
+    def key(self) -> str:
+        """The shape in a folder name, so snapshots of different shapes never share a data folder."""
+        lo, hi = self.chunk_chars
+        return f"c{lo}-{hi}-q{self.questions_per_chunk}{'' if self.question_vectors else '-nqv'}"
+
 ZH_WORDS = (
     "知识 检索 切片 向量 部署 缓存 数据库 模型 问题 回答 索引 文档 章节 标题 服务 配置 集群 节点 日志 监控 "
     "权限 用户 租户 快照 版本 构建 增量 分区 查询 召回 重排 引用 证据 摘要 目录 结构 概念 实体 关系 流程 "
@@ -176,6 +182,11 @@ class Rows:
         if pending:
             schema = SCHEMAS[PER_ARTICLE_TABLES[key[0]]]
             self._batches.setdefault(key, []).append(pa.RecordBatch.from_pylist(pending, schema=schema))
+
+    @property
+    def handed_over(self) -> bool:
+        """Whether a publish already took the per-article tables (a republish keeps what it wrote)."""
+        return not self._pending and not self._batches
 
     def take(self, asset: str, bucket: str) -> pa.Table:
         """The bucket's table, handed over: the rows leave the generator."""
@@ -292,9 +303,10 @@ def publish_rows(data_dir: Path, rows: Rows, seed: int, shape: Shape = Shape()) 
     if shape.question_vectors:
         vectors["questions"] = ("question_vectors", "question_id")
     versions = {}
+    first = not rows.handed_over
     for b in BUCKETS:
         wh.write("articles", pa.Table.from_pylist(articles[b], schema=SOURCE_SCHEMA), b)
-        if not wh.path("chunks", b).exists():
+        if first:
             for asset in PER_ARTICLE_TABLES:
                 table = rows.take(asset, b)
                 wh.write(asset, table, b)
@@ -553,7 +565,7 @@ def swap_under_load(base: str, data_dir: Path, rows: Rows, qs: list[str], seed: 
 def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_server: bool = True, shape: Shape = Shape()) -> dict:
     from petrichor_pipeline.contract.current import read_current
 
-    data_dir = workdir / f"chunks-{n}"
+    data_dir = workdir / (f"chunks-{n}" if shape == Shape() else f"chunks-{n}-{shape.key}")
     data_dir.mkdir(parents=True, exist_ok=True)
     load_before = os.getloadavg()[0]  # the cores may be shared: printed beside the figures
     say(f"[{n}] generating rows")
