@@ -6,7 +6,8 @@ warehouse by hash bucket, then `publish_snapshot` assembles the Parquet tables, 
 and moves `CURRENT`. The text is synthetic
 mixed Chinese/English prose; the vectors are random unit vectors of dimension 384 stored under the offline
 embedder's fingerprint, so serving accepts them and embeds real queries against them (similarities are
-meaningless, the work is the same).
+meaningless, the work is the same), except that a chunk of one window has its window's vector, as a build's
+embedding cache gives one text one vector.
 
 Measured per size:
 - load: `load_snapshot` in a fresh process (seconds, and resident memory added by the snapshot: all of it and
@@ -49,6 +50,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's code, not an installed copy
 from petrichor_pipeline.build.context import BuildContext
@@ -265,13 +267,23 @@ def _node(key: str, parent: str | None, aid: str, kb: str, depth: int, pos: int,
             "token_estimate": len(content) // 2, "content_hash": sha256_hex(content)}
 
 
-def _vectors(table: pa.Table, id_col: str, rng: np.random.Generator) -> pa.Table:
+def _vectors(table: pa.Table, id_col: str, rng: np.random.Generator, same_text: pa.Table | None = None) -> pa.Table:
+    """Random unit vectors for `table`'s rows, except that a row whose `content_hash` is a row's of the
+    vector table `same_text` takes that row's vector, as the build's embedding cache gives one text one
+    vector (a chunk of one window has its window's text)."""
     n = table.num_rows
+    vectors = unit_vectors(rng, n)
+    if same_text is not None:
+        at = pc.fill_null(pc.index_in(table.column("content_hash"), value_set=same_text.column("content_hash")), -1).to_numpy()
+        matrix = vectors.values.to_numpy().reshape(n, DIM).copy()
+        theirs = same_text.column("vector").combine_chunks().values.to_numpy().reshape(-1, DIM)
+        matrix[at >= 0] = theirs[at[at >= 0]]
+        vectors = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), DIM)
     cols = {
         "id": table.column(id_col),
         **{name: table.column(name) for name in ("article_id", "kb_id", "tenant", "content_hash")},
         "fingerprint": pa.array([FINGERPRINT] * n, pa.string()),
-        "vector": unit_vectors(rng, n),
+        "vector": vectors,
     }
     return pa.Table.from_arrays(list(cols.values()), schema=vector_schema(DIM))
 
@@ -307,11 +319,14 @@ def publish_rows(data_dir: Path, rows: Rows, seed: int, shape: Shape = Shape()) 
     for b in BUCKETS:
         wh.write("articles", pa.Table.from_pylist(articles[b], schema=SOURCE_SCHEMA), b)
         if first:
-            for asset in PER_ARTICLE_TABLES:
-                table = rows.take(asset, b)
-                wh.write(asset, table, b)
+            taken = {asset: rows.take(asset, b) for asset in PER_ARTICLE_TABLES}
+            written = {}
+            for asset in sorted(taken, key=lambda a: a != "chunk_windows"):  # windows first: chunks reuse their vectors
+                wh.write(asset, taken[asset], b)
                 if asset in vectors:
-                    wh.write(vectors[asset][0], _vectors(table, vectors[asset][1], rng), b)
+                    same = written.get("window_vectors") if asset == "chunks" else None
+                    written[vectors[asset][0]] = _vectors(taken[asset], vectors[asset][1], rng, same)
+                    wh.write(vectors[asset][0], written[vectors[asset][0]], b)
         versions[b] = bucket_data_version(articles[b], [])
     wh.write("wiki_pages", pa.Table.from_pylist(rows.wiki, schema=SCHEMAS["wiki_pages"]))
     result = publish_snapshot(ctx, bucket_versions=versions, stats={"generated": True})

@@ -35,7 +35,7 @@ from petrichor_pipeline.contract.lexical_files import write_lexical_files
 from petrichor_pipeline.contract.mapped import write_mapped_table
 from petrichor_pipeline.contract.manifest import Manifest, file_entry, new_version, utc_now_iso, write_manifest
 from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA, VECTOR_TABLES, conform
-from petrichor_pipeline.contract.vectors import read_vector_rows, vector_digest, write_vector_files
+from petrichor_pipeline.contract.vectors import IDENTICAL_SOURCES, read_vector_rows, vector_digest, write_identical_file, write_vector_files
 from petrichor_pipeline.object_store import ObjectStore, PublishConflict, collect_remote, publish_remote
 from petrichor_pipeline.text import bm25, lexical
 from petrichor_pipeline.text.tokenize import get_tokenizer
@@ -261,6 +261,11 @@ def _write_folder(
             rows = read_vector_rows(ctx.settings.lance_dir, info)
             if compact := write_vector_files(folder, name, rows, info, tables[src].column(id_col).to_pylist()):
                 info["compact"] = compact
+    for name, source in IDENTICAL_SOURCES.items():
+        mine, theirs = vector_tables.get(name, {}).get("compact"), vector_tables.get(source, {}).get("compact")
+        if mine and theirs and (entry := write_identical_file(folder, name, source, mine, theirs)):
+            mine["files"]["identical"] = entry
+            mine["identical_to"] = source
 
     embed_fp = None
     if vector_tables:

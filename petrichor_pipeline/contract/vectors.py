@@ -77,11 +77,19 @@ TRAIN_ROWS = 20_000
 """Rows the quantiser is trained on, evenly spaced: plenty for 16 centroids per 2-dimensional slice."""
 TRAIN_ITERATIONS = 10
 """k-means passes per slice: 16 centroids in 2 dimensions settle early (faiss' default of 25 doubles the time)."""
-VECTOR_FILES = {"matrix": "{name}.f32.npy", "rows": "{name}.rows.npy", "ann": "{name}.pq.faiss"}
+VECTOR_FILES = {"matrix": "{name}.f32.npy", "rows": "{name}.rows.npy", "ann": "{name}.pq.faiss", "identical": "{name}.identical.npy"}
 """The compact files of one vector table in the snapshot folder: the float32 matrix ordered by the rows of
-the table it embeds (`VECTOR_TABLES`), each vector's row there (int32), and the 4-bit product-quantisation
-index of the matrix (tables of at least `ANN_MIN_ROWS` vectors). Serving memory-maps the matrix and reads
-the index, so loading costs a checksum pass instead of parsing every vector."""
+the table it embeds (`VECTOR_TABLES`), each vector's row there (int32), the 4-bit product-quantisation
+index of the matrix (tables of at least `ANN_MIN_ROWS` vectors), and for a quantised table of
+`IDENTICAL_SOURCES` which of its vectors that source holds bit for bit (int32, -1 for none). Serving
+memory-maps the matrix and reads the index, so loading costs a checksum pass instead of parsing every vector."""
+IDENTICAL_SOURCES = {"chunk_vectors": "window_vectors"}
+"""Vector table -> the table most of its vectors may also be in: a chunk of one window embeds its window's
+text, hence the same vector (4,154 of rgb_zh's 4,170 chunks, 312 of multihop_rag_en's 326). A quantised
+table records them (`write_identical_file`) so that serving finds them through the source's quantised scan
+instead of scanning them twice; exactly scanned tables compare their bytes at load."""
+_HASH_BLOCK = 16_384
+"""Rows hashed at a time by `identical_rows` (about 50 MB of uint64 at 384 dimensions)."""
 
 
 def quantised_index(matrix: Any) -> Any:
@@ -138,6 +146,60 @@ def write_vector_files(folder: Path, name: str, rows: pa.Table, info: dict[str, 
     }
 
 
+def identical_rows(matrix: Any, source: Any) -> Any:
+    """For each row of `matrix`, the index of a row of `source` equal to it bit for bit, else -1 (int32).
+
+    Rows are matched by a 64-bit hash of their bits and every match is then compared whole, so a hash
+    collision can only leave a row unmatched, never pair two different vectors."""
+    import numpy as np
+
+    if not len(matrix) or not len(source) or matrix.shape[1] != source.shape[1]:
+        return np.full(len(matrix), -1, dtype=np.int32)
+    weights = np.random.default_rng(0x5EED).integers(1, 2**63, size=matrix.shape[1], dtype=np.uint64) | np.uint64(1)
+
+    def bits(rows: Any) -> Any:
+        return np.ascontiguousarray(rows, dtype=np.float32).view(np.uint32)
+
+    def hashes(m: Any) -> Any:
+        out = np.empty(len(m), dtype=np.uint64)
+        for at in range(0, len(m), _HASH_BLOCK):
+            block = bits(m[at : at + _HASH_BLOCK]).astype(np.uint64)
+            with np.errstate(over="ignore"):
+                out[at : at + len(block)] = (block * weights).sum(axis=1, dtype=np.uint64)
+        return out
+
+    theirs = hashes(source)
+    order = np.argsort(theirs, kind="stable")
+    sorted_hashes = theirs[order]
+    found = np.full(len(matrix), -1, dtype=np.int32)
+    for at in range(0, len(matrix), _HASH_BLOCK):
+        mine = hashes(matrix[at : at + _HASH_BLOCK])
+        pos = np.minimum(np.searchsorted(sorted_hashes, mine), len(order) - 1)
+        hit = np.flatnonzero(sorted_hashes[pos] == mine)
+        if not len(hit):
+            continue
+        candidates = order[pos[hit]]
+        same = np.all(bits(matrix[at + hit]) == bits(source[candidates]), axis=1)
+        found[at + hit[same]] = candidates[same]
+    return found
+
+
+def write_identical_file(folder: Path, name: str, source: str, compact: dict[str, Any], source_compact: dict[str, Any]) -> dict[str, Any] | None:
+    """Record in the snapshot folder which vectors of quantised table `name` its `IDENTICAL_SOURCES` table
+    `source` holds bit for bit (`identical_rows` over the two matrices already written); the file's manifest
+    entry, or None when `name` is not quantised, the embedding models differ, or no vector is shared."""
+    import numpy as np
+
+    if "ann" not in compact["files"] or compact.get("fingerprint") != source_compact.get("fingerprint"):
+        return None
+    matrix = np.load(folder / compact["files"]["matrix"]["file"], mmap_mode="r", allow_pickle=False)
+    theirs = np.load(folder / source_compact["files"]["matrix"]["file"], mmap_mode="r", allow_pickle=False)
+    found = identical_rows(matrix, theirs)
+    if not np.any(found >= 0):
+        return None
+    return write_entry(folder / VECTOR_FILES["identical"].format(name=name), lambda tmp: save_npy(tmp, found))
+
+
 @dataclass(frozen=True)
 class VectorFiles:
     """A vector table's compact files, verified: the matrix memory-mapped read-only (pages load when a
@@ -150,6 +212,8 @@ class VectorFiles:
     """int32 row of each vector in the embedded table (`VECTOR_TABLES`)."""
     fingerprint: str | None
     ann_path: Path | None
+    identical: tuple[str, Any] | None = None
+    """The `IDENTICAL_SOURCES` table and, per vector, the index of the same vector there (-1: none)."""
 
 
 def open_vector_files(folder: Path, name: str, info: dict[str, Any]) -> VectorFiles:
@@ -168,4 +232,12 @@ def open_vector_files(folder: Path, name: str, info: dict[str, Any]) -> VectorFi
     rows = np.load(paths["rows"], allow_pickle=False)
     if matrix.shape != (compact["count"], compact["dim"]) or rows.shape != (compact["count"],) or matrix.dtype != np.float32:
         raise IntegrityError(f"vector files of {name}: shape {matrix.shape} / {rows.shape}, the manifest records {compact['count']} x {compact['dim']}")
-    return VectorFiles(name=name, matrix=matrix, rows=rows, fingerprint=compact.get("fingerprint"), ann_path=paths.get("ann"))
+    identical = None
+    if "identical" in paths:
+        found = np.load(paths["identical"], allow_pickle=False)
+        if found.shape != rows.shape or found.dtype != np.int32 or (len(found) and found.min() < -1) or not compact.get("identical_to"):
+            raise IntegrityError(f"vector files of {name}: the identical-vector file does not match its {compact['count']} vectors")
+        identical = (compact["identical_to"], found)
+    return VectorFiles(
+        name=name, matrix=matrix, rows=rows, fingerprint=compact.get("fingerprint"), ann_path=paths.get("ann"), identical=identical
+    )

@@ -35,8 +35,9 @@ DENSE_MAX_ROWS = 2_000_000
 """About 3 GB of float32 at 384 dimensions: a LanceDB table past this (no compact files) serves the route itself."""
 RERANK_DEPTH = 300
 """Quantised candidates re-scored exactly per query (at least 10 per requested neighbour)."""
-Scans = dict[int, np.ndarray]
-"""One query vector's exact products, by table (`DenseVectors.products`)."""
+Scans = dict[Any, np.ndarray]
+"""One query vector's exact products, by table (`DenseVectors.products`), and its quantised rankings
+(`DenseVectors.labels`)."""
 ANN_MIN_SHARE = 0.2
 """Allowed share of the rows below which a scope is searched exactly (the index would need to go >5x deeper)."""
 BLAS_THREADS = 1
@@ -75,7 +76,13 @@ class DenseVectors:
     """The quantised index for tables of at least `ANN_MIN_ROWS` vectors, else None."""
     shared: "SharedVectors | None" = None
     """The vectors this table holds exactly as another table does (`share_identical`), scored from that
-    table's product."""
+    table's product, or for a quantised table found through that table's quantised scan."""
+    ranking_depth: int = 0
+    """The least depth its quantised index is searched to (`labels`): set when another table finds its shared
+    vectors through this ranking, deep enough for that table's unrestricted search."""
+    identical: tuple[str, np.ndarray] | None = None
+    """Recorded at publish for a quantised table (`contract.vectors.IDENTICAL_SOURCES`): the other table and,
+    per vector, the index of the same vector there (-1: none)."""
     _centroids: dict[str, tuple[np.ndarray, int] | None] = field(default_factory=dict, compare=False, repr=False)
 
     def centroid(self, fingerprint: str) -> tuple[np.ndarray, int] | None:
@@ -137,6 +144,7 @@ class DenseVectors:
             fingerprint_codes={fingerprint: 0},
             aligned=len(rows) == n and (n == 0 or int(rows[-1]) == n - 1),
             ann=ann,
+            identical=files.identical,
         )
 
     def _allowed(self, allowed_rows: np.ndarray, fingerprint: str | None) -> np.ndarray | None:
@@ -163,7 +171,7 @@ class DenseVectors:
         share = 1.0 if allowed is None else np.count_nonzero(allowed) / len(self.rows)
         found = None
         if self.ann is not None and share >= ANN_MIN_SHARE:
-            found = self._approximate(query, allowed, share, limit)
+            found = self._approximate(query, allowed, share, limit, scans)
         if found is None:
             found = self._exact(query, allowed, scans)
         candidates, scores = found
@@ -199,18 +207,58 @@ class DenseVectors:
         return found
 
     def _approximate(
-        self, query: np.ndarray, allowed: np.ndarray | None, share: float, limit: int
+        self, query: np.ndarray, allowed: np.ndarray | None, share: float, limit: int, scans: Scans | None
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """Quantised candidates, the excluded ones dropped, scored exactly; None if too few remain."""
+        if self.shared is not None and self.shared.mine is not None:
+            found = self._through_source(query, allowed, share, limit, scans)
+            if found is not None:
+                return found
         depth = min(len(self.rows), math.ceil(max(RERANK_DEPTH, 10 * limit) / share))
-        _one_thread()
-        _, labels = self.ann.search(query.reshape(1, -1), depth)
-        candidates = labels[0][labels[0] >= 0]
+        candidates = self.labels(query, depth, scans)
         if allowed is not None:
             candidates = candidates[allowed[candidates]]
             if len(candidates) < min(limit, np.count_nonzero(allowed)):
                 return None
         return candidates, self.matrix[candidates] @ query
+
+    def labels(self, query: np.ndarray, depth: int, scans: Scans | None = None) -> np.ndarray:
+        """The `depth` vectors the quantised index ranks first for `query`, best first, whatever the access
+        mask; kept in `scans` so that a table sharing these vectors reads them rather than scanning again."""
+        key = ("labels", id(self))
+        kept = None if scans is None else scans.get(key)
+        if kept is None or len(kept) < depth:
+            _one_thread()
+            _, found = self.ann.search(query.reshape(1, -1), min(len(self.rows), max(depth, self.ranking_depth)))
+            kept = found[0][found[0] >= 0]
+            if scans is not None:
+                scans[key] = kept
+        return kept[:depth]
+
+    def _through_source(
+        self, query: np.ndarray, allowed: np.ndarray | None, share: float, limit: int, scans: Scans | None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The shared vectors' candidates from the source's quantised ranking (searched deeper by the share of
+        its vectors this table holds), the few others scored exactly; None if too few remain."""
+        shared = self.shared
+        source_rows = len(shared.source.rows)
+        held = share * len(shared.own) / source_rows
+        if held < ANN_MIN_SHARE:
+            return None
+        depth = min(source_rows, math.ceil(max(RERANK_DEPTH, 10 * limit) / held))
+        candidates = shared.mine[shared.source.labels(query, depth, scans)]
+        candidates = candidates[candidates >= 0]
+        rest, rest_matrix = shared.rest, shared.rest_matrix
+        if allowed is not None:
+            candidates = candidates[allowed[candidates]]
+            kept = allowed[rest]
+            rest, rest_matrix = rest[kept], rest_matrix[kept]
+            if len(candidates) + len(rest) < min(limit, np.count_nonzero(allowed)):
+                return None
+        elif len(candidates) + len(rest) < min(limit, len(self.rows)):
+            return None
+        scores = np.concatenate([self.matrix[candidates] @ query, rest_matrix @ query])
+        return np.concatenate([candidates, rest]), scores
 
 
 @dataclass(frozen=True)
@@ -223,6 +271,8 @@ class SharedVectors:
     theirs: np.ndarray
     rest: np.ndarray
     rest_matrix: np.ndarray
+    mine: np.ndarray | None = None
+    """For a quantised table: per vector of `source`, the index of the same vector here (-1: none)."""
 
 
 def share_identical(tables: Mapping[str, Any]) -> dict[str, Any]:
@@ -230,7 +280,8 @@ def share_identical(tables: Mapping[str, Any]) -> dict[str, Any]:
     it shares with an earlier such table from that table's product: a chunk of one window has its window's
     text, hence the same vector, and a query need not be multiplied with it twice (rgb_zh: 4,154 of its
     4,170 chunks; cmrc2018_zh 458 of 848; multihop_rag_en 312 of 326; rhdh_docs_en 58 of 579). Search
-    results are unchanged: the shared rows are compared byte for byte at load."""
+    results are unchanged: the shared rows are compared byte for byte at load. A quantised table shares
+    through its source's quantised ranking what the publish recorded (`_share_recorded`)."""
     out: dict[str, Any] = dict(tables)
     sources: list[tuple[DenseVectors, dict[bytes, int]]] = []
     for name, table in tables.items():
@@ -248,7 +299,35 @@ def share_identical(tables: Mapping[str, Any]) -> dict[str, Any]:
                 out[name] = table = replace(table, shared=shared)
                 break
         sources.append((table, {row.tobytes(): i for i, row in enumerate(matrix)}))
+    for name, table in tables.items():
+        if isinstance(table, DenseVectors) and table.ann is not None and table.identical is not None:
+            _share_recorded(out, name, table)
     return out
+
+
+def _share_recorded(out: dict[str, Any], name: str, table: DenseVectors) -> None:
+    """Let quantised table `name` reach the vectors its source also holds (recorded at publish) through the
+    source's quantised ranking, searched deep enough for both: worth it when the source is quantised too,
+    holds at least `ANN_MIN_SHARE` of its vectors as this table's, and the rest is small enough to score
+    exactly on every query (below `ANN_MIN_ROWS`). Else the table scans its own index. With 1,000,000
+    one-window chunks the chunk route no longer scans a second million codes."""
+    source_name, found = table.identical
+    source = out.get(source_name)
+    if not isinstance(source, DenseVectors) or source.ann is None or source.fingerprint_codes.keys() != table.fingerprint_codes.keys():
+        return
+    if len(found) and found.max() >= len(source.rows):
+        raise ValueError(f"identical-vector file: index {int(found.max())} beyond the {len(source.rows)} vectors of {source_name}")
+    own = np.flatnonzero(found >= 0)
+    own = own[np.unique(found[own], return_index=True)[1]]  # vectors held twice here: the first through the source
+    rest = np.setdiff1d(np.arange(len(found)), own)
+    if len(rest) >= ANN_MIN_ROWS or len(own) < ANN_MIN_SHARE * len(source.rows):
+        return
+    depth = math.ceil(RERANK_DEPTH * len(source.rows) / len(own))
+    out[source_name] = source = replace(source, ranking_depth=max(source.ranking_depth, depth))
+    mine = np.full(len(source.rows), -1, dtype=np.int64)
+    mine[found[own]] = own
+    shared = SharedVectors(source, own, found[own].astype(np.int64), rest, np.ascontiguousarray(table.matrix[rest]), mine)
+    out[name] = replace(table, shared=shared)
 
 
 def maybe_dense(table: Any, row_of: Mapping[str, int]) -> Any:

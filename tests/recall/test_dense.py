@@ -6,6 +6,8 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from petrichor_pipeline.contract.schemas import vector_schema
 from petrichor_serving.recall import dense
@@ -129,3 +131,122 @@ def test_tables_sharing_vectors_score_them_once_with_the_same_results():
             assert [r for r, _ in got] == [r for r, _ in want]
             assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
         assert len(scans) == 2  # one product per table for the query
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n_source=st.integers(0, 40),
+    picks=st.lists(st.one_of(st.integers(0, 39), st.none()), max_size=40),
+    seed=st.integers(0, 2**16),
+    zero_sign=st.booleans(),
+)
+def test_identical_rows_pairs_exactly_the_vectors_equal_bit_for_bit(n_source, picks, seed, zero_sign):
+    """Every pairing is bit-for-bit equal and every unpaired row has no equal row in the source (-0.0 and
+    0.0 differ in bits, so they are not paired)."""
+    from petrichor_pipeline.contract.vectors import identical_rows
+
+    rng = np.random.default_rng(seed)
+    source = _unit(rng, n_source)
+    if zero_sign and n_source:
+        source[0, 0] = 0.0
+    rows = []
+    for pick in picks:
+        if pick is not None and pick < n_source:
+            row = source[pick].copy()
+            if zero_sign and pick == 0:
+                row[0] = -0.0  # equal as a float, different bits
+            rows.append(row)
+        else:
+            rows.append(_unit(rng, 1)[0])
+    matrix = np.array(rows, dtype=np.float32).reshape(-1, DIM)
+    found = identical_rows(matrix, source)
+    assert found.dtype == np.int32 and found.shape == (len(matrix),)
+    bits = lambda m: np.ascontiguousarray(m, dtype=np.float32).view(np.uint32)  # noqa: E731
+    for i, j in enumerate(found.tolist()):
+        equal = [k for k in range(n_source) if np.array_equal(bits(source[k]), bits(matrix[i]))]
+        if j >= 0:
+            assert j in equal
+        else:
+            assert not equal
+
+
+def _shared_pair(rng: np.random.Generator, monkeypatch):
+    """A quantised window table and a quantised chunk table holding 1,500 of its vectors (one twice) and 60
+    of its own, the pairing recorded as the publish records it."""
+    from petrichor_pipeline.contract.vectors import identical_rows, quantised_index
+
+    monkeypatch.setattr(dense, "ANN_MIN_ROWS", 1000)
+    windows = _unit(rng, N)
+    picked = rng.choice(N, 1500, replace=False)
+    chunks = np.concatenate([windows[picked], windows[picked[:1]], _unit(rng, 60)])
+    chunks = chunks[rng.permutation(len(chunks))]
+
+    def table(matrix, identical=None):
+        n = len(matrix)
+        return DenseVectors(matrix=matrix, rows=np.arange(n), fingerprints=np.zeros(n, np.int16), fingerprint_codes={FP: 0},
+                            aligned=True, ann=quantised_index(matrix), identical=identical)
+
+    plain = {"window_vectors": table(windows), "chunk_vectors": table(chunks)}
+    recorded = {**plain, "chunk_vectors": table(chunks, ("window_vectors", identical_rows(chunks, windows)))}
+    return plain, recorded
+
+
+class _Counted:
+    """A quantised index that counts its searches."""
+
+    def __init__(self, index):
+        self.index, self.searches = index, 0
+
+    def search(self, *args):
+        self.searches += 1
+        return self.index.search(*args)
+
+
+def test_a_quantised_table_finds_its_shared_vectors_through_the_source_scan(monkeypatch):
+    """The chunk table's quantised index is not searched while the window table's ranking serves it (an
+    unrestricted search reads the window route's ranking; a narrower scope searches it deeper), only for a
+    scope too narrow for that ranking; the neighbours always equal the exact search's over the chunk table."""
+    from dataclasses import replace
+
+    from petrichor_serving.recall.dense import share_identical
+
+    plain, recorded = _shared_pair(np.random.default_rng(8), monkeypatch)
+    linked = share_identical(recorded)
+    chunks, windows = linked["chunk_vectors"], linked["window_vectors"]
+    assert chunks.shared is not None and len(chunks.shared.own) == 1500 and len(chunks.shared.rest) == 61
+    source_ann, own_ann = _Counted(windows.ann), _Counted(chunks.ann)
+    windows = replace(windows, ann=source_ann)
+    chunks = replace(chunks, ann=own_ann, shared=replace(chunks.shared, source=windows))
+    exact = replace(plain["chunk_vectors"], ann=None)
+    n = len(chunks.rows)
+    masks = {"all": np.ones(n, dtype=bool), "most": np.random.default_rng(4).random(n) < 0.8,
+             "a quarter": np.random.default_rng(6).random(n) < 0.25}  # 0.25 x 1,500 / 2,500 of the ranking: too few
+    for q in _queries():
+        scans: dict = {}
+        windows.nearest(q, np.ones(N, dtype=bool), 40, FP, scans)
+        for name, mask in masks.items():
+            got = chunks.nearest(q, mask, 10, FP, scans)
+            want = exact.nearest(q, mask, 10, FP)
+            assert [r for r, _ in got] == [r for r, _ in want], name
+            assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
+    assert own_ann.searches == len(_queries())  # the quarter's
+    assert source_ann.searches == 2 * len(_queries())  # the window route's, which "all" reads; "most" goes deeper
+
+
+def test_a_recorded_share_is_refused_when_it_would_not_pay(monkeypatch):
+    """Too few shared vectors, or too many left to score exactly: the table keeps scanning its own index."""
+    from dataclasses import replace
+
+    from petrichor_serving.recall.dense import share_identical
+
+    _, recorded = _shared_pair(np.random.default_rng(8), monkeypatch)
+    chunks = recorded["chunk_vectors"]
+    name, found = chunks.identical
+    few = np.where(np.arange(len(found)) < 100, found, -1).astype(np.int32)
+    assert share_identical({**recorded, "chunk_vectors": replace(chunks, identical=(name, few))})["chunk_vectors"].shared is None
+    monkeypatch.setattr(dense, "ANN_MIN_ROWS", 50)  # the 61 unshared vectors are now too many to score exactly
+    assert share_identical(recorded)["chunk_vectors"].shared is None
+    beyond = found.copy()
+    beyond[np.argmax(found)] = N
+    with pytest.raises(ValueError, match="beyond"):
+        share_identical({**recorded, "chunk_vectors": replace(chunks, identical=(name, beyond))})
