@@ -282,9 +282,37 @@ NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't
 CLAUSE = re.compile(r"[,;:，；：。！？!?]")
 
 
+_SPEECH_VERBS_EN = (
+    r"tell|explain|describe|outline|show|list|give|provide|walk|guide|help|clarify|elaborate|summari[sz]e|detail|"
+    r"share|go|break|point|suggest|recommend|advise|compare|define|document|write|draft"
+)
+_REQUEST_EN = re.compile(
+    rf"\b(?:can|could|would|will)\s+you\s+(?:please\s+|kindly\s+)?(?:(?:{_SPEECH_VERBS_EN})\b|\w+\s+(?:me|us)\b)|\bplease\b", re.I
+)
+"""A request put as a question ("Could you outline…", "can you tell me…", "…, please?"): the user asks the
+assistant to speak, about whatever follows, so it is answered as that, never with Yes or No. The verbs are
+English's speech-act verbs (telling, explaining, listing…), a closed class, not the phrasing of one set."""
+_REQUEST_ZH = re.compile(r"[你您](?:能|可以|能不能|可不可以|能否)?(?:帮我|给我|为我)?(?:告诉|介绍|解释|说明|讲讲|讲一下|讲解|列出|描述|概括|总结|演示)|请(?:你|您)?(?:告诉|介绍|解释|说明|列出|描述|概括|总结)")
+"""The Chinese requests of the same verbs ("你能介绍一下…吗", "请说明…")."""
+_ALTERNATIVE_EN = re.compile(rf"\bor\s+{_AUX}\b(?!\s+not\b)", re.I)
+"""An alternative question ("Are the plugins preinstalled, or do we need to get them…?"): it asks which, not
+whether ("…or not?" still asks whether)."""
+_WH_DIRECT_EN = re.compile(rf"\bhow\s+(?:{_AUX}|to)\b", re.I)
+"""A how-question anywhere ("so how do I manage roles…, is it all done in the UI?", "…explain how to
+install…"): "how" is never a relative pronoun, so before an auxiliary or an infinitive it always asks."""
+
+
+def is_request(question: str) -> bool:
+    """A request put as a question: answered with what it asks for, not Yes or No."""
+    return bool(_REQUEST_EN.search(question) or _REQUEST_ZH.search(question))
+
+
 def is_yes_no(question: str) -> bool:
     """English questions whose main clause is led by an auxiliary ("Is…", "Does…", "After A and B, was
-    there…?") and no clause by a question word; Chinese 是不是 / 是否 / 吗 forms."""
+    there…?") and no clause by a question word; Chinese 是不是 / 是否 / 吗 forms. Requests ("Can you explain
+    how…?"), alternative questions ("…, or do we need…?") and direct how-questions are not yes/no questions."""
+    if is_request(question) or _ALTERNATIVE_EN.search(question) or _WH_DIRECT_EN.search(question):
+        return False
     if _YES_NO_EN.match(question) or _YES_NO_ZH.search(question):
         return True
     return bool(_MAIN_CLAUSE_EN.search(question)) and not _WH_CLAUSE_EN.search(question)

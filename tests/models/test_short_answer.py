@@ -164,3 +164,43 @@ def test_an_english_name_question_takes_the_name_the_passages_share():
     reply = answer("Who is the individual who directed the loans and misled investors?", evidence)
     assert reply["short_answer"] == "Sam Bankman-Fried"
     assert reply["answer"].startswith("Sam Bankman-Fried — ")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Could you outline the procedure for deploying the Helm chart into a namespace?",
+        "As a platform engineer, could you provide a detailed explanation of the snapshot steps?",
+        "I enabled the plugin, can you tell me what it shows?",
+        "Can you explane how to instal the service offline?",
+        "Is the snapshot kept, please explain?",
+        "Are the preview plugins preinstalled, or do we need to get them from a registry?",
+        "so how do i manage roles, is it all done in the web ui or what?",
+        "你能介绍一下快照是怎么发布的吗？",
+        "请说明默认端口是否可以修改。",
+    ],
+)
+def test_requests_and_alternative_questions_are_not_yes_no(question):
+    """A request put as a question, an alternative question and a how-question ask for something to be
+    told, not for a verdict: the answer must not open with Yes, No or the undecided line."""
+    assert not is_yes_no(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Can you run the service without a GPU?",
+        "Could the build publish an empty snapshot?",
+        "Is the default port 8080 or not?",
+        "Does the article from the Verge suggest that prices rose, while the other says they fell?",
+        "你能在离线环境中运行服务吗？",
+    ],
+)
+def test_yes_no_questions_stay_yes_no(question):
+    assert is_yes_no(question)
+
+
+def test_a_request_is_answered_with_what_it_asks_for():
+    reply = _ask("Could you outline how snapshots are published?", "A build publishes a snapshot by moving CURRENT once every file is written.")
+    assert not reply["answer"].startswith(("Yes", "No", "The evidence read bears on this"))
+    assert "moving CURRENT" in reply["answer"]
