@@ -176,6 +176,20 @@ class Span:
     text: str
 
 
+def name_start(text: str, start: int, end: int) -> int:
+    """Where the capitalised run `text[start:end]` starts as a name: past an opening common word that a
+    sentence start capitalised ("When Google…", "Using Caroline Ellison…", "Then the Vikings…"), unless the
+    text also writes the whole run mid-sentence ("The Verge")."""
+    run = text[start:end]
+    first = run.split()[0] if " " in run else ""
+    if not first or first.lower() not in ENGLISH or not (start == 0 or re.search(r"[.!?:]\s*$", text[:start])):
+        return start
+    if re.search(rf"[^.!?:\s]\s+{re.escape(run)}\b", text):
+        return start
+    start += len(first) + 1
+    return start + len(re.match(r"(?:[a-z]\S*\s+)*", text[start:end]).group(0))
+
+
 def find_spans(kind: str, text: str) -> list[Span]:
     """Spans of `text` that can answer a question of `kind`, in order, possibly overlapping."""
     if kind == "number":
@@ -261,7 +275,8 @@ def _names(kind: str, text: str) -> list[Span]:
             elsewhere = re.search(rf"[^.!?:\s]\s+{re.escape(word)}\b", text) is not None
             if word.lower() in ENGLISH or not (inner or elsewhere):
                 continue
-        spans.append(Span(m.start(), m.end(), m.group(0).rstrip(".")))
+        start = name_start(text, m.start(), m.end())
+        spans.append(Span(start, m.end(), text[start : m.end()].rstrip(".")))
     if kind == "entity":
         spans += [Span(m.start(), m.end(), m.group(0)) for m in _QUOTED.finditer(text) if _titled(m.group(0))]
     return _outermost(spans)

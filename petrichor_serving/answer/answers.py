@@ -26,6 +26,7 @@ from petrichor_serving.answer.answer_types import (
     find_spans,
     holds_answer,
     is_yes_no,
+    name_start,
     short_kind,
 )
 from petrichor_pipeline.models.protocols import EvidenceText
@@ -490,7 +491,12 @@ _LATIN_NAME = re.compile(r"\b[A-Z][\w’'.-]*(?:\s+[A-Z][\w’'.-]*)*")
 
 def _latin_runs(evidence: Sequence[EvidenceText]) -> set[str]:
     """Every capitalised run the passages and their titles write, once per answer (`_full_name` looks names up here)."""
-    return {_POSSESSIVE.sub("", m.group(0)) for item in evidence for text in (item.title, item.content) for m in _LATIN_NAME.finditer(text)}
+    return {
+        _POSSESSIVE.sub("", text[name_start(text, m.start(), m.end()) : m.end()])
+        for item in evidence
+        for text in (item.title, item.content)
+        for m in _LATIN_NAME.finditer(text)
+    }
 
 
 def _full_name(name: str, runs: set[str]) -> str:

@@ -204,3 +204,15 @@ def test_a_request_is_answered_with_what_it_asks_for():
     reply = _ask("Could you outline how snapshots are published?", "A build publishes a snapshot by moving CURRENT once every file is written.")
     assert not reply["answer"].startswith(("Yes", "No", "The evidence read bears on this"))
     assert "moving CURRENT" in reply["answer"]
+
+
+def test_a_name_does_not_take_the_word_that_opens_its_sentence():
+    """A sentence start capitalises its first word; a common word there is no part of the name that follows,
+    unless the text writes the whole run mid-sentence too ("The Verge")."""
+    spans = lambda text: [s.text for s in find_spans("entity", text)]  # noqa: E731
+    assert spans("When Google paid Apple, it won.") == ["Google", "Apple"]
+    assert spans("Using Caroline Ellison as a front, he took funds.") == ["Caroline Ellison"]
+    assert spans("The Vikings won. Then the Vikings lost.") == ["Vikings", "Vikings"]
+    assert spans("The Verge said so, as reported by The Verge.") == ["The Verge", "The Verge"]
+    reply = _ask("Which company paid for the default search placement?", "When Google paid Apple $20 billion, the deal made Google the default.")
+    assert reply["short_answer"] == "Google"
