@@ -9,17 +9,27 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Protocol
-
-import pymupdf
-import pymupdf4llm
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol
 
 from petrichor_pipeline.sources.errors import RejectedFile
 from petrichor_pipeline.sources.markdown import first_heading
 from petrichor_pipeline.text.normalize import normalize_text
 
+if TYPE_CHECKING:
+    import pymupdf
+
 TRANSCRIBE_CONCURRENCY = 4
 RENDER_DPI = 150
+
+
+def _mupdf() -> tuple[ModuleType, ModuleType]:
+    """pymupdf and pymupdf4llm, imported on the first PDF: importing them loads a layout model (about 0.7 s),
+    which every build process, step worker and server would otherwise pay for a corpus without PDFs."""
+    import pymupdf
+    import pymupdf4llm
+
+    return pymupdf, pymupdf4llm
 
 
 class PageTranscriber(Protocol):
@@ -37,8 +47,9 @@ class PdfDocument:
 
 def read_pdf(data: bytes, stem: str, transcriber: PageTranscriber | None = None) -> PdfDocument:
     """Title: the PDF's metadata title, else the first heading, else the file name without its suffix."""
+    mupdf, _ = _mupdf()
     try:
-        doc = pymupdf.open(stream=data, filetype="pdf")
+        doc = mupdf.open(stream=data, filetype="pdf")
     except RuntimeError as exc:  # pymupdf.FileDataError and MuPDF's own errors
         raise RejectedFile(f"corrupt PDF: {exc}") from None
     with doc:
@@ -88,7 +99,7 @@ def _text_page(doc: pymupdf.Document, index: int, warnings: list[str]) -> str:
     yields no Markdown keeps its plain text.
     """
     try:
-        markdown = pymupdf4llm.to_markdown(doc, pages=[index], use_ocr=False)
+        markdown = _mupdf()[1].to_markdown(doc, pages=[index], use_ocr=False)
     except Exception as exc:  # a layout failure on one page keeps that page's plain text
         warnings.append(f"page {index + 1}: layout conversion failed ({exc}); plain text kept")
         markdown = ""
