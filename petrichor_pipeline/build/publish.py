@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -44,6 +47,9 @@ from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION, 
 log = logging.getLogger(__name__)
 
 WIKI_TABLES = ("wiki_pages", "wiki_links", "wiki_sources")
+PUBLISH_THREADS = min(4, os.cpu_count() or 1)
+"""Buckets' postings merged, and snapshot files written, side by side: Arrow reads, encodes, compresses and
+hashes without holding the GIL, which one thread left to a single core."""
 
 
 class IncompleteSnapshot(ValueError):
@@ -122,8 +128,16 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
     """
     wh = ctx.warehouse
     tokenizer = ctx.settings.lexical_tokenizer
-    per_bucket = {b: _bucket_tables(ctx, b) for b in BUCKETS}
-    parts = [lexical_parts.bucket_parts(wh, b, per_bucket[b], tokenizer) for b in BUCKETS]
+
+    def read(bucket: str) -> tuple[dict[str, pa.Table], lexical_parts.BucketParts]:
+        own = _bucket_tables(ctx, bucket)
+        return own, lexical_parts.bucket_parts(wh, bucket, own, tokenizer)
+
+    with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:
+        done = list(pool.map(read, BUCKETS))
+    per_bucket = {b: own for b, (own, _) in zip(BUCKETS, done)}
+    parts = [p for _, p in done]
+    del done
 
     def concat(name: str, schema: pa.Schema) -> pa.Table:
         tables = [per_bucket[b][name] for b in BUCKETS if per_bucket[b][name].num_rows]
@@ -235,6 +249,15 @@ def _narrow_written(tables: dict[str, pa.Table]) -> None:
             tables[name] = tables[name].select(list(keep[name]))
 
 
+def _write_table(folder: Path, name: str, table: pa.Table) -> dict[str, Any]:
+    """One table's Parquet file and, for the tables serving maps, its mapped copy; its manifest entry."""
+    write_parquet_atomic(table, folder / f"{name}.parquet")
+    entry = {"file": f"{name}.parquet", "rows": table.num_rows, **file_entry(folder / f"{name}.parquet")}
+    if mapped := write_mapped_table(folder, name, table):
+        entry["mapped"] = mapped
+    return entry
+
+
 def _write_folder(
     ctx: BuildContext, version: str, parent: str | None, tables: dict[str, pa.Table], bucket_versions: dict[str, str], stats: dict[str, Any] | None
 ) -> Manifest:
@@ -242,15 +265,14 @@ def _write_folder(
     written they are narrowed to what the vector sync and the article records read (`_narrow_written`)."""
     snaps = ctx.settings.snapshots_dir
     folder = snaps / version
-    manifest_tables: dict[str, dict[str, Any]] = {}
-    for name, table in tables.items():
-        write_parquet_atomic(table, folder / f"{name}.parquet")
-        manifest_tables[name] = {"file": f"{name}.parquet", "rows": table.num_rows, **file_entry(folder / f"{name}.parquet")}
-        if mapped := write_mapped_table(folder, name, table):
-            manifest_tables[name]["mapped"] = mapped
     postings = tables["lexical_index"]
-    lexical_files = write_lexical_files(folder, postings, lexical.lengths_table(lexical.from_table(postings, lexical.sizes(tables))))
-    del postings, table
+    lengths = lexical.lengths_table(lexical.from_table(postings, lexical.sizes(tables)))
+    with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:  # leaving it waits for every write, failed or not
+        entries = {name: pool.submit(_write_table, folder, name, table) for name, table in tables.items()}
+        lexical_written = pool.submit(write_lexical_files, folder, postings, lengths)
+    manifest_tables = {name: entry.result() for name, entry in entries.items()}
+    lexical_files = lexical_written.result()
+    del postings, lengths, entries, lexical_written
     _narrow_written(tables)
 
     vector_tables: dict[str, dict[str, Any]] = {}

@@ -7,6 +7,7 @@ Pages are keyed `kb_id/page_key` (page keys are unique per knowledge base and te
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -32,14 +33,37 @@ def _key(kb_id: str, page_key: str) -> str:
     return f"{kb_id}/{page_key}"
 
 
-def broken_links(pages: Rows, links: Rows) -> list[str]:
+@dataclass(frozen=True)
+class PageLinks:
+    """Each page's (kb_id, tenant, page_key), kind and the keys its body links to: the one pass over the page
+    bodies (178 million characters at 10,000 articles) that both link checks read."""
+
+    keys: list[tuple[str, str, str]]
+    kinds: list[str]
+    targets: list[list[str]]
+
+
+def page_links(pages: Rows) -> PageLinks:
+    rows = list(_fields(pages, "kb_id", "tenant", "page_key", "kind", "content_md"))
+    return PageLinks(
+        keys=[(kb, tenant, key) for kb, tenant, key, _, _ in rows],
+        kinds=[kind for _, _, _, kind, _ in rows],
+        targets=[linked_keys(body or "") for *_, body in rows],
+    )
+
+
+def _page_links(pages: Rows | PageLinks) -> PageLinks:
+    return pages if isinstance(pages, PageLinks) else page_links(pages)
+
+
+def broken_links(pages: Rows | PageLinks, links: Rows) -> list[str]:
     """`kb/from -> to` for every `[[pageKey|name]]` in a body and every link row whose target page is missing."""
-    page_rows = list(_fields(pages, "kb_id", "tenant", "page_key", "content_md"))
-    known = {(kb, tenant, key) for kb, tenant, key, _ in page_rows}
+    found = _page_links(pages)
+    known = set(found.keys)
     bad = {
         f"{_key(kb, key)} -> {target}"
-        for kb, tenant, key, body in page_rows
-        for target in linked_keys(body or "")
+        for (kb, tenant, key), targets in zip(found.keys, found.targets)
+        for target in targets
         if (kb, tenant, target) not in known
     }
     bad |= {
@@ -50,18 +74,18 @@ def broken_links(pages: Rows, links: Rows) -> list[str]:
     return sorted(bad)
 
 
-def orphan_pages(pages: Rows, links: Rows) -> list[str]:
+def orphan_pages(pages: Rows | PageLinks, links: Rows) -> list[str]:
     """Entity and concept pages no other page links to, by a link row or a `[[...]]` in its body."""
+    found = _page_links(pages)
     linked = {
         (kb, tenant, target)
         for kb, tenant, source, target in _fields(links, "kb_id", "tenant", "from_page_key", "to_page_key")
         if source != target
     }
-    page_rows = list(_fields(pages, "kb_id", "tenant", "page_key", "kind", "content_md"))
-    for kb, tenant, key, _, body in page_rows:
-        linked.update((kb, tenant, k) for k in linked_keys(body or "") if k != key)
+    for (kb, tenant, key), targets in zip(found.keys, found.targets):
+        linked.update((kb, tenant, k) for k in targets if k != key)
     return sorted(
-        _key(kb, key) for kb, tenant, key, kind, _ in page_rows if kind not in ROOT_KINDS and (kb, tenant, key) not in linked
+        _key(kb, key) for (kb, tenant, key), kind in zip(found.keys, found.kinds) if kind not in ROOT_KINDS and (kb, tenant, key) not in linked
     )
 
 

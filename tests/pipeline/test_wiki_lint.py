@@ -48,6 +48,9 @@ def test_lint_rules_name_the_offending_keys():
     assert lint.orphan_pages(as_tables[0], as_tables[1]) == ["kb/lonely"]
     assert lint.pages_with_outdated_sources(as_tables[0], as_tables[2], as_tables[3]) == {"deleted": ["kb/lonely"], "stale": ["kb/alpha"]}
     assert lint.outdated_articles(as_tables[3], chunk_algorithm_version=4, build_version=4) == ["a1"]
+    shared = lint.page_links(as_tables[0])  # one pass over the bodies, read by both link checks
+    assert lint.broken_links(shared, as_tables[1]) == ["kb/alpha -> gone", "kb/beta -> missing"]
+    assert lint.orphan_pages(shared, as_tables[1]) == ["kb/lonely"]
 
 
 def _evaluate(data_dir, corpus_dir, monkeypatch) -> dict:
