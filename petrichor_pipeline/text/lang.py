@@ -8,10 +8,12 @@ letters, so that identifiers inside Chinese prose (`使用 PETRICHOR_DATA 环境
 from __future__ import annotations
 
 import logging
+import marshal
 import re
+import sys
 import threading
 from types import ModuleType
-from typing import Literal
+from typing import BinaryIO, Literal
 
 Language = Literal["zh", "en"]
 
@@ -46,8 +48,38 @@ _jieba_lock = threading.Lock()
 _jieba: ModuleType | None = None
 
 
+class _WholeFileMarshal:
+    """jieba's `marshal` with `load` reading the file in one call: `marshal.load` on a file object reads
+    each of the dictionary cache's ~500,000 entries with its own small read (1.1 s on 2 cores against 0.4 s
+    for `marshal.loads` of the same bytes)."""
+
+    dump = staticmethod(marshal.dump)
+    dumps = staticmethod(marshal.dumps)
+    loads = staticmethod(marshal.loads)
+
+    @staticmethod
+    def load(file: BinaryIO) -> object:
+        return marshal.loads(file.read())
+
+
+def _import_jieba() -> ModuleType:
+    """`import jieba` without `pkg_resources`, which jieba imports only to open its own package files and
+    falls back from to plain paths: importing setuptools' `pkg_resources` costs every process about 0.25 s."""
+    if "pkg_resources" in sys.modules:
+        import jieba
+    else:
+        sys.modules["pkg_resources"] = None  # type: ignore[assignment]  # `import pkg_resources` raises ImportError
+        try:
+            import jieba
+        finally:
+            if sys.modules.get("pkg_resources", 0) is None:
+                del sys.modules["pkg_resources"]
+    jieba.marshal = _WholeFileMarshal  # type: ignore[attr-defined]
+    return jieba
+
+
 def init_jieba() -> ModuleType:
-    """jieba with its dictionary loaded (~0.7 s), quietly; once per process, safe from several threads.
+    """jieba with its dictionary loaded (~0.4 s), quietly; once per process, safe from several threads.
 
     Called lazily by whatever segments Chinese first, or at start-up to take the cost before the first request.
     """
@@ -55,8 +87,7 @@ def init_jieba() -> ModuleType:
     if _jieba is None:
         with _jieba_lock:
             if _jieba is None:
-                import jieba
-
+                jieba = _import_jieba()
                 jieba.setLogLevel(logging.WARNING)
                 jieba.initialize()
                 _jieba = jieba

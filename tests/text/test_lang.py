@@ -54,3 +54,25 @@ def test_jieba_is_initialised_once_across_threads(monkeypatch: pytest.MonkeyPatc
     assert calls == [1]
     assert all(r is jieba for r in results)
     assert init_jieba().lcut("部署缓存") == ["部署", "缓存"]
+
+
+def test_jieba_starts_without_pkg_resources_and_loads_its_whole_dictionary(tmp_path) -> None:
+    """In a fresh process: jieba's dictionary cache is read whole (`_WholeFileMarshal`) into the same
+    dictionary jieba's own loader gives, its words segment as before, and `pkg_resources` stays unimported."""
+    import subprocess
+    import sys
+
+    script = (
+        "import marshal, sys\n"
+        "from petrichor_pipeline.text.lang import init_jieba\n"
+        "jieba = init_jieba()\n"
+        "import jieba.posseg\n"
+        "words = jieba.lcut('我们在北京大学学习自然语言处理')\n"
+        "fresh = jieba.Tokenizer()\n"
+        "fresh.tmp_dir = sys.argv[1]\n"  # builds the dictionary from dict.txt, then caches it in tmp_path
+        "fresh.initialize()\n"
+        "assert fresh.FREQ == jieba.dt.FREQ and fresh.total == jieba.dt.total, 'dictionaries differ'\n"
+        "print(words, 'pkg_resources' in sys.modules, [p.flag for p in jieba.posseg.cut('主节点地址')])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['我们', '在', '北京大学', '学习', '自然语言', '处理'] False ['b', 'n', 'n']"
