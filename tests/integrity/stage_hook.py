@@ -52,8 +52,8 @@ def main(target: str) -> int:
     written = []
     real_parquet = publish.write_parquet_atomic
 
-    def parquet(table, path):
-        real_parquet(table, path)
+    def parquet(table, path, **options):
+        real_parquet(table, path, **options)
         written.append(path)
         if len(written) == 3:
             _hold("snapshot_files", target)
