@@ -63,7 +63,7 @@ def test_jieba_starts_without_pkg_resources_and_loads_its_whole_dictionary(tmp_p
     import sys
 
     script = (
-        "import marshal, sys\n"
+        "import sys\n"
         "from petrichor_pipeline.text.lang import init_jieba\n"
         "jieba = init_jieba()\n"
         "import jieba.posseg\n"
