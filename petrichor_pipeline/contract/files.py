@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -54,3 +55,18 @@ def save_npy(path: str, array: Any) -> None:
 
     with open(path, "wb") as fh:
         np.save(fh, array, allow_pickle=False)
+
+
+PARSER_LOCK = threading.Lock()
+"""Held while code builds a Python AST in a thread: Python 3.11's AST constructor keeps its recursion depth per
+interpreter, so two threads parsing at once can fail with "AST constructor recursion depth mismatch" (CPython
+gh-106905). numpy parses every `.npy` header so, and importing pandera imports hypothesis, which parses
+function sources; a snapshot load does both on parallel threads."""
+
+
+def load_npy(path: Path, *, mmap: bool = False) -> Any:
+    """What `save_npy` wrote; `mmap=True` maps it read-only."""
+    import numpy as np
+
+    with PARSER_LOCK:
+        return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)

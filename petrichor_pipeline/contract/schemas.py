@@ -10,6 +10,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from petrichor_pipeline.contract.files import PARSER_LOCK
+
 _str = pa.string()
 _strs = pa.list_(pa.string())
 _SCOPE = [("kb_id", _str), ("tenant", _str)]
@@ -203,6 +205,16 @@ def schema_for(name: str, omit: tuple[str, ...] = ()):
     return pdp.DataFrameSchema(cols, checks=frame_checks, strict=True, name=name)
 
 
+@lru_cache(maxsize=1)
+def _pandera_ready() -> None:
+    """pandera's first `validate` imports its checks and with them hypothesis, which parses function sources;
+    that happens here, once, under `PARSER_LOCK`, since a snapshot load validates beside threads reading vectors."""
+    import polars as pl
+
+    with PARSER_LOCK:
+        schema_for("articles").validate(pl.from_arrow(SCHEMAS["articles"].empty_table()))
+
+
 def validate_table(name: str, table: pa.Table, omit: tuple[str, ...] = (), unread: tuple[str, ...] = ()) -> None:
     """Raise `pandera.errors.SchemaError` when the table breaks its contract (pipeline checks and serving both call this).
 
@@ -211,6 +223,8 @@ def validate_table(name: str, table: pa.Table, omit: tuple[str, ...] = (), unrea
     row rules a text column has, are read off the validity and offsets buffers."""
     import pandera.errors
     import polars as pl
+
+    _pandera_ready()
 
     schema_for(name, tuple(omit) + tuple(unread)).validate(pl.from_arrow(table.drop_columns(list(unread))))
     for column in unread:

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.contract.files import save_npy
+from petrichor_pipeline.contract.files import load_npy, save_npy
 from petrichor_pipeline.contract.manifest import IntegrityError, verified, write_entry
 
 _VECTOR_KEYS = ("id", "article_id", "kb_id", "tenant", "content_hash", "fingerprint")
@@ -192,8 +192,8 @@ def write_identical_file(folder: Path, name: str, source: str, compact: dict[str
 
     if "ann" not in compact["files"] or compact.get("fingerprint") != source_compact.get("fingerprint"):
         return None
-    matrix = np.load(folder / compact["files"]["matrix"]["file"], mmap_mode="r", allow_pickle=False)
-    theirs = np.load(folder / source_compact["files"]["matrix"]["file"], mmap_mode="r", allow_pickle=False)
+    matrix = load_npy(folder / compact["files"]["matrix"]["file"], mmap=True)
+    theirs = load_npy(folder / source_compact["files"]["matrix"]["file"], mmap=True)
     found = identical_rows(matrix, theirs)
     if not np.any(found >= 0):
         return None
@@ -228,13 +228,13 @@ def open_vector_files(folder: Path, name: str, info: dict[str, Any]) -> VectorFi
     paths = {}
     for kind, entry in compact["files"].items():
         paths[kind] = verified(folder / entry["file"], entry)
-    matrix = np.load(paths["matrix"], mmap_mode="r" if compact["count"] else None, allow_pickle=False)  # no mapping of 0 bytes
-    rows = np.load(paths["rows"], allow_pickle=False)
+    matrix = load_npy(paths["matrix"], mmap=bool(compact["count"]))  # no mapping of 0 bytes
+    rows = load_npy(paths["rows"])
     if matrix.shape != (compact["count"], compact["dim"]) or rows.shape != (compact["count"],) or matrix.dtype != np.float32:
         raise IntegrityError(f"vector files of {name}: shape {matrix.shape} / {rows.shape}, the manifest records {compact['count']} x {compact['dim']}")
     identical = None
     if "identical" in paths:
-        found = np.load(paths["identical"], allow_pickle=False)
+        found = load_npy(paths["identical"])
         if found.shape != rows.shape or found.dtype != np.int32 or (len(found) and found.min() < -1) or not compact.get("identical_to"):
             raise IntegrityError(f"vector files of {name}: the identical-vector file does not match its {compact['count']} vectors")
         identical = (compact["identical_to"], found)
