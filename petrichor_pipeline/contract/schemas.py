@@ -148,8 +148,31 @@ VECTOR_TABLES = {"chunk_vectors": ("chunks", "chunk_id"), "question_vectors": ("
 SOURCE_SCHEMA = pa.schema([f for f in SCHEMAS["articles"] if f.name not in ("chunk_count", "chat_fingerprint")])
 """The build's `articles` table stores the sources; the snapshot adds what the build derived (chunk count, model)."""
 
-CANDIDATE_SCHEMA = pa.schema([("article_id", _str), ("kb_id", _str), ("tenant", _str), ("knowledge_json", _str)])
-"""The build's `wiki_candidates` table: one row per article, its wiki contribution (`ArticleKnowledge.to_dict()`)."""
+_PAGE_CONTRIBUTION = pa.struct(
+    [("page_key", _str), ("kind", _str), ("title", _str), ("summary", _str), ("content_md", _str), ("aliases", _strs), ("category_path", _strs)]
+)
+_LINK_CONTRIBUTION = pa.struct([("from_page_key", _str), ("to_page_key", _str), ("link_type", _str), ("description", _str)])
+_SOURCE_REF = pa.struct([("page_key", _str), ("chunk_key", _str), ("note", _str)])
+CANDIDATE_SCHEMA = pa.schema(
+    [
+        *_ARTICLE_SCOPE,
+        ("article_version", _str),
+        ("title", _str),
+        ("summary", _str),
+        ("digest", _str),
+        ("pages", pa.list_(_PAGE_CONTRIBUTION)),
+        ("links", pa.list_(_LINK_CONTRIBUTION)),
+        ("sources", pa.list_(_SOURCE_REF)),
+        ("warnings", _strs),
+        ("model_calls", pa.int32()),
+    ]
+)
+"""The build's `wiki_candidates` table: one row per article, its wiki contribution (`ArticleKnowledge.to_row()`),
+nested rather than JSON so that aggregating 10,000 contributions reads Arrow columns instead of parsing
+and building Python objects. `pages` holds the source page first; `digest` identifies the contribution."""
+
+LEGACY_CANDIDATE_SCHEMA = pa.schema([*_ARTICLE_SCOPE, ("knowledge_json", _str)])
+"""The `wiki_candidates` table before it was nested: each contribution as `ArticleKnowledge.to_dict()` JSON."""
 
 # ------------------------------------------------------------------------------ pandera validation
 

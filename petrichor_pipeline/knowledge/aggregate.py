@@ -24,8 +24,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.contract.schemas import SCHEMAS, chunk_id_of
-from petrichor_pipeline.knowledge.wiki import ArticleKnowledge
+from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS, chunk_id_of
+from petrichor_pipeline.knowledge.wiki import ArticleKnowledge, contribution_digest, row_of
 from petrichor_pipeline.knowledge.wiki_links import linked_keys, resolve_links
 from petrichor_pipeline.text.markdown import has_title_heading, is_title_line
 from petrichor_pipeline.versions import WIKI_AGGREGATION_VERSION
@@ -58,11 +58,6 @@ def render_aggregated_page(title: str, bodies: Sequence[str]) -> str:
     return "\n\n".join(blocks)
 
 
-
-
-def contribution_digest(knowledge_json: str) -> str:
-    """The digest of one article's contribution as the warehouse stores it (`ArticleKnowledge.to_dict()` JSON)."""
-    return hashlib.blake2b(knowledge_json.encode("utf-8"), digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -99,36 +94,35 @@ class WikiAggregate:
         return self.tables["wiki_sources"].to_pylist()
 
 
-Contribution = Mapping[str, Any]
-"""One article's contribution as the warehouse stores it (`ArticleKnowledge.to_dict()`): aggregation reads
-its fields where it needs them, so the pages, links and source refs of 10,000 articles are not turned into
-objects at every publish (several seconds of the `wiki_pages` step at that size)."""
+def aggregate_wiki(contributions: Sequence[ArticleKnowledge | Mapping[str, Any]], *, previous: PreviousWiki | None = None) -> WikiAggregate:
+    """`aggregate_contributions` over contributions given as objects or as their `to_dict()` form."""
+    rows = [a.to_row() if isinstance(a, ArticleKnowledge) else row_of(a, contribution_digest(json.dumps(a, ensure_ascii=False))) for a in contributions]
+    return aggregate_contributions(pa.Table.from_pylist(rows, schema=CANDIDATE_SCHEMA), previous=previous)
 
 
-def aggregate_wiki(
-    contributions: Sequence[ArticleKnowledge | Contribution],
-    *,
-    digests: Mapping[str, str] | None = None,
-    previous: PreviousWiki | None = None,
-) -> WikiAggregate:
-    """Merge contributions per (kb_id, tenant) into wiki rows; page keys are unique within each pair.
+def aggregate_contributions(table: pa.Table, *, previous: PreviousWiki | None = None) -> WikiAggregate:
+    """Merge contributions (`CANDIDATE_SCHEMA` rows) per (kb_id, tenant) into wiki rows; page keys are unique
+    within each pair.
 
     Per page: title, kind and folder from the first contributing article (by article id) that has
     them, aliases the union of all names and aliases (≤ 20), `article_ids` every contributing article
     (serving shows a page publicly only when all of them are public). Links survive only between pages
     that exist; `[[key|name]]` links in bodies to missing pages become plain text.
 
-    `digests` (article id -> `contribution_digest`, computed from the contributions when omitted) and
-    `previous` let unchanged pages keep their previous rows.
+    `previous` lets pages whose supporters' contributions (by `digest`) did not change keep their previous
+    rows. The contributions stay Arrow columns: only the pages merged again become Python objects.
     """
-    stored = [a.to_dict() if isinstance(a, ArticleKnowledge) else a for a in contributions]
-    if digests is None:
-        digests = {a["article_id"]: contribution_digest(json.dumps(a, ensure_ascii=False)) for a in stored}
-    ordered = sorted(stored, key=lambda k: (k["kb_id"], k["tenant"], k["article_id"]))
+    order = pc.sort_indices(table.select(["kb_id", "tenant", "article_id"]), sort_keys=[(k, "ascending") for k in ("kb_id", "tenant", "article_id")])
+    contributions = _Contributions.of(table)
     reusable = _reusable(previous)
     out = _Output()
-    for (kb_id, tenant), group in groupby(ordered, key=lambda k: (k["kb_id"], k["tenant"])):
-        _aggregate_scope(kb_id, tenant, list(group), digests, reusable, out)
+    order = order.to_numpy()
+    scopes = zip(table.column("kb_id").take(order).to_pylist(), table.column("tenant").take(order).to_pylist())
+    start = 0
+    for (kb_id, tenant), group in groupby(scopes):
+        n = len(list(group))
+        _aggregate_scope(kb_id, tenant, contributions, order[start : start + n], reusable, out)
+        start += n
     pages = out.pages_table(previous.pages if previous is not None else None)
     return WikiAggregate(
         tables={
@@ -198,8 +192,14 @@ class _Output:
             return new
         if not self.built and self.reused == list(range(previous.num_rows)):
             return previous  # nothing merged again, nothing gone: the previous table as it is
-        combined = pa.concat_tables([new, previous])  # one gather of the page texts, not two
-        return combined.take([i if i >= 0 else self.built + self.reused[-1 - i] for i in self.order])
+        runs: list[list[Any]] = []  # [table, first row, end]: consecutive rows of one table, sliced, not copied
+        for i in self.order:
+            source, row = (new, i) if i >= 0 else (previous, self.reused[-1 - i])
+            if runs and runs[-1][0] is source and runs[-1][2] == row:
+                runs[-1][2] += 1
+            else:
+                runs.append([source, row, row + 1])
+        return pa.concat_tables([source.slice(first, end - first) for source, first, end in runs])
 
 
 def _signature(key: str, support: str, resolved: list[str]) -> str:
@@ -207,41 +207,91 @@ def _signature(key: str, support: str, resolved: list[str]) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
-def _aggregate_scope(
-    kb_id: str,
-    tenant: str,
-    articles: list[Contribution],
-    digests: Mapping[str, str],
-    reusable: _Reusable,
-    out: _Output,
-) -> None:
-    ids = [a["article_id"] for a in articles]
+@dataclass(frozen=True)
+class _Items:
+    """A list column of the contributions, flattened (never copied), and where each row's items lie."""
+
+    values: pa.ChunkedArray
+    starts: np.ndarray
+    lengths: np.ndarray
+
+    @classmethod
+    def of(cls, column: pa.ChunkedArray) -> "_Items":
+        lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy().astype(np.int64)
+        return cls(pc.list_flatten(column), np.cumsum(lengths) - lengths, lengths)
+
+    def of_rows(self, rows: np.ndarray) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+        """The items of `rows`, row by row: their indices in `values`, the index in `rows` of each one's row,
+        and each one's position in its row's list."""
+        lengths = self.lengths[rows]
+        owner = np.repeat(np.arange(len(rows)), lengths)
+        position = np.arange(len(owner)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        return pa.array(self.starts[rows][owner] + position, pa.int64()), owner, position
+
+
+@dataclass(frozen=True)
+class _Contributions:
+    """The `CANDIDATE_SCHEMA` table's columns aggregation reads, in the table's row order."""
+
+    article_ids: pa.ChunkedArray
+    ids: list[str]
+    digests: list[str]
+    versions: pa.ChunkedArray
+    pages: _Items
+    links: _Items
+    sources: _Items
+
+    @classmethod
+    def of(cls, table: pa.Table) -> "_Contributions":
+        ids = table.column("article_id")
+        return cls(
+            ids, ids.to_pylist(), table.column("digest").to_pylist(), table.column("article_version"),
+            *(_Items.of(table.column(name)) for name in ("pages", "links", "sources")),
+        )
+
+    def field(self, items: _Items, indices: pa.Array, name: str) -> pa.ChunkedArray:
+        return pc.struct_field(items.values, name).take(indices)
+
+
+def _aggregate_scope(kb_id: str, tenant: str, contributions: _Contributions, rows: np.ndarray, reusable: _Reusable, out: _Output) -> None:
+    """One (kb_id, tenant)'s pages, links and source rows from its contributions; `rows` are the scope's rows
+    of the contributions, in article id order."""
+    ids = [contributions.ids[r] for r in rows.tolist()]
     if len(set(ids)) != len(ids):
         raise ValueError(f"two contributions for one article in {kb_id}/{tenant}")
-    supporters: dict[str, list[tuple[str, Mapping[str, Any], int]]] = {}
-    for article_id, article in zip(ids, articles):
-        for position, page in enumerate((article["source_page"], *article["pages"])):
-            supporters.setdefault(page["page_key"], []).append((article_id, page, position))
+    digests = [contributions.digests[r] for r in rows.tolist()]
+    items, owners, positions = contributions.pages.of_rows(rows)
+    supporters: dict[str, list[int]] = {}  # page key -> its contributions (indices into `items`), by article, then position
+    for item, key in enumerate(contributions.field(contributions.pages, items, "page_key").to_pylist()):
+        supporters.setdefault(key, []).append(item)
+    owner, position = owners.tolist(), positions.tolist()
     existing = set(supporters)
     previous_memo = reusable.memo.get(kb_id, {}).get(tenant, {})
     memo = out.memo.setdefault(kb_id, {})[tenant] = {}
 
+    plan: list[tuple[str, str, int | None]] = []  # (page key, support, previous row to reuse)
     for key in sorted(supporters):
-        support = "\x1e".join(f"{a}\x1d{digests[a]}\x1d{p}" for a, _, p in supporters[key])
+        support = "\x1e".join(f"{ids[owner[i]]}\x1d{digests[owner[i]]}\x1d{position[i]}" for i in supporters[key])
         recorded = previous_memo.get(key)
         row = reusable.rows.get((kb_id, tenant, key))
-        if recorded is not None and row is not None:
-            signature, linked = recorded
-            if signature == _signature(key, support, [k for k in linked if k in existing]):
-                out.reuse_page(row)
-                memo[key] = recorded
-                continue
-        page_row, linked = _page_row(kb_id, tenant, key, supporters[key], existing)
+        if recorded is not None and row is not None and recorded[0] == _signature(key, support, [k for k in recorded[1] if k in existing]):
+            plan.append((key, support, row))
+        else:
+            plan.append((key, support, None))
+    merged = sorted({i for key, _, row in plan if row is None for i in supporters[key]})
+    taken = contributions.pages.values.take(pc.take(items, pa.array(merged, pa.int64())))
+    contributed = dict(zip(merged, taken.to_pylist()))  # only the pages merged again become objects
+    for key, support, row in plan:
+        if row is not None:
+            out.reuse_page(row)
+            memo[key] = previous_memo[key]
+            continue
+        page_row, linked = _page_row(kb_id, tenant, key, [(ids[owner[i]], contributed[i], position[i]) for i in supporters[key]], existing)
         out.add_page(page_row)
         memo[key] = [_signature(key, support, [k for k in linked if k in existing]), linked]
 
-    out.links.append(_links(kb_id, tenant, articles, existing))
-    out.sources.append(_sources(kb_id, tenant, articles))
+    out.links.append(_links(kb_id, tenant, contributions, rows, existing))
+    out.sources.append(_sources(kb_id, tenant, contributions, rows))
 
 
 def _sorted_runs(columns: Sequence[pa.Array]) -> tuple[np.ndarray, np.ndarray]:
@@ -257,25 +307,16 @@ def _sorted_runs(columns: Sequence[pa.Array]) -> tuple[np.ndarray, np.ndarray]:
     return order, np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if len(order) else order
 
 
-def _texts(rows: list[Mapping[str, Any]], name: str) -> pa.Array:
-    return pa.array([row[name] for row in rows], pa.string())
-
-
-def _descriptions(links: list[Mapping[str, Any]]) -> pa.Array:
-    """A link's description, "" where a contribution stored none (`LinkContribution`'s default)."""
-    return pa.array([link.get("description", "") for link in links], pa.string())
-
-
-def _links(kb_id: str, tenant: str, articles: list[Contribution], existing: set[str]) -> pa.Table:
+def _links(kb_id: str, tenant: str, contributions: _Contributions, rows: np.ndarray, existing: set[str]) -> pa.Table:
     """The scope's link rows: one per (from, to, type) between two existing, different pages, described by
     the first non-empty description in article order (the last one when none is), sorted by (from, to, type).
 
     Grouped in Arrow and numpy: at 10,000 articles a scope holds about a million contributed links."""
-    links = [link for article in articles for link in article["links"]]
-    if not links:
+    items, _, _ = contributions.links.of_rows(rows)
+    if not len(items):
         return SCHEMAS["wiki_links"].empty_table()
     keys = ("from_page_key", "to_page_key", "link_type")
-    table = pa.table({**{name: _texts(links, name) for name in keys}, "description": _descriptions(links)})
+    table = pa.table({name: contributions.field(contributions.links, items, name) for name in (*keys, "description")})
     pages = pa.array(sorted(existing), pa.string())
     ends = [table.column(k) for k in keys[:2]]
     table = table.filter(pc.and_(pc.and_(pc.is_in(ends[0], value_set=pages), pc.is_in(ends[1], value_set=pages)), pc.not_equal(*ends)))
@@ -291,21 +332,20 @@ def _links(kb_id: str, tenant: str, articles: list[Contribution], existing: set[
     return pa.table({**scope, **{k: picked.column(k) for k in (*keys, "description")}}, schema=SCHEMAS["wiki_links"])
 
 
-def _sources(kb_id: str, tenant: str, articles: list[Contribution]) -> pa.Table:
+def _sources(kb_id: str, tenant: str, contributions: _Contributions, rows: np.ndarray) -> pa.Table:
     """The scope's source rows: one per (page, article, chunk key), the article's last ref for it winning,
     sorted by (page, article, chunk key); the chunk key becomes the chunk's id (none: the whole article)."""
-    refs = [ref for article in articles for ref in article["sources"]]
-    if not refs:
+    items, owner, _ = contributions.sources.of_rows(rows)
+    if not len(items):
         return SCHEMAS["wiki_sources"].empty_table()
-    counts = [len(article["sources"]) for article in articles]
-    ids = pa.array(np.repeat(np.arange(len(articles)), counts))
+    articles = pa.array(rows[owner], pa.int64())
     table = pa.table(
         {
-            "page_key": _texts(refs, "page_key"),
-            "article_id": pc.take(_texts(articles, "article_id"), ids),
-            "chunk_key": _texts(refs, "chunk_key"),
-            "article_version": pc.take(_texts(articles, "article_version"), ids),
-            "note": _texts(refs, "note"),
+            "page_key": contributions.field(contributions.sources, items, "page_key"),
+            "article_id": contributions.article_ids.take(articles),
+            "chunk_key": contributions.field(contributions.sources, items, "chunk_key"),
+            "article_version": contributions.versions.take(articles),
+            "note": contributions.field(contributions.sources, items, "note"),
         }
     )
     order, starts = _sorted_runs([table.column(k) for k in ("page_key", "article_id", "chunk_key")])

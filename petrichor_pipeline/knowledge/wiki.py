@@ -1,13 +1,15 @@
 """One article's contribution to the knowledge base's wiki: its source page and the
 entity/concept pages, links and source refs it supports.
 
-The contribution is self-contained and JSON-serialisable, so the build caches it per article and the
-cross-article wiki is re-aggregated from contributions alone (see `aggregate.py`): rebuilding or removing
+The contribution is self-contained, so the build keeps it per article (a row of its `wiki_candidates`
+table, `ArticleKnowledge.to_row`) and the cross-article wiki is re-aggregated from contributions alone (see `aggregate.py`): rebuilding or removing
 one article never needs another article's model calls.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
@@ -89,8 +91,18 @@ class ArticleKnowledge:
     model_calls: int
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON types only (tuples become lists), for the per-article cache."""
+        """Plain JSON types only (tuples become lists)."""
         return _plain(asdict(self))
+
+    def to_row(self) -> dict[str, Any]:
+        """The contribution as a row of the build's `wiki_candidates` table (`CANDIDATE_SCHEMA`)."""
+        data = self.to_dict()
+        return row_of(data, contribution_digest(json.dumps(data, ensure_ascii=False)))
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> "ArticleKnowledge":
+        data = {k: v for k, v in row.items() if k != "digest"}
+        return cls.from_dict({**data, "source_page": row["pages"][0], "pages": row["pages"][1:]})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "ArticleKnowledge":
@@ -107,6 +119,17 @@ class ArticleKnowledge:
                 "warnings": tuple(data["warnings"]),
             }
         )
+
+
+def contribution_digest(knowledge_json: str) -> str:
+    """What identifies a contribution: the digest of its `to_dict()` JSON."""
+    return hashlib.blake2b(knowledge_json.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def row_of(data: Mapping[str, Any], digest: str) -> dict[str, Any]:
+    """A `to_dict()` contribution as a `wiki_candidates` row: the source page first among `pages`."""
+    row = {k: v for k, v in data.items() if k not in ("source_page", "pages")}
+    return {**row, "digest": digest, "pages": [data["source_page"], *data["pages"]]}
 
 
 def _plain(value: Any) -> Any:

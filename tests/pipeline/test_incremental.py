@@ -120,7 +120,6 @@ def test_fresh_buckets_inside_the_run_range_are_left_alone_and_the_corpus_is_sca
 
 
 def test_an_incremental_wiki_reuses_unchanged_pages_and_equals_a_full_aggregation(built_corpus, tmp_path, monkeypatch):
-    import json
 
     from dagster import AssetKey
 
@@ -146,7 +145,7 @@ def test_an_incremental_wiki_reuses_unchanged_pages_and_equals_a_full_aggregatio
 
     deleted = article_id_of(DELETED)
     table = Warehouse(data / "warehouse").read_all_buckets("wiki_candidates", BUCKETS, CANDIDATE_SCHEMA)
-    live = [ArticleKnowledge.from_dict(json.loads(r["knowledge_json"])) for r in table.to_pylist() if r["article_id"] != deleted]
+    live = [ArticleKnowledge.from_row(r) for r in table.to_pylist() if r["article_id"] != deleted]
     full = aggregate_wiki(live)
     for name, rows in (("wiki_pages", full.pages), ("wiki_links", full.links), ("wiki_sources", full.sources)):
         expected = sorted(rows, key=lambda r: tuple(str(r[k]) for k in KEYS[name]))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from petrichor_pipeline.build.context import BuildContext
+from petrichor_pipeline.build.contributions import upgrade_legacy
 from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult
 from petrichor_pipeline.build.steps.common import ChunkView, chunks_by_article, guides, model_key, run_articles
 from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS
@@ -14,6 +14,7 @@ from petrichor_pipeline.models.protocols import CallContext
 
 
 def wiki_candidates_step(ctx: BuildContext, bucket: str) -> BucketResult:
+    upgrade_legacy(ctx.warehouse, bucket)
     chunks = chunks_by_article(ctx, bucket)
     questions = ctx.warehouse.read("questions", bucket, SCHEMAS["questions"])
     by_chunk: dict[str, list[str]] = {}
@@ -42,7 +43,6 @@ def wiki_candidates_step(ctx: BuildContext, bucket: str) -> BucketResult:
             questions={r["key"]: by_chunk.get(r["chunk_id"], []) for r in rows_in},
             concurrency=ctx.settings.limits.page_batch_concurrency,
         )
-        row = {"article_id": art["article_id"], "kb_id": art["kb_id"], "tenant": art["tenant"], "knowledge_json": json.dumps(knowledge.to_dict(), ensure_ascii=False)}
-        return ArticleOutput([row], list(knowledge.warnings))
+        return ArticleOutput([knowledge.to_row()], list(knowledge.warnings))
 
     return run_articles(ctx, "wiki_candidates", bucket, CANDIDATE_SCHEMA, lambda a: model_key(ctx, a, model.fingerprint, kb_guides), build)

@@ -10,12 +10,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from petrichor_pipeline.build.context import BuildContext
+from petrichor_pipeline.build.contributions import read_contributions
 from petrichor_pipeline.build.steps.common import live_article_ids
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.files import write_text_atomic
 from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS
-from petrichor_pipeline.knowledge.aggregate import PreviousWiki, aggregate_wiki, contribution_digest
+from petrichor_pipeline.knowledge.aggregate import PreviousWiki, aggregate_contributions
 
 MEMO = "all.json"
 
@@ -30,18 +34,13 @@ class WikiPagesResult:
 
 def wiki_pages_step(ctx: BuildContext) -> WikiPagesResult:
     """Deterministic, so a rerun is identical; contributions of deleted articles are left out."""
-    live = {aid for b in BUCKETS for aid in live_article_ids(ctx, b)}
-    table = ctx.warehouse.read_all_buckets("wiki_candidates", BUCKETS, CANDIDATE_SCHEMA)
-    ids = table.column("article_id").to_pylist()
-    texts = table.column("knowledge_json").to_pylist()
-    contributions, digests = [], {}
-    for article_id, text in zip(ids, texts):
-        if article_id in live:
-            contributions.append(json.loads(text))
-            digests[article_id] = contribution_digest(text)
+    live = pa.array(sorted({aid for b in BUCKETS for aid in live_article_ids(ctx, b)}), pa.string())
+    parts = [t for b in BUCKETS if (t := read_contributions(ctx.warehouse, b)) is not None]
+    table = pa.concat_tables(parts) if parts else CANDIDATE_SCHEMA.empty_table()
+    table = table.filter(pc.is_in(table.column("article_id"), value_set=live))
     memo_path = ctx.warehouse.root / "wiki_pages" / MEMO
     previous = None if ctx.full_rebuild else _previous(ctx, memo_path)
-    result = aggregate_wiki(contributions, digests=digests, previous=previous)
+    result = aggregate_contributions(table, previous=previous)
     memo_path.unlink(missing_ok=True)
     for name, t in result.tables.items():
         ctx.warehouse.write(name, t)
