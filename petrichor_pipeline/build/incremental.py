@@ -78,7 +78,9 @@ def per_article_step(
     articles' order, each article's rows in their own order."""
     started = time.perf_counter()
     previous = warehouse.read(asset, bucket, schema)
-    prev_keys: dict[str, str] = (warehouse.read_json(asset, bucket) or {}).get("keys", {})
+    # keys vouch for rows of the previous file: without a readable one (removed, corrupt, another schema)
+    # every article builds again rather than losing its rows
+    prev_keys: dict[str, str] = (warehouse.read_json(asset, bucket) or {}).get("keys", {}) if previous is not None else {}
     result = BucketResult(asset=asset, bucket=bucket, table=schema.empty_table())
     keys: dict[str, str] = {}
     new_rows: dict[str, list[dict[str, Any]]] = {}

@@ -112,11 +112,11 @@ def aggregate_contributions(table: pa.Table, *, previous: PreviousWiki | None = 
     `previous` lets pages whose supporters' contributions (by `digest`) did not change keep their previous
     rows. The contributions stay Arrow columns: only the pages merged again become Python objects.
     """
-    order = pc.sort_indices(table.select(["kb_id", "tenant", "article_id"]), sort_keys=[(k, "ascending") for k in ("kb_id", "tenant", "article_id")])
+    keys = ("kb_id", "tenant", "article_id")
+    order = pc.sort_indices(table.select(list(keys)), sort_keys=[(k, "ascending") for k in keys]).to_numpy()
     contributions = _Contributions.of(table)
     reusable = _reusable(previous)
     out = _Output()
-    order = order.to_numpy()
     scopes = zip(table.column("kb_id").take(order).to_pylist(), table.column("tenant").take(order).to_pylist())
     start = 0
     for (kb_id, tenant), group in groupby(scopes):

@@ -70,3 +70,12 @@ def test_an_article_past_its_timeout_fails_without_blocking_the_bucket(tmp_path)
         release.set()
     assert [f.path for f in res.failed] == ["kb/a0.md"] and "exceeded" in res.failed[0].reason
     assert res.built == ["a1"]
+
+
+def test_an_unreadable_previous_file_rebuilds_its_articles_rather_than_losing_their_rows(tmp_path):
+    wh = Warehouse(tmp_path)
+    build = lambda a: ArticleOutput([{"article_id": a["article_id"], "value": a["v"]}])  # noqa: E731
+    _step(wh, _articles("x", "y"), build)
+    wh.path("t", "00").write_bytes(b"not parquet")
+    again = _step(wh, _articles("x", "y"), build)
+    assert sorted(again.built) == ["a0", "a1"] and again.table.num_rows == 2

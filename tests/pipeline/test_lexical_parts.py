@@ -69,3 +69,42 @@ def test_merged_postings_follow_a_deleted_and_a_rebuilt_article(built_corpus, tm
     whole = lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer))
     assert tables["lexical_index"].equals(whole)
     assert lexical_parts.bucket_parts(ctx.warehouse, bucket, _bucket_tables(ctx, bucket), ctx.settings.lexical_tokenizer).tokenised == 0
+
+
+def test_wiki_postings_follow_the_wiki_steps_page_signatures(built_corpus, tmp_path, monkeypatch):
+    """A page the wiki memo records is cached under its signature: a page merged again (a new signature) is
+    the only one tokenised; without a memo every page is known by its text; either way the index equals a
+    whole build."""
+    import json
+
+    from petrichor_pipeline.build.steps.wiki_pages import MEMO, read_wiki_memo
+    from petrichor_pipeline.contract.files import write_text_atomic
+
+    data = tmp_path / "data"
+    shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
+    isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
+    ctx = build_context(str(data))
+    assemble_tables(ctx)  # fills the cache
+    tokenised = []
+    original = lexical_parts.BM25Index.build
+    monkeypatch.setattr(lexical_parts.BM25Index, "build", classmethod(lambda cls, docs, tok: tokenised.extend(docs) or original(docs, tok)))
+
+    pages = ctx.warehouse.read("wiki_pages")
+    row = max(range(pages.num_rows), key=lambda i: len(pages.column("content_md")[i].as_py()))
+    kb, tenant, key = (pages.column(c)[row].as_py() for c in ("kb_id", "tenant", "page_key"))
+    content = pages.column("content_md").to_pylist()
+    content[row] += "\n\nA paragraph the page gained: quillon heron."
+    ctx.warehouse.write("wiki_pages", pages.set_column(pages.schema.get_field_index("content_md"), "content_md", pa.array(content, pa.string())))
+    memo = read_wiki_memo(ctx.warehouse)
+    memo["pages"][kb][tenant][key][0] = "merged again"
+    write_text_atomic(ctx.warehouse.root / "wiki_pages" / MEMO, json.dumps(memo))
+
+    tables = assemble_tables(ctx)
+    assert [doc[2].split("\n")[0] for doc in tokenised] == [content[row].split("\n")[0]] and "quillon" in tokenised[0][2]
+    assert tables["lexical_index"].equals(lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer)))
+
+    tokenised.clear()
+    (ctx.warehouse.root / "wiki_pages" / MEMO).unlink()
+    tables = assemble_tables(ctx)
+    assert len(tokenised) == pages.num_rows  # known by their texts now, which nothing cached yet
+    assert tables["lexical_index"].equals(lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer)))
