@@ -87,7 +87,13 @@ def test_wiki_postings_follow_the_wiki_steps_page_signatures(built_corpus, tmp_p
     assemble_tables(ctx)  # fills the cache
     tokenised = []
     original = lexical_parts.BM25Index.build
-    monkeypatch.setattr(lexical_parts.BM25Index, "build", classmethod(lambda cls, docs, tok: tokenised.extend(docs) or original(docs, tok)))
+
+    def counted(cls, docs, tokenize):
+        docs = list(docs)
+        tokenised.extend(docs)
+        return original(docs, tokenize)
+
+    monkeypatch.setattr(lexical_parts.BM25Index, "build", classmethod(counted))
 
     pages = ctx.warehouse.read("wiki_pages")
     row = max(range(pages.num_rows), key=lambda i: len(pages.column("content_md")[i].as_py()))
