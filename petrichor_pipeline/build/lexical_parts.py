@@ -23,7 +23,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from petrichor_pipeline.build.steps.wiki_pages import read_wiki_memo
 from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.contract.files import write_parquet_atomic
 from petrichor_pipeline.text import lexical
@@ -217,48 +216,25 @@ def bucket_parts(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tok
 
 
 WIKI_PARTS = "wiki"
-"""The cache of wiki postings (`lexical_parts/bucket=wiki.parquet`): one unit per page, keyed by its memo
-signature (`_wiki_page_ids`), so a build re-tokenises only the pages the wiki step merged again."""
-
-
-def _wiki_page_ids(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -> list[str]:
-    """Per wiki page row, what its postings are cached under. A page the wiki step's memo records is
-    identified by its memo signature, which determines its row (the step reuses rows by it), so an unchanged
-    page costs neither reading its text nor hashing it; any other page by a hash of its document."""
-    pages = tables["wiki_pages"]
-    key = get_tokenizer(tokenizer).key
-    memo = read_wiki_memo(wh) or {}
-    recorded = memo.get("pages") if isinstance(memo.get("pages"), dict) else {}
-    rows = list(zip(*(pages.column(c).to_pylist() for c in ("kb_id", "tenant", "page_key"))))
-    signatures = [(recorded.get(kb, {}).get(tenant, {}).get(page) or [None])[0] for kb, tenant, page in rows]
-    unrecorded = [i for i, sig in enumerate(signatures) if not isinstance(sig, str)]
-    docs = dict(zip(unrecorded, _wiki_documents(tables, unrecorded)))
-    parts = [docs[i] if i in docs else ("page", *row, sig) for i, (row, sig) in enumerate(zip(rows, signatures))]
-    return [hashlib.sha256("\x1f".join((LEXICAL_PARTS_VERSION, key, *p)).encode()).hexdigest()[:24] for p in parts]
-
-
-def _wiki_documents(tables: Mapping[str, pa.Table], rows: Sequence[int]) -> list[tuple[str, str, str]]:
-    """The wiki index's documents of these rows of `wiki_pages`, in that order."""
-    if not rows:
-        return []
-    pages = tables["wiki_pages"].take(pa.array(rows, pa.int64()))
-    return list(lexical.documents("wiki", {**tables, "wiki_pages": pages}))
+"""The cache of wiki postings (`lexical_parts/bucket=wiki.parquet`): one unit per distinct page text, keyed
+by its hash, so a build re-tokenises only the pages whose title, summary, content or aliases changed."""
 
 
 def _wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -> tuple[pa.Table, np.ndarray]:
     """The wiki index's postings, one page per unit in row order: (postings rows, each row's page number)."""
-    hashes = _wiki_page_ids(wh, tables, tokenizer)
+    docs = list(lexical.documents("wiki", tables))
+    key = get_tokenizer(tokenizer).key
+    hashes = [hashlib.sha256("\x1f".join((LEXICAL_PARTS_VERSION, key, *doc)).encode()).hexdigest()[:24] for doc in docs]
     cached_table, _ = _cached(wh, WIKI_PARTS)
     spans: dict[str, tuple[int, int]] = {}
     if cached_table.num_rows:
         codes, names = _codes(cached_table.column("article_id"))
         starts, ends = _boundaries(codes)
         spans = {names[codes[st]]: (int(st), int(en)) for st, en in zip(starts, ends)}
-    todo = {h: i for i, h in enumerate(hashes) if h not in spans}
+    todo = {h: doc for h, doc in zip(hashes, docs) if h not in spans}
     if todo:
         tok = get_tokenizer(tokenizer)
-        docs = _wiki_documents(tables, list(todo.values()))
-        fresh = _postings_rows("wiki", [(h, BM25Index.build([doc], tok.index)) for h, doc in zip(todo, docs)])
+        fresh = _postings_rows("wiki", [(h, BM25Index.build([doc], tok.index)) for h, doc in todo.items()])
         n = cached_table.num_rows
         codes, names = _codes(fresh.column("article_id"))
         starts, ends = _boundaries(codes)

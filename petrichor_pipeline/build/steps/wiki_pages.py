@@ -54,7 +54,7 @@ def wiki_pages_step(ctx: BuildContext) -> WikiPagesResult:
     )
 
 
-def read_wiki_memo(wh: Warehouse) -> dict[str, Any] | None:
+def _read_memo(wh: Warehouse) -> dict[str, Any] | None:
     """The memo beside the warehouse's `wiki_pages` table (None: none, or unreadable)."""
     try:
         memo = json.loads((wh.root / "wiki_pages" / MEMO).read_text(encoding="utf-8"))
@@ -64,7 +64,7 @@ def read_wiki_memo(wh: Warehouse) -> dict[str, Any] | None:
 
 
 def _previous(ctx: BuildContext) -> PreviousWiki | None:
-    memo = read_wiki_memo(ctx.warehouse)
+    memo = _read_memo(ctx.warehouse)
     if memo is None:
         return None
     pages = ctx.warehouse.read("wiki_pages", schema=SCHEMAS["wiki_pages"])
