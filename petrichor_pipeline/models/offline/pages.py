@@ -21,6 +21,8 @@ def generate_pages(req: PageRequest) -> dict[str, Any]:
     lang = language_of(req.document or " ".join(str(p.get("name", "")) for p in req.requested))
     valid = {str(p.get("pageKey", "")): p for p in req.valid_pages if p.get("pageKey")}
     prose = _prose(req.document)
+    # which prose sentences name each valid page: the same for every requested page, so found once
+    mentioned = {other: _mentioning(req.document, _names(page)) for other, page in valid.items()}
     pages = []
     for page in req.requested:
         key = str(page.get("pageKey", ""))
@@ -28,7 +30,7 @@ def generate_pages(req: PageRequest) -> dict[str, Any]:
         at = sorted(_mentioning(req.document, _names(page) or [name]))
         about = [prose[i] for i in at]
         summary = str(page.get("summary") or (about[0].text if about else "")).strip()
-        links = _page_links(key, req.document, at, req.relations, valid)
+        links = _page_links(key, prose, at, req.relations, valid, mentioned)
         content = _page_markdown(name, summary, about, links, lang)
         pages.append({"pageKey": key, "summary": cut(summary, PAGE_SUMMARY_MAX[lang]), "contentMd": content})
     return {"pages": pages}
@@ -60,14 +62,16 @@ def _mentioning(document: str, names: Sequence[str]) -> frozenset[int]:
 
 def _page_links(
     key: str,
-    document: str,
+    prose: Sequence[Sentence],
     about: Sequence[int],
     relations: Sequence[dict[str, Any]],
     valid: dict[str, dict[str, Any]],
+    mentioned: dict[str, frozenset[int]],
 ) -> list[tuple[str, str, str]]:
     """(pageKey, name, why) for valid pages sharing a relation or a sentence with this page; never itself.
 
-    `about` are the positions in `_prose(document)` of the sentences naming this page."""
+    `about` are the positions in `prose` of the sentences naming this page, `mentioned` those naming each
+    valid page."""
     links: dict[str, tuple[str, str, str]] = {}
     for relation in relations:
         ends = (str(relation.get("fromPageKey", "")), str(relation.get("toPageKey", "")))
@@ -76,8 +80,6 @@ def _page_links(
             if other != key and other in valid:
                 why = str(relation.get("description") or relation.get("relationType") or "")
                 links.setdefault(other, (other, _names(valid[other])[0] if _names(valid[other]) else other, why))
-    prose = _prose(document)
-    mentioned = {other: _mentioning(document, _names(page)) for other, page in valid.items()}
     for at in about:
         for other, found in mentioned.items():
             if other != key and other not in links and at in found:
