@@ -60,8 +60,8 @@ def save_npy(path: str, array: Any) -> None:
 PARSER_LOCK = threading.Lock()
 """Held while code builds a Python AST in a thread: Python 3.11's AST constructor keeps its recursion depth per
 interpreter, so two threads parsing at once can fail with "AST constructor recursion depth mismatch" (CPython
-gh-106905). numpy parses every `.npy` header so, and importing pandera imports hypothesis, which parses
-function sources; a snapshot load does both on parallel threads."""
+gh-106905). numpy parses every `.npy` header so, and pandera's first validation imports hypothesis, which
+parses function sources; a snapshot load does both on parallel threads."""
 
 
 def load_npy(path: Path, *, mmap: bool = False) -> Any:

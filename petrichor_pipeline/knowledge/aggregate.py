@@ -228,6 +228,10 @@ class _Items:
         position = np.arange(len(owner)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         return pa.array(self.starts[rows][owner] + position, pa.int64()), owner, position
 
+    def field(self, name: str, indices: pa.Array) -> pa.ChunkedArray:
+        """One struct field of the items at `indices` of `values`."""
+        return pc.struct_field(self.values, name).take(indices)
+
 
 @dataclass(frozen=True)
 class _Contributions:
@@ -249,9 +253,6 @@ class _Contributions:
             *(_Items.of(table.column(name)) for name in ("pages", "links", "sources")),
         )
 
-    def field(self, items: _Items, indices: pa.Array, name: str) -> pa.ChunkedArray:
-        return pc.struct_field(items.values, name).take(indices)
-
 
 def _aggregate_scope(kb_id: str, tenant: str, contributions: _Contributions, rows: np.ndarray, reusable: _Reusable, out: _Output) -> None:
     """One (kb_id, tenant)'s pages, links and source rows from its contributions; `rows` are the scope's rows
@@ -262,7 +263,7 @@ def _aggregate_scope(kb_id: str, tenant: str, contributions: _Contributions, row
     digests = [contributions.digests[r] for r in rows.tolist()]
     items, owners, positions = contributions.pages.of_rows(rows)
     supporters: dict[str, list[int]] = {}  # page key -> its contributions (indices into `items`), by article, then position
-    for item, key in enumerate(contributions.field(contributions.pages, items, "page_key").to_pylist()):
+    for item, key in enumerate(contributions.pages.field("page_key", items).to_pylist()):
         supporters.setdefault(key, []).append(item)
     owner, position = owners.tolist(), positions.tolist()
     existing = set(supporters)
@@ -316,7 +317,7 @@ def _links(kb_id: str, tenant: str, contributions: _Contributions, rows: np.ndar
     if not len(items):
         return SCHEMAS["wiki_links"].empty_table()
     keys = ("from_page_key", "to_page_key", "link_type")
-    table = pa.table({name: contributions.field(contributions.links, items, name) for name in (*keys, "description")})
+    table = pa.table({name: contributions.links.field(name, items) for name in (*keys, "description")})
     pages = pa.array(sorted(existing), pa.string())
     ends = [table.column(k) for k in keys[:2]]
     table = table.filter(pc.and_(pc.and_(pc.is_in(ends[0], value_set=pages), pc.is_in(ends[1], value_set=pages)), pc.not_equal(*ends)))
@@ -341,11 +342,11 @@ def _sources(kb_id: str, tenant: str, contributions: _Contributions, rows: np.nd
     articles = pa.array(rows[owner], pa.int64())
     table = pa.table(
         {
-            "page_key": contributions.field(contributions.sources, items, "page_key"),
+            "page_key": contributions.sources.field("page_key", items),
             "article_id": contributions.article_ids.take(articles),
-            "chunk_key": contributions.field(contributions.sources, items, "chunk_key"),
+            "chunk_key": contributions.sources.field("chunk_key", items),
             "article_version": contributions.versions.take(articles),
-            "note": contributions.field(contributions.sources, items, "note"),
+            "note": contributions.sources.field("note", items),
         }
     )
     order, starts = _sorted_runs([table.column(k) for k in ("page_key", "article_id", "chunk_key")])

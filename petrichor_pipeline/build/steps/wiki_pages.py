@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,7 +16,6 @@ import pyarrow.compute as pc
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.contributions import read_contributions
 from petrichor_pipeline.build.steps.common import live_article_ids
-from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.files import write_text_atomic
 from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS
@@ -41,7 +39,7 @@ def wiki_pages_step(ctx: BuildContext) -> WikiPagesResult:
     table = pa.concat_tables(parts) if parts else CANDIDATE_SCHEMA.empty_table()
     table = table.filter(pc.is_in(table.column("article_id"), value_set=live))
     memo_path = ctx.warehouse.root / "wiki_pages" / MEMO
-    previous = None if ctx.full_rebuild else _previous(ctx)
+    previous = None if ctx.full_rebuild else _previous(ctx, memo_path)
     result = aggregate_contributions(table, previous=previous)
     memo_path.unlink(missing_ok=True)
     for name, t in result.tables.items():
@@ -54,18 +52,10 @@ def wiki_pages_step(ctx: BuildContext) -> WikiPagesResult:
     )
 
 
-def _read_memo(wh: Warehouse) -> dict[str, Any] | None:
-    """The memo beside the warehouse's `wiki_pages` table (None: none, or unreadable)."""
+def _previous(ctx: BuildContext, memo_path) -> PreviousWiki | None:
     try:
-        memo = json.loads((wh.root / "wiki_pages" / MEMO).read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    return memo if isinstance(memo, dict) else None
-
-
-def _previous(ctx: BuildContext) -> PreviousWiki | None:
-    memo = _read_memo(ctx.warehouse)
-    if memo is None:
+        memo = json.loads(memo_path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
         return None
     pages = ctx.warehouse.read("wiki_pages", schema=SCHEMAS["wiki_pages"])
-    return None if pages is None else PreviousWiki(pages, memo)
+    return None if pages is None or not isinstance(memo, dict) else PreviousWiki(pages, memo)
