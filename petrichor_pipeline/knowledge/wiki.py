@@ -2,8 +2,8 @@
 entity/concept pages, links and source refs it supports.
 
 The contribution is self-contained, so the build keeps it per article (a row of its `wiki_candidates`
-table, `ArticleKnowledge.to_row`) and the cross-article wiki is re-aggregated from contributions alone (see `aggregate.py`): rebuilding or removing
-one article never needs another article's model calls.
+table, `ArticleKnowledge.to_row`) and the cross-article wiki is re-aggregated from contributions alone
+(see `aggregate.py`): rebuilding or removing one article never needs another article's model calls.
 """
 
 from __future__ import annotations
