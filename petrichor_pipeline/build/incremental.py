@@ -50,13 +50,75 @@ class BucketResult:
         }
 
 
-def group_rows(table: pa.Table | None, key: str = "article_id") -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    if table is None:
-        return out
-    for row in table.to_pylist():
-        out.setdefault(row[key], []).append(row)
-    return out
+class ArticleRows:
+    """A bucket table's rows by article, as Python dicts converted when an article is asked for: a step
+    converts the rows of the articles it builds, not the whole bucket's."""
+
+    def __init__(self, table: pa.Table | None, key: str = "article_id"):
+        self._table = table
+        self._runs = {} if table is None else article_runs(table, key)
+        self._indices: dict[str, list[int]] = {}
+        if self._runs is None:  # an article's rows apart: index them
+            for i, aid in enumerate(table.column(key).to_pylist()):  # type: ignore[union-attr]
+                self._indices.setdefault(aid, []).append(i)
+
+    def get(self, article_id: str, default: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        if self._table is not None and self._runs is not None and article_id in self._runs:
+            return self._table.slice(*self._runs[article_id]).to_pylist()
+        if article_id in self._indices:
+            return self._table.take(self._indices[article_id]).to_pylist()  # type: ignore[union-attr]
+        return [] if default is None else default
+
+
+def article_runs(table: pa.Table, key: str = "article_id") -> dict[str, tuple[int, int]] | None:
+    """Each article's rows as one (offset, length) run of `table`, or None when an article's rows are split.
+
+    A bucket file keeps each article's rows together (`per_article_step` writes them so), which lets reuse
+    slice the previous file instead of filtering and reordering it: a take over nested columns copies every
+    row, a slice copies none."""
+    ids = table.column(key).to_pylist()
+    runs: dict[str, tuple[int, int]] = {}
+    start = 0
+    for i in range(1, len(ids) + 1):
+        if i == len(ids) or ids[i] != ids[start]:
+            if ids[start] in runs:
+                return None
+            runs[ids[start]] = (start, i - start)
+            start = i
+    return runs
+
+
+def _assemble(articles: Sequence[dict[str, Any]], reused: set[str], previous: pa.Table | None, fresh: pa.Table) -> pa.Table:
+    """The bucket's table in the articles' order: reused articles' rows from `previous`, the others' from
+    `fresh`, each article's rows in their own order; adjacent runs of one source become one slice."""
+    sources = [fresh] if previous is None or not reused else [previous, fresh]
+    runs = [article_runs(t) for t in sources]
+    if any(r is None for r in runs):  # rows of an article apart (a file from elsewhere): filter and sort
+        return _assemble_by_sort(articles, reused, previous, fresh)
+    pieces: list[tuple[int, int, int]] = []  # (source, offset, length)
+    for art in articles:
+        aid = art["article_id"]
+        source = 0 if len(sources) == 2 and aid in reused else len(sources) - 1
+        run = runs[source].get(aid)  # type: ignore[union-attr]
+        if run is None:
+            continue
+        if pieces and pieces[-1][0] == source and pieces[-1][1] + pieces[-1][2] == run[0]:
+            pieces[-1] = (source, pieces[-1][1], pieces[-1][2] + run[1])
+        else:
+            pieces.append((source, *run))
+    if not pieces:
+        return fresh.schema.empty_table()
+    return pa.concat_tables([sources[s].slice(offset, length) for s, offset, length in pieces])
+
+
+def _assemble_by_sort(articles: Sequence[dict[str, Any]], reused: set[str], previous: pa.Table | None, fresh: pa.Table) -> pa.Table:
+    parts = [fresh]
+    if previous is not None and previous.num_rows and reused:
+        parts.insert(0, previous.filter(pc.is_in(previous.column("article_id"), value_set=pa.array(sorted(reused), pa.string()))))
+    table = pa.concat_tables(parts)
+    # a stable sort by the articles' order keeps each article's rows in order
+    position = pc.index_in(table.column("article_id"), value_set=pa.array([a["article_id"] for a in articles], pa.string()))
+    return table.take(pc.sort_indices(pa.table({"p": position}), sort_keys=[("p", "ascending")])).combine_chunks()
 
 
 def per_article_step(
@@ -74,7 +136,7 @@ def per_article_step(
 ) -> BucketResult:
     """Reuse or rebuild each article's rows, write the bucket file, then the sidecar of keys.
 
-    Reused rows stay Arrow (taken from the previous file, never converted to Python); the output keeps the
+    Reused rows stay Arrow (sliced from the previous file, never converted to Python); the output keeps the
     articles' order, each article's rows in their own order."""
     started = time.perf_counter()
     previous = warehouse.read(asset, bucket, schema)
@@ -104,17 +166,9 @@ def per_article_step(
         result.built.append(aid)
         result.warnings.extend(BuildWarning(w, art.get("path", aid)) for w in out.warnings)
 
-    parts = []
-    if previous is not None and previous.num_rows and result.skipped:
-        parts.append(previous.filter(pc.is_in(previous.column("article_id"), value_set=pa.array(result.skipped, pa.string()))))
     ordered_new = [r for art in articles for r in new_rows.get(art["article_id"], [])]
-    if ordered_new:
-        parts.append(pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in ordered_new], schema=schema))
-    table = pa.concat_tables(parts) if parts else schema.empty_table()
-    if len(parts) > 1:  # back into the articles' order; a stable sort keeps each article's rows in order
-        position = pc.index_in(table.column("article_id"), value_set=pa.array([a["article_id"] for a in articles], pa.string()))
-        table = table.take(pc.sort_indices(pa.table({"p": position}), sort_keys=[("p", "ascending")]))
-    result.table = table.combine_chunks()
+    fresh = pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in ordered_new], schema=schema)
+    result.table = _assemble(articles, set(result.skipped), previous, fresh)
     warehouse.write(asset, result.table, bucket)
     warehouse.write_json(asset, bucket, {
         "keys": keys, "warnings": [w.to_json() for w in result.warnings], "failed": [f.to_json() for f in result.failed],

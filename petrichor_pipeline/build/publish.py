@@ -251,7 +251,7 @@ def _narrow_written(tables: dict[str, pa.Table]) -> None:
 
 def _write_table(folder: Path, name: str, table: pa.Table) -> dict[str, Any]:
     """One table's Parquet file and, for the tables serving maps, its mapped copy; its manifest entry."""
-    write_parquet_atomic(table, folder / f"{name}.parquet", dictionary=name != "lexical_index")  # its terms are distinct
+    write_parquet_atomic(table, folder / f"{name}.parquet")
     entry = {"file": f"{name}.parquet", "rows": table.num_rows, **file_entry(folder / f"{name}.parquet")}
     if mapped := write_mapped_table(folder, name, table):
         entry["mapped"] = mapped

@@ -1,4 +1,5 @@
-"""The warehouse: one Parquet file per (asset, bucket), written atomically, and its sidecar JSON.
+"""The warehouse: one Parquet file per (asset, bucket), written atomically, and its sidecar JSON; a table
+over all buckets (the wiki's) as one uncompressed Arrow IPC file, memory-mapped when read.
 
 Each asset partition reads its own previous file to reuse rows of unchanged articles, so the
 warehouse is both the output of a bucket run and the cache of the next one. What each bucket was built
@@ -18,7 +19,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from petrichor_pipeline.contract.files import write_parquet_atomic, write_text_atomic
+from petrichor_pipeline.contract.files import write_atomic, write_parquet_atomic, write_text_atomic
+
+
+WHOLE_FILE = "all.arrow"
+"""A table over all buckets, rewritten by every publish and read whole by the next: mapped, it costs no decoding
+(the wiki's pages at 10,000 articles: 248 MB of text, 0.3 to 1.9 s to read as Parquet)."""
+LEGACY_WHOLE_FILE = "all.parquet"
 
 
 @dataclass(frozen=True)
@@ -26,16 +33,21 @@ class Warehouse:
     root: Path
 
     def path(self, asset: str, bucket: str | None = None) -> Path:
-        name = f"bucket={bucket}.parquet" if bucket is not None else "all.parquet"
+        name = f"bucket={bucket}.parquet" if bucket is not None else WHOLE_FILE
         return self.root / asset / name
 
     def read(self, asset: str, bucket: str | None = None, schema: pa.Schema | None = None) -> pa.Table | None:
         """The previous output, or None when there is none (first build) or it is unreadable."""
         p = self.path(asset, bucket)
+        if bucket is None and not p.exists():
+            p = self.root / asset / LEGACY_WHOLE_FILE  # written before whole tables were mapped
         if not p.exists():
             return None
         try:  # only the schema's columns are read; a file lacking one is unreadable like a corrupt one
-            table = pq.read_table(p, columns=schema.names if schema is not None else None)
+            if p.suffix == ".arrow":
+                table = pa.ipc.open_file(pa.memory_map(str(p))).read_all()
+            else:
+                table = pq.read_table(p, columns=schema.names if schema is not None else None)
         except (OSError, pa.ArrowInvalid):
             return None
         if schema is not None:
@@ -47,7 +59,16 @@ class Warehouse:
 
     def write(self, asset: str, table: pa.Table, bucket: str | None = None) -> Path:
         p = self.path(asset, bucket)
-        write_parquet_atomic(table, p)
+        if bucket is not None:
+            write_parquet_atomic(table, p)
+            return p
+
+        def write(tmp: str) -> None:
+            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+
+        write_atomic(p, write)
+        (self.root / asset / LEGACY_WHOLE_FILE).unlink(missing_ok=True)
         return p
 
     def files_digest(self, asset: str, bucket: str) -> str:

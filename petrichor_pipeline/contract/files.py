@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 
@@ -42,11 +43,43 @@ def write_text_atomic(path: Path, text: str, *, durable: bool = True) -> None:
     write_atomic(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"), durable=durable)
 
 
-def write_parquet_atomic(table: pa.Table, path: Path, *, dictionary: bool = True) -> None:
-    """zstd-compressed Parquet; `dictionary=False` skips dictionary encoding, which costs time and saves nothing
-    where a table's values are mostly distinct (a snapshot's postings, one row per term: written in 1.2 s
-    rather than 1.8 s at 10,000 articles, 50 MB rather than 55)."""
-    write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd", use_dictionary=dictionary))
+def write_parquet_atomic(table: pa.Table, path: Path) -> None:
+    """zstd-compressed Parquet, dictionary-encoding only the columns whose values repeat (`repeating_columns`)."""
+    chosen = repeating_columns(table)
+    write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd", use_dictionary=chosen))
+
+
+DICTIONARY_SAMPLE = 2000
+"""Values of a column `repeating_columns` looks at: its first rows, enough to tell ids and texts (nearly all
+distinct) from kinds, tenants and article ids of many rows each."""
+
+
+def repeating_columns(table: pa.Table) -> list[str]:
+    """The Parquet column paths worth a dictionary: every non-text leaf, and the text leaves whose first
+    `DICTIONARY_SAMPLE` values are at most half distinct. A dictionary over mostly distinct texts saves no
+    space and slows reading: at 10,000 articles a snapshot's `wiki_pages` read in 1.94 s with every column
+    dictionary-encoded and in 0.29 s without its texts; `articles` 0.92 s against 0.08 s; the files the same size."""
+    chosen: list[str] = []
+    head = table.slice(0, DICTIONARY_SAMPLE)
+    for field in table.schema:
+        column = head.column(field.name)
+        _leaves(field.name, column.combine_chunks() if column.num_chunks else pa.array([], field.type), chosen)
+    return chosen
+
+
+def _leaves(path: str, values: pa.Array, chosen: list[str]) -> None:
+    kind = values.type
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        _leaves(f"{path}.list.element", values.flatten(), chosen)
+    elif pa.types.is_struct(kind):
+        for i in range(kind.num_fields):
+            _leaves(f"{path}.{kind.field(i).name}", values.field(i), chosen)
+    elif pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind):
+        sample = values.slice(0, DICTIONARY_SAMPLE)
+        if len(sample) == 0 or pc.count_distinct(sample).as_py() * 2 <= len(sample):
+            chosen.append(path)
+    else:
+        chosen.append(path)
 
 
 def save_npy(path: str, array: Any) -> None:

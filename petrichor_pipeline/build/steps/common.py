@@ -9,7 +9,7 @@ from typing import Any, Callable
 import pyarrow as pa
 
 from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult, group_rows, per_article_step
+from petrichor_pipeline.build.incremental import ArticleOutput, ArticleRows, BucketResult, per_article_step
 from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA
 from petrichor_pipeline.knowledge.guide import prepare_guide
 from petrichor_pipeline.text.normalize import sha256_hex
@@ -70,8 +70,8 @@ def run_articles(
     return result
 
 
-def chunks_by_article(ctx: BuildContext, bucket: str) -> dict[str, list[dict[str, Any]]]:
-    return group_rows(ctx.warehouse.read("chunks", bucket, SCHEMAS["chunks"]))
+def chunks_by_article(ctx: BuildContext, bucket: str) -> ArticleRows:
+    return ArticleRows(ctx.warehouse.read("chunks", bucket, SCHEMAS["chunks"]))
 
 
 def guides(ctx: BuildContext) -> dict[str, str]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.contributions import upgrade_legacy
-from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult
+from petrichor_pipeline.build.incremental import ArticleOutput, ArticleRows, BucketResult
 from petrichor_pipeline.build.steps.common import ChunkView, chunks_by_article, guides, model_key, run_articles
 from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS
 from petrichor_pipeline.knowledge.wiki import ArticleInput, build_article_knowledge
@@ -17,15 +17,16 @@ def wiki_candidates_step(ctx: BuildContext, bucket: str) -> BucketResult:
     upgrade_legacy(ctx.warehouse, bucket)
     chunks = chunks_by_article(ctx, bucket)
     questions = ctx.warehouse.read("questions", bucket, SCHEMAS["questions"])
-    by_chunk: dict[str, list[str]] = {}
-    for q in [] if questions is None else questions.select(["chunk_id", "question"]).to_pylist():
-        by_chunk.setdefault(q["chunk_id"], []).append(q["question"])
+    questions_of = ArticleRows(None if questions is None else questions.select(["article_id", "chunk_id", "question"]))
     model = ctx.chat()
     kb_guides = guides(ctx)
     scan = ctx.scan()
 
     def build(art: dict[str, Any]) -> ArticleOutput:
         rows_in = chunks.get(art["article_id"], [])
+        by_chunk: dict[str, list[str]] = {}
+        for q in questions_of.get(art["article_id"]):
+            by_chunk.setdefault(q["chunk_id"], []).append(q["question"])
         kb = scan.kbs.get(art["kb_id"])
         knowledge = build_article_knowledge(
             ArticleInput(

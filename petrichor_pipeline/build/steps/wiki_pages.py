@@ -37,7 +37,9 @@ def wiki_pages_step(ctx: BuildContext) -> WikiPagesResult:
     live = pa.array(sorted({aid for b in BUCKETS for aid in live_article_ids(ctx, b)}), pa.string())
     parts = [t for b in BUCKETS if (t := read_contributions(ctx.warehouse, b)) is not None]
     table = pa.concat_tables(parts) if parts else CANDIDATE_SCHEMA.empty_table()
-    table = table.filter(pc.is_in(table.column("article_id"), value_set=live))
+    alive = pc.is_in(table.column("article_id"), value_set=live)
+    if not pc.all(alive).as_py():  # a filter copies every nested row: only when something is left out
+        table = table.filter(alive)
     memo_path = ctx.warehouse.root / "wiki_pages" / MEMO
     previous = None if ctx.full_rebuild else _previous(ctx, memo_path)
     result = aggregate_contributions(table, previous=previous)
