@@ -220,41 +220,73 @@ WIKI_PARTS = "wiki"
 by its hash, so a build re-tokenises only the pages whose title, summary, content or aliases changed."""
 
 
-def _wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -> tuple[pa.Table, np.ndarray]:
-    """The wiki index's postings, one page per unit in row order: (postings rows, each row's page number)."""
+SPANS_KEY = "petrichor.spans"
+"""The wiki cache file's metadata key for its page spans (JSON: page text hash -> [start, end])."""
+
+
+def wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -> tuple[pa.Table, np.ndarray]:
+    """The wiki index's postings, one page per unit in row order: (postings rows, each row's page number).
+
+    The cache keeps each page text's rows together and its sidecar their spans, so reused pages are sliced
+    from it: no encoding of its keys, no take over its rows."""
     docs = list(lexical.documents("wiki", tables))
     key = get_tokenizer(tokenizer).key
     hashes = [hashlib.sha256("\x1f".join((LEXICAL_PARTS_VERSION, key, *doc)).encode()).hexdigest()[:24] for doc in docs]
-    cached_table, _ = _cached(wh, WIKI_PARTS)
-    spans: dict[str, tuple[int, int]] = {}
-    if cached_table.num_rows:
-        codes, names = _codes(cached_table.column("article_id"))
-        starts, ends = _boundaries(codes)
-        spans = {names[codes[st]]: (int(st), int(en)) for st, en in zip(starts, ends)}
+    cached_table, spans = _cached_wiki(wh)
     todo = {h: doc for h, doc in zip(hashes, docs) if h not in spans}
-    if todo:
+    pages = list(dict.fromkeys(hashes))
+    if todo or len(spans) != len(pages):  # the cache becomes this wiki's pages, in its order
         tok = get_tokenizer(tokenizer)
         fresh = _postings_rows("wiki", [(h, BM25Index.build([doc], tok.index)) for h, doc in todo.items()])
         n = cached_table.num_rows
-        codes, names = _codes(fresh.column("article_id"))
-        starts, ends = _boundaries(codes)
-        spans.update({names[codes[st]]: (n + int(st), n + int(en)) for st, en in zip(starts, ends)})
-        cached_table = pa.concat_tables([cached_table, fresh])
-    live = set(hashes)
-    if todo or len(spans) != len(live):  # keep only the pages of this wiki, in its order
-        keep = [spans[h] for h in dict.fromkeys(hashes)]
-        order = np.concatenate([np.arange(st, en) for st, en in keep]) if keep else np.empty(0, np.int64)
-        cached_table = cached_table.take(pa.array(order, pa.int64()))
-        write_parquet_atomic(cached_table, wh.path("lexical_parts", WIKI_PARTS))
+        spans.update({h: (n + st, n + en) for h, (st, en) in _spans(fresh.column("article_id")).items()})
+        cached_table = _gathered(pa.concat_tables([cached_table, fresh]), [spans[h] for h in pages])
+        pos, kept = 0, {}
+        for h in pages:
+            st, en = spans[h]
+            kept[h], pos = (pos, pos + en - st), pos + en - st
+        spans = kept
+        spans_json = json.dumps(spans, separators=(",", ":"))
+        write_parquet_atomic(cached_table.replace_schema_metadata({SPANS_KEY: spans_json}), wh.path("lexical_parts", WIKI_PARTS))
         wh.write_json("lexical_parts", WIKI_PARTS, {"version": LEXICAL_PARTS_VERSION})
-        pos, spans = 0, {}
-        for h, (st, en) in zip(dict.fromkeys(hashes), keep):
-            spans[h] = (pos, pos + en - st)
-            pos += en - st
     picked = [spans[h] for h in hashes]
     lengths = np.asarray([en - st for st, en in picked], dtype=np.int64)
-    take = np.concatenate([np.arange(st, en) for st, en in picked]) if picked else np.empty(0, np.int64)
-    return cached_table.take(pa.array(take, pa.int64())), np.repeat(np.arange(len(picked)), lengths)
+    return _gathered(cached_table, picked), np.repeat(np.arange(len(picked)), lengths)
+
+
+def _cached_wiki(wh: Warehouse) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
+    """The wiki postings cache and each page text's (start, end) rows in it, kept in the file's own metadata
+    (so they always describe its rows); found from the rows for a cache written before they were kept."""
+    table, _ = _cached(wh, WIKI_PARTS)
+    if not table.num_rows:
+        return table, {}
+    try:
+        stored = json.loads((pq.read_schema(wh.path("lexical_parts", WIKI_PARTS)).metadata or {}).get(SPANS_KEY, b"{}"))
+    except (OSError, ValueError, pa.ArrowInvalid):
+        stored = {}
+    if stored and max(en for _, en in stored.values()) == table.num_rows:
+        return table, {h: (int(st), int(en)) for h, (st, en) in stored.items()}
+    return table, _spans(table.column("article_id"))
+
+
+def _spans(keys: pa.ChunkedArray | pa.Array) -> dict[str, tuple[int, int]]:
+    """(start, end) of each run of equal keys."""
+    if not len(keys):
+        return {}
+    codes, names = _codes(keys)
+    starts, ends = _boundaries(codes)
+    return {names[codes[st]]: (int(st), int(en)) for st, en in zip(starts, ends)}
+
+
+def _gathered(table: pa.Table, runs: Sequence[tuple[int, int]]) -> pa.Table:
+    """The rows of `runs` ((start, end) each) in order, as slices of `table`: adjacent runs become one."""
+    merged: list[list[int]] = []
+    for st, en in runs:
+        if merged and merged[-1][1] == st:
+            merged[-1][1] = en
+        elif en > st:
+            merged.append([st, en])
+    return pa.concat_tables([table.slice(st, en - st) for st, en in merged]) if merged else table.schema.empty_table()
 
 
 def _stable_argsort(keys: np.ndarray) -> np.ndarray:
@@ -312,13 +344,12 @@ def _merged_index(name: str, table: pa.Table, shifts: np.ndarray) -> pa.Table:
     )
 
 
-def merged_table(wh: Warehouse, parts: Sequence[BucketParts], tables: Mapping[str, pa.Table], tokenizer: str) -> pa.Table:
-    """The `lexical_index` table: the buckets' postings merged in bucket order and the wiki's from its
-    per-page cache."""
+def merged_table(parts: Sequence[BucketParts], wiki: tuple[pa.Table, np.ndarray]) -> pa.Table:
+    """The `lexical_index` table: the buckets' postings merged in bucket order and the wiki's (`wiki_units`)."""
     out = []
     for name in lexical.INDEXES:
         if name == "wiki":
-            out.append(_merged_index(name, *_wiki_units(wh, tables, tokenizer)))
+            out.append(_merged_index(name, *wiki))
             continue
         units, offset = [], 0
         for part in parts:

@@ -133,7 +133,9 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
         own = _bucket_tables(ctx, bucket)
         return own, lexical_parts.bucket_parts(wh, bucket, own, tokenizer)
 
-    with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:
+    wiki = {name: t if (t := wh.read(name, None, SCHEMAS[name])) is not None else SCHEMAS[name].empty_table() for name in WIKI_TABLES}
+    with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:  # the wiki's postings beside the buckets'
+        wiki_postings = pool.submit(lexical_parts.wiki_units, wh, wiki, tokenizer)
         done = list(pool.map(read, BUCKETS))
     per_bucket = {b: own for b, (own, _) in zip(BUCKETS, done)}
     parts = [p for _, p in done]
@@ -157,10 +159,8 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
         "questions": concat("questions", SCHEMAS["questions"]),
         "tree_nodes": concat("tree_nodes", SCHEMAS["tree_nodes"]),
     }
-    for name in WIKI_TABLES:
-        t = wh.read(name, None, SCHEMAS[name])
-        tables[name] = t if t is not None else SCHEMAS[name].empty_table()
-    tables["lexical_index"] = lexical_parts.merged_table(wh, parts, tables, tokenizer)
+    tables.update(wiki)
+    tables["lexical_index"] = lexical_parts.merged_table(parts, wiki_postings.result())
     return tables
 
 

@@ -63,9 +63,9 @@ class Warehouse:
             write_parquet_atomic(table, p)
             return p
 
-        def write(tmp: str) -> None:
+        def write(tmp: str) -> None:  # one record batch: a table of many slices would write each buffer of each
             with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table)
+                writer.write_table(table.combine_chunks())  # (218,000 writes for the wiki's pages at 10,000 articles)
 
         write_atomic(p, write)
         (self.root / asset / LEGACY_WHOLE_FILE).unlink(missing_ok=True)

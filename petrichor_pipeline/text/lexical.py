@@ -42,8 +42,8 @@ def wiki_extra(page_key: str, aliases: Sequence[str] | None) -> str:
 
 def documents(name: str, tables: Mapping[str, pa.Table]) -> Iterator[tuple[str, str, str]]:
     """(title, summary, content) per row of the index's table, in table order (weights 3 / 2 / 1)."""
-    titles = dict(zip(tables["articles"].column("article_id").to_pylist(), tables["articles"].column("title").to_pylist()))
     if name in ("chunk", "question", "window"):
+        titles = dict(zip(tables["articles"].column("article_id").to_pylist(), tables["articles"].column("title").to_pylist()))
         ch = tables["chunks"].select(["chunk_id", "article_id", "heading", "heading_path", "index_text"]).to_pylist()
         meta = {}
         for c in ch:

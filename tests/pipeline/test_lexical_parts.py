@@ -69,3 +69,32 @@ def test_merged_postings_follow_a_deleted_and_a_rebuilt_article(built_corpus, tm
     whole = lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer))
     assert tables["lexical_index"].equals(whole)
     assert lexical_parts.bucket_parts(ctx.warehouse, bucket, _bucket_tables(ctx, bucket), ctx.settings.lexical_tokenizer).tokenised == 0
+
+
+def test_wiki_postings_retokenise_only_edited_pages_and_read_a_cache_without_spans(built_corpus, tmp_path, monkeypatch):
+    """The wiki cache slices reused pages by the spans its file records; a cache from before spans were
+    recorded is read by its rows. Both merge to the index a whole build gives."""
+    import pyarrow.parquet as pq
+
+    data = tmp_path / "data"
+    shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
+    isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
+    ctx = build_context(str(data))
+    assemble_tables(ctx)  # fills the cache
+    pages = ctx.warehouse.read("wiki_pages")
+    edited = pc.if_else(pc.equal(pa.array(range(pages.num_rows)), 1), pa.scalar("an edited body"), pages.column("content_md"))
+    ctx.warehouse.write("wiki_pages", pages.set_column(pages.schema.get_field_index("content_md"), "content_md", edited))
+    built = []
+    original = lexical_parts.BM25Index.build
+    monkeypatch.setattr(lexical_parts.BM25Index, "build", classmethod(lambda cls, docs, tok: (lambda d: built.append(len(d)) or original(d, tok))(list(docs))))
+    tables = assemble_tables(ctx)
+    assert built == [1]  # the edited page alone
+    whole = lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer))
+    assert tables["lexical_index"].equals(whole)
+
+    cache = ctx.warehouse.path("lexical_parts", lexical_parts.WIKI_PARTS)
+    assert lexical_parts.SPANS_KEY.encode() in (pq.read_schema(cache).metadata or {})
+    pq.write_table(pq.read_table(cache).replace_schema_metadata(None), cache)
+    built.clear()
+    assert assemble_tables(ctx)["lexical_index"].equals(whole)
+    assert built == []
