@@ -2,15 +2,22 @@
 
 They run in every publish run, on the snapshot that run staged, before `published_snapshot` may point
 `CURRENT` at it; run alone they look at `CURRENT` (`assets.snapshot.snapshot_under_check`). The integrity
-checks are blocking (`blocking=True`): a snapshot that fails one would serve wrong, unverifiable or broken
-data, so Dagster skips `published_snapshot`, the run fails and `CURRENT` stays where it was.
+checks are blocking: a snapshot that fails one would serve wrong, unverifiable or broken data, so Dagster
+skips `published_snapshot`, the run fails and `CURRENT` stays where it was.
+
+The five checks are one multi-asset check (`snapshot_checks`): one step reads each table once for all of
+them (they read the same articles and chunks), and the checksums are hashed on a thread meanwhile. Each
+check stays its own spec: the UI shows, and a run may select, each one alone.
 """
 
 
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
-from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
 
 from petrichor_pipeline.assets.snapshot import snapshot_under_check
 from petrichor_pipeline.build.scan_handoff import SCAN_TAG
@@ -21,6 +28,28 @@ from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 
+class SnapshotTables:
+    """The tables of the snapshot under check, each read once per check step and unverified: the checksums
+    are a check of their own (`snapshot_checksums_verify`)."""
+
+    def __init__(self, snaps: Any, manifest: Manifest):
+        self.snaps, self.manifest = snaps, manifest
+        self._read: dict[str, pa.Table] = {}
+
+        self._derived: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name not in self._read:
+            self._read[name] = read_table(self.snaps, self.manifest, name, verify=False)
+        return self._read[name]
+
+    def derived(self, key: str, compute: Callable[[], Any]) -> Any:
+        """What several checks compute from the tables (the wiki's body links), computed once."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return self._derived[key]
+
+
 def _current(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> tuple[Any, Manifest | None]:
     """The snapshots folder and the manifest of the snapshot under check."""
     snaps = petrichor.context().settings.snapshots_dir
@@ -28,43 +57,24 @@ def _current(context: AssetCheckExecutionContext, petrichor: PetrichorResource) 
     return snaps, (read_manifest(snaps, version) if version else None)
 
 
-def read_table_unverified(snaps: Any, m: Manifest, name: str):
-    """The content checks below see the files as they are; `snapshot_checksums_verify` reports the checksums."""
-    return read_table(snaps, m, name, verify=False)
-
-
-def _none() -> AssetCheckResult:
-    return AssetCheckResult(passed=False, description="no snapshot has been published")
-
-
-@asset_check(asset="snapshot", blocking=True, description="Every snapshot table satisfies its pandera schema.")
-def snapshot_schemas_valid(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
-    """Blocking: serving reads every table by its schema; a table that breaks it fails requests or answers with wrong fields."""
+def schemas_valid(context: AssetCheckExecutionContext, petrichor: PetrichorResource, tables: SnapshotTables) -> AssetCheckResult:
+    """Serving reads every table by its schema; a table that breaks it fails requests or answers with wrong fields."""
     from pandera.errors import SchemaError
 
     from petrichor_pipeline.contract.schemas import validate_table
 
-    snaps, m = _current(context, petrichor)
-    if m is None:
-        return _none()
     failures = {}
     for name in SCHEMAS:
         try:
-            validate_table(name, read_table_unverified(snaps, m, name))
+            validate_table(name, tables[name])
         except SchemaError as exc:
             failures[name] = str(exc)[:300]
-    return AssetCheckResult(passed=not failures, metadata={"snapshot_version": m.version, "failures": failures})
+    return AssetCheckResult(passed=not failures, metadata={"snapshot_version": tables.manifest.version, "failures": failures})
 
 
-@asset_check(asset="snapshot", blocking=True, description="No chunk without its article; every question points at an existing chunk.")
-def snapshot_referential_integrity(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
-    """Blocking: an orphan chunk or question is text without an article, so without its tenant and visibility: it could be served to anyone."""
-    snaps, m = _current(context, petrichor)
-    if m is None:
-        return _none()
-    arts = read_table_unverified(snaps, m, "articles").column("article_id")
-    chunks = read_table_unverified(snaps, m, "chunks")
-    questions = read_table_unverified(snaps, m, "questions")
+def referential_integrity(context: AssetCheckExecutionContext, petrichor: PetrichorResource, tables: SnapshotTables) -> AssetCheckResult:
+    """An orphan chunk or question is text without an article, so without its tenant and visibility: it could be served to anyone."""
+    arts, chunks, questions = tables["articles"].column("article_id"), tables["chunks"], tables["questions"]
     orphan_chunks = chunks.num_rows - pc.sum(pc.is_in(chunks.column("article_id"), value_set=arts)).as_py() if chunks.num_rows else 0
     orphan_questions = (
         questions.num_rows - pc.sum(pc.is_in(questions.column("chunk_id"), value_set=chunks.column("chunk_id"))).as_py()
@@ -77,12 +87,9 @@ def snapshot_referential_integrity(context: AssetCheckExecutionContext, petricho
     )
 
 
-@asset_check(asset="snapshot", blocking=True, description="Vector tables hold only vectors of the manifest's fingerprint and dimension.")
-def snapshot_vector_dimensions(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
-    """Blocking: a vector of another model or dimension makes every vector search of the snapshot fail or rank nonsense."""
-    snaps, m = _current(context, petrichor)
-    if m is None:
-        return _none()
+def vector_dimensions(context: AssetCheckExecutionContext, petrichor: PetrichorResource, tables: SnapshotTables) -> AssetCheckResult:
+    """A vector of another model or dimension makes every vector search of the snapshot fail or rank nonsense."""
+    m = tables.manifest
     if not m.vector_tables:
         return AssetCheckResult(passed=True, severity=AssetCheckSeverity.WARN, description="no vector tables (embedding off or pending)")
     import lancedb  # only here: importing it takes 1-2 s, which a build without vectors need not pay
@@ -102,26 +109,17 @@ def snapshot_vector_dimensions(context: AssetCheckExecutionContext, petrichor: P
     return AssetCheckResult(passed=not problems, metadata={"problems": problems})
 
 
-@asset_check(
-    asset="snapshot",
-    blocking=True,
-    description="No stale article: every chunk is the exact slice of its article version it claims to be, built "
-    "by the current chunker and build version; also reports articles changed in the corpus since publishing.",
-)
-def snapshot_has_no_stale_articles(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
-    """Blocking: a chunk that is not the slice of its article it claims quotes and cites text the article does not hold."""
+def no_stale_articles(context: AssetCheckExecutionContext, petrichor: PetrichorResource, tables: SnapshotTables) -> AssetCheckResult:
+    """A chunk that is not the slice of its article it claims quotes and cites text the article does not hold."""
     from petrichor_pipeline.build.steps.articles import scan_buckets
 
-    snaps, m = _current(context, petrichor)
-    if m is None:
-        return _none()
     columns = ["article_id", "content", "chunk_algorithm_version", "build_version", "article_version"]
-    arts = {r["article_id"]: r for r in read_table_unverified(snaps, m, "articles").select(columns).to_pylist()}
+    arts = {r["article_id"]: r for r in tables["articles"].select(columns).to_pylist()}
     stale = set()
     for aid, a in arts.items():
         if a["chunk_algorithm_version"] != CHUNK_ALGORITHM_VERSION or a["build_version"] != BUILD_VERSION:
             stale.add(aid)
-    for c in read_table_unverified(snaps, m, "chunks").select(["article_id", "content", "start", "end"]).to_pylist():
+    for c in tables["chunks"].select(["article_id", "content", "start", "end"]).to_pylist():
         art = arts.get(c["article_id"])
         if art is None or art["content"][c["start"] : c["end"]] != c["content"]:
             stale.add(c["article_id"])
@@ -136,12 +134,9 @@ def snapshot_has_no_stale_articles(context: AssetCheckExecutionContext, petricho
     )
 
 
-@asset_check(asset="snapshot", blocking=True, description="Every file and vector table version matches the manifest's checksums, as serving verifies them.")
-def snapshot_checksums_verify(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> AssetCheckResult:
-    """Blocking: serving refuses a snapshot whose files do not match the manifest, so publishing one would take search down."""
-    snaps, m = _current(context, petrichor)
-    if m is None:
-        return _none()
+def checksums_verify(context: AssetCheckExecutionContext, petrichor: PetrichorResource, tables: SnapshotTables) -> AssetCheckResult:
+    """Serving refuses a snapshot whose files do not match the manifest, so publishing one would take search down."""
+    m = tables.manifest
     try:
         verify_snapshot(petrichor.context().settings.data_dir, m.version)
     except IntegrityError as exc:
@@ -149,4 +144,66 @@ def snapshot_checksums_verify(context: AssetCheckExecutionContext, petrichor: Pe
     return AssetCheckResult(passed=True, metadata={"snapshot_version": m.version})
 
 
-snapshot_checks = [snapshot_checksums_verify, snapshot_schemas_valid, snapshot_referential_integrity, snapshot_vector_dimensions, snapshot_has_no_stale_articles]
+Check = Callable[[AssetCheckExecutionContext, PetrichorResource, SnapshotTables], AssetCheckResult]
+
+SNAPSHOT_CHECKS: dict[str, tuple[str, Check]] = {
+    "snapshot_checksums_verify": ("Every file and vector table version matches the manifest's checksums, as serving verifies them.", checksums_verify),
+    "snapshot_schemas_valid": ("Every snapshot table satisfies its pandera schema.", schemas_valid),
+    "snapshot_referential_integrity": ("No chunk without its article; every question points at an existing chunk.", referential_integrity),
+    "snapshot_vector_dimensions": ("Vector tables hold only vectors of the manifest's fingerprint and dimension.", vector_dimensions),
+    "snapshot_has_no_stale_articles": (
+        "No stale article: every chunk is the exact slice of its article version it claims to be, built by the current "
+        "chunker and build version; also reports articles changed in the corpus since publishing.",
+        no_stale_articles,
+    ),
+}
+"""Check name -> (description, function): the blocking checks of every staged snapshot."""
+HASHED_ASIDE = "snapshot_checksums_verify"
+"""The check that hashes every file (I/O and hashlib, which release the GIL): it runs on a thread beside the others."""
+
+
+def run_checks(
+    context: AssetCheckExecutionContext, petrichor: PetrichorResource, checks: dict[str, tuple[str, Check]], asset: str = "snapshot"
+) -> Iterator[AssetCheckResult]:
+    """The selected `checks` over the snapshot under check, in their order, from one read of each table."""
+    selected = [name for name in checks if any(k.name == name for k in context.selected_asset_check_keys)]
+    snaps, m = _current(context, petrichor)
+    if m is None:
+        for name in selected:
+            yield AssetCheckResult(check_name=name, asset_key=asset, passed=False, description="no snapshot has been published")
+        return
+    tables = SnapshotTables(snaps, m)
+
+    def evaluate(name: str) -> AssetCheckResult:
+        try:
+            return checks[name][1](context, petrichor, tables)
+        except Exception as exc:  # noqa: BLE001 - a file that cannot be read fails the checks that read it, not the others
+            return AssetCheckResult(passed=False, description=f"could not check: {type(exc).__name__}: {str(exc)[:300]}")
+
+    with ThreadPoolExecutor(max_workers=1) as aside:
+        hashed = aside.submit(evaluate, HASHED_ASIDE) if HASHED_ASIDE in selected else None
+        results = {name: evaluate(name) for name in selected if name != HASHED_ASIDE}
+        if hashed is not None:
+            results[HASHED_ASIDE] = hashed.result()
+    for name in selected:
+        result = results[name]
+        yield AssetCheckResult(
+            check_name=name,
+            asset_key=asset,
+            passed=result.passed,
+            severity=result.severity,
+            description=result.description,
+            metadata=result.metadata,
+        )
+
+
+@multi_asset_check(
+    specs=[AssetCheckSpec(name, asset="snapshot", blocking=True, description=description) for name, (description, _) in SNAPSHOT_CHECKS.items()],
+    can_subset=True,
+    description="The snapshot's blocking integrity checks, from one read of each table.",
+)
+def snapshot_integrity(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> Iterator[AssetCheckResult]:
+    yield from run_checks(context, petrichor, SNAPSHOT_CHECKS)
+
+
+snapshot_checks = [snapshot_integrity]

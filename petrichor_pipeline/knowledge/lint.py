@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from petrichor_pipeline.knowledge.wiki_links import linked_keys
 
@@ -56,6 +57,22 @@ def _page_links(pages: Rows | PageLinks) -> PageLinks:
     return pages if isinstance(pages, PageLinks) else page_links(pages)
 
 
+def _table(rows: Rows, *names: str) -> pa.Table:
+    """`rows` as an Arrow table of the `names` columns (string columns)."""
+    if isinstance(rows, pa.Table):
+        return rows.select(list(names))
+    return pa.table({name: pa.array([row[name] for row in rows], pa.string()) for name in names})
+
+
+def _joined(*columns: Any) -> pa.Array:
+    """One string per row of (kb_id, tenant, page key) columns: the page's identity, compared in Arrow."""
+    return pc.binary_join_element_wise(*columns, "\x1f")
+
+
+def _known(found: PageLinks) -> pa.Array:
+    return pa.array(["\x1f".join(key) for key in found.keys], pa.string())
+
+
 def broken_links(pages: Rows | PageLinks, links: Rows) -> list[str]:
     """`kb/from -> to` for every `[[pageKey|name]]` in a body and every link row whose target page is missing."""
     found = _page_links(pages)
@@ -66,26 +83,22 @@ def broken_links(pages: Rows | PageLinks, links: Rows) -> list[str]:
         for target in targets
         if (kb, tenant, target) not in known
     }
-    bad |= {
-        f"{_key(kb, source)} -> {target}"
-        for kb, tenant, source, target in _fields(links, "kb_id", "tenant", "from_page_key", "to_page_key")
-        if (kb, tenant, target) not in known
-    }
+    rows = _table(links, "kb_id", "tenant", "from_page_key", "to_page_key")
+    missing = pc.invert(pc.is_in(_joined(rows["kb_id"], rows["tenant"], rows["to_page_key"]), value_set=_known(found)))
+    bad |= {f"{_key(kb, source)} -> {target}" for kb, _, source, target in _fields(rows.filter(missing), *rows.column_names)}
     return sorted(bad)
 
 
 def orphan_pages(pages: Rows | PageLinks, links: Rows) -> list[str]:
     """Entity and concept pages no other page links to, by a link row or a `[[...]]` in its body."""
     found = _page_links(pages)
-    linked = {
-        (kb, tenant, target)
-        for kb, tenant, source, target in _fields(links, "kb_id", "tenant", "from_page_key", "to_page_key")
-        if source != target
-    }
-    for (kb, tenant, key), targets in zip(found.keys, found.targets):
-        linked.update((kb, tenant, k) for k in targets if k != key)
+    rows = _table(links, "kb_id", "tenant", "from_page_key", "to_page_key")
+    rows = rows.filter(pc.not_equal(rows["from_page_key"], rows["to_page_key"]))
+    by_body = ["\x1f".join((kb, tenant, k)) for (kb, tenant, key), targets in zip(found.keys, found.targets) for k in targets if k != key]
+    linked = pa.concat_arrays([_joined(rows["kb_id"], rows["tenant"], rows["to_page_key"]).combine_chunks(), pa.array(by_body, pa.string())])
+    unlinked = pc.invert(pc.is_in(_known(found), value_set=pc.unique(linked))).to_pylist()
     return sorted(
-        _key(kb, key) for (kb, tenant, key), kind in zip(found.keys, found.kinds) if kind not in ROOT_KINDS and (kb, tenant, key) not in linked
+        _key(kb, key) for (kb, _, key), kind, alone in zip(found.keys, found.kinds, unlinked) if alone and kind not in ROOT_KINDS
     )
 
 

@@ -70,7 +70,7 @@ def _per_bucket(home: Path, asset: str) -> dict[str, dict]:
 def test_a_build_evaluates_every_asset_check_on_the_instance(tiny):
     root, _ = tiny
     statuses = _check_statuses(root / "home")
-    assert len(statuses) == len(ASSET_CHECKS) == 9
+    assert len(statuses) == len({key for c in ASSET_CHECKS for key in c.check_keys}) == 9
     assert set(statuses.values()) == {AssetCheckExecutionRecordStatus.SUCCEEDED}, statuses
     blocking = {spec.name for c in ASSET_CHECKS for spec in c.check_specs if spec.blocking}
     assert blocking == BLOCKING == {spec.name for c in snapshot_checks for spec in c.check_specs}
