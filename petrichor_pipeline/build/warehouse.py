@@ -1,5 +1,5 @@
 """The warehouse: one Parquet file per (asset, bucket), written atomically, and its sidecar JSON; a table
-over all buckets (the wiki's) as one uncompressed Arrow IPC file, memory-mapped when read.
+over all buckets (the wiki's) as one compressed Arrow IPC file (`WHOLE_FILE`).
 
 Each asset partition reads its own previous file to reuse rows of unchanged articles, so the
 warehouse is both the output of a bucket run and the cache of the next one. What each bucket was built
@@ -23,8 +23,10 @@ from petrichor_pipeline.contract.files import write_atomic, write_parquet_atomic
 
 
 WHOLE_FILE = "all.arrow"
-"""A table over all buckets, rewritten by every publish and read whole by the next: mapped, it costs no decoding
-(the wiki's pages at 10,000 articles: 248 MB of text, 0.3 to 1.9 s to read as Parquet)."""
+"""A table over all buckets, rewritten by every publish and read whole by the next, as a zstd-compressed Arrow
+IPC file: the wiki's pages at 10,000 articles (248 MB of text) write in 0.45 s and read in 0.19 s; as Parquet
+0.5 s and 0.3 to 1.9 s, uncompressed 2.8 s (flushing 249 MB to disk)."""
+WHOLE_OPTIONS = pa.ipc.IpcWriteOptions(compression="zstd")
 LEGACY_WHOLE_FILE = "all.parquet"
 
 
@@ -63,9 +65,9 @@ class Warehouse:
             write_parquet_atomic(table, p)
             return p
 
-        def write(tmp: str) -> None:  # one record batch: a table of many slices would write each buffer of each
-            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table.combine_chunks())  # (218,000 writes for the wiki's pages at 10,000 articles)
+        def write(tmp: str) -> None:  # one record batch: a table of many slices would write each of them apart
+            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema, options=WHOLE_OPTIONS) as writer:
+                writer.write_table(table.combine_chunks())
 
         write_atomic(p, write)
         (self.root / asset / LEGACY_WHOLE_FILE).unlink(missing_ok=True)

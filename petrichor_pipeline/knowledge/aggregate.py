@@ -228,9 +228,44 @@ class _Items:
         position = np.arange(len(owner)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         return pa.array(self.starts[rows][owner] + position, pa.int64()), owner, position
 
-    def field(self, name: str, indices: pa.Array) -> pa.ChunkedArray:
+    def _taken(self, values: pa.ChunkedArray, indices: np.ndarray) -> pa.Array:
+        """`values.take(indices)`, each chunk taken on its own: a take over the chunked column would first
+        concatenate it (the contributions' texts: 400 MB at 10,000 articles)."""
+        bounds = np.cumsum([0, *(len(chunk) for chunk in values.chunks)])
+        chunk_of = np.searchsorted(bounds, indices, side="right") - 1
+        order = np.argsort(chunk_of, kind="stable")
+        pieces = [
+            values.chunk(c).take(pa.array(indices[order[lo:hi]] - bounds[c], pa.int64()))
+            for c, lo, hi in _runs_of(chunk_of[order])
+        ]
+        grouped = pa.concat_arrays(pieces) if pieces else pa.array([], values.type)
+        return grouped.take(pa.array(np.argsort(order), pa.int64()))
+
+    def pylist(self, indices: np.ndarray) -> list[Any]:
+        """The items at `indices` of `values` as Python objects, each chunk taken on its own (`_taken`)."""
+        bounds = np.cumsum([0, *(len(chunk) for chunk in self.values.chunks)])
+        chunk_of = np.searchsorted(bounds, indices, side="right") - 1
+        out: list[Any] = [None] * len(indices)
+        for c in np.unique(chunk_of).tolist():
+            where = np.flatnonzero(chunk_of == c)
+            taken = self.values.chunk(c).take(pa.array(indices[where] - bounds[c], pa.int64())).to_pylist()
+            for i, value in zip(where.tolist(), taken):
+                out[i] = value
+        return out
+
+    def field(self, name: str, indices: pa.Array) -> pa.Array:
         """One struct field of the items at `indices` of `values`."""
-        return pc.struct_field(self.values, name).take(indices)
+        return self._taken(pc.struct_field(self.values, name), np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64))
+
+
+def _runs_of(sorted_keys: np.ndarray) -> list[tuple[int, int, int]]:
+    """(key, start, end) of each run of equal values in `sorted_keys`."""
+    if not len(sorted_keys):
+        return []
+    cuts = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
+    starts = np.concatenate([[0], cuts])
+    ends = np.concatenate([cuts, [len(sorted_keys)]])
+    return [(int(sorted_keys[a]), int(a), int(b)) for a, b in zip(starts, ends)]
 
 
 @dataclass(frozen=True)
@@ -280,8 +315,8 @@ def _aggregate_scope(kb_id: str, tenant: str, contributions: _Contributions, row
         else:
             plan.append((key, support, None))
     merged = sorted({i for key, _, row in plan if row is None for i in supporters[key]})
-    taken = contributions.pages.values.take(pc.take(items, pa.array(merged, pa.int64())))
-    contributed = dict(zip(merged, taken.to_pylist()))  # only the pages merged again become objects
+    taken = contributions.pages.pylist(items.to_numpy()[np.asarray(merged, dtype=np.int64)])
+    contributed = dict(zip(merged, taken))  # only the pages merged again become objects
     for key, support, row in plan:
         if row is not None:
             out.reuse_page(row)
