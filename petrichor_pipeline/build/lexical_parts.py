@@ -3,7 +3,7 @@ articles that were rebuilt (and the cross-article wiki, which every build recomp
 
 Every row of the chunk, window, question and tree indexes belongs to one article, and a bucket's tables
 keep each article's rows together. An article's postings (row numbers local to its rows of each index) are
-cached per bucket in the warehouse (`lexical_parts/bucket=XX.parquet`, one row per article, index and term,
+cached per bucket in the warehouse (`lexical_parts/bucket=XX.arrow`, one row per article, index and term,
 terms in the order of their first occurrence) beside a signature per article of what they were computed
 from: its title, the build keys of the indexed steps and its row counts. Merging the articles in snapshot
 order, each article's rows shifted by the rows before it, gives exactly the index a build over the whole
@@ -21,10 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from petrichor_pipeline.build.warehouse import Warehouse
-from petrichor_pipeline.contract.files import write_parquet_atomic
 from petrichor_pipeline.text import lexical
 from petrichor_pipeline.text.bm25 import BM25Index
 from petrichor_pipeline.text.tokenize import get_tokenizer
@@ -114,15 +112,21 @@ def _signatures(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], toke
 
 def _cached(wh: Warehouse, bucket: str) -> tuple[pa.Table, dict[str, str]]:
     """The bucket's cached postings table and the signature of each article in it (empty when unreadable)."""
-    sidecar = wh.read_json("lexical_parts", bucket) or {}
-    path = wh.path("lexical_parts", bucket)
-    if sidecar.get("version") != LEXICAL_PARTS_VERSION or not path.exists():
+    table, sidecar = _cache_file(wh, bucket)
+    return table, dict(sidecar.get("articles") or {})
+
+
+def _cache_file(wh: Warehouse, name: str) -> tuple[pa.Table, dict]:
+    """A postings cache (`PARTS_SCHEMA`, its file's metadata kept) and its sidecar; empty when either is
+    missing, unreadable or of another version."""
+    sidecar = wh.read_json("lexical_parts", name) or {}
+    table = wh.read_arrow("lexical_parts", f"bucket={name}") if sidecar.get("version") == LEXICAL_PARTS_VERSION else None
+    if table is None:
         return PARTS_SCHEMA.empty_table(), {}
     try:
-        table = pq.read_table(path).select(PARTS_SCHEMA.names).cast(PARTS_SCHEMA)
-    except (OSError, pa.ArrowInvalid, KeyError, pa.ArrowNotImplementedError):
+        return table.select(PARTS_SCHEMA.names).cast(PARTS_SCHEMA.with_metadata(table.schema.metadata)), sidecar
+    except (KeyError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return PARTS_SCHEMA.empty_table(), {}
-    return table, dict(sidecar.get("articles") or {})
 
 
 def _slices(table: pa.Table) -> dict[tuple[str, str], pa.Table]:
@@ -210,13 +214,13 @@ def bucket_parts(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tok
             if part is not None and part.num_rows:
                 pieces.append(part)
     if todo or set(cached_sigs) != set(signatures):
-        write_parquet_atomic(pa.concat_tables(pieces) if pieces else empty, wh.path("lexical_parts", bucket))
+        wh.write_arrow("lexical_parts", f"bucket={bucket}", pa.concat_tables(pieces) if pieces else empty)
         wh.write_json("lexical_parts", bucket, {"version": LEXICAL_PARTS_VERSION, "articles": signatures})
     return BucketParts(units, sizes, reused=len(reuse), tokenised=len(todo))
 
 
 WIKI_PARTS = "wiki"
-"""The cache of wiki postings (`lexical_parts/bucket=wiki.parquet`): one unit per distinct page text, keyed
+"""The cache of wiki postings (`lexical_parts/bucket=wiki.arrow`): one unit per distinct page text, keyed
 by its hash, so a build re-tokenises only the pages whose title, summary, content or aliases changed."""
 
 
@@ -247,7 +251,7 @@ def wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) ->
             kept[h], pos = (pos, pos + en - st), pos + en - st
         spans = kept
         spans_json = json.dumps(spans, separators=(",", ":"))
-        write_parquet_atomic(cached_table.replace_schema_metadata({SPANS_KEY: spans_json}), wh.path("lexical_parts", WIKI_PARTS))
+        wh.write_arrow("lexical_parts", f"bucket={WIKI_PARTS}", cached_table.replace_schema_metadata({SPANS_KEY: spans_json}))
         wh.write_json("lexical_parts", WIKI_PARTS, {"version": LEXICAL_PARTS_VERSION})
     picked = [spans[h] for h in hashes]
     lengths = np.asarray([en - st for st, en in picked], dtype=np.int64)
@@ -257,12 +261,12 @@ def wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) ->
 def _cached_wiki(wh: Warehouse) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
     """The wiki postings cache and each page text's (start, end) rows in it, kept in the file's own metadata
     (so they always describe its rows); found from the rows for a cache written before they were kept."""
-    table, _ = _cached(wh, WIKI_PARTS)
+    table, _ = _cache_file(wh, WIKI_PARTS)
     if not table.num_rows:
         return table, {}
     try:
-        stored = json.loads((pq.read_schema(wh.path("lexical_parts", WIKI_PARTS)).metadata or {}).get(SPANS_KEY, b"{}"))
-    except (OSError, ValueError, pa.ArrowInvalid):
+        stored = json.loads((table.schema.metadata or {}).get(SPANS_KEY.encode(), b"{}"))
+    except ValueError:
         stored = {}
     if stored and max(en for _, en in stored.values()) == table.num_rows:
         return table, {h: (int(st), int(en)) for h, (st, en) in stored.items()}

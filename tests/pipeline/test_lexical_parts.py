@@ -74,8 +74,6 @@ def test_merged_postings_follow_a_deleted_and_a_rebuilt_article(built_corpus, tm
 def test_wiki_postings_retokenise_only_edited_pages_and_read_a_cache_without_spans(built_corpus, tmp_path, monkeypatch):
     """The wiki cache slices reused pages by the spans its file records; a cache from before spans were
     recorded is read by its rows. Both merge to the index a whole build gives."""
-    import pyarrow.parquet as pq
-
     data = tmp_path / "data"
     shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
     isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
@@ -92,9 +90,9 @@ def test_wiki_postings_retokenise_only_edited_pages_and_read_a_cache_without_spa
     whole = lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer))
     assert tables["lexical_index"].equals(whole)
 
-    cache = ctx.warehouse.path("lexical_parts", lexical_parts.WIKI_PARTS)
-    assert lexical_parts.SPANS_KEY.encode() in (pq.read_schema(cache).metadata or {})
-    pq.write_table(pq.read_table(cache).replace_schema_metadata(None), cache)
+    cached = ctx.warehouse.read_arrow("lexical_parts", f"bucket={lexical_parts.WIKI_PARTS}")
+    assert lexical_parts.SPANS_KEY.encode() in (cached.schema.metadata or {})
+    ctx.warehouse.write_arrow("lexical_parts", f"bucket={lexical_parts.WIKI_PARTS}", cached.replace_schema_metadata(None))
     built.clear()
     assert assemble_tables(ctx)["lexical_index"].equals(whole)
     assert built == []
