@@ -348,12 +348,17 @@ def _merged_index(name: str, table: pa.Table, shifts: np.ndarray) -> pa.Table:
     )
 
 
-def merged_table(parts: Sequence[BucketParts], wiki: tuple[pa.Table, np.ndarray]) -> pa.Table:
-    """The `lexical_index` table: the buckets' postings merged in bucket order and the wiki's (`wiki_units`)."""
+def wiki_index(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -> pa.Table:
+    """The wiki's `lexical_index` rows from its per-page cache (`wiki_units`)."""
+    return _merged_index("wiki", *wiki_units(wh, tables, tokenizer))
+
+
+def merged_table(parts: Sequence[BucketParts], wiki: pa.Table) -> pa.Table:
+    """The `lexical_index` table: the buckets' postings merged in bucket order, and the wiki's (`wiki_index`)."""
     out = []
     for name in lexical.INDEXES:
         if name == "wiki":
-            out.append(_merged_index(name, *wiki))
+            out.append(wiki)
             continue
         units, offset = [], 0
         for part in parts:

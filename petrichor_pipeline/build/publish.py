@@ -135,7 +135,7 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
 
     wiki = {name: t if (t := wh.read(name, None, SCHEMAS[name])) is not None else SCHEMAS[name].empty_table() for name in WIKI_TABLES}
     with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:  # the wiki's postings beside the buckets'
-        wiki_postings = pool.submit(lexical_parts.wiki_units, wh, wiki, tokenizer)
+        wiki_postings = pool.submit(lexical_parts.wiki_index, wh, wiki, tokenizer)
         done = list(pool.map(read, BUCKETS))
     per_bucket = {b: own for b, (own, _) in zip(BUCKETS, done)}
     parts = [p for _, p in done]

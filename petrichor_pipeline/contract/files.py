@@ -44,9 +44,12 @@ def write_text_atomic(path: Path, text: str, *, durable: bool = True) -> None:
 
 
 def write_parquet_atomic(table: pa.Table, path: Path) -> None:
-    """zstd-compressed Parquet, dictionary-encoding only the columns whose values repeat (`repeating_columns`)."""
+    """zstd-compressed Parquet. Only the columns whose values repeat (`repeating_columns`) get a dictionary and
+    min/max statistics: over mostly distinct texts a statistic bounds nothing a reader filters on, and computing
+    it compares every text (the wiki's pages at 10,000 articles: written in 1.56 s with statistics, 0.66 s
+    without)."""
     chosen = repeating_columns(table)
-    write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd", use_dictionary=chosen))
+    write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd", use_dictionary=chosen, write_statistics=chosen))
 
 
 DICTIONARY_SAMPLE = 2000
