@@ -5,9 +5,9 @@ They run in every publish run, on the snapshot that run staged, before `publishe
 checks are blocking: a snapshot that fails one would serve wrong, unverifiable or broken data, so Dagster
 skips `published_snapshot`, the run fails and `CURRENT` stays where it was.
 
-The five checks are one multi-asset check (`snapshot_checks`): one step reads each table once for all of
-them (they read the same articles and chunks), and the checksums are hashed on a thread meanwhile. Each
-check stays its own spec: the UI shows, and a run may select, each one alone.
+These five and the wiki lint (`lint_checks`) are one multi-asset check (`snapshot_checks`): one step reads
+each table once for all of them (they read the same articles, chunks and pages), and the checksums are hashed
+on a thread meanwhile. Each check stays its own spec: the UI shows, and a run may select, each one alone.
 """
 
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, multi_asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity
 
 from petrichor_pipeline.assets.snapshot import snapshot_under_check
 from petrichor_pipeline.build.scan_handoff import SCAN_TAG
@@ -195,15 +195,3 @@ def run_checks(
             description=result.description,
             metadata=result.metadata,
         )
-
-
-@multi_asset_check(
-    specs=[AssetCheckSpec(name, asset="snapshot", blocking=True, description=description) for name, (description, _) in SNAPSHOT_CHECKS.items()],
-    can_subset=True,
-    description="The snapshot's blocking integrity checks, from one read of each table.",
-)
-def snapshot_integrity(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> Iterator[AssetCheckResult]:
-    yield from run_checks(context, petrichor, SNAPSHOT_CHECKS)
-
-
-snapshot_checks = [snapshot_integrity]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dagster import Definitions
 
-from petrichor_pipeline.checks import snapshot_checks
 from petrichor_pipeline.jobs import (
     PARTITIONED_ASSETS,
     PUBLISH_ASSETS,
@@ -13,13 +12,9 @@ from petrichor_pipeline.jobs import (
     nightly_full_rebuild,
     publish_job,
 )
-from petrichor_pipeline.lint_checks import wiki_lint_checks
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.sensors import corpus_observer, corpus_sensor, discard_refused_snapshot, publish_after_build
-
-
-ASSET_CHECKS = [*snapshot_checks, *wiki_lint_checks]
-"""Every asset check; the publish run (`petrichor build`'s and the `publish` job's) runs them all."""
+from petrichor_pipeline.snapshot_checks import ASSET_CHECKS
 
 
 def _definitions() -> Definitions:

@@ -2,16 +2,15 @@
 
 Not blocking: a broken link, an orphan page or a page over an outdated source makes the wiki worse to
 navigate but serves nothing wrong, so it is reported (a build warning) and the snapshot is still published.
-Like the integrity checks, the four are one multi-asset check (`checks.run_checks`): the tables are read
-once, and the pages' body links are scanned once for both link checks."""
+They run in the integrity checks' step (`snapshot_checks`), which reads each table once; the pages' body
+links are scanned once for both link checks."""
 
 
-from collections.abc import Iterator
 from typing import Any
 
-from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSpec, MetadataValue, multi_asset_check
+from dagster import AssetCheckExecutionContext, AssetCheckResult, MetadataValue
 
-from petrichor_pipeline.checks import Check, SnapshotTables, run_checks
+from petrichor_pipeline.checks import Check, SnapshotTables
 from petrichor_pipeline.knowledge import lint
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
@@ -57,15 +56,3 @@ LINT_CHECKS: dict[str, tuple[str, Check]] = {
     "articles_built_by_current_code": ("Every article was built by the current chunk algorithm and build version.", built_by_current_code),
 }
 """Check name -> (description, function): the wiki lint of every staged snapshot."""
-
-
-@multi_asset_check(
-    specs=[AssetCheckSpec(name, asset="snapshot", description=description) for name, (description, _) in LINT_CHECKS.items()],
-    can_subset=True,
-    description="Wiki lint of the snapshot, from one read of each table.",
-)
-def wiki_lint(context: AssetCheckExecutionContext, petrichor: PetrichorResource) -> Iterator[AssetCheckResult]:
-    yield from run_checks(context, petrichor, LINT_CHECKS)
-
-
-wiki_lint_checks = [wiki_lint]

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 from dagster import AssetSelection, DagsterInstance, Definitions
 import pytest
 
-from petrichor_pipeline.checks import snapshot_checks
+from petrichor_pipeline.snapshot_checks import ASSET_CHECKS, BLOCKING
 from petrichor_pipeline.definitions import all_assets
 from petrichor_pipeline.config import load_settings
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subproces
 def _evaluate(data_dir, corpus_dir, monkeypatch) -> dict:
     monkeypatch.setenv("PETRICHOR_EMBED_CACHE", str(EMBED_CACHE))
     resource = PetrichorResource(settings=RunSettings.of(load_settings().with_paths(str(data_dir), str(corpus_dir))))
-    d = Definitions(assets=all_assets(), asset_checks=snapshot_checks, resources={"petrichor": resource})
+    d = Definitions(assets=all_assets(), asset_checks=ASSET_CHECKS, resources={"petrichor": resource})
     checks = AssetSelection.checks_for_assets("snapshot").resolve_checks(d.resolve_asset_graph())
     job = d.resolve_implicit_global_asset_job_def().get_subset(asset_check_selection=set(checks))
     with DagsterInstance.ephemeral() as instance:
@@ -31,7 +31,7 @@ def _evaluate(data_dir, corpus_dir, monkeypatch) -> dict:
 
 def test_checks_pass_on_the_bundled_snapshot(built_corpus, monkeypatch):
     evals = _evaluate(built_corpus.data_dir, built_corpus.corpus_dir, monkeypatch)
-    assert len(evals) == 5
+    assert len(evals) == 9 and BLOCKING < set(evals)
     assert all(e.passed for e in evals.values()), [(n, e.metadata) for n, e in evals.items() if not e.passed]
 
 

@@ -13,7 +13,7 @@ from dagster._core.storage.asset_check_execution_record import AssetCheckExecuti
 
 from petrichor_pipeline import runner
 from petrichor_pipeline.assets import snapshot as snapshot_assets
-from petrichor_pipeline.checks import snapshot_checks
+from petrichor_pipeline.checks import SNAPSHOT_CHECKS
 from petrichor_pipeline.contract.current import read_current
 from petrichor_pipeline.definitions import ASSET_CHECKS, defs
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
@@ -73,7 +73,7 @@ def test_a_build_evaluates_every_asset_check_on_the_instance(tiny):
     assert len(statuses) == len({key for c in ASSET_CHECKS for key in c.check_keys}) == 9
     assert set(statuses.values()) == {AssetCheckExecutionRecordStatus.SUCCEEDED}, statuses
     blocking = {spec.name for c in ASSET_CHECKS for spec in c.check_specs if spec.blocking}
-    assert blocking == BLOCKING == {spec.name for c in snapshot_checks for spec in c.check_specs}
+    assert blocking == BLOCKING == set(SNAPSHOT_CHECKS)
 
 
 def test_each_bucket_materialization_carries_its_own_figures(tiny):

@@ -13,7 +13,8 @@ from dagster import DagsterInstance, Definitions
 from petrichor_pipeline.contract.manifest import MANIFEST_FILE, file_entry
 from petrichor_pipeline.definitions import all_assets
 from petrichor_pipeline.knowledge import lint
-from petrichor_pipeline.lint_checks import wiki_lint_checks
+from petrichor_pipeline.lint_checks import LINT_CHECKS
+from petrichor_pipeline.snapshot_checks import ASSET_CHECKS
 from petrichor_pipeline.config import load_settings
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
 from tests.conftest import EMBED_CACHE
@@ -56,8 +57,8 @@ def test_lint_rules_name_the_offending_keys():
 def _evaluate(data_dir, corpus_dir, monkeypatch) -> dict:
     monkeypatch.setenv("PETRICHOR_EMBED_CACHE", str(EMBED_CACHE))
     resource = PetrichorResource(settings=RunSettings.of(load_settings().with_paths(str(data_dir), str(corpus_dir))))
-    d = Definitions(assets=all_assets(), asset_checks=wiki_lint_checks, resources={"petrichor": resource})
-    checks = {key for c in wiki_lint_checks for key in c.check_keys}
+    d = Definitions(assets=all_assets(), asset_checks=ASSET_CHECKS, resources={"petrichor": resource})
+    checks = {key for c in ASSET_CHECKS for key in c.check_keys if key.name in LINT_CHECKS}
     job = d.resolve_implicit_global_asset_job_def().get_subset(asset_check_selection=checks)
     with DagsterInstance.ephemeral() as instance:
         res = job.execute_in_process(instance=instance, raise_on_error=False)
