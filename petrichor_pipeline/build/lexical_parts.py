@@ -43,6 +43,10 @@ PARTS_SCHEMA = pa.schema(
 )
 
 
+SPANS_KEY = "petrichor.spans"
+"""A cache file's metadata key for where its units' rows lie, so reuse slices the file without hashing its keys:
+a bucket's `[[article_id, index, start, end], ...]`, the wiki's `{page text hash: [start, end]}`."""
+
 MERGED_COLUMNS = ("term", "rows", "weights")
 """The columns of `PARTS_SCHEMA` the merge reads. A unit keeps only these: the article id and index name
 repeated on every cached row are 44 % of a bucket cache's memory (100,000 chunks: 750 of 1,719 MB), which a
@@ -130,13 +134,30 @@ def _cache_file(wh: Warehouse, name: str) -> tuple[pa.Table, dict]:
 
 
 def _slices(table: pa.Table) -> dict[tuple[str, str], pa.Table]:
-    """The cached table cut into its (article_id, index) runs."""
+    """The cached table cut into its (article_id, index) runs, by the spans its file records (`_with_spans`),
+    else found from its rows (a cache written before they were recorded)."""
     if not table.num_rows:
         return {}
+    try:
+        stored = json.loads((table.schema.metadata or {}).get(SPANS_KEY.encode(), b"[]"))
+    except ValueError:
+        stored = []
+    if stored and stored[-1][3] == table.num_rows:
+        return {(aid, name): table.slice(st, en - st) for aid, name, st, en in stored}
     aids, aid_names = _codes(table.column("article_id"))
     idx, idx_names = _codes(table.column("index"))
     starts, ends = _boundaries(aids, idx)
     return {(aid_names[aids[s]], idx_names[idx[s]]): table.slice(int(s), int(e - s)) for s, e in zip(starts, ends)}
+
+
+def _with_spans(pieces: Sequence[tuple[str, str, pa.Table]]) -> pa.Table:
+    """The cache table of (article id, index, postings) pieces, its metadata recording each piece's rows."""
+    spans, pos = [], 0
+    for aid, name, part in pieces:
+        spans.append((aid, name, pos, pos + part.num_rows))
+        pos += part.num_rows
+    table = pa.concat_tables([part for _, _, part in pieces])
+    return table.replace_schema_metadata({SPANS_KEY: json.dumps(spans, separators=(",", ":"))})
 
 
 def _postings_rows(name: str, units: Sequence[tuple[str, BM25Index]]) -> pa.Table:
@@ -198,7 +219,7 @@ def bucket_parts(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tok
             whole[name] = _postings_rows(name, [("", BM25Index.build(lexical.documents(name, tables), tok.index))])
 
     units: dict[str, list[Unit]] = {}
-    pieces: list[pa.Table] = []
+    pieces: list[tuple[str, str, pa.Table]] = []
     empty = PARTS_SCHEMA.empty_table()
     for name in BUCKET_INDEXES:
         if name in whole:
@@ -212,9 +233,9 @@ def bucket_parts(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tok
         for name in BUCKET_INDEXES:
             part = cached.get((aid, name)) if aid in reuse else fresh.get((aid, name))
             if part is not None and part.num_rows:
-                pieces.append(part)
+                pieces.append((aid, name, part))
     if todo or set(cached_sigs) != set(signatures):
-        wh.write_arrow("lexical_parts", f"bucket={bucket}", pa.concat_tables(pieces) if pieces else empty)
+        wh.write_arrow("lexical_parts", f"bucket={bucket}", _with_spans(pieces) if pieces else empty)
         wh.write_json("lexical_parts", bucket, {"version": LEXICAL_PARTS_VERSION, "articles": signatures})
     return BucketParts(units, sizes, reused=len(reuse), tokenised=len(todo))
 
@@ -222,10 +243,6 @@ def bucket_parts(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tok
 WIKI_PARTS = "wiki"
 """The cache of wiki postings (`lexical_parts/bucket=wiki.arrow`): one unit per distinct page text, keyed
 by its hash, so a build re-tokenises only the pages whose title, summary, content or aliases changed."""
-
-
-SPANS_KEY = "petrichor.spans"
-"""The wiki cache file's metadata key for its page spans (JSON: page text hash -> [start, end])."""
 
 
 def wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -> tuple[pa.Table, np.ndarray]:

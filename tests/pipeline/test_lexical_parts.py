@@ -45,6 +45,13 @@ def test_merged_postings_equal_a_whole_build_and_unchanged_buckets_are_reused(bu
     assert assemble_tables(ctx)["lexical_index"].equals(whole)
     assert built == []
 
+    # a bucket cache records where each article's postings lie; one without that record is cut by its rows
+    cached = ctx.warehouse.read_arrow("lexical_parts", f"bucket={touched}")
+    assert lexical_parts.SPANS_KEY.encode() in (cached.schema.metadata or {})
+    ctx.warehouse.write_arrow("lexical_parts", f"bucket={touched}", cached.replace_schema_metadata(None))
+    assert assemble_tables(ctx)["lexical_index"].equals(whole)
+    assert built == []
+
 
 def test_merged_postings_follow_a_deleted_and_a_rebuilt_article(built_corpus, tmp_path, monkeypatch):
     """Articles leave and change inside one bucket: the merge still equals a build over the whole snapshot."""
