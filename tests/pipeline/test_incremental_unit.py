@@ -112,3 +112,17 @@ def test_assembled_bucket_equals_filtering_and_sorting(counts, reused, order, sp
     by_article = ArticleRows(previous)
     for a in articles:
         assert by_article.get(a["article_id"]) == [r for r in prev_rows if r["article_id"] == a["article_id"]]
+
+
+def test_a_whole_table_of_the_earlier_parquet_layout_is_read_then_replaced(tmp_path):
+    """The wiki's tables were `all.parquet`; they are read as they are and the next write replaces them."""
+    import pyarrow.parquet as pq
+
+    wh = Warehouse(tmp_path)
+    table = pa.table({"article_id": ["a", "b"], "value": ["x", "y"]})
+    (tmp_path / "wiki_pages").mkdir()
+    pq.write_table(table, tmp_path / "wiki_pages" / "all.parquet")
+    assert wh.read("wiki_pages", schema=SCHEMA).equals(table.cast(SCHEMA))
+    wh.write("wiki_pages", table.slice(1))
+    assert not (tmp_path / "wiki_pages" / "all.parquet").exists()
+    assert wh.read("wiki_pages", schema=SCHEMA).to_pylist() == [{"article_id": "b", "value": "y"}]
