@@ -111,8 +111,6 @@ def vector_dimensions(context: AssetCheckExecutionContext, petrichor: PetrichorR
 
 def no_stale_articles(context: AssetCheckExecutionContext, petrichor: PetrichorResource, tables: SnapshotTables) -> AssetCheckResult:
     """A chunk that is not the slice of its article it claims quotes and cites text the article does not hold."""
-    from petrichor_pipeline.build.steps.articles import scan_buckets
-
     columns = ["article_id", "content", "chunk_algorithm_version", "build_version", "article_version"]
     arts = {r["article_id"]: r for r in tables["articles"].select(columns).to_pylist()}
     stale = set()
@@ -123,11 +121,10 @@ def no_stale_articles(context: AssetCheckExecutionContext, petrichor: PetrichorR
         art = arts.get(c["article_id"])
         if art is None or art["content"][c["start"] : c["end"]] != c["content"]:
             stale.add(c["article_id"])
-    ctx = petrichor.context()
-    if scan_id := context.run.tags.get(SCAN_TAG):  # the build's planning scan, as its runs receive it
-        ctx.adopt_scan(scan_id)
-    corpus = {a["article_id"]: a["article_version"] for rows, _ in scan_buckets(ctx).values() for a in rows}
-    moved = sorted(aid for aid, v in corpus.items() if arts.get(aid, {}).get("article_version") != v)
+    moved: list[str] = []
+    if not context.run.tags.get(SCAN_TAG):  # a build's run staged the snapshot from its scan, which `check_matches_scan` compared
+        corpus = {a.article_id: a.article_version for a in petrichor.context().scan().articles}
+        moved = sorted(aid for aid, v in corpus.items() if arts.get(aid, {}).get("article_version") != v)
     return AssetCheckResult(
         passed=not stale,
         metadata={"stale_articles": sorted(stale)[:50], "changed_in_corpus_since_publish": moved[:50]},
