@@ -292,11 +292,7 @@ def _cached_wiki(wh: Warehouse) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
 
 def _spans(keys: pa.ChunkedArray | pa.Array) -> dict[str, tuple[int, int]]:
     """(start, end) of each run of equal keys."""
-    if not len(keys):
-        return {}
-    codes, names = _codes(keys)
-    starts, ends = _boundaries(codes)
-    return {names[codes[st]]: (int(st), int(en)) for st, en in zip(starts, ends)}
+    return {key: (start, start + n) for key, start, n in _runs(keys)}
 
 
 def _gathered(table: pa.Table, runs: Sequence[tuple[int, int]]) -> pa.Table:

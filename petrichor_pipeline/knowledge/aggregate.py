@@ -18,7 +18,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -229,27 +229,20 @@ class _Items:
         return pa.array(self.starts[rows][owner] + position, pa.int64()), owner, position
 
     def _taken(self, values: pa.ChunkedArray, indices: np.ndarray) -> pa.Array:
-        """`values.take(indices)`, each chunk taken on its own: a take over the chunked column would first
-        concatenate it (the contributions' texts: 400 MB at 10,000 articles)."""
-        bounds = np.cumsum([0, *(len(chunk) for chunk in values.chunks)])
-        chunk_of = np.searchsorted(bounds, indices, side="right") - 1
-        order = np.argsort(chunk_of, kind="stable")
-        pieces = [
-            values.chunk(c).take(pa.array(indices[order[lo:hi]] - bounds[c], pa.int64()))
-            for c, lo, hi in _runs_of(chunk_of[order])
-        ]
-        grouped = pa.concat_arrays(pieces) if pieces else pa.array([], values.type)
-        return grouped.take(pa.array(np.argsort(order), pa.int64()))
+        """`values.take(indices)`, each chunk taken on its own (`_by_chunk`)."""
+        pieces, positions = [], []
+        for chunk, where, local in _by_chunk(values, indices):
+            pieces.append(chunk.take(pa.array(local, pa.int64())))
+            positions.append(where)
+        if not pieces:
+            return pa.array([], values.type)
+        return pa.concat_arrays(pieces).take(pa.array(np.argsort(np.concatenate(positions)), pa.int64()))
 
     def pylist(self, indices: np.ndarray) -> list[Any]:
-        """The items at `indices` of `values` as Python objects, each chunk taken on its own (`_taken`)."""
-        bounds = np.cumsum([0, *(len(chunk) for chunk in self.values.chunks)])
-        chunk_of = np.searchsorted(bounds, indices, side="right") - 1
+        """The items at `indices` of `values` as Python objects, each chunk taken on its own (`_by_chunk`)."""
         out: list[Any] = [None] * len(indices)
-        for c in np.unique(chunk_of).tolist():
-            where = np.flatnonzero(chunk_of == c)
-            taken = self.values.chunk(c).take(pa.array(indices[where] - bounds[c], pa.int64())).to_pylist()
-            for i, value in zip(where.tolist(), taken):
+        for chunk, where, local in _by_chunk(self.values, indices):
+            for i, value in zip(where.tolist(), chunk.take(pa.array(local, pa.int64())).to_pylist()):
                 out[i] = value
         return out
 
@@ -258,14 +251,15 @@ class _Items:
         return self._taken(pc.struct_field(self.values, name), np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64))
 
 
-def _runs_of(sorted_keys: np.ndarray) -> list[tuple[int, int, int]]:
-    """(key, start, end) of each run of equal values in `sorted_keys`."""
-    if not len(sorted_keys):
-        return []
-    cuts = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
-    starts = np.concatenate([[0], cuts])
-    ends = np.concatenate([cuts, [len(sorted_keys)]])
-    return [(int(sorted_keys[a]), int(a), int(b)) for a, b in zip(starts, ends)]
+def _by_chunk(values: pa.ChunkedArray, indices: np.ndarray) -> Iterator[tuple[pa.Array, np.ndarray, np.ndarray]]:
+    """Per chunk of `values` that `indices` point into: the chunk, the positions in `indices` pointing into it
+    and their indices within it. A take over the chunked column would first concatenate it (the
+    contributions' texts: 400 MB at 10,000 articles)."""
+    bounds = np.cumsum([0, *(len(chunk) for chunk in values.chunks)])
+    chunk_of = np.searchsorted(bounds, indices, side="right") - 1
+    for c in np.unique(chunk_of).tolist():
+        where = np.flatnonzero(chunk_of == c)
+        yield values.chunk(c), where, indices[where] - bounds[c]
 
 
 @dataclass(frozen=True)
