@@ -130,17 +130,11 @@ process per step costs more than the steps' work, so the run stays in this proce
 
 def articles_to_build(ctx: BuildContext, buckets: dict[str, Any], covered: list[str]) -> int:
     """Articles of the covered buckets whose id and version the warehouse does not hold yet."""
-    import pyarrow.parquet as pq
-
     count = 0
     for bucket in covered:
         rows, _ = buckets[bucket]
-        path = ctx.warehouse.path("articles", bucket)
-        try:
-            prev = pq.read_table(path, columns=["article_id", "article_version"]).to_pylist() if path.exists() else []
-        except (OSError, ValueError):
-            prev = []
-        have = {(r["article_id"], r["article_version"]) for r in prev}
+        prev = ctx.warehouse.read("articles", bucket, columns=["article_id", "article_version"])
+        have = set(zip(prev.column("article_id").to_pylist(), prev.column("article_version").to_pylist())) if prev is not None else set()
         count += sum((r["article_id"], r["article_version"]) not in have for r in rows)
     return count
 

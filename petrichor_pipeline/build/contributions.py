@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from petrichor_pipeline.build.warehouse import Warehouse
-from petrichor_pipeline.contract.files import write_parquet_atomic
 from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, LEGACY_CANDIDATE_SCHEMA
 from petrichor_pipeline.knowledge.wiki import contribution_digest, row_of
 
@@ -33,10 +31,6 @@ def read_contributions(wh: Warehouse, bucket: str) -> pa.Table | None:
 
 def upgrade_legacy(wh: Warehouse, bucket: str) -> None:
     """Rewrite the bucket's file nested when it still holds JSON, before the step reuses its rows."""
-    path = wh.path(ASSET, bucket)
-    try:
-        legacy = "knowledge_json" in pq.read_schema(path).names
-    except (OSError, pa.ArrowInvalid):
-        return
-    if legacy and (table := read_contributions(wh, bucket)) is not None:
-        write_parquet_atomic(table, path)
+    stored = wh.read(ASSET, bucket)
+    if stored is not None and "knowledge_json" in stored.column_names and (table := read_contributions(wh, bucket)) is not None:
+        wh.write(ASSET, table, bucket)

@@ -4,7 +4,6 @@ read with the same contributions and digests, and its step rewrites the file nes
 import json
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from hypothesis import given, settings
 
 from petrichor_pipeline.build.contributions import read_contributions, upgrade_legacy
@@ -45,7 +44,7 @@ def test_a_legacy_bucket_reads_as_nested_rows_and_its_step_rewrites_it(tmp_path)
     assert aggregate_contributions(legacy).tables == aggregate_wiki(contributions).tables
 
     upgrade_legacy(wh, "00")
-    assert pq.read_schema(wh.path("wiki_candidates", "00")).names == CANDIDATE_SCHEMA.names
+    assert wh.read("wiki_candidates", "00").column_names == CANDIDATE_SCHEMA.names
     assert read_contributions(wh, "00").equals(expected)
     upgrade_legacy(wh, "01")  # no file: nothing to do
     assert read_contributions(wh, "01") is None

@@ -27,7 +27,7 @@ def _edit(corpus):
 
 def _buckets_written(data, since: float) -> int:
     """Buckets whose chunks the running build has written already."""
-    return sum(p.stat().st_mtime > since for p in (data / "warehouse" / "chunks").glob("bucket=*.parquet"))
+    return sum(p.stat().st_mtime > since for p in (data / "warehouse" / "chunks").glob("bucket=*.arrow"))
 
 
 def _stale_on(home, data, corpus) -> list[str]:

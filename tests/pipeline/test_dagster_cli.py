@@ -35,5 +35,5 @@ def test_dagster_asset_materialize_from_the_workspace(tmp_path):
         timeout=300,
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert (tmp_path / "data" / "warehouse" / "chunks" / "bucket=03.parquet").exists()
+    assert (tmp_path / "data" / "warehouse" / "chunks" / "bucket=03.arrow").exists()
 

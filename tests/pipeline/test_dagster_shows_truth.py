@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pyarrow.parquet as pq
+from petrichor_pipeline.build.warehouse import Warehouse
 import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
@@ -81,8 +81,8 @@ def test_each_bucket_materialization_carries_its_own_figures(tiny):
     chunks = _per_bucket(root / "home", "chunks")
     assert len(chunks) == 16
     for bucket, meta in chunks.items():
-        path = root / "data" / "warehouse" / "chunks" / f"bucket={bucket}.parquet"
-        rows = pq.read_table(path).num_rows if path.exists() else 0
+        table = Warehouse(root / "data" / "warehouse").read("chunks", bucket)
+        rows = table.num_rows if table is not None else 0
         assert meta["rows"] == rows, bucket
         assert meta["articles_built"] == sum(bucket_of(article_id_of(a)) == bucket for a in ARTICLES), bucket
         assert set(meta["petrichor/bucket_state"]) == {bucket}

@@ -9,6 +9,7 @@ from dagster import AssetKey, DagsterInstance, materialize
 import pytest
 
 from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, defs
+from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.config import load_settings
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
@@ -49,7 +50,7 @@ def test_materialize_all_assets_into_a_temporary_folder(tmp_path, monkeypatch):
         assert res.success
         assert instance.get_latest_materialization_event(AssetKey("snapshot")) is not None
 
-    chunks = pq.read_table(data / "warehouse" / "chunks" / f"bucket={bucket}.parquet")
+    chunks = Warehouse(data / "warehouse").read("chunks", bucket)
     assert chunks.num_rows > 0 and set(chunks.column("article_id").to_pylist()) == {article_id_of(ONE)}
     version = (data / "snapshots" / "CURRENT").read_text().strip()
     assert pq.read_table(data / "snapshots" / version / "chunks.parquet").num_rows == chunks.num_rows

@@ -126,3 +126,24 @@ def test_a_whole_table_of_the_earlier_parquet_layout_is_read_then_replaced(tmp_p
     wh.write("wiki_pages", table.slice(1))
     assert not (tmp_path / "wiki_pages" / "all.parquet").exists()
     assert wh.read("wiki_pages", schema=SCHEMA).to_pylist() == [{"article_id": "b", "value": "y"}]
+
+
+def test_a_bucket_file_of_the_earlier_parquet_layout_keeps_its_digest_until_its_step_rewrites_it(tmp_path):
+    """Bucket files were `bucket=XX.parquet`: read as they are, their digest is the one the instance recorded
+    for them (no rebuild after an upgrade), and the next write replaces them with the Arrow file."""
+    import pyarrow.parquet as pq
+
+    wh = Warehouse(tmp_path)
+    table = pa.table({"article_id": ["a", "b"], "value": ["x", "y"]})
+    (tmp_path / "t").mkdir()
+    legacy = tmp_path / "t" / "bucket=00.parquet"
+    pq.write_table(table, legacy)
+    recorded = wh.files_digest("t", "00")
+    assert wh.read("t", "00", SCHEMA).equals(table.cast(SCHEMA))
+    assert wh.read("t", "00", columns=["value"]).column_names == ["value"]
+    assert wh.files_digest("t", "00") == recorded
+    wh.write("t", table.slice(1), "00")
+    assert not legacy.exists() and wh.path("t", "00").suffix == ".arrow"
+    assert wh.files_digest("t", "00") != recorded
+    assert wh.read("t", "00", SCHEMA).to_pylist() == [{"article_id": "b", "value": "y"}]
+    assert wh.read("t", "00", columns=["missing"]) is None

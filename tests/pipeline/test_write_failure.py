@@ -4,6 +4,7 @@ folder, `CURRENT` untouched. The failure is injected where the build writes (ENO
 from __future__ import annotations
 
 import errno
+from pathlib import Path
 
 import pytest
 
@@ -27,11 +28,11 @@ def _disk_full_after(monkeypatch, target: str, writes: int) -> None:
     real = getattr(__import__(module, fromlist=[name]), name)
     calls = {"n": 0}
 
-    def write(table, path, *args, **kwargs):
+    def write(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] > writes:
-            raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        return real(table, path, *args, **kwargs)
+            raise OSError(errno.ENOSPC, "No space left on device", str(next(a for a in args if isinstance(a, Path))))
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(target, write)
 
@@ -54,7 +55,7 @@ def test_a_full_disk_while_writing_the_snapshot(edited, monkeypatch):
 def test_a_full_disk_while_writing_the_warehouse(edited, monkeypatch):
     corpus, data, home = edited
     before = current_version(data)
-    _disk_full_after(monkeypatch, "petrichor_pipeline.build.warehouse.write_parquet_atomic", 0)
+    _disk_full_after(monkeypatch, "petrichor_pipeline.build.warehouse.write_atomic", 0)
     summary = build(data, corpus, home)
     _assert_refused_cleanly(summary, data, before)
     assert summary["failed_run"].startswith("buckets ")
