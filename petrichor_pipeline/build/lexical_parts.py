@@ -3,19 +3,23 @@ articles that were rebuilt (and the cross-article wiki, which every build recomp
 
 Every row of the chunk, window, question and tree indexes belongs to one article, and a bucket's tables
 keep each article's rows together. An article's postings (row numbers local to its rows of each index) are
-cached per bucket in the warehouse (`lexical_parts/bucket=XX.arrow`, one row per article, index and term,
-terms in the order of their first occurrence) beside a signature per article of what they were computed
-from: its title, the build keys of the indexed steps and its row counts. Merging the articles in snapshot
-order, each article's rows shifted by the rows before it, gives exactly the index a build over the whole
-snapshot gives: a term's id is its first occurrence over all rows (the articles' term lists concatenated in
-order and dictionary-encoded), and a stable sort by term keeps rows ascending inside each term.
+cached per bucket in the warehouse (`lexical_parts/bucket=XX.arrow`, one row per article, index and term)
+beside a signature per article of what they were computed from: its title, the build keys of the indexed
+steps and its row counts. Merging the articles in snapshot order, each article's rows shifted by the rows
+before it, gives exactly the index a build over the whole snapshot gives: a term's id is its rank in code
+point order (as in `BM25Index`), and a stable sort by term keeps rows ascending inside each term.
+
+Wiki pages are keyed by their text's hash instead. A page whose text changed since the last publish (a hub
+page whose sources gained a sentence) gets its previous text's cached counts with only its changed lines
+tokenised (`tokenize.line_pieces`): a hub page is megabytes of which a build changes a few lines.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,8 +28,8 @@ import pyarrow.compute as pc
 
 from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.text import lexical
-from petrichor_pipeline.text.bm25 import BM25Index
-from petrichor_pipeline.text.tokenize import get_tokenizer
+from petrichor_pipeline.text.bm25 import FIELD_WEIGHTS, BM25Index, weighted_counts
+from petrichor_pipeline.text.tokenize import get_tokenizer, line_pieces
 from petrichor_pipeline.versions import LEXICAL_PARTS_VERSION
 
 BUCKET_INDEXES = tuple(name for name in lexical.INDEXES if name != "wiki")
@@ -245,20 +249,29 @@ WIKI_PARTS = "wiki"
 by its hash, so a build re-tokenises only the pages whose title, summary, content or aliases changed."""
 
 
-def wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -> tuple[pa.Table, np.ndarray]:
+def wiki_units(
+    wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str, previous: Callable[[set[str]], pa.Table | None] = lambda keys: None
+) -> tuple[pa.Table, np.ndarray]:
     """The wiki index's postings, one page per unit in row order: (postings rows, each row's page number).
 
-    The cache keeps each page text's rows together and its sidecar their spans, so reused pages are sliced
-    from it: no encoding of its keys, no take over its rows."""
+    The cache keeps each page text's rows together and its metadata their spans, so reused pages are sliced
+    from it: no encoding of its keys, no take over its rows. `previous(keys)` gives the earlier rows of those
+    pages (the published snapshot's, or None): a page whose earlier text is cached is counted from it
+    (`_edited_counts`)."""
     docs = list(lexical.documents("wiki", tables))
     key = get_tokenizer(tokenizer).key
-    hashes = [hashlib.sha256("\x1f".join((LEXICAL_PARTS_VERSION, key, *doc)).encode()).hexdigest()[:24] for doc in docs]
+    hashes = [_page_hash(key, doc) for doc in docs]
     cached_table, spans = _cached_wiki(wh)
-    todo = {h: doc for h, doc in zip(hashes, docs) if h not in spans}
+    todo = {h: (page, doc) for page, h, doc in zip(tables["wiki_pages"].column("page_key").to_pylist(), hashes, docs) if h not in spans}
     pages = list(dict.fromkeys(hashes))
     if todo or len(spans) != len(pages):  # the cache becomes this wiki's pages, in its order
         tok = get_tokenizer(tokenizer)
-        fresh = _postings_rows("wiki", [(h, BM25Index.build([doc], tok.index)) for h, doc in todo.items()])
+        earlier = _earlier_counts(cached_table, spans, key, previous({page for page, _ in todo.values()}) if todo and spans else None)
+        counts = []
+        for h, (page, doc) in todo.items():
+            edited = _edited_counts(*earlier[page], doc, tok.index) if page in earlier else None
+            counts.append((h, edited if edited is not None else weighted_counts(doc, tok.index)))
+        fresh = _postings_rows("wiki", [(h, BM25Index.from_counts([c])) for h, c in counts])
         n = cached_table.num_rows
         spans.update({h: (n + st, n + en) for h, (st, en) in _spans(fresh.column("article_id")).items()})
         cached_table = _gathered(pa.concat_tables([cached_table, fresh]), [spans[h] for h in pages])
@@ -273,6 +286,48 @@ def wiki_units(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) ->
     picked = [spans[h] for h in hashes]
     lengths = np.asarray([en - st for st, en in picked], dtype=np.int64)
     return _gathered(cached_table, picked), np.repeat(np.arange(len(picked)), lengths)
+
+
+def _page_hash(tokenizer_key: str, doc: Sequence[str]) -> str:
+    return hashlib.sha256("\x1f".join((LEXICAL_PARTS_VERSION, tokenizer_key, *doc)).encode()).hexdigest()[:24]
+
+
+def _earlier_counts(
+    cached: pa.Table, spans: Mapping[str, tuple[int, int]], tokenizer_key: str, previous: pa.Table | None
+) -> dict[str, tuple[Sequence[str], dict[str, float]]]:
+    """page key -> (its earlier document, that document's cached term counts), for the earlier pages whose
+    text the cache still holds (a cache and snapshot of different builds hold none in common)."""
+    if previous is None or not previous.num_rows:
+        return {}
+    out = {}
+    for page, doc in zip(previous.column("page_key").to_pylist(), lexical.documents("wiki", {"wiki_pages": previous})):
+        if (at := spans.get(_page_hash(tokenizer_key, doc))) is not None:
+            part = cached.slice(at[0], at[1] - at[0])
+            weights = pc.list_flatten(part.column("weights")).to_numpy(zero_copy_only=False)  # one page: one weight a term
+            out[page] = (doc, dict(zip(part.column("term").to_pylist(), weights.tolist())))
+    return out
+
+
+def _edited_counts(before: Sequence[str], counts: Mapping[str, float], after: Sequence[str], tokenize: Callable[[str], list[str]]) -> dict[str, float] | None:
+    """`after`'s weighted term counts from `before`'s (`counts`): each field's lines that `after` lacks are
+    taken away, its new lines added (`tokenize.line_pieces`); None when a field cannot be cut into lines."""
+    out = Counter(counts)
+    for weight, old, new in zip(FIELD_WEIGHTS, before, after):
+        if old == new:
+            continue
+        old_pieces, new_pieces = line_pieces(old or ""), line_pieces(new or "")
+        if old_pieces is None or new_pieces is None:
+            return None
+        was, now = Counter(old_pieces), Counter(new_pieces)
+        for piece, n in (now - was).items():
+            for term in tokenize(piece):
+                out[term] += weight * n
+        for piece, n in (was - now).items():
+            for term in tokenize(piece):
+                out[term] -= weight * n
+    if any(n < 0 for n in out.values()):
+        return None
+    return {term: n for term, n in out.items() if n > 0}
 
 
 def _cached_wiki(wh: Warehouse) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
@@ -337,8 +392,11 @@ def _merged_index(name: str, table: pa.Table, shifts: np.ndarray) -> pa.Table:
         return lexical.postings_table({name: ([], [], [])})
     table = table.select(MERGED_COLUMNS).combine_chunks()
     encoded = pc.dictionary_encode(table.column("term").chunk(0))
-    ids = encoded.indices.to_numpy().astype(np.int64)
-    terms = encoded.dictionary
+    rank = pc.array_sort_indices(encoded.dictionary).to_numpy()  # ids are ranks in code point order (`BM25Index`)
+    ids = np.empty_like(rank)
+    ids[rank] = np.arange(len(rank))
+    ids = ids[encoded.indices.to_numpy()].astype(np.int64)
+    terms = encoded.dictionary.take(pa.array(rank))
     rows_col, weights_col = table.column("rows").chunk(0), table.column("weights").chunk(0)
     lengths = pc.list_value_length(rows_col).to_numpy(zero_copy_only=False).astype(np.int64)
     flat_rows = pc.list_flatten(rows_col).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
@@ -361,22 +419,25 @@ def _merged_index(name: str, table: pa.Table, shifts: np.ndarray) -> pa.Table:
     )
 
 
-def wiki_index(wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str) -> pa.Table:
+def wiki_index(
+    wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str, previous: Callable[[set[str]], pa.Table | None] = lambda keys: None
+) -> pa.Table:
     """The wiki's `lexical_index` rows from its per-page cache (`wiki_units`)."""
-    return _merged_index("wiki", *wiki_units(wh, tables, tokenizer))
+    return _merged_index("wiki", *wiki_units(wh, tables, tokenizer, previous))
 
 
-def merged_table(parts: Sequence[BucketParts], wiki: pa.Table) -> pa.Table:
-    """The `lexical_index` table: the buckets' postings merged in bucket order, and the wiki's (`wiki_index`)."""
-    out = []
+def merged_table(parts: Sequence[BucketParts], wiki: Callable[[], pa.Table]) -> pa.Table:
+    """The `lexical_index` table: the buckets' postings merged in bucket order, and the wiki's (`wiki_index`,
+    asked for once the others are merged, so a wiki computed meanwhile on another thread need not be waited for)."""
+    out = {}
     for name in lexical.INDEXES:
         if name == "wiki":
-            out.append(wiki)
             continue
         units, offset = [], 0
         for part in parts:
             units += [(offset + u.start, u.postings) for u in part.units[name] if u.postings.num_rows]
             offset += part.sizes[name]
         table = pa.concat_tables([t for _, t in units]) if units else PARTS_SCHEMA.empty_table().select(MERGED_COLUMNS)
-        out.append(_merged_index(name, table, np.repeat([st for st, _ in units], [t.num_rows for _, t in units]).astype(np.int64)))
-    return pa.concat_tables(out)
+        out[name] = _merged_index(name, table, np.repeat([st for st, _ in units], [t.num_rows for _, t in units]).astype(np.int64))
+    out["wiki"] = wiki()
+    return pa.concat_tables([out[name] for name in lexical.INDEXES])

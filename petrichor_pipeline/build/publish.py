@@ -23,10 +23,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from petrichor_pipeline.build import lexical_parts
 from petrichor_pipeline.build.context import BuildContext
@@ -134,9 +135,19 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
         return own, lexical_parts.bucket_parts(wh, bucket, own, tokenizer)
 
     wiki = {name: t if (t := wh.read(name, None, SCHEMAS[name])) is not None else SCHEMAS[name].empty_table() for name in WIKI_TABLES}
-    with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:  # the wiki's postings beside the buckets'
-        wiki_postings = pool.submit(lexical_parts.wiki_index, wh, wiki, tokenizer)
+    pool = ThreadPoolExecutor(max_workers=PUBLISH_THREADS)  # the wiki's postings beside the buckets' and their merge
+    try:
+        wiki_postings = pool.submit(lexical_parts.wiki_index, wh, wiki, tokenizer, lambda keys: _published_pages(ctx, keys))
         done = list(pool.map(read, BUCKETS))
+        return _assembled(ctx, done, wiki, wiki_postings.result)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _assembled(
+    ctx: BuildContext, done: list[tuple[dict[str, pa.Table], lexical_parts.BucketParts]], wiki: dict[str, pa.Table], wiki_postings: Callable[[], pa.Table]
+) -> dict[str, pa.Table]:
+    """The snapshot's tables from each bucket's tables and postings and the wiki's tables and postings."""
     per_bucket = {b: own for b, (own, _) in zip(BUCKETS, done)}
     parts = [p for _, p in done]
     del done
@@ -160,8 +171,22 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
         "tree_nodes": concat("tree_nodes", SCHEMAS["tree_nodes"]),
     }
     tables.update(wiki)
-    tables["lexical_index"] = lexical_parts.merged_table(parts, wiki_postings.result())
+    tables["lexical_index"] = lexical_parts.merged_table(parts, wiki_postings)
     return tables
+
+
+def _published_pages(ctx: BuildContext, keys: set[str]) -> pa.Table | None:
+    """The rows of the wiki pages `keys` in the snapshot `CURRENT` names (what the wiki's postings cache was
+    last written beside); None when there is none or it cannot be read."""
+    snaps = ctx.settings.snapshots_dir
+    version = read_current(snaps)
+    if version is None:
+        return None
+    try:
+        pages = pq.read_table(snaps / version / "wiki_pages.parquet", columns=list(lexical.WIKI_COLUMNS))
+    except (OSError, pa.ArrowInvalid):
+        return None
+    return pages.filter(pc.is_in(pages.column("page_key"), value_set=pa.array(sorted(keys), pa.string())))
 
 
 def _desired_vectors(ctx: BuildContext, kind: str, source: pa.Table, id_col: str) -> pa.Table | None:
@@ -267,10 +292,11 @@ def _write_folder(
     folder = snaps / version
     postings = tables["lexical_index"]
     lengths = lexical.lengths_table(lexical.from_table(postings, lexical.sizes(tables)))
+    largest_first = sorted(tables, key=lambda name: -tables[name].nbytes)  # the last file to start is a short one
     with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:  # leaving it waits for every write, failed or not
-        entries = {name: pool.submit(_write_table, folder, name, table) for name, table in tables.items()}
-        lexical_written = pool.submit(write_lexical_files, folder, postings, lengths)
-    manifest_tables = {name: entry.result() for name, entry in entries.items()}
+        lexical_written = pool.submit(write_lexical_files, folder, postings, lengths)  # the largest: the postings uncompressed
+        entries = {name: pool.submit(_write_table, folder, name, tables[name]) for name in largest_first}
+    manifest_tables = {name: entries[name].result() for name in tables}
     lexical_files = lexical_written.result()
     del postings, lengths, entries, lexical_written
     _narrow_written(tables)

@@ -26,7 +26,7 @@ import itertools
 import math
 from array import array
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -101,31 +101,35 @@ class BM25Index:
         """`docs` yields (title, summary, content) per row.
 
         A field's tokens are repeated `weight` times, so one C-level `Counter` yields the weighted counts
-        and the list's length is the weighted length. Term ids come from `dict.setdefault` with a running
-        counter (sparse, but assigned without Python code per token) and are made dense by one sort.
+        (and their sum is the weighted length)."""
+        return cls.from_counts(weighted_counts(fields, tokenize) for fields in docs)
+
+    @classmethod
+    def from_counts(cls, rows: Iterable[Mapping[str, float]]) -> "BM25Index":
+        """The index of rows given as their weighted term counts; a row's length is the sum of its counts.
+
+        Term ids are the terms' ranks in code point order, so an index is the same however its rows' counts
+        were found (tokenised whole, or an earlier row's counts with its edited lines' added and removed).
+        Ids come from `dict.setdefault` with a running counter (sparse, but assigned without Python code per
+        term) and are ranked by one sort.
         """
         vocab: dict[str, int] = {}
         next_id = itertools.count()
-        terms, rows, counts, lengths = array("q"), array("i"), array("f"), array("d")
-        for row, fields in enumerate(docs):
-            tokens: list[str] = []
-            for weight, text in zip(FIELD_WEIGHTS, fields):
-                if text:
-                    tokens += tokenize(text) * weight
-            weighted = Counter(tokens)
-            lengths.append(len(tokens))
+        terms, rows_of, counts, lengths = array("q"), array("i"), array("f"), array("d")
+        for row, weighted in enumerate(rows):
+            lengths.append(sum(weighted.values()))
             terms.extend(map(vocab.setdefault, weighted, next_id))
             counts.extend(weighted.values())
-            rows.extend(itertools.repeat(row, len(weighted)))
-        sparse = np.frombuffer(terms, dtype=np.int64)
-        order = np.argsort(sparse, kind="stable")  # stable: rows stay ascending inside each term
-        sorted_ids = sparse[order]
-        starts = np.flatnonzero(np.diff(sorted_ids, prepend=-1)) if len(sorted_ids) else np.empty(0, np.int64)
-        dense = np.searchsorted(sorted_ids[starts], np.fromiter(vocab.values(), np.int64, len(vocab)))
+            rows_of.extend(itertools.repeat(row, len(weighted)))
+        ordered = sorted(vocab)
+        sparse_of_rank = np.fromiter(map(vocab.__getitem__, ordered), np.int64, len(ordered))
+        by_sparse = np.argsort(sparse_of_rank)
+        ids = by_sparse[np.searchsorted(sparse_of_rank[by_sparse], np.frombuffer(terms, dtype=np.int64))] if len(terms) else np.empty(0, np.int64)
+        order = np.argsort(ids, kind="stable")  # stable: rows stay ascending inside each term
         return cls(
-            vocab=dict(zip(vocab, dense.tolist())),
-            indptr=np.append(starts, len(sorted_ids)).astype(np.int64),
-            indices=np.frombuffer(rows, dtype=np.int32)[order],
+            vocab=dict(zip(ordered, range(len(ordered)))),
+            indptr=np.concatenate([[0], np.cumsum(np.bincount(ids, minlength=len(ordered)))]).astype(np.int64),
+            indices=np.frombuffer(rows_of, dtype=np.int32)[order],
             data=np.frombuffer(counts, dtype=np.float32)[order],
             lengths=np.frombuffer(lengths, dtype=np.float64).copy(),
         )
@@ -355,6 +359,15 @@ def from_csc(
         raise ValueError(f"{len(lengths)} stored document lengths for {n_docs} rows")
     vocab = dict(zip(terms, range(len(terms))))
     return BM25Index(vocab=vocab, indptr=np.asarray(indptr, dtype=np.int64), indices=indices, data=data, lengths=lengths)
+
+
+def weighted_counts(fields: Sequence[str], tokenize: Callable[[str], list[str]]) -> Counter[str]:
+    """A row's term counts, each field's tokens counted `FIELD_WEIGHTS` times."""
+    tokens: list[str] = []
+    for weight, text in zip(FIELD_WEIGHTS, fields):
+        if text:
+            tokens += tokenize(text) * weight
+    return Counter(tokens)
 
 
 def postings(index: BM25Index) -> tuple[list[str], list[np.ndarray], list[np.ndarray]]:

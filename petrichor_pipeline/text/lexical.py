@@ -40,6 +40,10 @@ def wiki_extra(page_key: str, aliases: Sequence[str] | None) -> str:
     return " ".join((page_key, *(aliases or ())))
 
 
+WIKI_COLUMNS = ("page_key", "title", "summary", "content_md", "aliases")
+"""The `wiki_pages` columns a page's document is made of (`documents`)."""
+
+
 def documents(name: str, tables: Mapping[str, pa.Table]) -> Iterator[tuple[str, str, str]]:
     """(title, summary, content) per row of the index's table, in table order (weights 3 / 2 / 1)."""
     if name in ("chunk", "question", "window"):
@@ -62,7 +66,7 @@ def documents(name: str, tables: Mapping[str, pa.Table]) -> Iterator[tuple[str, 
             for chunk_id, text in zip(q.column("chunk_id").to_pylist(), q.column("index_text").to_pylist()):
                 yield (*meta.get(chunk_id, ("", "")), text)
     elif name == "wiki":
-        w = tables["wiki_pages"].select(["page_key", "title", "summary", "content_md", "aliases"]).to_pylist()
+        w = tables["wiki_pages"].select(list(WIKI_COLUMNS)).to_pylist()
         for p in w:
             yield p["title"], p["summary"] or "", f"{p['content_md']}\n{wiki_extra(p['page_key'], p['aliases'])}"
     elif name == "tree":

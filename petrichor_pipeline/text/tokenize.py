@@ -115,6 +115,16 @@ def index_tokens(text: str) -> list[str]:
     return _TOKENS.findall(_prepare(text))
 
 
+def line_pieces(text: str) -> list[str] | None:
+    """One piece per line of `text` whose tokens (by either tokenizer) together are the text's tokens, so
+    the counts of an edited text follow from its earlier counts by tokenising only the lines that changed.
+    Each line is fenced by a split character: alone it must not be stripped, as inside the text it is not
+    (only the text's ends are). None when the text has variant markup (`-{…}-`), which may span lines."""
+    if "-{" in text:
+        return None
+    return [f".{line}." for line in text.strip().split("\n")]
+
+
 def query_tokens(text: str) -> list[str]:
     """The distinct tokens of a query, first occurrence first."""
     return list(dict.fromkeys(_TOKENS.findall(_prepare(text))))

@@ -89,17 +89,60 @@ def test_wiki_postings_retokenise_only_edited_pages_and_read_a_cache_without_spa
     pages = ctx.warehouse.read("wiki_pages")
     edited = pc.if_else(pc.equal(pa.array(range(pages.num_rows)), 1), pa.scalar("an edited body"), pages.column("content_md"))
     ctx.warehouse.write("wiki_pages", pages.set_column(pages.schema.get_field_index("content_md"), "content_md", edited))
-    built = []
-    original = lexical_parts.BM25Index.build
-    monkeypatch.setattr(lexical_parts.BM25Index, "build", classmethod(lambda cls, docs, tok: (lambda d: built.append(len(d)) or original(d, tok))(list(docs))))
+    counted = _count_tokenised_pages(monkeypatch)
     tables = assemble_tables(ctx)
-    assert built == [1]  # the edited page alone
+    assert counted == [1]  # the edited page alone
     whole = lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer))
     assert tables["lexical_index"].equals(whole)
 
     cached = ctx.warehouse.read_arrow("lexical_parts", f"bucket={lexical_parts.WIKI_PARTS}")
     assert lexical_parts.SPANS_KEY.encode() in (cached.schema.metadata or {})
     ctx.warehouse.write_arrow("lexical_parts", f"bucket={lexical_parts.WIKI_PARTS}", cached.replace_schema_metadata(None))
-    built.clear()
+    counted.clear()
     assert assemble_tables(ctx)["lexical_index"].equals(whole)
-    assert built == []
+    assert counted == []
+
+
+def _count_tokenised_pages(monkeypatch) -> list[int]:
+    """Record each document `lexical_parts` tokenises whole."""
+    counted: list[int] = []
+    original = lexical_parts.weighted_counts
+    monkeypatch.setattr(lexical_parts, "weighted_counts", lambda fields, tok: counted.append(1) or original(fields, tok))
+    return counted
+
+
+def test_an_edited_wiki_page_is_counted_from_its_earlier_text(built_corpus, tmp_path, monkeypatch):
+    """Pages whose earlier text the cache holds get their counts from it, only the changed lines tokenised
+    (a hub page gains a line, another loses one, a third gets a new title and summary); the index equals a
+    whole build's. Pages the earlier snapshot does not hold, or hold with variant markup, are tokenised whole."""
+    data = tmp_path / "data"
+    shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
+    isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
+    ctx = build_context(str(data))
+    wh, tokenizer = ctx.warehouse, ctx.settings.lexical_tokenizer
+    before = wh.read("wiki_pages")
+    lexical_parts.wiki_units(wh, {"wiki_pages": before}, tokenizer)  # the cache holds every page as it was
+    rows = before.to_pylist()
+    longest = max(range(len(rows)), key=lambda i: len(rows[i]["content_md"]))
+    others = [i for i in range(len(rows)) if i != longest][:4]
+    rows[longest]["content_md"] += "\nA line about Redis 缓存 added.\n\u3000indented 段落"
+    lines = rows[others[0]]["content_md"].split("\n")
+    rows[others[0]]["content_md"] = "\n".join(lines[:-1]) if len(lines) > 1 else "gone"
+    rows[others[1]].update(title="A new title", summary="一个新的摘要")
+    rows[others[2]]["content_md"] += "\n-{zh-hans:缓存;zh-hant:快取}-"  # markup: tokenised whole
+    rows[others[3]]["content_md"] += "\nnot in the earlier snapshot"
+    after = pa.Table.from_pylist(rows, schema=before.schema)
+    earlier = before.filter(pc.not_equal(before.column("page_key"), rows[others[3]]["page_key"]))
+    asked: list[set[str]] = []
+    counted = _count_tokenised_pages(monkeypatch)
+    got = lexical_parts.wiki_index(wh, {"wiki_pages": after}, tokenizer, lambda keys: asked.append(keys) or earlier)
+    assert asked == [{rows[i]["page_key"] for i in (longest, *others)}]
+    assert len(counted) == 2  # the page with markup and the page the earlier snapshot lacks
+    whole = lexical.to_table({"wiki": lexical.build_indexes({"wiki_pages": after, **_empty_tables()}, tokenizer)["wiki"]})
+    assert got.equals(whole)
+
+
+def _empty_tables() -> dict[str, pa.Table]:
+    from petrichor_pipeline.contract.schemas import SCHEMAS
+
+    return {name: SCHEMAS[name].empty_table() for name in ("articles", "chunks", "chunk_windows", "questions", "tree_nodes")}

@@ -1,4 +1,8 @@
+from collections import Counter
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from petrichor_pipeline.text.lang import init_jieba
 from petrichor_pipeline.text.tokenize import (
@@ -6,6 +10,7 @@ from petrichor_pipeline.text.tokenize import (
     index_tokens,
     jieba_index_tokens,
     jieba_query_tokens,
+    line_pieces,
     query_tokens,
 )
 
@@ -122,3 +127,25 @@ def test_token_sets_overlap_as_the_token_sets_do(a, b):
     tokens_a, tokens_b = set(query_tokens(a)), set(query_tokens(b))
     assert len(token_set(a) & token_set(b)) == len(tokens_a & tokens_b)
     assert TOKENIZERS["jieba"].token_set(a) == set(jieba_index_tokens(a))
+
+
+LINE_TEXT = st.lists(
+    st.sampled_from([*"ab Z9-_.,\t\r{}\n", "\u3000", "\xa0", "\x85", "\u2028", "Σ", "中", "文", "字", "。", "\U0001F600", "İ", "-{", "}-"]),
+    max_size=40,
+).map("".join)
+
+
+@pytest.mark.parametrize("name", ["bigram", "jieba"])
+@settings(max_examples=400, deadline=None)
+@given(text=LINE_TEXT)
+def test_a_texts_tokens_are_its_line_pieces_tokens(name, text):
+    """What lets an edited wiki page be counted from its earlier counts: tokenising the text whole and
+    tokenising its pieces give the same tokens (lines that start or end in whitespace the tokenizer keeps,
+    final sigma, astral symbols), or there are no pieces (variant markup may span lines)."""
+    tok = get_tokenizer(name)
+    pieces = line_pieces(text)
+    if pieces is None:
+        assert "-{" in text
+        return
+    assert len(pieces) == len(text.strip().split("\n"))
+    assert Counter(tok.index(text)) == sum((Counter(tok.index(p)) for p in pieces), Counter())
