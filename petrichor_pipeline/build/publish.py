@@ -20,10 +20,10 @@ import logging
 import os
 import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -127,6 +127,15 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
     Buckets are concatenated in bucket order; the lexical index merges per-article postings, re-tokenising
     only the articles rebuilt since they were last indexed (`lexical_parts`).
     """
+    with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:
+        tables, postings = _assemble(ctx, pool)
+        tables["lexical_index"] = postings.result()
+    return tables
+
+
+def _assemble(ctx: BuildContext, pool: ThreadPoolExecutor) -> tuple[dict[str, pa.Table], Future[pa.Table]]:
+    """`assemble_tables` but the lexical index, which is left merging on `pool` (the wiki's postings are
+    computed beside the buckets' reads, the buckets' merged once read), so the tables can be written meanwhile."""
     wh = ctx.warehouse
     tokenizer = ctx.settings.lexical_tokenizer
 
@@ -135,22 +144,15 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
         return own, lexical_parts.bucket_parts(wh, bucket, own, tokenizer)
 
     wiki = {name: t if (t := wh.read(name, None, SCHEMAS[name])) is not None else SCHEMAS[name].empty_table() for name in WIKI_TABLES}
-    pool = ThreadPoolExecutor(max_workers=PUBLISH_THREADS)  # the wiki's postings beside the buckets' and their merge
-    try:
-        wiki_postings = pool.submit(lexical_parts.wiki_index, wh, wiki, tokenizer, lambda keys: _published_pages(ctx, keys))
-        done = list(pool.map(read, BUCKETS))
-        return _assembled(ctx, done, wiki, wiki_postings.result)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    wiki_postings = pool.submit(lexical_parts.wiki_index, wh, wiki, tokenizer, lambda keys: _published_pages(ctx, keys))
+    done = list(pool.map(read, BUCKETS))  # the wiki's task started first: the merge below may wait for it on the pool
+    postings = pool.submit(lexical_parts.merged_table, [p for _, p in done], wiki_postings.result)
+    return _assembled(ctx, [own for own, _ in done], wiki), postings
 
 
-def _assembled(
-    ctx: BuildContext, done: list[tuple[dict[str, pa.Table], lexical_parts.BucketParts]], wiki: dict[str, pa.Table], wiki_postings: Callable[[], pa.Table]
-) -> dict[str, pa.Table]:
-    """The snapshot's tables from each bucket's tables and postings and the wiki's tables and postings."""
-    per_bucket = {b: own for b, (own, _) in zip(BUCKETS, done)}
-    parts = [p for _, p in done]
-    del done
+def _assembled(ctx: BuildContext, own: list[dict[str, pa.Table]], wiki: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """The snapshot's tables from each bucket's own tables (in bucket order) and the wiki's."""
+    per_bucket = dict(zip(BUCKETS, own))
 
     def concat(name: str, schema: pa.Schema) -> pa.Table:
         tables = [per_bucket[b][name] for b in BUCKETS if per_bucket[b][name].num_rows]
@@ -171,7 +173,6 @@ def _assembled(
         "tree_nodes": concat("tree_nodes", SCHEMAS["tree_nodes"]),
     }
     tables.update(wiki)
-    tables["lexical_index"] = lexical_parts.merged_table(parts, wiki_postings)
     return tables
 
 
@@ -243,10 +244,11 @@ def stage_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stats:
     pointer = remote.read_pointer() if remote else None  # what the conditional write of CURRENT expects
     parent = pointer.version if pointer else read_current(snaps)
     version = new_version(salt=str(sorted(bucket_versions.items())))
-    tables = assemble_tables(ctx)
-    check_matches_scan(ctx, tables["articles"])
     try:
-        return _write_folder(ctx, version, parent, tables, bucket_versions, stats)
+        with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:  # leaving it waits for every task, failed or not
+            tables, postings = _assemble(ctx, pool)
+            check_matches_scan(ctx, tables["articles"])
+            return _write_folder(ctx, version, parent, tables, postings, pool, bucket_versions, stats)
     except BaseException:
         shutil.rmtree(snaps / version, ignore_errors=True)  # a write failed (a full disk): no partial folder stays
         raise
@@ -284,21 +286,30 @@ def _write_table(folder: Path, name: str, table: pa.Table) -> dict[str, Any]:
 
 
 def _write_folder(
-    ctx: BuildContext, version: str, parent: str | None, tables: dict[str, pa.Table], bucket_versions: dict[str, str], stats: dict[str, Any] | None
+    ctx: BuildContext,
+    version: str,
+    parent: str | None,
+    tables: dict[str, pa.Table],
+    postings: Future[pa.Table],
+    pool: ThreadPoolExecutor,
+    bucket_versions: dict[str, str],
+    stats: dict[str, Any] | None,
 ) -> Manifest:
-    """Every file of the snapshot folder, the manifest last. Consumes `tables`: once their files are
-    written they are narrowed to what the vector sync and the article records read (`_narrow_written`)."""
+    """Every file of the snapshot folder, the manifest last. The tables are written on `pool`, largest first,
+    while the lexical index is merged; its files are written on this thread once it is. Consumes `tables`:
+    once their files are written they are narrowed to what the vector sync and the article records read
+    (`_narrow_written`)."""
     snaps = ctx.settings.snapshots_dir
     folder = snaps / version
-    postings = tables["lexical_index"]
-    lengths = lexical.lengths_table(lexical.from_table(postings, lexical.sizes(tables)))
+    recorded = pool.submit(record_articles, ctx.settings.data_dir, tables["articles"], tables["chunks"])  # before CURRENT can point at them
     largest_first = sorted(tables, key=lambda name: -tables[name].nbytes)  # the last file to start is a short one
-    with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:  # leaving it waits for every write, failed or not
-        lexical_written = pool.submit(write_lexical_files, folder, postings, lengths)  # the largest: the postings uncompressed
-        entries = {name: pool.submit(_write_table, folder, name, tables[name]) for name in largest_first}
-    manifest_tables = {name: entries[name].result() for name in tables}
-    lexical_files = lexical_written.result()
-    del postings, lengths, entries, lexical_written
+    entries = {name: pool.submit(_write_table, folder, name, tables[name]) for name in largest_first}
+    index = postings.result()
+    entries["lexical_index"] = pool.submit(_write_table, folder, "lexical_index", index)
+    lexical_files = write_lexical_files(folder, index, lexical.lengths_table(lexical.from_table(index, lexical.sizes(tables))))
+    manifest_tables = {name: entries[name].result() for name in [*tables, "lexical_index"]}
+    recorded.result()
+    del index, entries
     _narrow_written(tables)
 
     vector_tables: dict[str, dict[str, Any]] = {}
@@ -343,7 +354,6 @@ def _write_folder(
         },
         stats={"bucket_versions": bucket_versions, **(stats or {})},
     )
-    record_articles(ctx.settings.data_dir, tables["articles"], tables["chunks"])  # before CURRENT can point at them
     write_manifest(snaps, manifest)
     return manifest
 
