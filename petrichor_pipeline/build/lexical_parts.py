@@ -384,12 +384,21 @@ def _grouped_positions(ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat((starts - (np.cumsum(counts) - counts)).astype(kind), counts) + np.arange(total, dtype=kind)
 
 
-def _merged_index(name: str, table: pa.Table, shifts: np.ndarray) -> pa.Table:
-    """One index's `lexical_index` rows from its units' postings in row order; `shifts` is each postings
-    row's first row in the index (its unit's start). Row numbers stay int32 throughout (an index's rows
-    fit, as the stored column says)."""
+@dataclass(frozen=True)
+class Merged:
+    """One index's `lexical_index` rows and its weighted document lengths (the per-row sums of its weights,
+    what `lexical.lengths_table` stores beside the postings)."""
+
+    postings: pa.Table
+    lengths: np.ndarray
+
+
+def _merged_index(name: str, table: pa.Table, shifts: np.ndarray, size: int) -> Merged:
+    """One index of `size` rows from its units' postings in row order; `shifts` is each postings row's
+    first row in the index (its unit's start). Row numbers stay int32 throughout (an index's rows fit, as
+    the stored column says)."""
     if not table.num_rows:
-        return lexical.postings_table({name: ([], [], [])})
+        return Merged(lexical.postings_table({name: ([], [], [])}), np.zeros(size, np.float64))
     table = table.select(MERGED_COLUMNS).combine_chunks()
     encoded = pc.dictionary_encode(table.column("term").chunk(0))
     rank = pc.array_sort_indices(encoded.dictionary).to_numpy()  # ids are ranks in code point order (`BM25Index`)
@@ -403,13 +412,14 @@ def _merged_index(name: str, table: pa.Table, shifts: np.ndarray) -> pa.Table:
     flat_rows = flat_rows + np.repeat(shifts.astype(np.int32), lengths)
     flat_weights = pc.list_flatten(weights_col).to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
     del table, rows_col, weights_col
+    row_lengths = np.bincount(flat_rows, weights=flat_weights, minlength=size).astype(np.float64)  # whole numbers: exact in any order
     order = _grouped_positions(ids, lengths)  # rows stay ascending inside each term
     indptr = np.concatenate([[0], np.cumsum(np.bincount(ids, weights=lengths, minlength=len(terms)))]).astype(np.int32)
     rows_sorted = flat_rows[order]
     del flat_rows
     weights_sorted = flat_weights[order]
     del flat_weights, order
-    return pa.table(
+    postings = pa.table(
         {
             "index": pa.array([name] * len(terms), pa.string()),
             "term": terms,
@@ -417,27 +427,29 @@ def _merged_index(name: str, table: pa.Table, shifts: np.ndarray) -> pa.Table:
             "weights": pa.ListArray.from_arrays(pa.array(indptr), pa.array(weights_sorted)),
         }
     )
+    return Merged(postings, row_lengths)
 
 
 def wiki_index(
     wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str, previous: Callable[[set[str]], pa.Table | None] = lambda keys: None
-) -> pa.Table:
-    """The wiki's `lexical_index` rows from its per-page cache (`wiki_units`)."""
-    return _merged_index("wiki", *wiki_units(wh, tables, tokenizer, previous))
+) -> Merged:
+    """The wiki's index from its per-page cache (`wiki_units`)."""
+    return _merged_index("wiki", *wiki_units(wh, tables, tokenizer, previous), tables["wiki_pages"].num_rows)
 
 
-def merged_table(parts: Sequence[BucketParts], wiki: Callable[[], pa.Table]) -> pa.Table:
-    """The `lexical_index` table: the buckets' postings merged in bucket order, and the wiki's (`wiki_index`,
-    asked for once the others are merged, so a wiki computed meanwhile on another thread need not be waited for)."""
-    out = {}
-    for name in lexical.INDEXES:
-        if name == "wiki":
-            continue
-        units, offset = [], 0
-        for part in parts:
-            units += [(offset + u.start, u.postings) for u in part.units[name] if u.postings.num_rows]
-            offset += part.sizes[name]
-        table = pa.concat_tables([t for _, t in units]) if units else PARTS_SCHEMA.empty_table().select(MERGED_COLUMNS)
-        out[name] = _merged_index(name, table, np.repeat([st for st, _ in units], [t.num_rows for _, t in units]).astype(np.int64))
-    out["wiki"] = wiki()
-    return pa.concat_tables([out[name] for name in lexical.INDEXES])
+def bucket_index(parts: Sequence[BucketParts], name: str) -> Merged:
+    """One article index: the buckets' postings merged in bucket order."""
+    units, offset = [], 0
+    for part in parts:
+        units += [(offset + u.start, u.postings) for u in part.units[name] if u.postings.num_rows]
+        offset += part.sizes[name]
+    table = pa.concat_tables([t for _, t in units]) if units else PARTS_SCHEMA.empty_table().select(MERGED_COLUMNS)
+    return _merged_index(name, table, np.repeat([st for st, _ in units], [t.num_rows for _, t in units]).astype(np.int64), offset)
+
+
+def merged_table(indexes: Mapping[str, Merged]) -> tuple[pa.Table, pa.Table]:
+    """The `lexical_index` table and its lengths table (`lexical.lengths_table`) from each index
+    (`bucket_index`, `wiki_index`), in `lexical.INDEXES` order."""
+    names = list(lexical.INDEXES)
+    lengths = pa.table({"index": pa.array(names, pa.string()), "lengths": pa.array([indexes[n].lengths for n in names], pa.list_(pa.float64()))})
+    return pa.concat_tables([indexes[name].postings for name in names]), lengths

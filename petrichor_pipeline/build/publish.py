@@ -20,10 +20,10 @@ import logging
 import os
 import shutil
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -129,13 +129,15 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
     """
     with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:
         tables, postings = _assemble(ctx, pool)
-        tables["lexical_index"] = postings.result()
+        tables["lexical_index"], _ = postings()
     return tables
 
 
-def _assemble(ctx: BuildContext, pool: ThreadPoolExecutor) -> tuple[dict[str, pa.Table], Future[pa.Table]]:
+def _assemble(ctx: BuildContext, pool: ThreadPoolExecutor) -> tuple[dict[str, pa.Table], Callable[[], tuple[pa.Table, pa.Table]]]:
     """`assemble_tables` but the lexical index, which is left merging on `pool` (the wiki's postings are
-    computed beside the buckets' reads, the buckets' merged once read), so the tables can be written meanwhile."""
+    computed beside the buckets' reads, each article index merged once they are read, the largest first,
+    ahead of whatever is queued next), so the tables can be written meanwhile; the second value waits for
+    the index and gives its postings and lengths (`lexical_parts.merged_table`)."""
     wh = ctx.warehouse
     tokenizer = ctx.settings.lexical_tokenizer
 
@@ -146,8 +148,11 @@ def _assemble(ctx: BuildContext, pool: ThreadPoolExecutor) -> tuple[dict[str, pa
     wiki = {name: t if (t := wh.read(name, None, SCHEMAS[name])) is not None else SCHEMAS[name].empty_table() for name in WIKI_TABLES}
     wiki_postings = pool.submit(lexical_parts.wiki_index, wh, wiki, tokenizer, lambda keys: _published_pages(ctx, keys))
     done = list(pool.map(read, BUCKETS))  # the wiki's task started first: the merge below may wait for it on the pool
-    postings = pool.submit(lexical_parts.merged_table, [p for _, p in done], wiki_postings.result)
-    return _assembled(ctx, [own for own, _ in done], wiki), postings
+    parts = [p for _, p in done]
+    largest_first = sorted(lexical_parts.BUCKET_INDEXES, key=lambda name: -sum(p.sizes[name] for p in parts))
+    merges = {name: pool.submit(lexical_parts.bucket_index, parts, name) for name in largest_first}
+    merges["wiki"] = wiki_postings
+    return _assembled(ctx, [own for own, _ in done], wiki), lambda: lexical_parts.merged_table({n: m.result() for n, m in merges.items()})
 
 
 def _assembled(ctx: BuildContext, own: list[dict[str, pa.Table]], wiki: dict[str, pa.Table]) -> dict[str, pa.Table]:
@@ -290,7 +295,7 @@ def _write_folder(
     version: str,
     parent: str | None,
     tables: dict[str, pa.Table],
-    postings: Future[pa.Table],
+    postings: Callable[[], tuple[pa.Table, pa.Table]],
     pool: ThreadPoolExecutor,
     bucket_versions: dict[str, str],
     stats: dict[str, Any] | None,
@@ -304,12 +309,12 @@ def _write_folder(
     recorded = pool.submit(record_articles, ctx.settings.data_dir, tables["articles"], tables["chunks"])  # before CURRENT can point at them
     largest_first = sorted(tables, key=lambda name: -tables[name].nbytes)  # the last file to start is a short one
     entries = {name: pool.submit(_write_table, folder, name, tables[name]) for name in largest_first}
-    index = postings.result()
-    entries["lexical_index"] = pool.submit(_write_table, folder, "lexical_index", index)
-    lexical_files = write_lexical_files(folder, index, lexical.lengths_table(lexical.from_table(index, lexical.sizes(tables))))
-    manifest_tables = {name: entries[name].result() for name in [*tables, "lexical_index"]}
+    index, lengths = postings()  # its files on this thread: the pool's queue is the tables' writes
+    lexical_files = write_lexical_files(folder, index, lengths)
+    lexical_entry = _write_table(folder, "lexical_index", index)
+    manifest_tables = {name: entries[name].result() for name in tables} | {"lexical_index": lexical_entry}
     recorded.result()
-    del index, entries
+    del index, lengths, entries, lexical_entry
     _narrow_written(tables)
 
     vector_tables: dict[str, dict[str, Any]] = {}

@@ -76,6 +76,19 @@ def test_a_build_evaluates_every_asset_check_on_the_instance(tiny):
     assert blocking == BLOCKING == set(SNAPSHOT_CHECKS)
 
 
+def test_the_bucket_run_announces_each_asset_once_for_its_range(tiny):
+    """One planned materialization per bucket asset naming the run's range (`runner.PLANNED_AS_RANGE`), not
+    one per asset and bucket; the publish run's unpartitioned assets one each."""
+    root, _ = tiny
+    with DagsterInstance.from_config(str(root / "home")) as instance:
+        for asset in ("chunks", "questions", "snapshot"):
+            records = instance.fetch_planned_materializations(AssetKey(asset), limit=100).records
+            assert len(records) == 1, asset
+            planned = records[0].event_log_entry.dagster_event.event_specific_data
+            if asset != "snapshot":
+                assert planned.partition is None and {"00", "07", "0e"} <= set(planned.partitions_subset.get_partition_keys())
+
+
 def test_each_bucket_materialization_carries_its_own_figures(tiny):
     root, summary = tiny
     chunks = _per_bucket(root / "home", "chunks")

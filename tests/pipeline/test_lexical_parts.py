@@ -26,6 +26,14 @@ def test_merged_postings_equal_a_whole_build_and_unchanged_buckets_are_reused(bu
     tables = assemble_tables(ctx)
     whole = lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer))
     assert tables["lexical_index"].equals(whole)
+    # the lengths the merge sums as it goes are the ones the indexes give
+    tok = ctx.settings.lexical_tokenizer
+    parts = [lexical_parts.bucket_parts(ctx.warehouse, b, _bucket_tables(ctx, b), tok) for b in BUCKETS]
+    merged = {name: lexical_parts.bucket_index(parts, name) for name in lexical_parts.BUCKET_INDEXES}
+    merged["wiki"] = lexical_parts.wiki_index(ctx.warehouse, tables, tok)
+    postings, lengths = lexical_parts.merged_table(merged)
+    assert postings.equals(whole)
+    assert lengths.equals(lexical.lengths_table(lexical.from_table(whole, lexical.sizes(tables))))
 
     # an article that was rebuilt is re-tokenised; every other article (of its bucket too) reads its cached postings
     touched = next(b for b in BUCKETS if len(set(_bucket_tables(ctx, b)["chunks"].column("article_id").to_pylist())) > 1)
@@ -135,7 +143,7 @@ def test_an_edited_wiki_page_is_counted_from_its_earlier_text(built_corpus, tmp_
     earlier = before.filter(pc.not_equal(before.column("page_key"), rows[others[3]]["page_key"]))
     asked: list[set[str]] = []
     counted = _count_tokenised_pages(monkeypatch)
-    got = lexical_parts.wiki_index(wh, {"wiki_pages": after}, tokenizer, lambda keys: asked.append(keys) or earlier)
+    got = lexical_parts.wiki_index(wh, {"wiki_pages": after}, tokenizer, lambda keys: asked.append(keys) or earlier).postings
     assert asked == [{rows[i]["page_key"] for i in (longest, *others)}]
     assert len(counted) == 2  # the page with markup and the page the earlier snapshot lacks
     whole = lexical.to_table({"wiki": lexical.build_indexes({"wiki_pages": after, **_empty_tables()}, tokenizer)["wiki"]})
