@@ -75,8 +75,7 @@ class Warehouse:
         p = self.arrow_path(asset, name)
         try:
             if p.exists():
-                table = pa.ipc.open_file(pa.memory_map(str(p))).read_all()
-                return table.select(columns) if columns is not None else table
+                return _read_ipc(p, columns)
             legacy = p.with_suffix(LEGACY)
             return pq.read_table(legacy, columns=columns) if legacy.exists() else None
         except (OSError, KeyError, pa.ArrowInvalid):
@@ -122,3 +121,16 @@ class Warehouse:
             return json.loads((self.root / asset / f"bucket={bucket}.json").read_text(encoding="utf-8"))
         except (FileNotFoundError, json.JSONDecodeError):
             return None
+
+
+def _read_ipc(path: Path, columns: list[str] | None) -> pa.Table:
+    """An Arrow IPC file, memory-mapped; with `columns`, only theirs are read (and decompressed): the other
+    columns of a bucket's articles hold its texts (KeyError when one is missing)."""
+    source = pa.memory_map(str(path))
+    if columns is None:
+        return pa.ipc.open_file(source).read_all()
+    schema = pa.ipc.open_file(source).schema
+    fields = [schema.get_field_index(name) for name in columns]
+    if -1 in fields:
+        raise KeyError(columns[fields.index(-1)])
+    return pa.ipc.open_file(source, options=pa.ipc.IpcReadOptions(included_fields=sorted(set(fields)))).read_all().select(columns)
