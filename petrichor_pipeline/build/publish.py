@@ -147,7 +147,7 @@ def _assemble(ctx: BuildContext, pool: ThreadPoolExecutor) -> tuple[dict[str, pa
 
     wiki = {name: t if (t := wh.read(name, None, SCHEMAS[name])) is not None else SCHEMAS[name].empty_table() for name in WIKI_TABLES}
     wiki_postings = pool.submit(lexical_parts.wiki_index, wh, wiki, tokenizer, lambda keys: _published_pages(ctx, keys))
-    done = list(pool.map(read, BUCKETS))  # the wiki's task started first: the merge below may wait for it on the pool
+    done = list(pool.map(read, BUCKETS))
     parts = [p for _, p in done]
     largest_first = sorted(lexical_parts.BUCKET_INDEXES, key=lambda name: -sum(p.sizes[name] for p in parts))
     merges = {name: pool.submit(lexical_parts.bucket_index, parts, name) for name in largest_first}
