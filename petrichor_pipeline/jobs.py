@@ -20,7 +20,7 @@ from dagster import (
 
 from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
 from petrichor_pipeline.assets._metadata import EMBED_STEP, MODEL_STEP, MODEL_TAG
-from petrichor_pipeline.config import BUCKETS, Settings, env_build_workers
+from petrichor_pipeline.config import BUCKETS, Settings, env_build_workers, load_settings
 from petrichor_pipeline.models.providers import UnknownProviderError, embed_provider
 from petrichor_pipeline.partitions import buckets
 
@@ -35,12 +35,25 @@ PARTITIONED_ASSETS = [
     embeddings.window_vectors,
     embeddings.question_vectors,
 ]
+VECTOR_ASSETS = [embeddings.chunk_vectors, embeddings.window_vectors, embeddings.question_vectors]
 PUBLISH_ASSETS = [knowledge.wiki_pages, snapshot.snapshot, snapshot.published_snapshot]
 SOURCE_ASSETS = [sources.corpus]
 
 
 def all_assets() -> list:
     return [*SOURCE_ASSETS, *PARTITIONED_ASSETS, *PUBLISH_ASSETS]
+
+
+def bucket_assets(settings: Settings) -> list:
+    """The bucket steps a build runs and plans by: the vector steps only with embedding on. With it off no
+    route reads a vector and the publish run ignores whatever vectors the warehouse holds (`publish`), so a
+    vector step would embed nothing and still cost a step and a materialization per bucket; switching
+    embedding on changes the build key, which makes every bucket stale for all the steps."""
+    return list(PARTITIONED_ASSETS) if settings.embed_enabled else [a for a in PARTITIONED_ASSETS if a not in VECTOR_ASSETS]
+
+
+def asset_keys(assets: list) -> list:
+    return [key for a in assets for key in a.keys]
 
 
 def embed_step_limit(settings: Settings) -> int:
@@ -112,10 +125,12 @@ FULL_REBUILD_CONFIG = {"resources": {"petrichor": {"config": {"full_rebuild": Tr
 )
 def nightly_full_rebuild(context: ScheduleEvaluationContext):
     stamp = context.scheduled_execution_time.strftime("%Y%m%d") if context.scheduled_execution_time else "manual"
+    steps = asset_keys(bucket_assets(load_settings()))
     for bucket in BUCKETS:
         yield RunRequest(
             run_key=f"full-{stamp}-{bucket}",
             partition_key=bucket,
+            asset_selection=steps,
             run_config=FULL_REBUILD_CONFIG,
             tags={"petrichor/full_rebuild": "true"},
         )

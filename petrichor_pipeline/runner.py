@@ -31,7 +31,8 @@ from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_bu
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import read_current, verify_snapshot
 from petrichor_pipeline.contract.manifest import read_manifest
-from petrichor_pipeline.definitions import ASSET_CHECKS, PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, bucket_build_job_def
+from petrichor_pipeline.definitions import ASSET_CHECKS, PUBLISH_ASSETS, all_assets, bucket_build_job_def
+from petrichor_pipeline.jobs import asset_keys, bucket_assets
 from petrichor_pipeline.jobs import parallel_execution
 from petrichor_pipeline.object_store import ObjectStore
 from petrichor_pipeline.resources import PetrichorResource
@@ -124,7 +125,7 @@ class Plan:
 
 def plan(ctx: BuildContext, instance: Any, versions: dict[str, str]) -> Plan:
     """The stale buckets as the instance records them, and the range a single run over them covers."""
-    stale = stale_buckets(instance, PARTITIONED_ASSETS, versions, ctx.build_key(), full_rebuild=ctx.full_rebuild, warehouse=ctx.warehouse)
+    stale = stale_buckets(instance, bucket_assets(ctx.settings), versions, ctx.build_key(), full_rebuild=ctx.full_rebuild, warehouse=ctx.warehouse)
     if not stale:
         return Plan([], [], list(BUCKETS))
     first, last = BUCKETS.index(stale[0]), BUCKETS.index(stale[-1])
@@ -352,6 +353,7 @@ def _run_buckets(
     built: set[str] = set()
     if not stale:
         return built
+    steps = bucket_assets(ctx.settings)
     if parallel is None:
         big = ctx.full_rebuild or articles_to_build(ctx, buckets, stale) >= PARALLEL_MIN_ARTICLES
         parallel = big and not instance.is_ephemeral
@@ -370,15 +372,20 @@ def _run_buckets(
             "resources": resource.run_config(),  # the step processes rebuild the resource from it
         }
         with execute_job(
-            reconstructable(bucket_build_job_def), instance=instance, run_config=run_config, tags=tags, raise_on_error=False
+            reconstructable(bucket_build_job_def),
+            instance=instance,
+            run_config=run_config,
+            tags=tags,
+            raise_on_error=False,
+            asset_selection=asset_keys(steps),
         ) as res:
             pending = _collect(ctx, res, summary, built, ",".join(covered))
             success, run_id = res.success, res.run_id
-        for asset in (a.key.to_user_string() for a in PARTITIONED_ASSETS):
+        for asset in (a.key.to_user_string() for a in steps):
             for _ in stale:
                 stage_done(asset)
     else:
-        res = _materialize_in_process(instance, resource, PARTITIONED_ASSETS, tags)
+        res = _materialize_in_process(instance, resource, steps, tags)
         pending = _collect(ctx, res, summary, built, ",".join(covered))
         success, run_id = res.success, res.run_id
     if not success:

@@ -19,7 +19,7 @@ from dagster import (
 
 from petrichor_pipeline.assets.snapshot import discard_unpublished
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
-from petrichor_pipeline.jobs import PARTITIONED_ASSETS, bucket_build_job, publish_job
+from petrichor_pipeline.jobs import asset_keys, bucket_assets, bucket_build_job, publish_job
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.staleness import corpus_observations, stale_buckets
 
@@ -55,10 +55,11 @@ def corpus_sensor(context: SensorEvaluationContext):
     ctx = build_context()
     versions = current_bucket_versions(ctx)
     observations = corpus_observations(context.instance, versions)
-    stale = stale_buckets(context.instance, PARTITIONED_ASSETS, versions, ctx.build_key(), warehouse=ctx.warehouse)
+    steps = bucket_assets(ctx.settings)
+    stale = stale_buckets(context.instance, steps, versions, ctx.build_key(), warehouse=ctx.warehouse)
     if not stale and not observations:
         return SkipReason("no bucket changed")
-    requests = [RunRequest(run_key=f"{b}:{versions[b]}", partition_key=b) for b in stale]
+    requests = [RunRequest(run_key=f"{b}:{versions[b]}", partition_key=b, asset_selection=asset_keys(steps)) for b in stale]
     return SensorResult(run_requests=requests, asset_events=observations, skip_reason=None if stale else "no bucket is stale")
 
 

@@ -8,7 +8,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from dagster import DagsterInstance
+from dagster import DagsterEventType, DagsterInstance
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.config import BuildLimits, ModelEndpoint, Settings, load_settings
@@ -101,7 +101,11 @@ def test_a_builds_runs_see_the_settings_the_runner_was_given(tmp_path, monkeypat
         assert summary.ok and summary.published, summary.to_json()
         bucket_run = instance.get_run_by_id(summary.runs[0].run_id)
         assert bucket_run is not None
-    assert summary.embedded_texts == 0 and summary.stages["chunk_vectors"]["rows"] == 0  # the bucket steps saw embedding off
+        steps = {e.step_key for e in instance.all_logs(bucket_run.run_id, of_type=DagsterEventType.STEP_START)}
+    # the runner saw embedding off: no vector step ran (the environment's setting would have run three)
+    assert summary.embedded_texts == 0 and "chunks" in summary.stages
+    assert not {"chunk_vectors", "window_vectors", "question_vectors"} & set(summary.stages)
+    assert "chunks" in steps and not {s for s in steps if s.endswith("_vectors")}, steps
     snaps = settings.snapshots_dir
     manifest = read_manifest(snaps, read_current(snaps))
     assert manifest.lexical["tokenizer"] == "jieba" and manifest.embed_fingerprint is None  # and so did the publish run

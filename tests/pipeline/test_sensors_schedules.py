@@ -82,3 +82,30 @@ def test_corpus_observer_marks_exactly_the_edited_bucket_stale_before_any_build(
         after = observed_versions(instance)
         assert {b for b in after if after[b] != before.get(b)} == {bucket}
         assert _dagster_stale(instance) == [bucket]
+
+
+def test_with_embedding_off_no_request_or_plan_includes_the_vector_steps(tmp_path, monkeypatch):
+    """With embedding off the vector steps are never run, so they must not count as stale either: the sensor
+    finds nothing to do after a build, and its and the schedule's requests select the other steps only."""
+    from tests.pipeline.tiny_corpus import FAST, build, write_corpus
+
+    corpus, data, home = write_corpus(tmp_path / "corpus"), tmp_path / "data", tmp_path / "home"
+    home.mkdir()
+    summary = build(data, corpus, home)
+    assert summary["published"] and not {"chunk_vectors", "window_vectors", "question_vectors"} & set(summary["stages"])
+    isolated_env(monkeypatch, data, corpus, home)
+    for name, value in FAST.items():
+        monkeypatch.setenv(name, value)
+    with DagsterInstance.get() as instance:
+        assert isinstance(corpus_sensor(build_sensor_context(instance=instance)), SkipReason)  # nothing left stale
+        (corpus / "kb/ports.md").write_text("# Ports\n\nThe service listens on port 9000.\n", encoding="utf-8")
+        result = corpus_sensor(build_sensor_context(instance=instance))
+    assert isinstance(result, SensorResult) and len(result.run_requests) == 1
+    selected = {k.to_user_string() for k in result.run_requests[0].asset_selection}
+    assert "chunks" in selected and not {s for s in selected if s.endswith("_vectors")}
+
+    from petrichor_pipeline.definitions import defs
+
+    ctx = build_schedule_context(scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=timezone.utc), repository_def=defs.get_repository_def())
+    requests = list(nightly_full_rebuild.evaluate_tick(ctx).run_requests)
+    assert len(requests) == 16 and all(k.to_user_string() != "chunk_vectors" for r in requests for k in r.asset_selection)
