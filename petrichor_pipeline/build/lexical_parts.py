@@ -377,6 +377,8 @@ def _grouped_positions(ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     posting (two to three times as many), then expanding each row to its range of positions. int32 while
     the positions fit: the expansion is as long as the postings, and half the bytes is half its time."""
     by_row = _stable_argsort(ids)
+    if bool((lengths == 1).all()):  # one posting per row (the wiki's units are single pages): no expansion
+        return by_row.astype(np.int32 if len(by_row) < 2**31 else np.int64, copy=False)
     counts = lengths[by_row]
     starts = (np.cumsum(lengths) - lengths)[by_row]
     total = int(counts.sum())

@@ -16,6 +16,14 @@ def test_positions_equal_the_stable_sort_of_the_flattened_postings(rows):
     assert np.array_equal(_grouped_positions(ids, lengths), expected)
 
 
+@given(st.lists(st.integers(0, 6), max_size=40))
+def test_rows_of_one_posting_each_give_the_same_positions(ids):
+    """The wiki's units hold one page each, so every term row has one posting (the shortcut)."""
+    ids = np.array(ids, dtype=np.int64)
+    lengths = np.ones(len(ids), dtype=np.int64)
+    assert np.array_equal(_grouped_positions(ids, lengths), np.argsort(np.repeat(ids, lengths), kind="stable"))
+
+
 @given(st.lists(st.integers(0, 2**32 - 1) | st.integers(0, 70_000), max_size=60))
 def test_the_radix_sort_of_term_ids_is_the_stable_sort(keys):
     keys = np.array(keys, dtype=np.int64)
