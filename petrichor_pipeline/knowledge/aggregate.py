@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, Iterator, Mapping, Sequence
@@ -119,16 +120,19 @@ def aggregate_contributions(table: pa.Table, *, previous: PreviousWiki | None = 
     out = _Output()
     scopes = zip(table.column("kb_id").take(order).to_pylist(), table.column("tenant").take(order).to_pylist())
     start = 0
-    for (kb_id, tenant), group in groupby(scopes):
-        n = len(list(group))
-        _aggregate_scope(kb_id, tenant, contributions, order[start : start + n], reusable, out)
-        start += n
+    with ThreadPoolExecutor(max_workers=1) as aside:  # links and sources (Arrow and numpy) beside the pages (Python)
+        for (kb_id, tenant), group in groupby(scopes):
+            n = len(list(group))
+            _aggregate_scope(kb_id, tenant, contributions, order[start : start + n], reusable, out, aside)
+            start += n
+        links = [f.result() for f in out.links]
+        sources = [f.result() for f in out.sources]
     pages = out.pages_table(previous.pages if previous is not None else None)
     return WikiAggregate(
         tables={
             "wiki_pages": pages,
-            "wiki_links": _concat("wiki_links", out.links),
-            "wiki_sources": _concat("wiki_sources", out.sources),
+            "wiki_links": _concat("wiki_links", links),
+            "wiki_sources": _concat("wiki_sources", sources),
         },
         memo={"version": WIKI_AGGREGATION_VERSION, "pages": out.memo},
         pages_built=out.built,
@@ -167,8 +171,8 @@ class _Output:
     """The rows in output order: new page rows as columns, reused ones as rows of the previous table."""
 
     new_pages: dict[str, list[Any]] = field(default_factory=lambda: _columns("wiki_pages"))
-    links: list[pa.Table] = field(default_factory=list)
-    sources: list[pa.Table] = field(default_factory=list)
+    links: list[Future[pa.Table]] = field(default_factory=list)
+    sources: list[Future[pa.Table]] = field(default_factory=list)
     """Per (kb_id, tenant) in output order."""
     reused: list[int] = field(default_factory=list)
     order: list[int] = field(default_factory=list)
@@ -283,9 +287,12 @@ class _Contributions:
         )
 
 
-def _aggregate_scope(kb_id: str, tenant: str, contributions: _Contributions, rows: np.ndarray, reusable: _Reusable, out: _Output) -> None:
+def _aggregate_scope(
+    kb_id: str, tenant: str, contributions: _Contributions, rows: np.ndarray, reusable: _Reusable, out: _Output, aside: ThreadPoolExecutor
+) -> None:
     """One (kb_id, tenant)'s pages, links and source rows from its contributions; `rows` are the scope's rows
-    of the contributions, in article id order."""
+    of the contributions, in article id order. The links and sources are grouped on `aside` while the pages
+    merge: they need only which pages exist."""
     ids = [contributions.ids[r] for r in rows.tolist()]
     if len(set(ids)) != len(ids):
         raise ValueError(f"two contributions for one article in {kb_id}/{tenant}")
@@ -296,6 +303,8 @@ def _aggregate_scope(kb_id: str, tenant: str, contributions: _Contributions, row
         supporters.setdefault(key, []).append(item)
     owner, position = owners.tolist(), positions.tolist()
     existing = set(supporters)
+    out.links.append(aside.submit(_links, kb_id, tenant, contributions, rows, existing))
+    out.sources.append(aside.submit(_sources, kb_id, tenant, contributions, rows))
     previous_memo = reusable.memo.get(kb_id, {}).get(tenant, {})
     memo = out.memo.setdefault(kb_id, {})[tenant] = {}
 
@@ -320,8 +329,6 @@ def _aggregate_scope(kb_id: str, tenant: str, contributions: _Contributions, row
         out.add_page(page_row)
         memo[key] = [_signature(key, support, [k for k in linked if k in existing]), linked]
 
-    out.links.append(_links(kb_id, tenant, contributions, rows, existing))
-    out.sources.append(_sources(kb_id, tenant, contributions, rows))
 
 
 def _sorted_runs(columns: Sequence[pa.Array]) -> tuple[np.ndarray, np.ndarray]:
