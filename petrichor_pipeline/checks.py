@@ -12,7 +12,7 @@ on a thread meanwhile. Each check stays its own spec: the UI shows, and a run ma
 
 
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
@@ -35,12 +35,20 @@ class SnapshotTables:
     def __init__(self, snaps: Any, manifest: Manifest):
         self.snaps, self.manifest = snaps, manifest
         self._read: dict[str, pa.Table] = {}
-
+        self._reading: dict[str, Future[pa.Table]] = {}
         self._derived: dict[str, Any] = {}
+
+    def read_ahead(self, pool: ThreadPoolExecutor, first: tuple[str, ...]) -> None:
+        """Read every table on `pool`, `first` first, while the checks evaluate: decoding Parquet releases
+        the GIL, and a check scanning page bodies in Python holds it."""
+        for name in sorted(SCHEMAS, key=lambda n: first.index(n) if n in first else len(first)):
+            if name not in self._read and name not in self._reading:
+                self._reading[name] = pool.submit(read_table, self.snaps, self.manifest, name, verify=False)
 
     def __getitem__(self, name: str) -> pa.Table:
         if name not in self._read:
-            self._read[name] = read_table(self.snaps, self.manifest, name, verify=False)
+            reading = self._reading.pop(name, None)
+            self._read[name] = reading.result() if reading is not None else read_table(self.snaps, self.manifest, name, verify=False)
         return self._read[name]
 
     def derived(self, key: str, compute: Callable[[], Any]) -> Any:
@@ -157,12 +165,19 @@ SNAPSHOT_CHECKS: dict[str, tuple[str, Check]] = {
 """Check name -> (description, function): the blocking checks of every staged snapshot."""
 HASHED_ASIDE = "snapshot_checksums_verify"
 """The check that hashes every file (I/O and hashlib, which release the GIL): it runs on a thread beside the others."""
+EVERY_TABLE = "snapshot_schemas_valid"
+"""The check that reads every table: when it runs, the tables are read ahead on a thread (`SnapshotTables.read_ahead`)."""
 
 
 def run_checks(
-    context: AssetCheckExecutionContext, petrichor: PetrichorResource, checks: dict[str, tuple[str, Check]], asset: str = "snapshot"
+    context: AssetCheckExecutionContext,
+    petrichor: PetrichorResource,
+    checks: dict[str, tuple[str, Check]],
+    asset: str = "snapshot",
+    read_first: tuple[str, ...] = (),
 ) -> Iterator[AssetCheckResult]:
-    """The selected `checks` over the snapshot under check, in their order, from one read of each table."""
+    """The selected `checks` over the snapshot under check, in their order, from one read of each table
+    (read ahead, `read_first` first, when every table is read anyway)."""
     selected = [name for name in checks if any(k.name == name for k in context.selected_asset_check_keys)]
     snaps, m = _current(context, petrichor)
     if m is None:
@@ -177,8 +192,10 @@ def run_checks(
         except Exception as exc:  # noqa: BLE001 - a file that cannot be read fails the checks that read it, not the others
             return AssetCheckResult(passed=False, description=f"could not check: {type(exc).__name__}: {str(exc)[:300]}")
 
-    with ThreadPoolExecutor(max_workers=1) as aside:
+    with ThreadPoolExecutor(max_workers=1) as aside, ThreadPoolExecutor(max_workers=1) as reader:
         hashed = aside.submit(evaluate, HASHED_ASIDE) if HASHED_ASIDE in selected else None
+        if EVERY_TABLE in selected:  # it reads them all anyway
+            tables.read_ahead(reader, read_first)
         results = {name: evaluate(name) for name in selected if name != HASHED_ASIDE}
         if hashed is not None:
             results[HASHED_ASIDE] = hashed.result()

@@ -17,6 +17,8 @@ from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 MAX_KEYS_SHOWN = 100
 BODY_COLUMNS = ("kb_id", "tenant", "page_key", "kind", "content_md")
+LINT_TABLES = ("wiki_pages", "wiki_links", "wiki_sources", "articles")
+"""The tables the lint reads, in the order it reads them."""
 
 
 def _result(tables: SnapshotTables, **found: list[str]) -> AssetCheckResult:
