@@ -91,3 +91,25 @@ def test_lint_checks_pass_on_the_bundled_corpus_and_catch_a_seeded_broken_link(b
     page = table.column("page_key")[0].as_py()
     assert [k for k in broken.metadata["broken_links"].value if k.endswith(f"/{page} -> no-such-page")]
     assert evals["wiki_has_no_orphan_pages"].passed and evals["articles_built_by_current_code"].passed
+
+
+@pytest.mark.slow
+def test_a_table_that_cannot_be_read_fails_the_checks_that_read_it_and_no_other(built_corpus, tmp_path, monkeypatch):
+    """With every check selected the tables are read ahead on a thread; a truncated `chunks` file still fails
+    only the checks that read chunks, each saying why."""
+    data = tmp_path / "data"
+    for folder in ("snapshots", "lance"):
+        shutil.copytree(built_corpus.data_dir / folder, data / folder)
+    version = (data / "snapshots" / "CURRENT").read_text().strip()
+    path = data / "snapshots" / version / "chunks.parquet"
+    path.write_bytes(path.read_bytes()[:100])
+    monkeypatch.setenv("PETRICHOR_EMBED_CACHE", str(EMBED_CACHE))
+    resource = PetrichorResource(settings=RunSettings.of(load_settings().with_paths(str(data), str(built_corpus.corpus_dir))))
+    d = Definitions(assets=all_assets(), asset_checks=ASSET_CHECKS, resources={"petrichor": resource})
+    job = d.resolve_implicit_global_asset_job_def().get_subset(asset_check_selection={key for c in ASSET_CHECKS for key in c.check_keys})
+    with DagsterInstance.ephemeral() as instance:
+        res = job.execute_in_process(instance=instance, raise_on_error=False)
+    failed = {e.check_name: e for e in res.get_asset_check_evaluations() if not e.passed}
+    assert set(failed) == {"snapshot_checksums_verify", "snapshot_schemas_valid", "snapshot_referential_integrity", "snapshot_has_no_stale_articles"}
+    for name in ("snapshot_schemas_valid", "snapshot_referential_integrity", "snapshot_has_no_stale_articles"):
+        assert "could not check" in (failed[name].description or ""), name
