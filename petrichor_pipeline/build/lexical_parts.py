@@ -258,11 +258,14 @@ def wiki_units(
     from it: no encoding of its keys, no take over its rows. `previous(keys)` gives the earlier rows of those
     pages (the published snapshot's, or None): a page whose earlier text is cached is counted from it
     (`_edited_counts`)."""
-    docs = list(lexical.documents("wiki", tables))
+    pages_table = tables["wiki_pages"]
     key = get_tokenizer(tokenizer).key
-    hashes = [_page_hash(key, doc) for doc in docs]
+    hashes = _page_hashes(key, pages_table)
     cached_table, spans = _cached_wiki(wh)
-    todo = {h: (page, doc) for page, h, doc in zip(tables["wiki_pages"].column("page_key").to_pylist(), hashes, docs) if h not in spans}
+    new_rows = [i for i, h in enumerate(hashes) if h not in spans]  # only these pages' texts become Python strings
+    new_pages = pages_table.take(pa.array(new_rows, pa.int64()))
+    docs = lexical.documents("wiki", {"wiki_pages": new_pages})
+    todo = {hashes[i]: (page, doc) for i, page, doc in zip(new_rows, new_pages.column("page_key").to_pylist(), docs)}
     pages = list(dict.fromkeys(hashes))
     if todo or len(spans) != len(pages):  # the cache becomes this wiki's pages, in its order
         tok = get_tokenizer(tokenizer)
@@ -290,6 +293,36 @@ def wiki_units(
 
 def _page_hash(tokenizer_key: str, doc: Sequence[str]) -> str:
     return hashlib.sha256("\x1f".join((LEXICAL_PARTS_VERSION, tokenizer_key, *doc)).encode()).hexdigest()[:24]
+
+
+def _page_hashes(tokenizer_key: str, pages: pa.Table) -> list[str]:
+    """`_page_hash` of each page's document (`lexical.documents`), hashed from the table's UTF-8 buffers:
+    the pages' texts (248 MB at 10,000 articles) never become Python strings, only the few fields around them."""
+    pages = pages.select(list(lexical.WIKI_COLUMNS)).combine_chunks()
+    start = hashlib.sha256(f"{LEXICAL_PARTS_VERSION}\x1f{tokenizer_key}\x1f".encode())
+    titles, summaries, bodies = (_utf8_slices(pages.column(name).chunk(0)) for name in ("title", "summary", "content_md")) if pages.num_rows else ((), (), ())
+    extras = [lexical.wiki_extra(k, a) for k, a in zip(pages.column("page_key").to_pylist(), pages.column("aliases").to_pylist())]
+    out = []
+    for title, summary, body, extra in zip(titles, summaries, bodies, extras):
+        h = start.copy()
+        h.update(b"None" if title is None else title)  # as `documents` formats the fields
+        h.update(b"\x1f")
+        h.update(summary or b"")
+        h.update(b"\x1f")
+        h.update(b"None" if body is None else body)
+        h.update(f"\n{extra}".encode())
+        out.append(h.hexdigest()[:24])
+    return out
+
+
+def _utf8_slices(values: pa.Array) -> list[memoryview | None]:
+    """Each value of a string array as a view of its UTF-8 bytes (None for a null), without copying them."""
+    validity, offsets, data = values.buffers()
+    width = np.int64 if pa.types.is_large_string(values.type) else np.int32
+    ends = np.frombuffer(offsets, dtype=width)[values.offset : values.offset + len(values) + 1].tolist()
+    text = memoryview(data) if data is not None else memoryview(b"")
+    valid = values.is_valid().to_numpy(zero_copy_only=False).tolist() if values.null_count else [True] * len(values)
+    return [text[ends[i] : ends[i + 1]] if ok else None for i, ok in enumerate(valid)]
 
 
 def _earlier_counts(

@@ -7,6 +7,7 @@ import shutil
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from hypothesis import given, strategies as st
 
 from petrichor_pipeline.build import lexical_parts
 from petrichor_pipeline.build.publish import _bucket_tables, assemble_tables
@@ -154,3 +155,26 @@ def _empty_tables() -> dict[str, pa.Table]:
     from petrichor_pipeline.contract.schemas import SCHEMAS
 
     return {name: SCHEMAS[name].empty_table() for name in ("articles", "chunks", "chunk_windows", "questions", "tree_nodes")}
+
+
+_texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
+
+
+@given(
+    st.lists(st.tuples(_texts, _texts, st.none() | _texts, _texts, st.none() | st.lists(_texts, max_size=3)), max_size=8),
+    st.integers(0, 3),
+)
+def test_page_hashes_from_the_buffers_equal_those_of_the_documents(rows, cut):
+    """The wiki cache's keys are hashed off the table's UTF-8 buffers: the same as hashing each document, for
+    any text, missing summaries and aliases, and a table that is a slice of another."""
+    table = pa.table(
+        {
+            "page_key": pa.array([r[0] for r in rows], pa.string()),
+            "title": pa.array([r[1] for r in rows], pa.string()),
+            "summary": pa.array([r[2] for r in rows], pa.string()),
+            "content_md": pa.array([r[3] for r in rows], pa.string()),
+            "aliases": pa.array([r[4] for r in rows], pa.list_(pa.string())),
+        }
+    ).slice(min(cut, len(rows)))
+    expected = [lexical_parts._page_hash("bigram", doc) for doc in lexical.documents("wiki", {"wiki_pages": table})]
+    assert lexical_parts._page_hashes("bigram", table) == expected
