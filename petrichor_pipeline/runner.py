@@ -36,7 +36,7 @@ from petrichor_pipeline.jobs import asset_keys, bucket_assets
 from petrichor_pipeline.jobs import parallel_execution
 from petrichor_pipeline.object_store import ObjectStore
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.build.scan_handoff import SCAN_TAG, remove_scan, write_scan
+from petrichor_pipeline.build.scan_handoff import SCAN_TAG, hold_scan, remove_scan, write_scan
 from petrichor_pipeline.staleness import STALE_TAG, observe_corpus, stale_buckets
 
 log = logging.getLogger(__name__)
@@ -309,15 +309,26 @@ def _locked_build(
 
 @dataclass
 class HandedScan:
-    """The planning scan as the build's runs receive it (`scan_handoff`): written when a run first needs it."""
+    """The planning scan as the build's runs receive it (`scan_handoff`): held when a run first needs it,
+    written only for step processes."""
 
     ctx: BuildContext
     scan_id: str | None = None
+    written: bool = False
 
     def id(self) -> str:
+        """The scan's id for runs in this process."""
         if self.scan_id is None:
-            self.scan_id = write_scan(self.ctx.settings.data_dir, self.ctx.scan())
+            self.scan_id = hold_scan(self.ctx.scan())
         return self.scan_id
+
+    def id_for_processes(self) -> str:
+        """The scan's id for a run whose steps run in processes of their own, which read it from its file."""
+        scan_id = self.id()
+        if not self.written:
+            write_scan(self.ctx.settings.data_dir, self.ctx.scan(), scan_id)
+            self.written = True
+        return scan_id
 
     def remove(self) -> None:
         remove_scan(self.ctx.settings.data_dir, self.scan_id)
@@ -361,7 +372,7 @@ def _run_buckets(
         PARTITION_RANGE_START: covered[0],
         PARTITION_RANGE_END: covered[-1],
         STALE_TAG: ",".join(stale),
-        SCAN_TAG: scan.id(),
+        SCAN_TAG: scan.id_for_processes() if parallel else scan.id(),
         "petrichor/trigger": "cli",
         "petrichor/full_rebuild": str(ctx.full_rebuild).lower(),
     }
