@@ -256,7 +256,7 @@ def wiki_units(
 
     The cache keeps each page text's rows together and its metadata their spans, so reused pages are sliced
     from it: no encoding of its keys, no take over its rows. `previous(keys)` gives the earlier rows of those
-    pages (the published snapshot's, or None): a page whose earlier text is cached is counted from it
+    pages (those the wiki step replaced, or None): a page whose earlier text is cached is counted from it
     (`_edited_counts`)."""
     pages_table = tables["wiki_pages"]
     key = get_tokenizer(tokenizer).key

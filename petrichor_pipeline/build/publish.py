@@ -27,11 +27,11 @@ from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from petrichor_pipeline.build import lexical_parts
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.history import SPAN_COLUMNS, collect_history, record_articles
+from petrichor_pipeline.build.steps.wiki_pages import replaced_pages
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import collect_garbage, point_current, read_current
 from petrichor_pipeline.contract.files import write_parquet_atomic
@@ -146,7 +146,8 @@ def _assemble(ctx: BuildContext, pool: ThreadPoolExecutor) -> tuple[dict[str, pa
         return own, lexical_parts.bucket_parts(wh, bucket, own, tokenizer)
 
     wiki = {name: t if (t := wh.read(name, None, SCHEMAS[name])) is not None else SCHEMAS[name].empty_table() for name in WIKI_TABLES}
-    wiki_postings = pool.submit(lexical_parts.wiki_index, wh, wiki, tokenizer, lambda keys: _published_pages(ctx, keys))
+    earlier = lambda keys: replaced_pages(ctx, keys, list(lexical.WIKI_COLUMNS))  # noqa: E731
+    wiki_postings = pool.submit(lexical_parts.wiki_index, wh, wiki, tokenizer, earlier)
     done = list(pool.map(read, BUCKETS))
     parts = [p for _, p in done]
     largest_first = sorted(lexical_parts.BUCKET_INDEXES, key=lambda name: -sum(p.sizes[name] for p in parts))
@@ -179,20 +180,6 @@ def _assembled(ctx: BuildContext, own: list[dict[str, pa.Table]], wiki: dict[str
     }
     tables.update(wiki)
     return tables
-
-
-def _published_pages(ctx: BuildContext, keys: set[str]) -> pa.Table | None:
-    """The rows of the wiki pages `keys` in the snapshot `CURRENT` names (what the wiki's postings cache was
-    last written beside); None when there is none or it cannot be read."""
-    snaps = ctx.settings.snapshots_dir
-    version = read_current(snaps)
-    if version is None:
-        return None
-    try:
-        pages = pq.read_table(snaps / version / "wiki_pages.parquet", columns=list(lexical.WIKI_COLUMNS))
-    except (OSError, pa.ArrowInvalid):
-        return None
-    return pages.filter(pc.is_in(pages.column("page_key"), value_set=pa.array(sorted(keys), pa.string())))
 
 
 def _desired_vectors(ctx: BuildContext, kind: str, source: pa.Table, id_col: str) -> pa.Table | None:

@@ -178,3 +178,26 @@ def test_page_hashes_from_the_buffers_equal_those_of_the_documents(rows, cut):
     ).slice(min(cut, len(rows)))
     expected = [lexical_parts._page_hash("bigram", doc) for doc in lexical.documents("wiki", {"wiki_pages": table})]
     assert lexical_parts._page_hashes("bigram", table) == expected
+
+
+def test_the_wiki_step_keeps_the_table_it_replaces_for_the_earlier_texts(built_corpus, tmp_path, monkeypatch):
+    """Each run of the wiki step moves the table it replaces aside; staging reads an edited page's earlier
+    text from it. A warehouse without a current table keeps no stale one."""
+    from petrichor_pipeline.build.steps.wiki_pages import REPLACED, replaced_pages, wiki_pages_step
+
+    data = tmp_path / "data"
+    shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
+    isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
+    ctx = build_context(str(data))
+    wh = ctx.warehouse
+    before = wh.read("wiki_pages")
+    wiki_pages_step(ctx)
+    kept = wh.read_arrow("wiki_pages", REPLACED)
+    assert kept is not None and kept.equals(before) and wh.read("wiki_pages").equals(before)  # nothing changed: the same pages
+    keys = set(before.column("page_key").to_pylist()[:3])
+    got = replaced_pages(ctx, keys, list(lexical.WIKI_COLUMNS))
+    assert set(got.column("page_key").to_pylist()) == keys and got.column_names == list(lexical.WIKI_COLUMNS)
+
+    wh.arrow_path("wiki_pages", "all").unlink()
+    wiki_pages_step(ctx)  # no current table: the kept one would be older than the next run's: gone
+    assert wh.read_arrow("wiki_pages", REPLACED) is None and replaced_pages(ctx, keys, ["page_key"]) is None

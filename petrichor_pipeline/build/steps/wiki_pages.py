@@ -2,12 +2,15 @@
 
 The previous `wiki_pages` table and its memo (`wiki_pages/all.json`) let the aggregation reuse the rows of
 pages whose supporters did not change. The memo is removed before the tables are written and written
-after them, so a memo never describes a table other than the one beside it.
+after them, so a memo never describes a table other than the one beside it. The table replaced is kept as
+`REPLACED` (moved, not copied): staging counts an edited page's postings from its earlier text
+(`lexical_parts.wiki_units`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -16,12 +19,15 @@ import pyarrow.compute as pc
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.contributions import read_contributions
 from petrichor_pipeline.build.steps.common import live_article_ids
+from petrichor_pipeline.build.warehouse import WHOLE
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.files import write_text_atomic
 from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS
 from petrichor_pipeline.knowledge.aggregate import PreviousWiki, aggregate_contributions
 
 MEMO = "all.json"
+REPLACED = "replaced"
+"""The `wiki_pages` table the last run of this step replaced (`Warehouse.read_arrow` name)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,11 @@ def wiki_pages_step(ctx: BuildContext) -> WikiPagesResult:
     previous = None if ctx.full_rebuild else _previous(ctx, memo_path)
     result = aggregate_contributions(table, previous=previous)
     memo_path.unlink(missing_ok=True)
+    replaced = ctx.warehouse.arrow_path("wiki_pages", REPLACED)
+    if (current := ctx.warehouse.arrow_path("wiki_pages", WHOLE)).exists():
+        os.replace(current, replaced)
+    else:  # no earlier table of this layout: none to keep, and an older kept one would be stale
+        replaced.unlink(missing_ok=True)
     for name, t in result.tables.items():
         ctx.warehouse.write(name, t)
     write_text_atomic(memo_path, json.dumps(result.memo, ensure_ascii=False))
@@ -52,6 +63,12 @@ def wiki_pages_step(ctx: BuildContext) -> WikiPagesResult:
         pages_built=result.pages_built,
         pages_reused=result.pages_reused,
     )
+
+
+def replaced_pages(ctx: BuildContext, keys: set[str], columns: list[str]) -> pa.Table | None:
+    """The rows of the pages `keys` in the table the step last replaced (`REPLACED`), or None."""
+    pages = ctx.warehouse.read_arrow("wiki_pages", REPLACED, columns)
+    return None if pages is None else pages.filter(pc.is_in(pages.column("page_key"), value_set=pa.array(sorted(keys), pa.string())))
 
 
 def _previous(ctx: BuildContext, memo_path) -> PreviousWiki | None:
