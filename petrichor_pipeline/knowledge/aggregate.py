@@ -254,6 +254,12 @@ class _Items:
         """One struct field of the items at `indices` of `values`."""
         return self._taken(pc.struct_field(self.values, name), np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64))
 
+    def fields(self, names: Sequence[str], indices: pa.Array) -> dict[str, pa.Array]:
+        """Several struct fields of the items at `indices`, from one take of the struct (its children are
+        taken together, and the items are placed back in order once)."""
+        taken = self._taken(self.values, np.asarray(indices.to_numpy(zero_copy_only=False), dtype=np.int64))
+        return {name: pc.struct_field(taken, name) for name in names}
+
 
 def _by_chunk(values: pa.ChunkedArray, indices: np.ndarray) -> Iterator[tuple[pa.Array, np.ndarray, np.ndarray]]:
     """Per chunk of `values` that `indices` point into: the chunk, the positions in `indices` pointing into it
@@ -353,7 +359,7 @@ def _links(kb_id: str, tenant: str, contributions: _Contributions, rows: np.ndar
     if not len(items):
         return SCHEMAS["wiki_links"].empty_table()
     keys = ("from_page_key", "to_page_key", "link_type")
-    table = pa.table({name: contributions.links.field(name, items) for name in (*keys, "description")})
+    table = pa.table(contributions.links.fields((*keys, "description"), items))
     pages = pa.array(sorted(existing), pa.string())
     ends = [table.column(k) for k in keys[:2]]
     table = table.filter(pc.and_(pc.and_(pc.is_in(ends[0], value_set=pages), pc.is_in(ends[1], value_set=pages)), pc.not_equal(*ends)))
@@ -376,13 +382,14 @@ def _sources(kb_id: str, tenant: str, contributions: _Contributions, rows: np.nd
     if not len(items):
         return SCHEMAS["wiki_sources"].empty_table()
     articles = pa.array(rows[owner], pa.int64())
+    fields = contributions.sources.fields(("page_key", "chunk_key", "note"), items)
     table = pa.table(
         {
-            "page_key": contributions.sources.field("page_key", items),
+            "page_key": fields["page_key"],
             "article_id": contributions.article_ids.take(articles),
-            "chunk_key": contributions.sources.field("chunk_key", items),
+            "chunk_key": fields["chunk_key"],
             "article_version": contributions.versions.take(articles),
-            "note": contributions.sources.field("note", items),
+            "note": fields["note"],
         }
     )
     order, starts = _sorted_runs([table.column(k) for k in ("page_key", "article_id", "chunk_key")])
