@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from petrichor_pipeline.contract.history import (
@@ -38,20 +39,30 @@ SPAN_COLUMNS = ("article_id", "start", "end", "heading_path")
 
 
 def record_articles(data_dir: Path, articles: pa.Table, chunks: pa.Table) -> int:
-    """Store each article version of a snapshot not stored yet and touch the others; returns how many were new."""
-    spans: dict[str, list[dict[str, Any]]] = {}
-    for c in sorted(chunks.select(list(SPAN_COLUMNS)).to_pylist(), key=lambda c: (c["article_id"], c["start"])):
-        spans.setdefault(c["article_id"], []).append({"start": c["start"], "end": c["end"], "heading_path": list(c["heading_path"] or [])})
-    written = 0
-    for row in articles.to_pylist():
-        path = article_record_path(data_dir, row["article_version"])
-        if path.exists():
-            os.utime(path)
+    """Store each article version of a snapshot not stored yet and touch the others; returns how many were new.
+    Only the new versions' rows and chunk spans become Python objects (after a 1 % change, 100 articles of
+    10,000 rather than every text)."""
+    new, seen = [], set()
+    for i, version in enumerate(articles.column("article_version").to_pylist()):
+        if version in seen:  # two articles of one text: the first one's record, as a record is named by its version
             continue
+        seen.add(version)
+        try:
+            os.utime(article_record_path(data_dir, version))
+        except FileNotFoundError:
+            new.append(i)
+    if not new:
+        return 0
+    rows = articles.take(pa.array(new, pa.int64())).to_pylist()
+    wanted = pa.array(sorted({r["article_id"] for r in rows}), pa.string())
+    spans: dict[str, list[dict[str, Any]]] = {}
+    own = chunks.select(list(SPAN_COLUMNS)).filter(pc.is_in(chunks.column("article_id"), value_set=wanted))
+    for c in sorted(own.to_pylist(), key=lambda c: (c["article_id"], c["start"])):
+        spans.setdefault(c["article_id"], []).append({"start": c["start"], "end": c["end"], "heading_path": list(c["heading_path"] or [])})
+    for row in rows:
         # one file per article version: no fsync each (a reader checks the record hashes to its name)
-        write_text_atomic(path, ArticleRecord(article=row, spans=spans.get(row["article_id"], [])).to_json(), durable=False)
-        written += 1
-    return written
+        write_text_atomic(article_record_path(data_dir, row["article_version"]), ArticleRecord(article=row, spans=spans.get(row["article_id"], [])).to_json(), durable=False)
+    return len(rows)
 
 
 def _snapshot_versions(snapshots_dir: Path) -> set[str]:

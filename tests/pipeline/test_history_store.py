@@ -77,3 +77,15 @@ def test_a_trace_pins_its_cited_versions_until_it_is_evicted(tmp_path):
     assert json.loads(pin_path(tmp_path, first.trace_id).read_text(encoding="utf-8")) == {"cites": [["a1", "f" * 64]]}
     store.put("key:x", second)  # evicts the first; the second cites nothing and pins nothing
     assert not pin_path(tmp_path, first.trace_id).exists() and not pin_path(tmp_path, second.trace_id).exists()
+
+
+def test_a_later_snapshot_stores_only_its_new_versions_with_their_own_spans_and_touches_the_rest(tmp_path):
+    a, b = _article("a1", "First text."), _article("b1", "Second text.")
+    assert record_articles(tmp_path, to_table("articles", [a]), to_table("chunks", _chunks("a1"))) == 1
+    _age(article_record_path(tmp_path, a["article_version"]), 3)
+    twin = dict(b, article_id="c1")  # another article of the same text: one record, the first one's
+    chunks = to_table("chunks", _chunks("a1") + [dict(_chunks("b1")[0], heading_path=["B"]), dict(_chunks("c1")[0], heading_path=["C"])])
+    assert record_articles(tmp_path, to_table("articles", [a, b, twin]), chunks) == 1
+    assert time.time() - article_record_path(tmp_path, a["article_version"]).stat().st_mtime < DAY_S  # touched
+    rec = read_article_record(tmp_path, b["article_version"])
+    assert rec is not None and rec.article["article_id"] == "b1" and rec.heading_path_at(2) == ["B"]
