@@ -17,38 +17,20 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity
 
 from petrichor_pipeline.assets.snapshot import snapshot_under_check
 from petrichor_pipeline.build.scan_handoff import SCAN_TAG
 from petrichor_pipeline.contract.current import verify_snapshot
 from petrichor_pipeline.contract.manifest import IntegrityError, Manifest, read_manifest, read_table
-from petrichor_pipeline.contract.schemas import SCHEMAS, conform
+from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 
-def read_as_served(snaps: Any, manifest: Manifest, name: str) -> pa.Table:
-    """A snapshot table as serving reads it, unverified: from its memory-mapped copy where it has one (the
-    lexical postings and the `contract.mapped` tables: nothing to decode), the columns a copy leaves out
-    from the Parquet file beside it; else from the Parquet file. At 10,000 articles decoding those Parquet
-    files cost the checks 1.4 s; their bytes are covered by the checksums check either way."""
-    folder = snaps / manifest.version
-    copy = (manifest.lexical.get("files") or {}).get("postings") if name == "lexical_index" else manifest.tables.get(name, {}).get("mapped")
-    if copy is None:
-        return read_table(snaps, manifest, name, verify=False)
-    table = pa.ipc.open_file(pa.memory_map(str(folder / copy["file"]))).read_all()
-    if left_out := [f.name for f in SCHEMAS[name] if f.name not in table.column_names]:
-        rest = pq.read_table(folder / manifest.tables[name]["file"], columns=left_out)
-        for column in left_out:
-            table = table.append_column(column, rest.column(column))
-    return conform(name, table)
-
-
 class SnapshotTables:
-    """The tables of the snapshot under check, each read once per check step as serving reads it
-    (`read_as_served`) and unverified: the checksums are a check of their own (`snapshot_checksums_verify`)."""
+    """The tables of the snapshot under check, each read once per check step and unverified: the checksums
+    are a check of their own (`snapshot_checksums_verify`)."""
 
     def __init__(self, snaps: Any, manifest: Manifest):
         self.snaps, self.manifest = snaps, manifest
@@ -61,12 +43,12 @@ class SnapshotTables:
         the GIL, and a check scanning page bodies in Python holds it."""
         for name in sorted(SCHEMAS, key=lambda n: first.index(n) if n in first else len(first)):
             if name not in self._read and name not in self._reading:
-                self._reading[name] = pool.submit(read_as_served, self.snaps, self.manifest, name)
+                self._reading[name] = pool.submit(read_table, self.snaps, self.manifest, name, verify=False)
 
     def __getitem__(self, name: str) -> pa.Table:
         if name not in self._read:
             reading = self._reading.pop(name, None)
-            self._read[name] = reading.result() if reading is not None else read_as_served(self.snaps, self.manifest, name)
+            self._read[name] = reading.result() if reading is not None else read_table(self.snaps, self.manifest, name, verify=False)
         return self._read[name]
 
     def derived(self, key: str, compute: Callable[[], Any]) -> Any:

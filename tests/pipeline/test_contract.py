@@ -65,18 +65,3 @@ def test_unread_text_columns_get_the_verdict_a_full_validation_gives(content):
         except SchemaError:
             verdicts.append("refused")
     assert verdicts[0] == verdicts[1] == ("valid" if content else "refused")
-
-
-@pytest.mark.slow
-def test_the_checks_read_each_table_as_serving_does_and_equal_to_its_parquet_file(built_corpus):
-    """Tables with a mapped copy are checked from it (the columns it leaves out from the Parquet file): the
-    same rows and schema as the Parquet table."""
-    from petrichor_pipeline.checks import read_as_served
-    from petrichor_pipeline.contract.manifest import read_table
-    from petrichor_pipeline.contract.schemas import SCHEMAS
-
-    snaps = built_corpus.data_dir / "snapshots"
-    manifest = read_manifest(snaps, read_current(snaps))
-    assert "mapped" in manifest.tables["chunks"] and manifest.lexical.get("files")
-    for name in SCHEMAS:
-        assert read_as_served(snaps, manifest, name).equals(read_table(snaps, manifest, name)), name
