@@ -305,7 +305,7 @@ def _page_hashes(tokenizer_key: str, pages: pa.Table) -> list[str]:
     out = []
     for title, summary, body, extra in zip(titles, summaries, bodies, extras):
         h = start.copy()
-        h.update(b"None" if title is None else title)  # as `documents` formats the fields
+        h.update(title or b"")  # titles are never null (the schema); a null body reads "None", as `documents` formats it
         h.update(b"\x1f")
         h.update(summary or b"")
         h.update(b"\x1f")
@@ -317,7 +317,7 @@ def _page_hashes(tokenizer_key: str, pages: pa.Table) -> list[str]:
 
 def _utf8_slices(values: pa.Array) -> list[memoryview | None]:
     """Each value of a string array as a view of its UTF-8 bytes (None for a null), without copying them."""
-    validity, offsets, data = values.buffers()
+    _, offsets, data = values.buffers()
     width = np.int64 if pa.types.is_large_string(values.type) else np.int32
     ends = np.frombuffer(offsets, dtype=width)[values.offset : values.offset + len(values) + 1].tolist()
     text = memoryview(data) if data is not None else memoryview(b"")
