@@ -25,6 +25,7 @@ from dagster import AssetCheckSeverity, DagsterInstance, execute_job, materializ
 
 from petrichor_pipeline.assets.snapshot import discard_unpublished
 from petrichor_pipeline.build.context import BuildContext, StageListener
+from petrichor_pipeline.build.instance_sqlite import held_instance_storage
 from petrichor_pipeline.build.issues import BuildWarning, FileError, clear_run_issues, read_run_issues
 from petrichor_pipeline.build.lock import build_lock
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
@@ -244,7 +245,9 @@ def run_build(
     before = read_current(ctx.settings.snapshots_dir)
     try:
         with build_lock(ctx.settings.data_dir, lock_wait_s):
-            _locked_build(ctx, instance or DagsterInstance.get(), summary, on_progress, parallel)
+            instance = instance or DagsterInstance.get()
+            with held_instance_storage(instance):
+                _locked_build(ctx, instance, summary, on_progress, parallel)
     except Exception as exc:  # noqa: BLE001 - every failure becomes the summary's error, CURRENT untouched
         log.debug("build failed", exc_info=True)
         summary.failed_run = summary.failed_run or f"build stopped: {describe_failure(exc)}"

@@ -1,0 +1,107 @@
+"""A build's events on Dagster's default SQLite instance, without a checkpoint and a flush for each.
+
+Dagster's SQLite storage opens a connection for every event it stores and closes it afterwards (WAL
+journal). SQLite checkpoints the WAL into the database and deletes it whenever the last connection to a file
+closes, and with the default `synchronous=FULL` every commit flushes the WAL to disk. A build that edits a few
+articles stores about 170 events, each to its run's file and most to the index file too: 1.3 s of storage on
+1,000 articles, which is a third of what such a build may take.
+
+For the duration of a build (`held_instance_storage`):
+- one idle connection stays open to each of the instance's SQLite files that the build writes, so closing
+  Dagster's connections no longer checkpoints (SQLite still checkpoints as the WAL grows, and once more when
+  the build ends and these connections close);
+- Dagster's connections to those files commit with `synchronous=NORMAL`, SQLite's advised setting for WAL:
+  the database stays consistent after any crash; a power loss may roll back the last commits. For a build
+  that means a lost materialization record, and the next build rebuilds that bucket.
+
+Together: 1.3 → 0.7 s of event storage, 6.9 → 5.6 s for that build. Only files under the instance's root
+directory are touched; an in-memory (ephemeral) or Postgres instance is left as it is."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+
+def _open_if_wal(path: str) -> sqlite3.Connection | None:
+    """An idle connection to a file in WAL mode, which has read it once (mapping its WAL index) and holds no
+    transaction; None while the file is not in WAL mode yet (Dagster switches a new file when it creates
+    its tables) or cannot be read."""
+    try:
+        keeper = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        if keeper.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+            keeper.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            return keeper
+    except sqlite3.Error:
+        pass
+    keeper.close()
+    return None
+
+
+class _Keeper:
+    """The connect hook of one build: tunes Dagster's connections to the instance's files and keeps one
+    connection open to each file once it is in WAL mode."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.inside: dict[str, bool] = {}
+        self.held: dict[str, sqlite3.Connection] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, dbapi_connection: Any, _record: Any) -> None:
+        if not isinstance(dbapi_connection, sqlite3.Connection):
+            return
+        row = dbapi_connection.execute("PRAGMA database_list").fetchone()
+        path = row[2] if row else ""
+        if not path or not self._under_root(path):
+            return
+        dbapi_connection.execute("PRAGMA synchronous=NORMAL")
+        if path in self.held:
+            return
+        with self.lock:
+            if path not in self.held:
+                keeper = _open_if_wal(path)
+                if keeper is not None:
+                    self.held[path] = keeper
+
+    def _under_root(self, path: str) -> bool:
+        inside = self.inside.get(path)
+        if inside is None:
+            inside = self.inside[path] = Path(os.path.realpath(path)).is_relative_to(self.root)
+        return inside
+
+    def close(self) -> None:
+        with self.lock:
+            held, self.held = self.held, {}
+        for keeper in held.values():
+            try:
+                keeper.close()  # the last one to close a file checkpoints it
+            except sqlite3.Error:
+                pass
+
+
+@contextmanager
+def held_instance_storage(instance: Any) -> Iterator[None]:
+    """Within the block, Dagster's SQLite connections to `instance`'s files commit without a flush and
+    checkpoint only as the WAL grows (see the module)."""
+    root = getattr(instance, "root_directory", None)
+    if not root or getattr(instance, "is_ephemeral", False):
+        yield
+        return
+    keeper = _Keeper(Path(os.path.realpath(root)))
+    event.listen(Engine, "connect", keeper)
+    try:
+        yield
+    finally:
+        event.remove(Engine, "connect", keeper)
+        keeper.close()
