@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import logging
 import marshal
+import pickle
 import re
 import sys
 import threading
+from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO, Literal
 
@@ -62,6 +64,29 @@ class _WholeFileMarshal:
         return marshal.loads(file.read())
 
 
+POSSEG_TABLES = ("char_state_tab", "prob_start", "prob_trans", "prob_emit")
+"""jieba's part-of-speech model: four modules of one dict `P` each, shipped also as pickles of the same dicts."""
+
+
+def _seed_posseg_tables(package_dir: Path) -> None:
+    """Put jieba's part-of-speech tables into `sys.modules` from the pickles it ships beside their modules
+    (the form jieba itself reads on Jython), so that `import jieba.posseg` finds them there. Importing the
+    modules builds 8 MB of dict literals op by op: 0.33 s against 0.08 s for the pickles. A table whose pickle
+    cannot be read is left to the import."""
+    for name in POSSEG_TABLES:
+        qualified = f"jieba.posseg.{name}"
+        if qualified in sys.modules:
+            continue
+        try:
+            with open(package_dir / "posseg" / f"{name}.p", "rb") as fh:
+                table = pickle.load(fh)
+        except (OSError, pickle.UnpicklingError, EOFError):
+            continue
+        module = ModuleType(qualified)
+        module.P = table  # type: ignore[attr-defined]
+        sys.modules[qualified] = module
+
+
 def _import_jieba() -> ModuleType:
     """`import jieba` without `pkg_resources`, which jieba imports only to open its own package files and
     falls back from to plain paths: importing setuptools' `pkg_resources` costs every process about 0.25 s."""
@@ -75,6 +100,7 @@ def _import_jieba() -> ModuleType:
             if sys.modules.get("pkg_resources", 0) is None:
                 del sys.modules["pkg_resources"]
     jieba.marshal = _WholeFileMarshal  # type: ignore[attr-defined]
+    _seed_posseg_tables(Path(jieba.__file__).parent)
     return jieba
 
 

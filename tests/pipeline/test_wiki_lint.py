@@ -8,11 +8,13 @@ import shutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings, strategies as st
 from dagster import DagsterInstance, Definitions
 
 from petrichor_pipeline.contract.manifest import MANIFEST_FILE, file_entry
 from petrichor_pipeline.definitions import all_assets
 from petrichor_pipeline.knowledge import lint
+from petrichor_pipeline.knowledge.wiki_links import linked_keys
 from petrichor_pipeline.lint_checks import LINT_CHECKS
 from petrichor_pipeline.snapshot_checks import ASSET_CHECKS
 from petrichor_pipeline.config import load_settings
@@ -52,6 +54,48 @@ def test_lint_rules_name_the_offending_keys():
     shared = lint.page_links(as_tables[0])  # one pass over the bodies, read by both link checks
     assert lint.broken_links(shared, as_tables[1]) == ["kb/alpha -> gone", "kb/beta -> missing"]
     assert lint.orphan_pages(shared, as_tables[1]) == ["kb/lonely"]
+
+
+KEYS = st.sampled_from(["a", "b", "c", " a", "source-x"])
+
+
+def _reference(pages: list[dict], links: list[dict], sources: list[dict], articles: list[dict]) -> tuple:
+    """The lint's rules read row by row in Python: the oracle of the Arrow implementation."""
+    known = {(p["kb_id"], p["tenant"], p["page_key"]) for p in pages}
+    body = [(p["kb_id"], p["tenant"], p["page_key"], t) for p in pages for t in linked_keys(p["content_md"] or "")]
+    rows = body + [(r["kb_id"], r["tenant"], r["from_page_key"], r["to_page_key"]) for r in links]
+    broken = sorted({f"{kb}/{src} -> {dst}" for kb, tenant, src, dst in rows if (kb, tenant, dst) not in known})
+    linked = {(kb, tenant, dst) for kb, tenant, src, dst in rows if src != dst}
+    orphans = sorted(
+        f"{p['kb_id']}/{p['page_key']}"
+        for p in pages
+        if (p["kb_id"], p["tenant"], p["page_key"]) not in linked and p["kind"] not in lint.ROOT_KINDS
+    )
+    version = {a["article_id"]: a["article_version"] for a in articles}
+    deleted = {f"{s['kb_id']}/{s['page_key']}" for s in sources if s["article_id"] not in version}
+    deleted |= {f"{p['kb_id']}/{p['page_key']}" for p in pages if any(a not in version for a in p["article_ids"] or ())}
+    stale = {f"{s['kb_id']}/{s['page_key']}" for s in sources if s["article_id"] in version and s["article_version"] != version[s["article_id"]]}
+    return broken, orphans, {"deleted": sorted(deleted), "stale": sorted(stale - deleted)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(KEYS, st.sampled_from(["t", "u"]), st.sampled_from(["concept", "source", None]), st.lists(KEYS, max_size=3), st.lists(st.sampled_from(["a1", "a2", None]), max_size=2)), max_size=5),
+    st.lists(st.tuples(KEYS, KEYS), max_size=4),
+    st.lists(st.tuples(KEYS, st.sampled_from(["a1", "a2", "a3"]), st.sampled_from(["v1", "v2", None])), max_size=4),
+)
+def test_the_arrow_lint_reads_the_rules_as_python_does(page_specs, link_specs, source_specs):
+    pages = [
+        {"kb_id": "kb", "tenant": tenant, "page_key": key, "kind": kind, "content_md": " ".join(f"[[{t}|n]]" for t in targets), "article_ids": ids}
+        for key, tenant, kind, targets, ids in page_specs
+    ]
+    links = [{"kb_id": "kb", "tenant": "t", "from_page_key": a, "to_page_key": b} for a, b in link_specs]
+    sources = [{"kb_id": "kb", "page_key": key, "article_id": a, "article_version": v} for key, a, v in source_specs]
+    articles = [{"article_id": "a1", "article_version": "v1"}, {"article_id": "a2", "article_version": None}]
+    broken, orphans, outdated = _reference(pages, links, sources, articles)
+    assert lint.broken_links(pages, links) == broken
+    assert lint.orphan_pages(pages, links) == orphans
+    assert lint.pages_with_outdated_sources(pages, sources, articles) == outdated
 
 
 def _evaluate(data_dir, corpus_dir, monkeypatch) -> dict:

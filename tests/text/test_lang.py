@@ -76,3 +76,30 @@ def test_jieba_starts_without_pkg_resources_and_loads_its_whole_dictionary(tmp_p
     )
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['我们', '在', '北京大学', '学习', '自然语言', '处理'] False ['b', 'n', 'n']"
+
+
+def test_posseg_tables_from_the_pickles_equal_the_modules() -> None:
+    """In a fresh process: `init_jieba` puts the part-of-speech tables into `sys.modules` from jieba's
+    pickles, and each equals what importing its module gives (read here from its source file)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import importlib.util, sys\n"
+        "from pathlib import Path\n"
+        "from petrichor_pipeline.text.lang import POSSEG_TABLES, init_jieba\n"
+        "jieba = init_jieba()\n"
+        "import jieba.posseg\n"
+        "for name in POSSEG_TABLES:\n"
+        "    seeded = sys.modules['jieba.posseg.' + name]\n"
+        "    assert not hasattr(seeded, '__file__'), name + ' was imported, not seeded'\n"
+        "    path = Path(jieba.__file__).parent / 'posseg' / (name + '.py')\n"
+        "    spec = importlib.util.spec_from_file_location('source_' + name, path)\n"
+        "    module = importlib.util.module_from_spec(spec)\n"
+        "    spec.loader.exec_module(module)\n"
+        "    assert module.P == seeded.P, name\n"
+        "print([(p.word, p.flag) for p in jieba.posseg.cut('我们在北京大学学习')])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "('北京大学', 'nt')" in out.stdout
