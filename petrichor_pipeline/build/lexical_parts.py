@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.text import lexical
-from petrichor_pipeline.text.bm25 import FIELD_WEIGHTS, BM25Index, weighted_counts
+from petrichor_pipeline.text.bm25 import FIELD_WEIGHTS, BM25Index, row_sums, weighted_counts
 from petrichor_pipeline.text.tokenize import get_tokenizer, line_pieces
 from petrichor_pipeline.versions import LEXICAL_PARTS_VERSION
 
@@ -447,7 +447,7 @@ def _merged_index(name: str, table: pa.Table, shifts: np.ndarray, size: int) -> 
     flat_rows = flat_rows + np.repeat(shifts.astype(np.int32), lengths)
     flat_weights = pc.list_flatten(weights_col).to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
     del table, rows_col, weights_col
-    row_lengths = np.bincount(flat_rows, weights=flat_weights, minlength=size).astype(np.float64)  # whole numbers: exact in any order
+    row_lengths = row_sums(flat_rows, flat_weights, size)  # whole numbers: exact in any order
     order = _grouped_positions(ids, lengths)  # rows stay ascending inside each term
     indptr = np.concatenate([[0], np.cumsum(np.bincount(ids, weights=lengths, minlength=len(terms)))]).astype(np.int32)
     rows_sorted = flat_rows[order]

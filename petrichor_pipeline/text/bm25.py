@@ -187,7 +187,7 @@ class BM25Index:
         if not hits:
             return np.zeros(self.size)
         rows, scores = zip(*hits)
-        return np.bincount(np.concatenate(rows), weights=np.concatenate(scores), minlength=self.size)
+        return row_sums(np.concatenate(rows), np.concatenate(scores), self.size)
 
     def _top_by_bounds(self, terms: Sequence[str], k: int, group: Callable[[int], Hashable] | None) -> list[Ranked] | None:
         """The unfiltered `top`, pruned by each term's largest impact (module docstring); None when the
@@ -211,9 +211,7 @@ class BM25Index:
         while len(weak) < len(ids) - 1 and sum(bounds[i] for i in weak) + bounds[by_bound[len(weak)]] < threshold:
             weak.append(by_bound[len(weak)])
         strong = [lists[i] for i in by_bound[len(weak) :]]
-        partial = np.bincount(
-            np.concatenate([rows for rows, _ in strong]), weights=np.concatenate([w for _, w in strong]), minlength=self.size
-        )
+        partial = row_sums(np.concatenate([rows for rows, _ in strong]), np.concatenate([w for _, w in strong]), self.size)
         rows = np.flatnonzero(partial >= threshold - sum(bounds[i] for i in weak))
         while weak and len(rows) * _LOOKUP_COST > len(lists[weak[-1]][0]):  # many rows in reach: add a term to all
             term_rows, impacts = lists[weak.pop()]
@@ -267,6 +265,14 @@ _SLACK = 1e-9
 """Relative margin on the threshold: bounds summed in another order may differ from the scores in the last bits."""
 _LOOKUP_COST = 8
 """Looking one row up in a term's postings costs about this many postings added to every row's sum."""
+
+
+def row_sums(rows: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    """Each of `size` rows' sum of the `weights` at its positions in `rows` (float64): `np.bincount` with both
+    inputs cast first. Given int32 rows and float32 weights together, numpy's bincount takes a path 20 times
+    slower than with either one cast (30 million postings: 4.5 s against 0.18 s); its sums are the same."""
+    sums = np.bincount(np.asarray(rows, dtype=np.intp), weights=np.asarray(weights, dtype=np.float64), minlength=size)
+    return sums.astype(np.float64, copy=False)  # no rows at all: bincount gives integer zeros
 
 
 def _impacts_at(postings: tuple[np.ndarray, np.ndarray], rows: np.ndarray) -> np.ndarray:
@@ -354,7 +360,7 @@ def from_csc(
     indices = np.asarray(indices, dtype=np.int32)
     data = np.asarray(data, dtype=np.float32)
     if lengths is None:
-        lengths = np.bincount(indices, weights=data, minlength=n_docs).astype(np.float64)
+        lengths = row_sums(indices, data, n_docs)
     elif len(lengths) != n_docs:
         raise ValueError(f"{len(lengths)} stored document lengths for {n_docs} rows")
     vocab = dict(zip(terms, range(len(terms))))

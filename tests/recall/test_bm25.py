@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from petrichor_pipeline.text.tokenize import index_tokens, query_tokens
-from petrichor_pipeline.text.bm25 import B, FIELD_WEIGHTS, K1, BM25Index, top_ranked
+from petrichor_pipeline.text.bm25 import B, FIELD_WEIGHTS, K1, BM25Index, row_sums, top_ranked
 
 
 def test_field_weights_reference_case():
@@ -132,3 +132,15 @@ def test_scores_match_bm25s_on_the_same_tokens(docs, query):
 
     ours = BM25Index.build(docs, index_tokens).totals(terms)
     np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12)
+
+
+@given(st.lists(st.tuples(st.integers(0, 9), st.floats(0, 100, width=32)), max_size=40), st.sampled_from([np.int32, np.int64]))
+def test_row_sums_are_each_rows_sum(pairs, row_type):
+    """`row_sums` over int32 or int64 rows and float32 weights: each row's weights added in order, as float64."""
+    rows = np.array([r for r, _ in pairs], dtype=row_type)
+    weights = np.array([w for _, w in pairs], dtype=np.float32)
+    expected = np.zeros(10)
+    for r, w in zip(rows.tolist(), weights.tolist()):
+        expected[r] += w
+    got = row_sums(rows, weights, 10)
+    assert got.dtype == np.float64 and got.tolist() == expected.tolist()
