@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.text import lexical
 from petrichor_pipeline.text.bm25 import FIELD_WEIGHTS, BM25Index, row_sums, weighted_counts
-from petrichor_pipeline.text.tokenize import get_tokenizer, line_pieces
+from petrichor_pipeline.text.tokenize import changed_line_pieces, get_tokenizer
 from petrichor_pipeline.versions import LEXICAL_PARTS_VERSION
 
 BUCKET_INDEXES = tuple(name for name in lexical.INDEXES if name != "wiki")
@@ -239,10 +239,15 @@ def bucket_parts(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tok
             if part is not None and part.num_rows:
                 pieces.append((aid, name, part))
     if todo or set(cached_sigs) != set(signatures):
-        wh.write_arrow("lexical_parts", f"bucket={bucket}", _with_spans(pieces) if pieces else empty)
+        wh.write_arrow("lexical_parts", f"bucket={bucket}", _with_spans(pieces) if pieces else empty, CACHE_OPTIONS)
         wh.write_json("lexical_parts", bucket, {"version": LEXICAL_PARTS_VERSION, "articles": signatures})
     return BucketParts(units, sizes, reused=len(reuse), tokenised=len(todo))
 
+
+CACHE_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
+"""How the postings caches are written: LZ4 rather than the warehouse's zstd. A build rewrites the cache of
+every bucket it changed (all 16 for 100 edited articles of 10,000): a bucket's 37 MB of postings write in
+0.024 s as 14.5 MB against 0.12 s as 9.5 MB with zstd, and read as fast."""
 
 WIKI_PARTS = "wiki"
 """The cache of wiki postings (`lexical_parts/bucket=wiki.arrow`): one unit per distinct page text, keyed
@@ -284,7 +289,7 @@ def wiki_units(
             kept[h], pos = (pos, pos + en - st), pos + en - st
         spans = kept
         spans_json = json.dumps(spans, separators=(",", ":"))
-        wh.write_arrow("lexical_parts", f"bucket={WIKI_PARTS}", cached_table.replace_schema_metadata({SPANS_KEY: spans_json}))
+        wh.write_arrow("lexical_parts", f"bucket={WIKI_PARTS}", cached_table.replace_schema_metadata({SPANS_KEY: spans_json}), CACHE_OPTIONS)
         wh.write_json("lexical_parts", WIKI_PARTS, {"version": LEXICAL_PARTS_VERSION})
     picked = [spans[h] for h in hashes]
     lengths = np.asarray([en - st for st, en in picked], dtype=np.int64)
@@ -343,15 +348,15 @@ def _earlier_counts(
 
 def _edited_counts(before: Sequence[str], counts: Mapping[str, float], after: Sequence[str], tokenize: Callable[[str], list[str]]) -> dict[str, float] | None:
     """`after`'s weighted term counts from `before`'s (`counts`): each field's lines that `after` lacks are
-    taken away, its new lines added (`tokenize.line_pieces`); None when a field cannot be cut into lines."""
+    taken away, its new lines added (`tokenize.changed_line_pieces`); None when a field cannot be cut into lines."""
     out = Counter(counts)
     for weight, old, new in zip(FIELD_WEIGHTS, before, after):
         if old == new:
             continue
-        old_pieces, new_pieces = line_pieces(old or ""), line_pieces(new or "")
-        if old_pieces is None or new_pieces is None:
+        changed = changed_line_pieces(old or "", new or "")
+        if changed is None:
             return None
-        was, now = Counter(old_pieces), Counter(new_pieces)
+        was, now = Counter(changed[0]), Counter(changed[1])
         for piece, n in (now - was).items():
             for term in tokenize(piece):
                 out[term] += weight * n

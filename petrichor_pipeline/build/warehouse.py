@@ -81,13 +81,13 @@ class Warehouse:
         except (OSError, KeyError, pa.ArrowInvalid):
             return None
 
-    def write_arrow(self, asset: str, name: str, table: pa.Table) -> Path:
-        """`table` as the warehouse's own file `<name>.arrow` (`ARROW_OPTIONS`), written atomically; the older
-        Parquet form goes."""
+    def write_arrow(self, asset: str, name: str, table: pa.Table, options: pa.ipc.IpcWriteOptions = ARROW_OPTIONS) -> Path:
+        """`table` as the warehouse's own file `<name>.arrow` (`ARROW_OPTIONS` unless `options` say otherwise),
+        written atomically; the older Parquet form goes."""
         p = self.arrow_path(asset, name)
 
         def write(tmp: str) -> None:  # one record batch: a table of many slices would write each of them apart
-            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema, options=ARROW_OPTIONS) as writer:
+            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
                 writer.write_table(table.combine_chunks())
 
         write_atomic(p, write)

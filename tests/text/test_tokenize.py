@@ -10,6 +10,7 @@ from petrichor_pipeline.text.tokenize import (
     index_tokens,
     jieba_index_tokens,
     jieba_query_tokens,
+    changed_line_pieces,
     line_pieces,
     query_tokens,
 )
@@ -149,3 +150,22 @@ def test_a_texts_tokens_are_its_line_pieces_tokens(name, text):
         return
     assert len(pieces) == len(text.strip().split("\n"))
     assert Counter(tok.index(text)) == sum((Counter(tok.index(p)) for p in pieces), Counter())
+
+
+EDIT_LINES = st.lists(st.sampled_from(["a", "b", " a", "", "缓存", "x-{y}-"]), max_size=6).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=EDIT_LINES, new=EDIT_LINES, head=EDIT_LINES, tail=EDIT_LINES)
+def test_changed_pieces_differ_as_the_whole_texts_pieces(old, new, head, tail):
+    """Setting aside the shared leading and trailing lines changes nothing in the difference of the pieces'
+    multisets (texts that share a start, an end, both or neither)."""
+    before, after = f"{head}\n{old}\n{tail}", f"{head}\n{new}\n{tail}"
+    for a, b in ((before, after), (old, new), (f"{head}{old}", f"{head}{new}"), (f"{old}{tail}", f"{new}{tail}")):
+        whole_a, whole_b = line_pieces(a), line_pieces(b)
+        changed = changed_line_pieces(a, b)
+        if whole_a is None or whole_b is None:
+            assert changed is None
+            continue
+        was, now = Counter(changed[0]), Counter(changed[1])
+        assert (was - now, now - was) == (Counter(whole_a) - Counter(whole_b), Counter(whole_b) - Counter(whole_a))
