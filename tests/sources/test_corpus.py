@@ -6,6 +6,8 @@ import os
 import random
 from pathlib import Path
 
+from hypothesis import given, strategies as st
+
 from petrichor_pipeline.sources.corpus import KB_REFUSED, scan_corpus
 
 from .helpers import write
@@ -136,3 +138,15 @@ def test_article_id_follows_the_path_not_the_content(corpus: Path):
 def test_missing_corpus_folder_scans_empty(tmp_path: Path):
     scan = scan_corpus(tmp_path / "absent")
     assert (scan.kbs, scan.articles, scan.errors) == ({}, (), ())
+
+
+@given(st.lists(st.text(alphabet="ab.-_ 文", min_size=1, max_size=6).filter(lambda n: n not in (".", "..")), min_size=1, max_size=3))
+def test_names_split_as_pathlib_splits_them(parts):
+    """The scan's string helpers give what `PurePosixPath` gives for the relative paths the walk writes."""
+    from pathlib import PurePosixPath
+
+    from petrichor_pipeline.sources.corpus import _stem, _suffix
+
+    relpath = "/".join(parts)
+    assert _suffix(parts[-1]) == PurePosixPath(parts[-1]).suffix
+    assert _stem(relpath) == PurePosixPath(relpath).stem
