@@ -29,16 +29,21 @@ def _result(tables: SnapshotTables, **found: list[str]) -> AssetCheckResult:
     return AssetCheckResult(passed=not any(found.values()), metadata=metadata)
 
 
-def _page_links(tables: SnapshotTables) -> lint.PageLinks:
-    return tables.derived("page_links", lambda: lint.page_links(tables["wiki_pages"].select(list(BODY_COLUMNS))))
+LINK_CACHE = ("cache", "body_links.arrow")
+"""Where under the data folder the page bodies' links are kept between checks (`knowledge.link_cache`)."""
+
+
+def _page_links(tables: SnapshotTables, petrichor: PetrichorResource) -> lint.PageLinks:
+    cache = petrichor.context().settings.data_dir.joinpath(*LINK_CACHE)
+    return tables.derived("page_links", lambda: lint.page_links(tables["wiki_pages"].select(list(BODY_COLUMNS)), cache))
 
 
 def links_resolve(context: AssetCheckExecutionContext, petrichor: PetrichorResource, tables: SnapshotTables) -> AssetCheckResult:
-    return _result(tables, broken_links=lint.broken_links(_page_links(tables), tables["wiki_links"]))
+    return _result(tables, broken_links=lint.broken_links(_page_links(tables, petrichor), tables["wiki_links"]))
 
 
 def no_orphan_pages(context: AssetCheckExecutionContext, petrichor: PetrichorResource, tables: SnapshotTables) -> AssetCheckResult:
-    return _result(tables, orphan_pages=lint.orphan_pages(_page_links(tables), tables["wiki_links"]))
+    return _result(tables, orphan_pages=lint.orphan_pages(_page_links(tables, petrichor), tables["wiki_links"]))
 
 
 def sources_are_current(context: AssetCheckExecutionContext, petrichor: PetrichorResource, tables: SnapshotTables) -> AssetCheckResult:

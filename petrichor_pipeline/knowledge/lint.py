@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.knowledge.wiki_links import body_links
+from petrichor_pipeline.knowledge.link_cache import linked_lists
 
 ROOT_KINDS = frozenset({"source", "index", "log"})
 """Pages that stand for an article or the whole wiki: nothing has to link to them."""
@@ -64,10 +65,12 @@ PAGE_COLUMNS = ("kb_id", "tenant", "page_key", "kind")
 LINK_COLUMNS = ("kb_id", "tenant", "from_page_key", "to_page_key")
 
 
-def page_links(pages: Rows) -> PageLinks:
+def page_links(pages: Rows, cache: Path | None = None) -> PageLinks:
+    """The pages' links, each body's from `cache` when its text was seen before (`link_cache`)."""
     table = _table(pages, *PAGE_COLUMNS, "content_md")
-    rows, targets = body_links(table["content_md"])
-    return PageLinks(table.select(list(PAGE_COLUMNS)), rows, pa.array(targets, pa.string()))
+    lists = linked_lists(table["content_md"], cache)
+    rows = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    return PageLinks(table.select(list(PAGE_COLUMNS)), rows, pc.list_flatten(lists))
 
 
 def _page_links(pages: Rows | PageLinks) -> PageLinks:
