@@ -10,6 +10,7 @@ from typing import Any
 
 from dagster import AssetCheckExecutionContext, AssetCheckResult, MetadataValue
 
+from petrichor_pipeline.build.link_cache import linked_lists
 from petrichor_pipeline.checks import Check, SnapshotTables
 from petrichor_pipeline.knowledge import lint
 from petrichor_pipeline.resources import PetrichorResource
@@ -30,12 +31,16 @@ def _result(tables: SnapshotTables, **found: list[str]) -> AssetCheckResult:
 
 
 LINK_CACHE = ("cache", "body_links.arrow")
-"""Where under the data folder the page bodies' links are kept between checks (`knowledge.link_cache`)."""
+"""Where under the data folder the page bodies' links are kept between checks (`build.link_cache`)."""
 
 
 def _page_links(tables: SnapshotTables, petrichor: PetrichorResource) -> lint.PageLinks:
-    cache = petrichor.context().settings.data_dir.joinpath(*LINK_CACHE)
-    return tables.derived("page_links", lambda: lint.page_links(tables["wiki_pages"].select(list(BODY_COLUMNS)), cache))
+    def compute() -> lint.PageLinks:
+        pages = tables["wiki_pages"].select(list(BODY_COLUMNS))
+        cache = petrichor.context().settings.data_dir.joinpath(*LINK_CACHE)
+        return lint.page_links(pages, linked_lists(pages.column("content_md"), cache))
+
+    return tables.derived("page_links", compute)
 
 
 def links_resolve(context: AssetCheckExecutionContext, petrichor: PetrichorResource, tables: SnapshotTables) -> AssetCheckResult:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.knowledge.link_cache import linked_lists
+from petrichor_pipeline.knowledge.wiki_links import body_link_lists
 
 ROOT_KINDS = frozenset({"source", "index", "log"})
 """Pages that stand for an article or the whole wiki: nothing has to link to them."""
@@ -65,10 +64,10 @@ PAGE_COLUMNS = ("kb_id", "tenant", "page_key", "kind")
 LINK_COLUMNS = ("kb_id", "tenant", "from_page_key", "to_page_key")
 
 
-def page_links(pages: Rows, cache: Path | None = None) -> PageLinks:
-    """The pages' links, each body's from `cache` when its text was seen before (`link_cache`)."""
+def page_links(pages: Rows, lists: pa.ListArray | None = None) -> PageLinks:
+    """The pages' links: `lists` (each body's targets, row by row) when the caller has them, else scanned."""
     table = _table(pages, *PAGE_COLUMNS, "content_md")
-    lists = linked_lists(table["content_md"], cache)
+    lists = body_link_lists(table["content_md"]) if lists is None else lists
     rows = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
     return PageLinks(table.select(list(PAGE_COLUMNS)), rows, pc.list_flatten(lists))
 

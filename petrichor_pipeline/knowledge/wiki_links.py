@@ -53,6 +53,13 @@ def body_links(bodies: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, list[str
     return np.asarray(rows, dtype=np.int64), keys
 
 
+def body_link_lists(bodies: pa.Array | pa.ChunkedArray) -> pa.ListArray:
+    """`body_links` as one list of target keys per row."""
+    rows, keys = body_links(bodies)
+    counts = np.bincount(rows, minlength=len(bodies)) if len(bodies) else np.zeros(0, np.int64)
+    return pa.ListArray.from_arrays(pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)), pa.array(keys, pa.string()))
+
+
 def resolve_links(markdown: str, resolve: Callable[[str], str | None]) -> str:
     """Rewrite each link to the key `resolve` returns, or to its plain display text when it returns None.
 

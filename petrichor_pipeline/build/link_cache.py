@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from petrichor_pipeline.contract.files import write_atomic
-from petrichor_pipeline.knowledge.wiki_links import body_links
+from petrichor_pipeline.knowledge.wiki_links import body_link_lists
 
 CACHE_SCHEMA = pa.schema([("digest", pa.binary(32)), ("targets", pa.list_(pa.string()))])
 CACHE_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
@@ -28,24 +28,17 @@ def linked_lists(bodies: pa.Array | pa.ChunkedArray, cache: Path | None = None) 
     if pa.types.is_large_string(column.type):
         column = column.cast(pa.string())
     if cache is None:
-        return _scanned(column)
+        return body_link_lists(column)
     digests = _digests(column)
     known, cached = _read(cache)
     new_rows = [row for row, digest in enumerate(digests) if digest not in known]
-    fresh = _scanned(column if len(new_rows) == len(column) else column.take(pa.array(new_rows, pa.int64())))
+    fresh = body_link_lists(column if len(new_rows) == len(column) else column.take(pa.array(new_rows, pa.int64())))
     position = {row: len(cached) + i for i, row in enumerate(new_rows)}
     picks = [position[row] if row in position else known[digest] for row, digest in enumerate(digests)]
     lists = pa.concat_arrays([cached, fresh]).take(pa.array(picks, pa.int64())) if digests else fresh
     if cache is not None and (new_rows or len(known) != len(set(digests))):
         _write(cache, digests, lists)
     return lists
-
-
-def _scanned(column: pa.StringArray) -> pa.ListArray:
-    """Each row's links, scanned (`wiki_links.body_links`)."""
-    rows, keys = body_links(column)
-    counts = np.bincount(rows, minlength=len(column)) if len(column) else np.zeros(0, np.int64)
-    return pa.ListArray.from_arrays(pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)), pa.array(keys, pa.string()))
 
 
 def _digests(column: pa.StringArray) -> list[bytes]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 from hypothesis import given, settings, strategies as st
 
-from petrichor_pipeline.knowledge.link_cache import linked_lists
+from petrichor_pipeline.build.link_cache import linked_lists
 from petrichor_pipeline.knowledge.wiki_links import linked_keys
 
 BODY = st.one_of(st.none(), st.lists(st.sampled_from(["[[a|A]]", "[[ b ]]", "x", "\n", "[[c", "]]", "缓存"]), max_size=6).map("".join))
