@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from petrichor_pipeline.build.warehouse import CACHE_OPTIONS
 from petrichor_pipeline.contract.files import write_atomic
 from petrichor_pipeline.knowledge.wiki_links import body_link_lists
 
 CACHE_SCHEMA = pa.schema([("digest", pa.binary(32)), ("targets", pa.list_(pa.string()))])
-CACHE_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
 
 
 def linked_lists(bodies: pa.Array | pa.ChunkedArray, cache: Path | None = None) -> pa.ListArray:
@@ -36,7 +36,7 @@ def linked_lists(bodies: pa.Array | pa.ChunkedArray, cache: Path | None = None) 
     position = {row: len(cached) + i for i, row in enumerate(new_rows)}
     picks = [position[row] if row in position else known[digest] for row, digest in enumerate(digests)]
     lists = pa.concat_arrays([cached, fresh]).take(pa.array(picks, pa.int64())) if digests else fresh
-    if cache is not None and (new_rows or len(known) != len(set(digests))):
+    if new_rows or len(known) != len(set(digests)):
         _write(cache, digests, lists)
     return lists
 
@@ -55,9 +55,9 @@ def _digests(column: pa.StringArray) -> list[bytes]:
     ]
 
 
-def _read(cache: Path | None) -> tuple[dict[bytes, int], pa.ListArray]:
+def _read(cache: Path) -> tuple[dict[bytes, int], pa.ListArray]:
     empty = pa.array([], CACHE_SCHEMA.field("targets").type)
-    if cache is None or not cache.exists():
+    if not cache.exists():
         return {}, empty
     try:
         table = pa.ipc.open_file(pa.memory_map(str(cache))).read_all()
