@@ -207,7 +207,12 @@ def _kb_folders(corpus_dir: Path) -> list[str]:
 
 def _inside(root: Path, path: Path) -> bool:
     """Whether `path`, with every link resolved, is `root` or lies under it (`root` is resolved)."""
-    return path.resolve().is_relative_to(root)
+    return _within(str(root), os.path.realpath(path))
+
+
+def _within(root: str, real: str) -> bool:
+    """Whether a resolved path is the resolved `root` or lies under it, by whole names (`Path.is_relative_to`)."""
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
 @dataclass
@@ -225,7 +230,6 @@ class _Census:
 
     def __post_init__(self) -> None:
         self._root = str(self.root)
-        self._prefix = self._root.rstrip(os.sep) + os.sep
 
     def real(self, path: str) -> str:
         """`os.path.realpath(path)`, each folder resolved once per scan: a file that is not itself a link lies
@@ -240,7 +244,7 @@ class _Census:
 
     def holds(self, real: str) -> bool:
         """Whether a resolved path is the root or lies under it (`Path.is_relative_to`, by whole names)."""
-        return real == self._root or real.startswith(self._prefix)
+        return _within(self._root, real)
 
     def inside(self, path: str) -> bool:
         """Whether `path`, with every link resolved, is the root or lies under it."""
