@@ -24,6 +24,7 @@ from typing import Any, Callable
 from dagster import AssetCheckSeverity, DagsterInstance, execute_job, materialize, reconstructable
 
 from petrichor_pipeline.assets.snapshot import discard_unpublished
+from petrichor_pipeline.build import bucket_prefetch
 from petrichor_pipeline.build.context import BuildContext, StageListener
 from petrichor_pipeline.build.instance_sqlite import held_instance_storage
 from petrichor_pipeline.build.issues import BuildWarning, FileError, clear_run_issues, read_run_issues
@@ -334,6 +335,7 @@ class HandedScan:
         return scan_id
 
     def remove(self) -> None:
+        bucket_prefetch.drop(self.scan_id)  # before the lock goes: its reads write the postings caches
         remove_scan(self.ctx.settings.data_dir, self.scan_id)
 
 
@@ -438,6 +440,7 @@ def _publish(
 ) -> None:
     """The publish run, when a bucket was built or `CURRENT` is not what the corpus is now."""
     if planned.stale or _published_versions(ctx) != versions or ctx.full_rebuild:
+        bucket_prefetch.start(ctx, scan.id())  # overlaps the wiki's aggregation (`bucket_prefetch`)
         res = _materialize_in_process(instance, resource, PUBLISH_ASSETS, {"petrichor/trigger": "cli", SCAN_TAG: scan.id()})
         _collect(ctx, res, summary, built)
         if not res.success:

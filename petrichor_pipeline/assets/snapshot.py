@@ -7,7 +7,9 @@ import time
 from dagster import AssetExecutionContext, AssetKey, DagsterEventType, DagsterInstance, Failure, MaterializeResult, MetadataValue, asset
 
 from petrichor_pipeline.assets._metadata import run_context
+from petrichor_pipeline.build import bucket_prefetch
 from petrichor_pipeline.build.publish import point_snapshot, stage_snapshot
+from petrichor_pipeline.build.scan_handoff import SCAN_TAG
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
 from petrichor_pipeline.contract.current import read_current
 from petrichor_pipeline.contract.manifest import read_manifest
@@ -55,7 +57,8 @@ def discard_unpublished(instance: DagsterInstance, run_id: str, snapshots_dir) -
 def snapshot(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
     ctx = run_context(context, petrichor)
     started = time.perf_counter()
-    m = stage_snapshot(ctx, bucket_versions=current_bucket_versions(ctx))
+    prefetched = bucket_prefetch.held(context.run.tags.get(SCAN_TAG))
+    m = stage_snapshot(ctx, bucket_versions=current_bucket_versions(ctx), prefetched=prefetched)
     return MaterializeResult(
         metadata={
             "snapshot_version": m.version,

@@ -404,21 +404,6 @@ def _stable_argsort(keys: np.ndarray) -> np.ndarray:
     return order
 
 
-def _grouped_positions(ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The flattened postings' positions grouped by term, each term's in their order: the stable argsort of
-    `np.repeat(ids, lengths)`, got by sorting the term rows (one per unit and term) rather than every
-    posting (two to three times as many), then expanding each row to its range of positions. int32 while
-    the positions fit: the expansion is as long as the postings, and half the bytes is half its time."""
-    by_row = _stable_argsort(ids)
-    if bool((lengths == 1).all()):  # one posting per row (the wiki's units are single pages): no expansion
-        return by_row.astype(np.int32 if len(by_row) < 2**31 else np.int64, copy=False)
-    counts = lengths[by_row]
-    starts = (np.cumsum(lengths) - lengths)[by_row]
-    total = int(counts.sum())
-    kind = np.int32 if total < 2**31 else np.int64
-    return np.repeat((starts - (np.cumsum(counts) - counts)).astype(kind), counts) + np.arange(total, dtype=kind)
-
-
 @dataclass(frozen=True)
 class Merged:
     """One index's `lexical_index` rows and its weighted document lengths (the per-row sums of its weights,
@@ -431,7 +416,12 @@ class Merged:
 def _merged_index(name: str, table: pa.Table, shifts: np.ndarray, size: int) -> Merged:
     """One index of `size` rows from its units' postings in row order; `shifts` is each postings row's
     first row in the index (its unit's start). Row numbers stay int32 throughout (an index's rows fit, as
-    the stored column says)."""
+    the stored column says).
+
+    The postings are shifted and regrouped by term in Arrow (`list_parent_indices`, a take of the term rows
+    in term order, flattened), which leaves the GIL to other threads: a build merges these beside the wiki's
+    aggregation (`build.bucket_prefetch`), and numpy's `repeat` and fancy indexing held the GIL for about
+    2 s of a 10,000-article merge."""
     if not table.num_rows:
         return Merged(lexical.postings_table({name: ([], [], [])}), np.zeros(size, np.float64))
     table = table.select(MERGED_COLUMNS).combine_chunks()
@@ -443,23 +433,23 @@ def _merged_index(name: str, table: pa.Table, shifts: np.ndarray, size: int) -> 
     terms = encoded.dictionary.take(pa.array(rank))
     rows_col, weights_col = table.column("rows").chunk(0), table.column("weights").chunk(0)
     lengths = pc.list_value_length(rows_col).to_numpy(zero_copy_only=False).astype(np.int64)
-    flat_rows = pc.list_flatten(rows_col).to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    flat_rows = flat_rows + np.repeat(shifts.astype(np.int32), lengths)
-    flat_weights = pc.list_flatten(weights_col).to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
-    del table, rows_col, weights_col
-    row_lengths = row_sums(flat_rows, flat_weights, size)  # whole numbers: exact in any order
-    order = _grouped_positions(ids, lengths)  # rows stay ascending inside each term
+    shift = pc.take(pa.array(shifts.astype(np.int32)), pc.list_parent_indices(rows_col))
+    flat_rows = pc.add(pc.list_flatten(rows_col).cast(pa.int32()), shift)
+    flat_weights = pc.list_flatten(weights_col).cast(pa.float32())
+    offsets = pc.subtract(rows_col.offsets, rows_col.offsets[0])  # from 0, as the flattened values are
+    del table, shift
+    row_lengths = row_sums(flat_rows.to_numpy(), flat_weights.to_numpy(), size)  # whole numbers: exact in any order
+    by_term = pa.array(_stable_argsort(ids))  # rows stay ascending inside each term
+    rows_sorted = pc.list_flatten(pa.ListArray.from_arrays(offsets, flat_rows).take(by_term))
+    weights_sorted = pc.list_flatten(pa.ListArray.from_arrays(offsets, flat_weights).take(by_term))
+    del flat_rows, flat_weights
     indptr = np.concatenate([[0], np.cumsum(np.bincount(ids, weights=lengths, minlength=len(terms)))]).astype(np.int32)
-    rows_sorted = flat_rows[order]
-    del flat_rows
-    weights_sorted = flat_weights[order]
-    del flat_weights, order
     postings = pa.table(
         {
             "index": pa.array([name] * len(terms), pa.string()),
             "term": terms,
-            "rows": pa.ListArray.from_arrays(pa.array(indptr), pa.array(rows_sorted)),
-            "weights": pa.ListArray.from_arrays(pa.array(indptr), pa.array(weights_sorted)),
+            "rows": pa.ListArray.from_arrays(pa.array(indptr), rows_sorted),
+            "weights": pa.ListArray.from_arrays(pa.array(indptr), weights_sorted),
         }
     )
     return Merged(postings, row_lengths)

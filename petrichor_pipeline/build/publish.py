@@ -20,7 +20,7 @@ import logging
 import os
 import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -133,11 +133,19 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
     return tables
 
 
-def _assemble(ctx: BuildContext, pool: ThreadPoolExecutor) -> tuple[dict[str, pa.Table], Callable[[], tuple[pa.Table, pa.Table]]]:
-    """`assemble_tables` but the lexical index, which is left merging on `pool` (the wiki's postings are
-    computed beside the buckets' reads, each article index merged once they are read, the largest first,
-    ahead of whatever is queued next), so the tables can be written meanwhile; the second value waits for
-    the index and gives its postings and lengths (`lexical_parts.merged_table`)."""
+@dataclass
+class BucketReads:
+    """The half of a snapshot that only the bucket steps feed: each bucket's own tables (`_bucket_tables`, in
+    bucket order) and each article index's postings merged over the buckets (`lexical_parts.bucket_index`),
+    the merges still running on the pool that read the buckets."""
+
+    own: list[dict[str, pa.Table]]
+    merges: dict[str, Future[lexical_parts.Merged]]
+
+
+def read_buckets(ctx: BuildContext, pool: ThreadPoolExecutor) -> BucketReads:
+    """Every bucket's tables and postings parts, read on `pool`; the article indexes left merging on it, the
+    largest first, ahead of whatever is queued next."""
     wh = ctx.warehouse
     tokenizer = ctx.settings.lexical_tokenizer
 
@@ -145,15 +153,27 @@ def _assemble(ctx: BuildContext, pool: ThreadPoolExecutor) -> tuple[dict[str, pa
         own = _bucket_tables(ctx, bucket)
         return own, lexical_parts.bucket_parts(wh, bucket, own, tokenizer)
 
-    wiki = {name: t if (t := wh.read(name, None, SCHEMAS[name])) is not None else SCHEMAS[name].empty_table() for name in WIKI_TABLES}
-    earlier = lambda keys: replaced_pages(ctx, keys, list(lexical.WIKI_COLUMNS))  # noqa: E731
-    wiki_postings = pool.submit(lexical_parts.wiki_index, wh, wiki, tokenizer, earlier)
     done = list(pool.map(read, BUCKETS))
     parts = [p for _, p in done]
     largest_first = sorted(lexical_parts.BUCKET_INDEXES, key=lambda name: -sum(p.sizes[name] for p in parts))
-    merges = {name: pool.submit(lexical_parts.bucket_index, parts, name) for name in largest_first}
-    merges["wiki"] = wiki_postings
-    return _assembled(ctx, [own for own, _ in done], wiki), lambda: lexical_parts.merged_table({n: m.result() for n, m in merges.items()})
+    return BucketReads([own for own, _ in done], {name: pool.submit(lexical_parts.bucket_index, parts, name) for name in largest_first})
+
+
+def _assemble(
+    ctx: BuildContext, pool: ThreadPoolExecutor, prefetched: Future[BucketReads] | None = None
+) -> tuple[dict[str, pa.Table], Callable[[], tuple[pa.Table, pa.Table]]]:
+    """`assemble_tables` but the lexical index, which is left merging on `pool` (the wiki's postings are
+    computed beside the buckets' reads, or beside the tables' writes when the buckets were `prefetched`), so
+    the tables can be written meanwhile; the second value waits for the index and gives its postings and
+    lengths (`lexical_parts.merged_table`)."""
+    wh = ctx.warehouse
+    tokenizer = ctx.settings.lexical_tokenizer
+    wiki = {name: t if (t := wh.read(name, None, SCHEMAS[name])) is not None else SCHEMAS[name].empty_table() for name in WIKI_TABLES}
+    earlier = lambda keys: replaced_pages(ctx, keys, list(lexical.WIKI_COLUMNS))  # noqa: E731
+    wiki_postings = pool.submit(lexical_parts.wiki_index, wh, wiki, tokenizer, earlier)
+    reads = prefetched.result() if prefetched is not None else read_buckets(ctx, pool)
+    merges = {**reads.merges, "wiki": wiki_postings}
+    return _assembled(ctx, reads.own, wiki), lambda: lexical_parts.merged_table({n: m.result() for n, m in merges.items()})
 
 
 def _assembled(ctx: BuildContext, own: list[dict[str, pa.Table]], wiki: dict[str, pa.Table]) -> dict[str, pa.Table]:
@@ -228,9 +248,16 @@ def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stat
     return point_snapshot(ctx, stage_snapshot(ctx, bucket_versions=bucket_versions, stats=stats), started=started)
 
 
-def stage_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stats: dict[str, Any] | None = None) -> Manifest:
+def stage_snapshot(
+    ctx: BuildContext,
+    *,
+    bucket_versions: dict[str, str],
+    stats: dict[str, Any] | None = None,
+    prefetched: Future[BucketReads] | None = None,
+) -> Manifest:
     """Write a complete snapshot folder (tables, vector table versions, manifest) without publishing it, so
-    it can be checked before `point_snapshot` makes it `CURRENT`."""
+    it can be checked before `point_snapshot` makes it `CURRENT`; from the buckets as `prefetched` when given
+    (`bucket_prefetch`: a build's, started after its bucket run)."""
     snaps = ctx.settings.snapshots_dir
     remote = ObjectStore(ctx.settings.object_store) if ctx.settings.object_store else None
     pointer = remote.read_pointer() if remote else None  # what the conditional write of CURRENT expects
@@ -238,7 +265,7 @@ def stage_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stats:
     version = new_version(salt=str(sorted(bucket_versions.items())))
     try:
         with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:  # leaving it waits for every task, failed or not
-            tables, postings = _assemble(ctx, pool)
+            tables, postings = _assemble(ctx, pool, prefetched)
             check_matches_scan(ctx, tables["articles"])
             return _write_folder(ctx, version, parent, tables, postings, pool, bucket_versions, stats)
     except BaseException:

@@ -7,6 +7,7 @@ import uuid
 from dagster import DagsterInstance
 import pytest
 
+from petrichor_pipeline.build import bucket_prefetch, publish
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.runner import run_build
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
@@ -29,11 +30,14 @@ def test_one_changed_article_rebuilds_only_its_bucket(built_corpus, tmp_path, mo
     aid = article_id_of(CHANGED)
 
     isolated_env(monkeypatch, data, corpus, tmp_path / "home")
+    read_in_step, read_buckets = [], publish.read_buckets
+    monkeypatch.setattr(publish, "read_buckets", lambda ctx, pool: read_in_step.append(1) or read_buckets(ctx, pool))
     with DagsterInstance.from_config(str(tmp_path / "home")) as instance:
         build = run_build(build_context(str(data), str(corpus)), instance=instance)
     summary = build.to_json()
 
     assert build.ok
+    assert read_in_step == [] and not bucket_prefetch._HELD  # the snapshot step took the build's prefetched reads
     assert summary["partitions"]["materialized"] == [bucket_of(aid)]
     assert summary["articles"]["built"] == 1
     bucket_run, publish_run = build.runs  # each run meters itself; the build sums its runs
