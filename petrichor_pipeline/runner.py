@@ -29,6 +29,7 @@ from petrichor_pipeline.build.context import BuildContext, StageListener
 from petrichor_pipeline.build.instance_sqlite import held_instance_storage
 from petrichor_pipeline.build.issues import BuildWarning, FileError, clear_run_issues, read_run_issues
 from petrichor_pipeline.build.lock import build_lock
+from petrichor_pipeline.build.publish import BUCKET_SOURCES
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import read_current, verify_snapshot
@@ -292,6 +293,8 @@ def _locked_build(
         done[asset] = done.get(asset, 0) + 1
         if on_progress:
             on_progress(asset, done[asset], len(stale))
+        if all(done.get(source, 0) >= len(stale) for source in BUCKET_SOURCES):
+            bucket_prefetch.start(ctx, scan.id())  # beside the bucket run's last steps (`bucket_prefetch`)
 
     clear_run_issues(ctx.warehouse.root)
     buckets = scan_buckets(ctx)
@@ -440,7 +443,7 @@ def _publish(
 ) -> None:
     """The publish run, when a bucket was built or `CURRENT` is not what the corpus is now."""
     if planned.stale or _published_versions(ctx) != versions or ctx.full_rebuild:
-        bucket_prefetch.start(ctx, scan.id())  # overlaps the wiki's aggregation (`bucket_prefetch`)
+        bucket_prefetch.start(ctx, scan.id())  # unless the bucket run started it
         res = _materialize_in_process(instance, resource, PUBLISH_ASSETS, {"petrichor/trigger": "cli", SCAN_TAG: scan.id()})
         _collect(ctx, res, summary, built)
         if not res.success:

@@ -1,27 +1,32 @@
 """The buckets' half of a snapshot, read while the wiki is still aggregating.
 
 A build's publish run aggregates the wiki (`wiki_pages`), then stages the snapshot, whose first half (every
-bucket's tables and the article indexes' merged postings, `publish.read_buckets`) depends on the bucket
-steps alone. The aggregation holds the GIL most of the time; the reads and merges are Arrow and numpy, which
-hold it little. So `petrichor build` starts that half on threads of its own once its bucket run is done and
-hands it to the publish run's `snapshot` step under the build's scan id (the run's `SCAN_TAG`, as
-`scan_handoff` hands the scan). A run without it (the UI, a sensor) reads the buckets itself.
+bucket's tables and the article indexes' merged postings, `publish.read_buckets`) depends on a few bucket
+steps alone (`publish.BUCKET_SOURCES`). The steps that follow them (the wiki's candidates, with the offline
+model) and the aggregation hold the GIL most of the time; the reads and merges are Arrow and numpy, which
+hold it little. So `petrichor build` starts that half on threads of its own as soon as its bucket run is past
+those steps (or before its publish run, at the latest) and hands it to the publish run's `snapshot` step
+under the build's scan id (the run's `SCAN_TAG`, as `scan_handoff` hands the scan). A run without it (the
+UI, a sensor) reads the buckets itself.
 
 The reads rewrite the postings cache of buckets whose articles changed (`lexical_parts`), so a build waits
 for its prefetch before it lets go of the data folder's lock (`drop`)."""
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.publish import PUBLISH_THREADS, BucketReads, read_buckets
 
 _HELD: dict[str, Future[BucketReads]] = {}
+_LOCK = threading.Lock()
 
 
 def start(ctx: BuildContext, scan_id: str) -> None:
-    """Read the buckets of `ctx`'s warehouse on threads of their own, held for the run tagged `scan_id`."""
+    """Read the buckets of `ctx`'s warehouse on threads of their own, held for the run tagged `scan_id`;
+    nothing when they already are (a bucket step's thread may ask while another does)."""
 
     def run() -> BucketReads:
         with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:
@@ -30,9 +35,12 @@ def start(ctx: BuildContext, scan_id: str) -> None:
                 merge.result()
         return reads
 
-    runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bucket-prefetch")
-    _HELD[scan_id] = runner.submit(run)
-    runner.shutdown(wait=False)  # its thread ends with its one task
+    with _LOCK:
+        if scan_id in _HELD:
+            return
+        runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bucket-prefetch")
+        _HELD[scan_id] = runner.submit(run)
+        runner.shutdown(wait=False)  # its thread ends with its one task
 
 
 def held(scan_id: str | None) -> Future[BucketReads] | None:
@@ -43,6 +51,7 @@ def held(scan_id: str | None) -> Future[BucketReads] | None:
 
 def drop(scan_id: str | None) -> None:
     """Forget the reads held under `scan_id`, once they are finished (failed or not)."""
-    future = _HELD.pop(scan_id, None) if scan_id else None
+    with _LOCK:
+        future = _HELD.pop(scan_id, None) if scan_id else None
     if future is not None:
         future.exception()  # waits; a failure is the snapshot step's to report, and it never ran

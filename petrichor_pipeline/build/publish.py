@@ -133,6 +133,11 @@ def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
     return tables
 
 
+BUCKET_SOURCES = ("articles", *lexical_parts.SIGNED_ASSETS)
+"""The bucket steps whose files `read_buckets` reads: once a build's bucket run is past them for every bucket
+it builds, the buckets' half of the snapshot can be read while its last steps run (`bucket_prefetch`)."""
+
+
 @dataclass
 class BucketReads:
     """The half of a snapshot that only the bucket steps feed: each bucket's own tables (`_bucket_tables`, in
