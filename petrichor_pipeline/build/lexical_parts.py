@@ -20,6 +20,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -250,14 +251,19 @@ by its hash, so a build re-tokenises only the pages whose title, summary, conten
 
 
 def wiki_units(
-    wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str, previous: Callable[[set[str]], pa.Table | None] = lambda keys: None
+    wh: Warehouse,
+    tables: Mapping[str, pa.Table],
+    tokenizer: str,
+    previous: Callable[[set[str]], pa.Table | None] = lambda keys: None,
+    save: Callable[[Callable[[], None]], object] = lambda write: write(),
 ) -> tuple[pa.Table, np.ndarray]:
     """The wiki index's postings, one page per unit in row order: (postings rows, each row's page number).
 
     The cache keeps each page text's rows together and its metadata their spans, so reused pages are sliced
     from it: no encoding of its keys, no take over its rows. `previous(keys)` gives the earlier rows of those
     pages (those the wiki step replaced, or None): a page whose earlier text is cached is counted from it
-    (`_edited_counts`)."""
+    (`_edited_counts`). The rewritten cache is handed to `save` (written at once by default): only the next
+    build reads it, so `wiki_index` writes it beside the merge (5 million rows at 10,000 articles: 0.3–1.2 s)."""
     pages_table = tables["wiki_pages"]
     key = get_tokenizer(tokenizer).key
     hashes = _page_hashes(key, pages_table)
@@ -283,9 +289,13 @@ def wiki_units(
             st, en = spans[h]
             kept[h], pos = (pos, pos + en - st), pos + en - st
         spans = kept
-        spans_json = json.dumps(spans, separators=(",", ":"))
-        wh.write_arrow("lexical_parts", f"bucket={WIKI_PARTS}", cached_table.replace_schema_metadata({SPANS_KEY: spans_json}), CACHE_OPTIONS)
-        wh.write_json("lexical_parts", WIKI_PARTS, {"version": LEXICAL_PARTS_VERSION})
+        stored = cached_table.replace_schema_metadata({SPANS_KEY: json.dumps(spans, separators=(",", ":"))})
+
+        def write() -> None:
+            wh.write_arrow("lexical_parts", f"bucket={WIKI_PARTS}", stored, CACHE_OPTIONS)
+            wh.write_json("lexical_parts", WIKI_PARTS, {"version": LEXICAL_PARTS_VERSION})
+
+        save(write)
     picked = [spans[h] for h in hashes]
     lengths = np.asarray([en - st for st, en in picked], dtype=np.int64)
     return _gathered(cached_table, picked), np.repeat(np.arange(len(picked)), lengths)
@@ -458,8 +468,14 @@ def _merged_index(name: str, table: pa.Table, shifts: np.ndarray, size: int) -> 
 def wiki_index(
     wh: Warehouse, tables: Mapping[str, pa.Table], tokenizer: str, previous: Callable[[set[str]], pa.Table | None] = lambda keys: None
 ) -> Merged:
-    """The wiki's index from its per-page cache (`wiki_units`)."""
-    return _merged_index("wiki", *wiki_units(wh, tables, tokenizer, previous), tables["wiki_pages"].num_rows)
+    """The wiki's index from its per-page cache (`wiki_units`), the rewritten cache written while it merges."""
+    with ThreadPoolExecutor(max_workers=1) as aside:
+        writes: list[Future[None]] = []
+        units = wiki_units(wh, tables, tokenizer, previous, lambda write: writes.append(aside.submit(write)))
+        merged = _merged_index("wiki", *units, tables["wiki_pages"].num_rows)
+        for write in writes:
+            write.result()  # a failed write fails the index, as it would have written first
+    return merged
 
 
 def bucket_index(parts: Sequence[BucketParts], name: str) -> Merged:

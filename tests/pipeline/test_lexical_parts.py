@@ -11,6 +11,7 @@ from hypothesis import given, strategies as st
 
 from petrichor_pipeline.build import lexical_parts
 from petrichor_pipeline.build.publish import _bucket_tables, assemble_tables
+from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.text import lexical
@@ -110,6 +111,28 @@ def test_wiki_postings_retokenise_only_edited_pages_and_read_a_cache_without_spa
     counted.clear()
     assert assemble_tables(ctx)["lexical_index"].equals(whole)
     assert counted == []
+
+
+def test_a_wiki_cache_that_cannot_be_written_fails_the_index(built_corpus, tmp_path, monkeypatch):
+    """The cache is written beside the merge, and its failure (a full disk) still fails the index."""
+    data = tmp_path / "data"
+    shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
+    isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
+    ctx = build_context(str(data))
+    tables = assemble_tables(ctx)
+    write_arrow = Warehouse.write_arrow
+
+    def full(self, asset, name, table, *options):
+        if name == f"bucket={lexical_parts.WIKI_PARTS}":
+            raise OSError(28, "No space left on device")
+        return write_arrow(self, asset, name, table, *options)
+
+    monkeypatch.setattr(Warehouse, "write_arrow", full)
+    pages = tables["wiki_pages"]
+    edited = pc.if_else(pc.equal(pa.array(range(pages.num_rows)), 0), pa.scalar("a new body"), pages.column("content_md"))
+    tables = {**tables, "wiki_pages": pages.set_column(pages.schema.get_field_index("content_md"), "content_md", edited)}
+    with pytest.raises(OSError, match="No space left"):
+        lexical_parts.wiki_index(ctx.warehouse, tables, ctx.settings.lexical_tokenizer)
 
 
 def _count_tokenised_pages(monkeypatch) -> list[int]:
