@@ -320,18 +320,18 @@ def _write_folder(
     stats: dict[str, Any] | None,
 ) -> Manifest:
     """Every file of the snapshot folder, the manifest last. The tables are written on `pool`, largest first,
-    while the lexical index is merged; its files are written on this thread once it is. Consumes `tables`:
-    once their files are written they are narrowed to what the vector sync and the article records read
-    (`_narrow_written`)."""
+    while the lexical index is merged; once it is (the wiki's postings end last), its Parquet file is written
+    on `pool` and its mapped files on this thread side by side. Consumes `tables`: once their files are
+    written they are narrowed to what the vector sync and the article records read (`_narrow_written`)."""
     snaps = ctx.settings.snapshots_dir
     folder = snaps / version
     recorded = pool.submit(record_articles, ctx.settings.data_dir, tables["articles"], tables["chunks"])  # before CURRENT can point at them
     largest_first = sorted(tables, key=lambda name: -tables[name].nbytes)  # the last file to start is a short one
     entries = {name: pool.submit(_write_table, folder, name, tables[name]) for name in largest_first}
-    index, lengths = postings()  # its files on this thread: the pool's queue is the tables' writes
+    index, lengths = postings()  # its Parquet file queued behind the tables' writes, its mapped files on this thread
+    lexical_entry = pool.submit(_write_table, folder, "lexical_index", index)
     lexical_files = write_lexical_files(folder, index, lengths)
-    lexical_entry = _write_table(folder, "lexical_index", index)
-    manifest_tables = {name: entries[name].result() for name in tables} | {"lexical_index": lexical_entry}
+    manifest_tables = {name: entries[name].result() for name in tables} | {"lexical_index": lexical_entry.result()}
     recorded.result()
     del index, lengths, entries, lexical_entry
     _narrow_written(tables)
