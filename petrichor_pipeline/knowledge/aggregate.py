@@ -47,9 +47,13 @@ def render_aggregated_page(title: str, bodies: Sequence[str]) -> str:
         return bodies[0] if has_title_heading(bodies[0]) else f"# {title}\n\n{bodies[0]}"
     blocks = [f"# {title}"]
     seen: set[str] = set()
+    met: set[str] = set()  # blocks as written: an exact repeat (half of a hub page's) is decided as its first was
     for body in bodies:
         for block in _PARAGRAPH_BREAK.split(body):
             block = block.strip()
+            if block in met:
+                continue
+            met.add(block)
             if not block or ("\n" not in block and is_title_line(block)):
                 continue
             identity = " ".join(block.lower().split())

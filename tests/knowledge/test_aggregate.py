@@ -1,4 +1,5 @@
 import pytest
+from hypothesis import given, strategies as st
 
 from petrichor_pipeline.contract.schemas import SCHEMAS, conform
 from petrichor_pipeline.knowledge.aggregate import aggregate_wiki, render_aggregated_page
@@ -117,3 +118,30 @@ def test_render_aggregated_page():
     assert render_aggregated_page("T", ["# T\n\n正文"]) == "# T\n\n正文"
     assert render_aggregated_page("T", ["# T\n\nA 段\n\n\nB  段", "# t\n\na 段\n\nC 段", ""]) == "# T\n\nA 段\n\nB  段\n\nC 段"
     assert render_aggregated_page("T", []) == "# T"
+
+
+def _merged_without_shortcuts(title: str, bodies: list[str]) -> list[str]:
+    """The merged form read literally: every block of every body in order, titles and blank ones dropped, the
+    first of each lowercased, whitespace-collapsed form kept."""
+    import re
+
+    from petrichor_pipeline.text.markdown import is_title_line
+
+    kept, seen = [f"# {title}"], set()
+    for body in (b.strip() for b in bodies if b.strip()):
+        for block in (b.strip() for b in re.split(r"\n{2,}", body)):
+            if block and not ("\n" not in block and is_title_line(block)) and " ".join(block.lower().split()) not in seen:
+                seen.add(" ".join(block.lower().split()))
+                kept.append(block)
+    return kept
+
+
+BLOCKS = ["A 段", "a  段", "# T", "## Sub", "line one\nline two", "Line One\nline  two", "B", " ", "#notitle", "C\n\n"]
+
+
+@given(st.lists(st.lists(st.sampled_from(BLOCKS), max_size=6).map("\n\n".join), min_size=2, max_size=8))
+def test_repeated_blocks_merge_as_each_block_read_in_turn(bodies):
+    """A hub page repeats half its blocks exactly; deciding a repeat as its first changes nothing."""
+    if sum(1 for b in bodies if b.strip()) < 2:
+        return
+    assert render_aggregated_page("T", bodies) == "\n\n".join(_merged_without_shortcuts("T", bodies))
