@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS, chunk_id_of
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge, contribution_digest, row_of
-from petrichor_pipeline.knowledge.wiki_links import linked_keys, resolve_links
+from petrichor_pipeline.knowledge.wiki_links import resolve_links
 from petrichor_pipeline.text.markdown import has_title_heading, is_title_line
 from petrichor_pipeline.versions import WIKI_AGGREGATION_VERSION
 
@@ -431,7 +431,14 @@ def _page_row(
         if name != title and name not in aliases and len(aliases) < ALIAS_LIMIT:
             aliases.append(name)
     content = render_aggregated_page(title, [p["content_md"] for p in contributions])
-    linked = [k for k in dict.fromkeys(linked_keys(content)) if k != key]
+    targets: dict[str, None] = {}  # every link's target in order of appearance, read as the links resolve
+
+    def resolve(target: str) -> str | None:
+        targets[target] = None
+        return target if target in existing and target != key else None
+
+    content_md = resolve_links(content, resolve)
+    linked = [k for k in targets if k != key]
     row = {
         "kb_id": kb_id,
         "tenant": tenant,
@@ -439,7 +446,7 @@ def _page_row(
         "kind": first["kind"],
         "title": title,
         "summary": next((p["summary"] for p in contributions if p["summary"]), ""),
-        "content_md": resolve_links(content, lambda k: k if k in existing and k != key else None),
+        "content_md": content_md,
         "aliases": aliases,
         "category_path": list(next((p["category_path"] for p in contributions if p["category_path"]), ())),
         "article_ids": sorted({a for a, _, _ in support}),
