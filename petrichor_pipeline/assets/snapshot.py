@@ -57,7 +57,7 @@ def discard_unpublished(instance: DagsterInstance, run_id: str, snapshots_dir) -
 def snapshot(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
     ctx = run_context(context, petrichor)
     started = time.perf_counter()
-    prefetched = bucket_prefetch.held(context.run.tags.get(SCAN_TAG))
+    prefetched = bucket_prefetch.take(context.run.tags.get(SCAN_TAG))
     m = stage_snapshot(ctx, bucket_versions=current_bucket_versions(ctx), prefetched=prefetched)
     return MaterializeResult(
         metadata={

@@ -16,17 +16,24 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.publish import PUBLISH_THREADS, BucketReads, read_buckets
 
-_HELD: dict[str, Future[BucketReads]] = {}
+@dataclass
+class _Started:
+    future: Future[BucketReads] | None
+    """None once the `snapshot` step took it: the reads (every bucket's tables) are then the step's to free."""
+
+
+_HELD: dict[str, _Started] = {}
 _LOCK = threading.Lock()
 
 
 def start(ctx: BuildContext, scan_id: str) -> None:
-    """Read the buckets of `ctx`'s warehouse on threads of their own, held for the run tagged `scan_id`;
-    nothing when they already are (a bucket step's thread may ask while another does)."""
+    """Read the buckets of `ctx`'s warehouse on threads of their own, for the run tagged `scan_id`; nothing
+    when they were started already (a bucket step's thread may ask while another does)."""
 
     def run() -> BucketReads:
         with ThreadPoolExecutor(max_workers=PUBLISH_THREADS) as pool:
@@ -39,19 +46,24 @@ def start(ctx: BuildContext, scan_id: str) -> None:
         if scan_id in _HELD:
             return
         runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bucket-prefetch")
-        _HELD[scan_id] = runner.submit(run)
+        _HELD[scan_id] = _Started(runner.submit(run))
         runner.shutdown(wait=False)  # its thread ends with its one task
 
 
-def held(scan_id: str | None) -> Future[BucketReads] | None:
-    """The reads held for the run tagged `scan_id` (the same for a retried step: the warehouse does not change
-    while the build holds its lock)."""
-    return _HELD.get(scan_id) if scan_id else None
+def take(scan_id: str | None) -> Future[BucketReads] | None:
+    """The reads started for the run tagged `scan_id`, once: the taker waits for them (`publish.stage_snapshot`
+    does, failed or not), and holding them no longer keeps every bucket's tables in memory through the checks."""
+    with _LOCK:
+        started = _HELD.get(scan_id) if scan_id else None
+        if started is None:
+            return None
+        future, started.future = started.future, None
+    return future
 
 
 def drop(scan_id: str | None) -> None:
-    """Forget the reads held under `scan_id`, once they are finished (failed or not)."""
+    """Forget the reads started under `scan_id`, once any no step took are finished (failed or not)."""
     with _LOCK:
-        future = _HELD.pop(scan_id, None) if scan_id else None
-    if future is not None:
-        future.exception()  # waits; a failure is the snapshot step's to report, and it never ran
+        started = _HELD.pop(scan_id, None) if scan_id else None
+    if started is not None and started.future is not None:
+        started.future.exception()  # waits; a failure is the snapshot step's to report, and it never ran

@@ -276,6 +276,9 @@ def stage_snapshot(
     except BaseException:
         shutil.rmtree(snaps / version, ignore_errors=True)  # a write failed (a full disk): no partial folder stays
         raise
+    finally:
+        if prefetched is not None:
+            prefetched.exception()  # its reads write the postings caches: never left running past the step
 
 
 def _read_after_write() -> dict[str, tuple[str, ...] | None]:
