@@ -9,8 +9,9 @@ those steps (or before its publish run, at the latest) and hands it to the publi
 under the build's scan id (the run's `SCAN_TAG`, as `scan_handoff` hands the scan). A run without it (the
 UI, a sensor) reads the buckets itself.
 
-The reads rewrite the postings cache of buckets whose articles changed (`lexical_parts`), so a build waits
-for its prefetch before it lets go of the data folder's lock (`drop`)."""
+The reads rewrite the postings cache of buckets whose articles changed (`lexical_parts`), so they never
+outlast the build's lock: the step that takes them waits for them, and the build waits for any no step took
+(`drop`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.publish import PUBLISH_THREADS, BucketReads, read_buckets
+
 
 @dataclass
 class _Started:

@@ -262,7 +262,8 @@ def stage_snapshot(
 ) -> Manifest:
     """Write a complete snapshot folder (tables, vector table versions, manifest) without publishing it, so
     it can be checked before `point_snapshot` makes it `CURRENT`; from the buckets as `prefetched` when given
-    (`bucket_prefetch`: a build's, started after its bucket run)."""
+    (`bucket_prefetch`: a build's, started once its bucket run is past `BUCKET_SOURCES`), which it waits for
+    whatever happens."""
     snaps = ctx.settings.snapshots_dir
     remote = ObjectStore(ctx.settings.object_store) if ctx.settings.object_store else None
     pointer = remote.read_pointer() if remote else None  # what the conditional write of CURRENT expects
