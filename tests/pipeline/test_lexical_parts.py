@@ -20,11 +20,16 @@ from tests.conftest import isolated_env
 pytestmark = pytest.mark.slow  # copies the built corpus
 
 
-def test_merged_postings_equal_a_whole_build_and_unchanged_buckets_are_reused(built_corpus, tmp_path, monkeypatch):
+def _warehouse_copy(built_corpus, tmp_path, monkeypatch):
+    """A build context over a copy of the built corpus' warehouse (no embedding cache), in its own environment."""
     data = tmp_path / "data"
     shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
     isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
-    ctx = build_context(str(data))
+    return build_context(str(data))
+
+
+def test_merged_postings_equal_a_whole_build_and_unchanged_buckets_are_reused(built_corpus, tmp_path, monkeypatch):
+    ctx = _warehouse_copy(built_corpus, tmp_path, monkeypatch)
     tables = assemble_tables(ctx)
     whole = lexical.to_table(lexical.build_indexes(tables, ctx.settings.lexical_tokenizer))
     assert tables["lexical_index"].equals(whole)
@@ -65,10 +70,7 @@ def test_merged_postings_equal_a_whole_build_and_unchanged_buckets_are_reused(bu
 
 def test_merged_postings_follow_a_deleted_and_a_rebuilt_article(built_corpus, tmp_path, monkeypatch):
     """Articles leave and change inside one bucket: the merge still equals a build over the whole snapshot."""
-    data = tmp_path / "data"
-    shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
-    isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
-    ctx = build_context(str(data))
+    ctx = _warehouse_copy(built_corpus, tmp_path, monkeypatch)
     assemble_tables(ctx)  # fills the cache
     bucket = max(BUCKETS, key=lambda b: _bucket_tables(ctx, b)["articles"].num_rows)
     articles = ctx.warehouse.read("articles", bucket)
@@ -91,10 +93,7 @@ def test_merged_postings_follow_a_deleted_and_a_rebuilt_article(built_corpus, tm
 def test_wiki_postings_retokenise_only_edited_pages_and_read_a_cache_without_spans(built_corpus, tmp_path, monkeypatch):
     """The wiki cache slices reused pages by the spans its file records; a cache from before spans were
     recorded is read by its rows. Both merge to the index a whole build gives."""
-    data = tmp_path / "data"
-    shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
-    isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
-    ctx = build_context(str(data))
+    ctx = _warehouse_copy(built_corpus, tmp_path, monkeypatch)
     assemble_tables(ctx)  # fills the cache
     pages = ctx.warehouse.read("wiki_pages")
     edited = pc.if_else(pc.equal(pa.array(range(pages.num_rows)), 1), pa.scalar("an edited body"), pages.column("content_md"))
@@ -115,10 +114,7 @@ def test_wiki_postings_retokenise_only_edited_pages_and_read_a_cache_without_spa
 
 def test_a_wiki_cache_that_cannot_be_written_fails_the_index(built_corpus, tmp_path, monkeypatch):
     """The cache is written beside the merge, and its failure (a full disk) still fails the index."""
-    data = tmp_path / "data"
-    shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
-    isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
-    ctx = build_context(str(data))
+    ctx = _warehouse_copy(built_corpus, tmp_path, monkeypatch)
     tables = assemble_tables(ctx)
     write_arrow = Warehouse.write_arrow
 
@@ -147,10 +143,7 @@ def test_an_edited_wiki_page_is_counted_from_its_earlier_text(built_corpus, tmp_
     """Pages whose earlier text the cache holds get their counts from it, only the changed lines tokenised
     (a hub page gains a line, another loses one, a third gets a new title and summary); the index equals a
     whole build's. Pages the earlier snapshot does not hold, or hold with variant markup, are tokenised whole."""
-    data = tmp_path / "data"
-    shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
-    isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
-    ctx = build_context(str(data))
+    ctx = _warehouse_copy(built_corpus, tmp_path, monkeypatch)
     wh, tokenizer = ctx.warehouse, ctx.settings.lexical_tokenizer
     before = wh.read("wiki_pages")
     lexical_parts.wiki_units(wh, {"wiki_pages": before}, tokenizer)  # the cache holds every page as it was
@@ -208,10 +201,7 @@ def test_the_wiki_step_keeps_the_table_it_replaces_for_the_earlier_texts(built_c
     text from it. A warehouse without a current table keeps no stale one."""
     from petrichor_pipeline.build.steps.wiki_pages import REPLACED, replaced_pages, wiki_pages_step
 
-    data = tmp_path / "data"
-    shutil.copytree(built_corpus.data_dir / "warehouse", data / "warehouse", ignore=shutil.ignore_patterns("embedding_cache"))
-    isolated_env(monkeypatch, data, built_corpus.corpus_dir, tmp_path / "home")
-    ctx = build_context(str(data))
+    ctx = _warehouse_copy(built_corpus, tmp_path, monkeypatch)
     wh = ctx.warehouse
     before = wh.read("wiki_pages")
     wiki_pages_step(ctx)
