@@ -205,12 +205,9 @@ def find_spans(kind: str, text: str) -> list[Span]:
 
 
 def _posseg(text: str) -> list:
-    from petrichor_pipeline.text.lang import init_jieba
+    from petrichor_pipeline.text.lang import init_posseg
 
-    init_jieba()
-    import jieba.posseg as posseg
-
-    return posseg.lcut(text)
+    return init_posseg().lcut(text)
 
 
 def _name_head(run: str) -> int:

@@ -33,7 +33,7 @@ from petrichor_pipeline.models.protocols import EvidenceText
 from petrichor_pipeline.text.prose import Sentence, informative, split_sentences
 from petrichor_serving.answer.overlap import search_tokens
 from petrichor_pipeline.text.stopwords import CHINESE
-from petrichor_pipeline.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_jieba, language_of
+from petrichor_pipeline.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
 from petrichor_pipeline.text.markdown import Line, LineKind, is_table_rule, scan_lines
 
 MAX_ANSWER_UNITS = 3
@@ -219,10 +219,7 @@ def _points_back(sentence: str) -> bool:
     head = sentence.lstrip()[:6]
     if not head or not has_cjk(head[:1]):
         return False
-    init_jieba()
-    import jieba.posseg as posseg
-
-    first = next(iter(posseg.cut(head)), None)
+    first = next(iter(init_posseg().cut(head)), None)
     return first is not None and first.flag == "r"
 
 
@@ -278,10 +275,7 @@ def _question_terms(question: str) -> list[str]:
 def _one_character_nouns(question: str) -> list[str]:
     if not has_cjk(question):
         return []
-    init_jieba()
-    import jieba.posseg as posseg
-
-    return [w.word for w in posseg.cut(question) if len(w.word) == 1 and has_cjk(w.word) and w.flag.startswith("n") and w.word not in CHINESE]
+    return [w.word for w in init_posseg().cut(question) if len(w.word) == 1 and has_cjk(w.word) and w.flag.startswith("n") and w.word not in CHINESE]
 
 
 def _phrases(text: str) -> set[str]:

@@ -103,3 +103,44 @@ def test_posseg_tables_from_the_pickles_equal_the_modules() -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "('北京大学', 'nt')" in out.stdout
+
+
+_CACHED_TABLES_SCRIPT = (
+    "import sys, tempfile\n"
+    "tempfile.tempdir = sys.argv[1]\n"  # where jieba's and these caches go
+    "from petrichor_pipeline.text.lang import idf_table, init_posseg\n"
+    "posseg = init_posseg()\n"
+    "freq, median = idf_table()\n"
+    "import jieba.analyse\n"  # jieba's own readers, for the comparison only
+    "from jieba.posseg import POSTokenizer\n"
+    "own = POSTokenizer.__new__(POSTokenizer)\n"
+    "own.load_word_tag(posseg.dt.tokenizer.get_dict_file())\n"
+    "assert posseg.dt.word_tag_tab == own.word_tag_tab, 'tags differ'\n"
+    "assert (freq, median) == jieba.analyse.default_tfidf.idf_loader.get_idf(), 'idf differs'\n"
+    "print([(p.word, p.flag) for p in posseg.cut('我们在北京大学学习')])\n"
+)
+
+
+def test_posseg_tags_and_idf_come_from_caches_equal_to_jiebas_own_tables(tmp_path) -> None:
+    """In fresh processes: the word tags and the IDF table equal what jieba's own readers give, whether parsed
+    (first process, which writes the caches), read from the caches, or parsed again after a cache was cut short."""
+    import subprocess
+    import sys
+
+    def run() -> str:
+        out = subprocess.run([sys.executable, "-c", _CACHED_TABLES_SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    first = run()
+    caches = {p.name.split(".")[0]: p for p in tmp_path.glob("petrichor-jieba-*.cache")}
+    assert set(caches) == {"petrichor-jieba-tags", "petrichor-jieba-idf"}
+    written = {name: p.stat().st_mtime_ns for name, p in caches.items()}
+    assert run() == first
+    assert {name: p.stat().st_mtime_ns for name, p in caches.items()} == written  # read, not rewritten
+    tags = caches["petrichor-jieba-tags"]
+    tags.write_bytes(tags.read_bytes()[:1000])
+    assert run() == first
+    assert tags.stat().st_size > 1000  # parsed again and rewritten whole
+    assert "('北京大学', 'nt')" in first
+    assert not list(tmp_path.glob("*.tmp"))

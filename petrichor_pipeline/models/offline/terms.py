@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 
 from petrichor_pipeline.text.prose import Sentence, informative
 from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
-from petrichor_pipeline.text.lang import CJK, CJK_RUN, init_jieba
+from petrichor_pipeline.text.lang import CJK, CJK_RUN, idf_table, init_jieba, init_posseg
 from petrichor_pipeline.text.stem import stem
 
 
@@ -255,10 +255,8 @@ def _longer_phrases(phrases: Iterable[str]) -> dict[str, list[str]]:
 
 def _chinese_concepts(text: str) -> list[Term]:
     """Nouns by TF-IDF over jieba's IDF table, plus noun compounds that recur (主 + 节点 → 主节点)."""
-    init_jieba()
-    import jieba.analyse  # its IDF table loads on first import
-
-    tfidf = jieba.analyse.default_tfidf
+    jieba = init_jieba()
+    idf_freq, median_idf = idf_table()
     tokens = tagged_words(text)
     counts: Counter[str] = Counter()
     first: dict[str, int] = {}
@@ -279,7 +277,7 @@ def _chinese_concepts(text: str) -> list[Term]:
     _count_compounds(run, compounds, first, pos)
 
     def idf(word: str) -> float:
-        return tfidf.idf_freq.get(word, tfidf.median_idf)
+        return idf_freq.get(word, median_idf)
 
     kept = {c: n for c, n in compounds.items() if n >= 2 and c not in counts}
     for compound in list(kept):  # "主节点" adds nothing when every mention is inside "主节点地址"
@@ -318,9 +316,7 @@ def tagged_words(text: str) -> list[tuple[str, str]]:
 def _tagged_line(line: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """One line's words and flags as two tuples of interned strings: about 0.5 KB a line, a fifth of
     what (word, flag) pairs take, so a bucket's worth of lines stays cached between the two steps."""
-    import jieba.posseg
-
-    pairs = [(p.word, p.flag) for p in jieba.posseg.cut(line)]
+    pairs = [(p.word, p.flag) for p in init_posseg().cut(line)]
     return tuple(sys.intern(w) for w, _ in pairs), tuple(sys.intern(f) for _, f in pairs)
 
 
