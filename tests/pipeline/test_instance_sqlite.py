@@ -66,3 +66,75 @@ def test_an_ephemeral_instance_is_left_alone() -> None:
     with DagsterInstance.ephemeral() as inst, held_instance_storage(inst):
         inst.report_runless_asset_event(AssetMaterialization("a"))
         assert len(inst.fetch_materializations(AssetMaterialization("a").asset_key, limit=10).records) == 1
+
+
+class _Connects:
+    """Counts the DBAPI connections SQLAlchemy opens (each new one pays sqlite3.connect and its settings)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, *_args) -> None:
+        self.count += 1
+
+
+def _counting():
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    connects = _Connects()
+    event.listen(Engine, "connect", connects)
+    return connects, lambda: event.remove(Engine, "connect", connects)
+
+
+def test_events_and_runs_reuse_pooled_connections_within_the_block(instance) -> None:
+    from dagster._core.storage.dagster_run import DagsterRun
+
+    instance.report_runless_asset_event(AssetMaterialization("a"))  # the index file exists before counting
+    connects, stop = _counting()
+    try:
+        for i in range(5):
+            instance.report_runless_asset_event(AssetMaterialization("a", metadata={"i": i}))
+        outside = connects.count
+        connects.count = 0
+        with held_instance_storage(instance):
+            for i in range(20):
+                instance.report_runless_asset_event(AssetMaterialization("a", metadata={"i": i}))
+            instance.add_run(DagsterRun(job_name="j", run_id="r1"))
+            instance.add_run(DagsterRun(job_name="j", run_id="r2"))
+            assert {r.run_id for r in instance.get_runs()} == {"r1", "r2"}
+        inside = connects.count
+    finally:
+        stop()
+    assert outside >= 5, "Dagster opens a connection for every event"
+    assert inside <= 6, f"{inside} connections for 20 events and 3 run calls: the block reuses them"
+    events, runs = instance.event_log_storage, instance.run_storage
+    assert "_connect" not in vars(events) and "has_table" not in vars(events) and "connect" not in vars(runs)
+    assert len(instance.fetch_materializations(AssetMaterialization("a").asset_key, limit=100).records) == 26
+    assert {r.run_id for r in instance.get_runs()} == {"r1", "r2"}
+
+
+def test_events_from_threads_within_the_block_are_all_stored(instance) -> None:
+    import threading
+
+    def report(k: int) -> None:
+        for i in range(10):
+            instance.report_runless_asset_event(AssetMaterialization(f"t{k}", metadata={"i": i}))
+
+    with held_instance_storage(instance):
+        threads = [threading.Thread(target=report, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    for k in range(4):
+        assert len(instance.fetch_materializations(AssetMaterialization(f"t{k}").asset_key, limit=100).records) == 10
+
+
+def test_a_failing_block_restores_the_storages(instance) -> None:
+    with pytest.raises(RuntimeError), held_instance_storage(instance):
+        instance.report_runless_asset_event(AssetMaterialization("a"))
+        raise RuntimeError("step failed")
+    assert "_connect" not in vars(instance.event_log_storage) and "connect" not in vars(instance.run_storage)
+    index = _index_db(instance)
+    assert not index.with_name(index.name + "-wal").exists(), "the pooled connections were closed"
