@@ -119,7 +119,7 @@ def materialize_buckets(
     for bucket in buckets:
         if bucket in done:
             result, version = done[bucket]
-            if context.run.tags.get(SCAN_TAG):  # a `petrichor build` run: the build lists these records
+            if context.run.tags.get(SCAN_TAG) and (result.warnings or result.failed):  # a `petrichor build` run lists them
                 write_run_issues(ctx.warehouse.root, context.run_id, asset, bucket, result.warnings, result.failed)
             meta = bucket_metadata(result, columns)
             state = BucketState(version, key, int(result.extra.get("pending", 0) or 0))

@@ -17,8 +17,8 @@ from typing import Any
 from petrichor_pipeline.contract.files import write_text_atomic
 
 RUN_ISSUES_DIR = "_run_issues"
-"""`<warehouse>/_run_issues/<run_id>/<asset>.<bucket>.json`: one bucket run's records, removed once read
-(and, left by a build that stopped, when the next build starts)."""
+"""`<warehouse>/_run_issues/<run_id>/<asset>.<bucket>.json`: one bucket run's records, written only where a
+step has some, removed once read (and, left by a build that stopped, when the next build starts)."""
 
 
 @dataclass(frozen=True)
