@@ -188,17 +188,20 @@ def _idf_freq(source: Path) -> dict[str, float]:
 
 def _cached_table(name: str, source: Path, parse: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
     """`parse(source)` kept as a marshal file beside jieba's own dictionary cache, named for the source's
-    path, size and modification time and jieba's version, so an upgraded jieba never reads an old table. A
-    missing or unreadable cache is parsed again and rewritten; the cache only saves time, so a failed write
-    is logged and ignored."""
+    path, size and modification time and jieba's version, so an upgraded jieba never reads an old table. Only
+    a cache this user owns is read (the folder may be a shared /tmp, and marshal trusts what it reads); a
+    missing, foreign or unreadable cache is parsed again and rewritten. The cache only saves time, so a failed
+    write is ignored (logged at debug level: it would repeat in every process)."""
     jieba = sys.modules["jieba"]
     stat = source.stat()
     key = hashlib.sha1(f"{source}|{stat.st_size}|{stat.st_mtime_ns}|{jieba.__version__}".encode()).hexdigest()[:16]
     path = Path(jieba.dt.tmp_dir or tempfile.gettempdir()) / f"petrichor-jieba-{name}.{key}.cache"
     try:
-        value = marshal.loads(path.read_bytes())
-        if isinstance(value, dict):
-            return value
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_uid == os.getuid():
+                value = marshal.loads(fh.read())
+                if isinstance(value, dict):
+                    return value
     except (OSError, EOFError, ValueError, TypeError):
         pass
     value = parse(source)
@@ -212,5 +215,5 @@ def _cached_table(name: str, source: Path, parse: Callable[[Path], dict[str, Any
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError as exc:
-        logging.getLogger(__name__).warning("jieba %s cache not written to %s: %s", name, path.parent, exc)
+        logging.getLogger(__name__).debug("jieba %s cache not written to %s: %s", name, path.parent, exc)
     return value

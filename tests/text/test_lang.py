@@ -144,3 +144,22 @@ def test_posseg_tags_and_idf_come_from_caches_equal_to_jiebas_own_tables(tmp_pat
     assert tags.stat().st_size > 1000  # parsed again and rewritten whole
     assert "('北京大学', 'nt')" in first
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_cache_another_user_owns_is_not_read(tmp_path) -> None:
+    """The caches may sit in a shared /tmp: a table planted there under another owner is parsed over, not read."""
+    import marshal
+    import os
+    import subprocess
+    import sys
+
+    if not hasattr(os, "getuid") or os.getuid() != 0:
+        pytest.skip("needs root to give the planted file another owner")
+    out = subprocess.run([sys.executable, "-c", _CACHED_TABLES_SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    tags = next(tmp_path.glob("petrichor-jieba-tags.*.cache"))
+    tags.write_bytes(marshal.dumps({"北京大学": "planted"}))
+    os.chown(tags, 4242, 4242)
+    again = subprocess.run([sys.executable, "-c", _CACHED_TABLES_SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr  # the script asserts the tags equal jieba's own
+    assert again.stdout == out.stdout
