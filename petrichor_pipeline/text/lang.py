@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO, Literal, TypeVar
 
 Language = Literal["zh", "en"]
 
@@ -53,9 +53,10 @@ def language_of(text: str) -> Language:
 
 _jieba_lock = threading.Lock()
 _jieba: ModuleType | None = None
-_tables_lock = threading.Lock()
+_tables_lock = threading.RLock()  # the IDF table's first load imports the tagger under it
 _posseg: ModuleType | None = None
 _idf: tuple[dict[str, float], float] | None = None
+T = TypeVar("T")
 
 
 class _WholeFileMarshal:
@@ -133,8 +134,8 @@ def init_posseg() -> ModuleType:
 
     Importing `jieba.posseg` parses the whole dictionary file (349,000 lines) for the tags, 0.21 s; the cache
     gives the same table in about half that. The import is handed an empty dictionary file while its module
-    tagger is built, and the tagger then takes the cached table. A dictionary other than jieba's own is
-    imported as jieba does it."""
+    tagger is built, and the tagger then takes the cached table (read by jieba's own reader when the cache
+    is missing). A dictionary other than jieba's own is imported as jieba does it."""
     global _posseg
     if _posseg is None:
         jieba = init_jieba()
@@ -149,49 +150,46 @@ def init_posseg() -> ModuleType:
                         import jieba.posseg
                     finally:
                         del jieba.dt.get_dict_file
-                    jieba.posseg.dt.word_tag_tab = _cached_table("tags", source, _word_tags)
+
+                    def word_tags() -> dict[str, str]:
+                        reader = jieba.posseg.POSTokenizer.__new__(jieba.posseg.POSTokenizer)
+                        reader.load_word_tag(open(source, "rb"))  # noqa: SIM115 - jieba's reader closes it
+                        return reader.word_tag_tab
+
+                    jieba.posseg.dt.word_tag_tab = _cached_table("tags", source, word_tags, lambda v: isinstance(v, dict))
                 _posseg = jieba.posseg
     return _posseg
 
 
 def idf_table() -> tuple[dict[str, float], float]:
     """jieba's IDF table and its median (what `jieba.analyse`'s TF-IDF scores with), through a marshal cache:
-    parsing the 270,000-line file costs 0.20 s, the cache about half, and `jieba.analyse` stays unimported."""
+    importing `jieba.analyse` parses the 270,000-line file, 0.20 s, the cache takes about half, and the import
+    happens only when the cache is missing."""
     global _idf
     if _idf is None:
         jieba = init_jieba()
         with _tables_lock:
             if _idf is None:
-                freq = _cached_table("idf", Path(jieba.__file__).parent / "analyse" / "idf.txt", _idf_freq)
-                _idf = freq, (sorted(freq.values())[len(freq) // 2] if freq else 0.0)
+
+                def jiebas_own() -> tuple[dict[str, float], float]:
+                    init_posseg()  # `jieba.analyse` imports the tagger: the cached tags, not a second parse
+                    import jieba.analyse
+
+                    return jieba.analyse.default_tfidf.idf_loader.get_idf()
+
+                valid = lambda v: isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], dict) and isinstance(v[1], float)  # noqa: E731
+                freq, median = _cached_table("idf", Path(jieba.__file__).parent / "analyse" / "idf.txt", jiebas_own, valid)
+                _idf = freq, median
     return _idf
 
 
-def _word_tags(source: Path) -> dict[str, str]:
-    """The dictionary's "word freq tag" lines as word -> tag, as `POSTokenizer.load_word_tag` reads them."""
-    tags: dict[str, str] = {}
-    for line in source.read_bytes().decode("utf-8").splitlines():
-        if line := line.strip():
-            word, _, tag = line.split(" ")
-            tags[word] = sys.intern(tag)  # one object per tag: the cache stores the rest as references
-    return tags
-
-
-def _idf_freq(source: Path) -> dict[str, float]:
-    """The "word idf" lines as word -> idf, as `jieba.analyse.tfidf.IDFLoader` reads them."""
-    freq: dict[str, float] = {}
-    for line in source.read_bytes().decode("utf-8").splitlines():
-        word, value = line.strip().split(" ")
-        freq[word] = float(value)
-    return freq
-
-
-def _cached_table(name: str, source: Path, parse: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
-    """`parse(source)` kept as a marshal file beside jieba's own dictionary cache, named for the source's
-    path, size and modification time and jieba's version, so an upgraded jieba never reads an old table. Only
-    a cache this user owns is read (the folder may be a shared /tmp, and marshal trusts what it reads); a
-    missing, foreign or unreadable cache is parsed again and rewritten. The cache only saves time, so a failed
-    write is ignored (logged at debug level: it would repeat in every process)."""
+def _cached_table(name: str, source: Path, load: Callable[[], T], valid: Callable[[Any], bool]) -> T:
+    """`load()` kept as a marshal file beside jieba's own dictionary cache, named for `source`'s path, size
+    and modification time and jieba's version, so an upgraded jieba never reads an old table. Only a cache
+    this user owns and `valid` accepts is read (the folder may be a shared /tmp, and marshal trusts what it
+    reads); a missing, foreign or unreadable cache is loaded again and rewritten. The cache only saves time,
+    so a failed write is ignored (logged at debug level: it would repeat in every process). Written by hand
+    rather than with `contract.files.write_atomic`: `text/` imports nothing of ours but itself."""
     jieba = sys.modules["jieba"]
     stat = source.stat()
     key = hashlib.sha1(f"{source}|{stat.st_size}|{stat.st_mtime_ns}|{jieba.__version__}".encode()).hexdigest()[:16]
@@ -200,11 +198,11 @@ def _cached_table(name: str, source: Path, parse: Callable[[Path], dict[str, Any
         with open(path, "rb") as fh:
             if os.fstat(fh.fileno()).st_uid == os.getuid():
                 value = marshal.loads(fh.read())
-                if isinstance(value, dict):
-                    return value
+                if valid(value):
+                    return value  # type: ignore[no-any-return]
     except (OSError, EOFError, ValueError, TypeError):
         pass
-    value = parse(source)
+    value = load()
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{path.name}.", suffix=".tmp")
         try:
