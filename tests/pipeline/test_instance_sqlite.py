@@ -138,3 +138,54 @@ def test_a_failing_block_restores_the_storages(instance) -> None:
     assert "_connect" not in vars(instance.event_log_storage) and "connect" not in vars(instance.run_storage)
     index = _index_db(instance)
     assert not index.with_name(index.name + "-wal").exists(), "the pooled connections were closed"
+
+
+def _schema(path: Path) -> tuple[list[tuple], list[tuple]]:
+    with sqlite3.connect(path) as conn:
+        tables = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY type, name").fetchall()
+        revision = conn.execute("SELECT version_num FROM alembic_version").fetchall()
+        mode = conn.execute("PRAGMA journal_mode").fetchall()
+    return tables, revision + mode
+
+
+def _run_event(instance, run_id: str) -> None:
+    from dagster import DagsterEvent, DagsterEventType, EventLogEntry
+    from dagster._core.events import EngineEventData
+
+    event = DagsterEvent(DagsterEventType.ENGINE_EVENT.value, job_name="j", event_specific_data=EngineEventData(), message="hello")
+    instance.store_event(EventLogEntry(error_info=None, level="INFO", user_message="", run_id=run_id, timestamp=1.0, dagster_event=event))
+
+
+def test_new_run_files_in_the_block_are_what_dagster_makes_without_loading_alembic(instance, monkeypatch) -> None:
+    from alembic.script import ScriptDirectory
+
+    storage = instance.event_log_storage
+    _run_event(instance, "outside")  # Dagster's own `_initdb`
+    loads = []
+    from_config = ScriptDirectory.from_config.__func__
+    monkeypatch.setattr(ScriptDirectory, "from_config", classmethod(lambda cls, cfg: loads.append(1) or from_config(cls, cfg)))
+    with held_instance_storage(instance):
+        _run_event(instance, "first")  # makes the template (one `_initdb`)
+        made_template = len(loads)
+        for run_id in ("second", "third"):
+            _run_event(instance, run_id)
+        _run_event(instance, "outside")  # an existing file: left as it is
+    assert made_template >= 1 and len(loads) == made_template, "only the template loads Alembic's scripts"
+    expected = _schema(Path(storage.path_for_shard("outside")))
+    for run_id in ("first", "second", "third"):
+        assert _schema(Path(storage.path_for_shard(run_id))) == expected
+        assert [e.message for e in instance.all_logs(run_id)] == ["hello"]
+    assert len(instance.all_logs("outside")) == 2
+    assert set(storage.get_all_run_ids()) == {"outside", "first", "second", "third"}, "the template is not listed as a run"
+
+
+def test_a_run_file_that_appears_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
+    from petrichor_pipeline.build.instance_sqlite import _copy_new
+
+    template, target = tmp_path / "template.db", tmp_path / "run.db"
+    template.write_bytes(b"template")
+    target.write_bytes(b"theirs")
+    assert not _copy_new(template, target)
+    assert target.read_bytes() == b"theirs" and sorted(p.name for p in tmp_path.iterdir()) == ["run.db", "template.db"]
+    target.unlink()
+    assert _copy_new(template, target) and target.read_bytes() == b"template"
