@@ -30,6 +30,9 @@ class QuestionsResult:
     """chunk key -> exactly three questions, for every chunk given."""
     warnings: tuple[str, ...]
     model_calls: int
+    fallback: frozenset[str] = frozenset()
+    """The keys of chunks given template questions because their call failed or the reply left them out:
+    what a later build asks the model again."""
 
 
 def template_questions(heading: str, text: str = "") -> list[str]:
@@ -61,6 +64,7 @@ class _BatchOutcome:
     questions: dict[str, tuple[str, ...]]
     missing: int
     warning: str
+    fallback: tuple[str, ...] = ()
 
 
 def generate_questions(
@@ -85,14 +89,14 @@ def generate_questions(
         if not isinstance(by_key, Mapping):
             return _templates_for(batch, "question generation reply is not valid JSON, template questions used")
         questions: dict[str, tuple[str, ...]] = {}
-        missing = 0
+        missing: list[str] = []
         for c in batch:
             values: Any = by_key.get(c.key)
             if not isinstance(values, (list, tuple)):
-                missing += 1
+                missing.append(c.key)
                 values = None
             questions[c.key] = normalize_questions(values, heading_label(c), c.content)
-        return _BatchOutcome(questions, missing, "")
+        return _BatchOutcome(questions, len(missing), "", tuple(missing))
 
     outcomes = map_ordered(run, batches, concurrency)
     questions: dict[str, tuple[str, ...]] = {}
@@ -102,8 +106,10 @@ def generate_questions(
     missing = sum(o.missing for o in outcomes)
     if missing:
         warnings.append(f"{missing} chunk(s) got no model questions, template questions used")
-    return QuestionsResult(questions, capped_warnings(warnings), len(batches))
+    fallback = frozenset(key for o in outcomes for key in o.fallback)
+    return QuestionsResult(questions, capped_warnings(warnings), len(batches), fallback)
 
 
 def _templates_for(batch: Sequence[ChunkLike], warning: str) -> _BatchOutcome:
-    return _BatchOutcome({c.key: normalize_questions(None, heading_label(c), c.content) for c in batch}, 0, warning)
+    questions = {c.key: normalize_questions(None, heading_label(c), c.content) for c in batch}
+    return _BatchOutcome(questions, 0, warning, tuple(questions))

@@ -93,7 +93,7 @@ def test_generates_questions_per_batch_with_heading_paths():
 
     model = ScriptedChatModel(generate_questions=reply)
     res = generate_questions(chunks, model, CTX, concurrency=2)
-    assert res.model_calls == 2 and res.warnings == ()
+    assert res.model_calls == 2 and res.warnings == () and res.fallback == frozenset()
     assert res.questions["chunk-005"] == ("chunk-005 问题0", "chunk-005 问题1", "chunk-005 问题2")
     first_batch = model.calls[0][1]
     assert [c.key for c in first_batch] == ["chunk-001", "chunk-002", "chunk-003", "chunk-004"]
@@ -108,6 +108,7 @@ def test_missing_chunks_get_templates_and_one_warning():
     assert res.questions["chunk-002"] == template_tuple("安装 > 节2")
     assert res.questions["chunk-003"] == template_tuple("安装 > 节3")
     assert res.warnings == ("2 chunk(s) got no model questions, template questions used",)
+    assert res.fallback == {"chunk-002", "chunk-003"}, "templates for a chunk the reply left out: asked again later"
 
 
 def template_tuple(heading: str) -> tuple[str, ...]:
@@ -120,11 +121,12 @@ def test_failed_call_gives_the_whole_batch_templates():
     assert res.questions == {"chunk-001": template_tuple("节1"), "chunk-002": template_tuple("节2")}
     assert res.warnings == ("question generation failed, template questions used: timeout",)
     assert res.model_calls == 1
+    assert res.fallback == {"chunk-001", "chunk-002"}
 
 
 def test_invalid_reply_gives_templates():
     res = generate_questions([chunk(1, "内容")], ScriptedChatModel(generate_questions=returns({"q": []})), CTX)
-    assert res.questions["chunk-001"] == template_tuple("节1")
+    assert res.questions["chunk-001"] == template_tuple("节1") and res.fallback == {"chunk-001"}
     assert res.warnings == ("question generation reply is not valid JSON, template questions used",)
 
 

@@ -156,3 +156,40 @@ def test_an_incremental_wiki_reuses_unchanged_pages_and_equals_a_full_aggregatio
         expected = sorted(rows, key=lambda r: tuple(str(r[k]) for k in KEYS[name]))
         published = [{k: r[k] for k in expected[0]} for r in snapshot_rows(data, name)]
         assert published == expected, name
+
+
+def test_an_edited_article_asks_the_model_only_about_its_changed_chunks(built_corpus, tmp_path, monkeypatch):
+    """Questions are remembered per chunk request: appending a section asks about the new chunk alone, the
+    article's other chunks keep their questions, and `--full` asks about every chunk again."""
+    from petrichor_pipeline.models.offline.model import OfflineChatModel
+
+    corpus, data, _ = built_corpus.copy_to(tmp_path)
+    before = current_version(data)
+    path = corpus / CHANGED
+    path.write_text(path.read_text(encoding="utf-8") + "\n\n## Rotating keys\n\nAdd the new hash, deploy, then remove the old one.\n", encoding="utf-8")
+    aid = article_id_of(CHANGED)
+    asked: list[str] = []
+    original = OfflineChatModel.generate_questions
+    monkeypatch.setattr(OfflineChatModel, "generate_questions", lambda self, chunks, ctx: asked.extend(c.content for c in chunks) or original(self, chunks, ctx))
+    isolated_env(monkeypatch, data, corpus, tmp_path / "home")
+    with DagsterInstance.from_config(str(tmp_path / "home")) as instance:
+        assert run_build(build_context(str(data), str(corpus)), instance=instance, parallel=False).ok
+        after = current_version(data)
+        old_chunks = {c["chunk_id"]: c for c in snapshot_rows(data, "chunks", before) if c["article_id"] == aid}
+        new_chunks = {c["chunk_id"]: c for c in snapshot_rows(data, "chunks", after) if c["article_id"] == aid}
+        known = {(c["heading"], c["content"]): cid for cid, c in old_chunks.items()}
+        changed = [c["content"] for c in new_chunks.values() if (c["heading"], c["content"]) not in known]
+        assert changed and len(changed) < len(new_chunks)
+        assert asked == changed, "only the chunks whose request changed were asked about"
+
+        def questions_of(version: str, chunk_id: str) -> list[str]:
+            return [q["question"] for q in snapshot_rows(data, "questions", version) if q["chunk_id"] == chunk_id]
+
+        for cid, c in new_chunks.items():
+            if (c["heading"], c["content"]) in known:
+                assert questions_of(after, cid) == questions_of(before, known[(c["heading"], c["content"])]) != []
+
+        asked.clear()
+        assert run_build(build_context(str(data), str(corpus), True), instance=instance, parallel=False).ok
+        assert sorted(asked) == sorted(c["content"] for c in snapshot_rows(data, "chunks", current_version(data))), "--full asks again"
+        assert [r["question"] for r in snapshot_rows(data, "questions", current_version(data))] == [r["question"] for r in snapshot_rows(data, "questions", after)]

@@ -1,7 +1,15 @@
-"""The `questions` step: generated questions per chunk, retrieval aliases that map back to it."""
+"""The `questions` step: generated questions per chunk, retrieval aliases that map back to it.
+
+An edited article is rebuilt whole, but its chunks whose text did not change keep their questions: each
+chunk's questions are remembered under the key of what its request holds (`question_input`), and only the
+chunks without a remembered answer go to the model. A one-paragraph edit asks about one chunk, not the
+article's every chunk. Template questions given for a failed call or a reply that left a chunk out are not
+remembered, so a later build asks again; `--full` asks about every chunk.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from petrichor_pipeline.build.context import BuildContext
@@ -13,22 +21,53 @@ from petrichor_pipeline.models.protocols import CallContext
 from petrichor_pipeline.text.index_text import index_text
 from petrichor_pipeline.text.normalize import sha256_hex
 
+MEMO = "question_memo"
+"""The warehouse folder of the remembered questions: per bucket, article id -> {input key: questions}.
+A cache beside the step's output, not part of it (the bucket's data version leaves it out)."""
+
+Memo = dict[str, dict[str, list[str]]]
+
+
+def question_input(fingerprint: str, kb_id: str, guide: str, chunk: ChunkView) -> str:
+    """The key of one chunk's question request: the model, the knowledge base and its guide (the system
+    prompt), and the chunk as the request renders it (heading, heading path, text)."""
+    return sha256_hex(json.dumps([fingerprint, kb_id, guide, chunk.heading, list(chunk.heading_path), chunk.content], ensure_ascii=False))[:32]
+
+
+def _read_memo(ctx: BuildContext, bucket: str) -> Memo:
+    doc = ctx.warehouse.read_json(MEMO, bucket)
+    articles = doc.get("articles") if isinstance(doc, dict) else None
+    return articles if isinstance(articles, dict) else {}
+
 
 def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
     chunks = chunks_by_article(ctx, bucket)
     model = ctx.chat()
     kb_guides = guides(ctx)
+    previous = {} if ctx.full_rebuild else _read_memo(ctx, bucket)
+    remembered: Memo = {}
 
     def build(art: dict[str, Any]) -> ArticleOutput:
         rows_in = chunks.get(art["article_id"], [])
         if not rows_in:
             return ArticleOutput([])
+        guide = kb_guides.get(art["kb_id"], "")
         items = [ChunkView(r) for r in rows_in]
-        call = CallContext(article_id=art["article_id"], kb_id=art["kb_id"], guide=kb_guides.get(art["kb_id"], ""))
-        res = generate_questions(items, model, call, concurrency=ctx.settings.limits.question_batch_concurrency)
+        inputs = {c.key: question_input(model.fingerprint, art["kb_id"], guide, c) for c in items}
+        known = previous.get(art["article_id"], {})
+        questions = {c.key: tuple(known[inputs[c.key]]) for c in items if isinstance(known.get(inputs[c.key]), list)}
+        todo = [c for c in items if c.key not in questions]
+        warnings: tuple[str, ...] = ()
+        fallback: frozenset[str] = frozenset()
+        if todo:
+            call = CallContext(article_id=art["article_id"], kb_id=art["kb_id"], guide=guide)
+            res = generate_questions(todo, model, call, concurrency=ctx.settings.limits.question_batch_concurrency)
+            questions.update(res.questions)
+            warnings, fallback = res.warnings, res.fallback
+        remembered[art["article_id"]] = {inputs[c.key]: list(questions[c.key]) for c in items if c.key not in fallback}
         rows = []
         for r in rows_in:
-            for i, q in enumerate(res.questions.get(r["key"], ())):
+            for i, q in enumerate(questions.get(r["key"], ())):
                 text = index_text(art["title"], r["heading_path"], q)
                 rows.append(
                     {
@@ -43,6 +82,10 @@ def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
                         "content_hash": sha256_hex(text),
                     }
                 )
-        return ArticleOutput(rows, list(res.warnings))
+        return ArticleOutput(rows, list(warnings))
 
-    return run_articles(ctx, "questions", bucket, SCHEMAS["questions"], lambda a: model_key(ctx, a, model.fingerprint, kb_guides), build)
+    result = run_articles(ctx, "questions", bucket, SCHEMAS["questions"], lambda a: model_key(ctx, a, model.fingerprint, kb_guides), build)
+    if remembered or previous:
+        kept = {aid: previous[aid] for aid in result.skipped if aid in previous}
+        ctx.warehouse.write_json(MEMO, bucket, {"articles": kept | remembered})
+    return result
