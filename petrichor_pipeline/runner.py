@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -37,6 +38,7 @@ from petrichor_pipeline.contract.manifest import read_manifest
 from petrichor_pipeline.definitions import ASSET_CHECKS, PUBLISH_ASSETS, all_assets, bucket_build_job_def
 from petrichor_pipeline.jobs import asset_keys, bucket_assets
 from petrichor_pipeline.jobs import parallel_execution
+from petrichor_pipeline.models.providers import chat_provider
 from petrichor_pipeline.object_store import ObjectStore
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.build.scan_handoff import SCAN_TAG, hold_scan, remove_scan, write_scan
@@ -141,15 +143,32 @@ PARALLEL_MIN_ARTICLES = 200
 process per step costs more than the steps' work, so the run stays in this process."""
 
 
-def articles_to_build(ctx: BuildContext, buckets: dict[str, Any], covered: list[str]) -> int:
-    """Articles of the covered buckets whose id and version the warehouse does not hold yet."""
-    count = 0
+def articles_to_build(ctx: BuildContext, buckets: dict[str, Any], covered: list[str]) -> list[dict[str, Any]]:
+    """The scanned articles of the covered buckets whose id and version the warehouse does not hold yet."""
+    todo: list[dict[str, Any]] = []
     for bucket in covered:
         rows, _ = buckets[bucket]
         prev = ctx.warehouse.read("articles", bucket, columns=["article_id", "article_version"])
         have = set(zip(prev.column("article_id").to_pylist(), prev.column("article_version").to_pylist())) if prev is not None else set()
-        count += sum((r["article_id"], r["article_version"]) not in have for r in rows)
-    return count
+        todo.extend(r for r in rows if (r["article_id"], r["article_version"]) not in have)
+    return todo
+
+
+def runs_in_process(instance: Any, todo: list[dict[str, Any]] | None, parallel: bool | None) -> bool:
+    """Whether the bucket run executes its steps in this process: unless asked, when it builds fewer than
+    `PARALLEL_MIN_ARTICLES` articles (`todo`; None for a full rebuild) or the instance is ephemeral."""
+    if parallel is None:
+        parallel = (todo is None or len(todo) >= PARALLEL_MIN_ARTICLES) and not instance.is_ephemeral
+    return not parallel
+
+
+def _model_worker(ctx: BuildContext, in_process: bool, todo: list[dict[str, Any]] | None) -> AbstractContextManager[Any]:
+    """The chat model's own process for a bucket run in this process, where its provider has one
+    (`ChatProvider.build_worker`), given the texts of the articles to build."""
+    worker = chat_provider(ctx.settings).build_worker
+    if not in_process or worker is None:
+        return nullcontext()
+    return worker(None if todo is None else [t for r in todo for t in (r["title"], r["content"])])
 
 
 def _published_versions(ctx: BuildContext) -> dict[str, str] | None:
@@ -305,8 +324,11 @@ def _locked_build(
     summary.skipped = planned.left
     scan = HandedScan(ctx)
     resource = PetrichorResource.for_build(ctx, StageListener(stage_done))  # the settings every run of this build sees
+    todo = None if ctx.full_rebuild else articles_to_build(ctx, buckets, stale) if stale else []
+    in_process = runs_in_process(instance, todo, parallel)
     try:
-        built = _run_buckets(ctx, instance, resource, planned, buckets, summary, scan, parallel, stage_done)
+        with _model_worker(ctx, bool(stale) and in_process, todo):
+            built = _run_buckets(ctx, instance, resource, planned, summary, scan, in_process, stage_done)
         _count_articles(buckets, summary, built)
         if not summary.failed_run:
             _publish(ctx, instance, resource, planned, versions, summary, built, scan, on_progress)
@@ -360,10 +382,9 @@ def _run_buckets(
     instance: Any,
     resource: PetrichorResource,
     planned: Plan,
-    buckets: dict[str, Any],
     summary: BuildSummary,
     scan: HandedScan,
-    parallel: bool | None,
+    in_process: bool,
     stage_done: Callable[[str], None],
 ) -> set[str]:
     """The one bucket run over the planned range; fills the summary's materialized buckets and stages and
@@ -373,9 +394,7 @@ def _run_buckets(
     if not stale:
         return built
     steps = bucket_assets(ctx.settings)
-    if parallel is None:
-        big = ctx.full_rebuild or articles_to_build(ctx, buckets, stale) >= PARALLEL_MIN_ARTICLES
-        parallel = big and not instance.is_ephemeral
+    parallel = not in_process
     tags = {
         PARTITION_RANGE_START: covered[0],
         PARTITION_RANGE_END: covered[-1],

@@ -10,8 +10,9 @@ provider `make_answer_model` gives None, and the build-side offline model is nev
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from petrichor_pipeline.config import ModelEndpoint, Settings
 from petrichor_pipeline.models.protocols import AnswerModel, ChatModel, Embedder, UsageMeter
@@ -31,6 +32,12 @@ def _offline_chat(settings: Settings, meter: UsageMeter | None) -> ChatModel:
     from petrichor_pipeline.models.offline.model import OfflineChatModel
 
     return OfflineChatModel(meter)
+
+
+def _offline_worker(texts: Sequence[str] | None) -> AbstractContextManager[bool]:
+    from petrichor_pipeline.models.offline.worker import offline_worker
+
+    return offline_worker(texts)
 
 
 def _openai_embedder(settings: Settings, meter: UsageMeter | None, expected_dim: int | None) -> Embedder:
@@ -54,10 +61,14 @@ class ChatProvider:
     answering: Callable[[Settings, UsageMeter | None], AnswerModel] | None
     """Answering only: what serving holds (the same client where one does both); None where serving
     answers offline itself."""
+    build_worker: Callable[[Sequence[str] | None], AbstractContextManager[bool]] | None = None
+    """A process of its own that the model computes in during a build whose steps run in the build's
+    process, given the texts the build will send it (None: the whole corpus); None for a model behind an
+    endpoint, which computes elsewhere already."""
 
 
 CHAT_PROVIDERS: dict[str, ChatProvider] = {
-    "offline": ChatProvider(build=_offline_chat, answering=None),
+    "offline": ChatProvider(build=_offline_chat, answering=None, build_worker=_offline_worker),
     "openai": ChatProvider(build=_openai_chat, answering=_openai_chat),
 }
 EMBED_PROVIDERS: dict[str, Callable[[Settings, UsageMeter | None, int | None], Embedder]] = {

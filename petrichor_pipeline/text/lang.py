@@ -129,6 +129,11 @@ def init_jieba() -> ModuleType:
     return _jieba
 
 
+def jieba_loaded() -> bool:
+    """Whether this process has loaded jieba's dictionary (`init_jieba`)."""
+    return _jieba is not None
+
+
 def init_posseg() -> ModuleType:
     """`jieba.posseg`, its word tags read from a marshal cache; once per process, safe from several threads.
 

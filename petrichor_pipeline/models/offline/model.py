@@ -6,11 +6,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
-from petrichor_pipeline.models.offline.candidates import extract_candidates
-from petrichor_pipeline.models.offline.catalog import plan_catalog
-from petrichor_pipeline.models.offline.pages import generate_pages
-from petrichor_pipeline.models.offline.questions import chunk_questions
-from petrichor_pipeline.models.offline.tree import node_summary
+from petrichor_pipeline.models.offline import worker
 from petrichor_pipeline.models.prompts import CANDIDATES, CATALOG, PAGES, QUESTIONS, TREE_SUMMARIES
 from petrichor_pipeline.models.protocols import CallContext, CandidateRequest, PageRequest, QuestionChunk, TreeNodeText, UsageMeter, UsageRecord
 from petrichor_pipeline.models.usage import record_usage
@@ -31,22 +27,19 @@ class OfflineChatModel:
         self._meter = meter
 
     def generate_questions(self, chunks: Sequence[QuestionChunk], ctx: CallContext) -> dict[str, Any]:
-        return self._timed(QUESTIONS.op, ctx, lambda: {"questions": {c.key: chunk_questions(c) for c in chunks}})
+        return self._timed(QUESTIONS.op, ctx, lambda: worker.run("questions", list(chunks)))
 
     def extract_candidates(self, req: CandidateRequest, ctx: CallContext) -> dict[str, Any]:
-        return self._timed(CANDIDATES.op, ctx, lambda: extract_candidates(req))
+        return self._timed(CANDIDATES.op, ctx, lambda: worker.run("candidates", req))
 
     def plan_catalog(self, candidates: Sequence[dict[str, Any]], existing_folders: Sequence[str], ctx: CallContext) -> dict[str, Any]:
-        return self._timed(CATALOG.op, ctx, lambda: plan_catalog(candidates, existing_folders))
+        return self._timed(CATALOG.op, ctx, lambda: worker.run("catalog", list(candidates), list(existing_folders)))
 
     def generate_pages(self, req: PageRequest, ctx: CallContext) -> dict[str, Any]:
-        return self._timed(PAGES.op, ctx, lambda: generate_pages(req))
+        return self._timed(PAGES.op, ctx, lambda: worker.run("pages", req))
 
     def summarize_tree(self, nodes: Sequence[TreeNodeText], ctx: CallContext) -> dict[str, Any]:
-        def summaries() -> dict[str, Any]:
-            return {"summaries": {str(n.position): s for n in nodes if (s := node_summary(n))}}
-
-        return self._timed(TREE_SUMMARIES.op, ctx, summaries)
+        return self._timed(TREE_SUMMARIES.op, ctx, lambda: worker.run("tree", list(nodes)))
 
     def _timed(self, op: str, ctx: CallContext, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         started = time.perf_counter()
