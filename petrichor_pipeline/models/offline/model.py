@@ -7,6 +7,7 @@ from typing import Any, Callable, Sequence
 
 from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
 from petrichor_pipeline.models.offline import worker
+from petrichor_pipeline.models.offline.tree import node_summary
 from petrichor_pipeline.models.prompts import CANDIDATES, CATALOG, PAGES, QUESTIONS, TREE_SUMMARIES
 from petrichor_pipeline.models.protocols import CallContext, CandidateRequest, PageRequest, QuestionChunk, TreeNodeText, UsageMeter, UsageRecord
 from petrichor_pipeline.models.usage import record_usage
@@ -39,7 +40,10 @@ class OfflineChatModel:
         return self._timed(PAGES.op, ctx, lambda: worker.run("pages", req))
 
     def summarize_tree(self, nodes: Sequence[TreeNodeText], ctx: CallContext) -> dict[str, Any]:
-        return self._timed(TREE_SUMMARIES.op, ctx, lambda: worker.run("tree", list(nodes)))
+        def summaries() -> dict[str, Any]:  # no word analysis: computed here, never waiting on the worker
+            return {"summaries": {str(n.position): s for n in nodes if (s := node_summary(n))}}
+
+        return self._timed(TREE_SUMMARIES.op, ctx, summaries)
 
     def _timed(self, op: str, ctx: CallContext, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         started = time.perf_counter()

@@ -2,10 +2,10 @@
 
 The offline model's Chinese analysis needs jieba's dictionary, word tags and IDF table: about 0.7 s to load
 in each process, where a build that edits a few articles takes a few seconds. A build whose bucket run stays
-in its own process (`runner`) starts one worker process as soon as it knows what it will build; the worker
-loads the tables on another core while the build scans, plans and runs its first steps, and then answers
-every offline-model call of the build (`run`), the way a local model server would. The operations are the
-same functions, so the answers are the same.
+in its own process (`runner`) starts one worker process once its plan shows Chinese articles to build; the
+worker loads the tables on another core while the build starts its bucket run and runs the first steps, and
+then answers the build's offline-model calls that analyze words (`run`), the way a local model server would.
+The operations are the same functions, so the answers are the same.
 
 A process that has loaded jieba already (a long-lived one) gains nothing from a worker and starts none; a
 broken worker (killed, out of memory) is dropped and the calls are answered in the calling process.
@@ -51,20 +51,15 @@ def _pages(req: Any) -> dict[str, Any]:
     return generate_pages(req)
 
 
-def _tree(nodes: list[Any]) -> dict[str, Any]:
-    from petrichor_pipeline.models.offline.tree import node_summary
-
-    return {"summaries": {str(n.position): s for n in nodes if (s := node_summary(n))}}
-
-
 OPERATIONS: dict[str, Callable[..., dict[str, Any]]] = {
     "questions": _questions,
     "candidates": _candidates,
     "catalog": _catalog,
     "pages": _pages,
-    "tree": _tree,
 }
-"""The offline model's operations by name: what `OfflineChatModel` computes, here or in the worker."""
+"""The offline model's operations that analyze words (`offline.terms`, on jieba's tables for Chinese), by
+name: what `OfflineChatModel` computes here or in the worker. Tree summaries read no tables and are
+always computed in the calling process."""
 
 
 def _call(name: str, *args: Any) -> dict[str, Any]:
@@ -73,7 +68,7 @@ def _call(name: str, *args: Any) -> dict[str, Any]:
 
 def _warm() -> None:
     """The worker's start: every table the Chinese analysis reads, before the first call asks for them."""
-    from petrichor_pipeline.models.offline import candidates, catalog, pages, questions, tree  # noqa: F401
+    from petrichor_pipeline.models.offline import candidates, catalog, pages, questions  # noqa: F401
     from petrichor_pipeline.text.lang import idf_table, init_posseg
 
     init_posseg()
