@@ -162,13 +162,11 @@ def runs_in_process(instance: Any, todo: list[dict[str, Any]] | None, parallel: 
     return not parallel
 
 
-def _model_worker(ctx: BuildContext, in_process: bool, todo: list[dict[str, Any]] | None) -> AbstractContextManager[Any]:
-    """The chat model's own process for a bucket run in this process, where its provider has one
-    (`ChatProvider.build_worker`), given the texts of the articles to build."""
+def _model_worker(ctx: BuildContext) -> AbstractContextManager[Any]:
+    """The chat model's own process for this build, where its provider has one (`ChatProvider.build_worker`):
+    started now, so that it is ready when the bucket run's first model call comes."""
     worker = chat_provider(ctx.settings).build_worker
-    if not in_process or worker is None:
-        return nullcontext()
-    return worker(None if todo is None else [t for r in todo for t in (r["title"], r["content"])])
+    return worker() if worker is not None else nullcontext()
 
 
 def _published_versions(ctx: BuildContext) -> dict[str, str] | None:
@@ -305,7 +303,20 @@ def _locked_build(
     on_progress: Callable[[str, int, int], None] | None,
     parallel: bool | None,
 ) -> None:
-    """The build proper, under the data folder's lock: scan, plan, bucket run, publish run."""
+    """The build proper, under the data folder's lock, beside the chat model's own process where it has one."""
+    with _model_worker(ctx) as model_worker:
+        _planned_build(ctx, instance, summary, on_progress, parallel, model_worker)
+
+
+def _planned_build(
+    ctx: BuildContext,
+    instance: Any,
+    summary: BuildSummary,
+    on_progress: Callable[[str, int, int], None] | None,
+    parallel: bool | None,
+    model_worker: Any,
+) -> None:
+    """Scan, plan, bucket run, publish run; the model's process is kept only for a bucket run in this process."""
     done: dict[str, int] = {}
 
     def stage_done(asset: str) -> None:
@@ -326,9 +337,15 @@ def _locked_build(
     resource = PetrichorResource.for_build(ctx, StageListener(stage_done))  # the settings every run of this build sees
     todo = None if ctx.full_rebuild else articles_to_build(ctx, buckets, stale) if stale else []
     in_process = runs_in_process(instance, todo, parallel)
+    if model_worker is not None:
+        if stale and in_process:
+            model_worker.keep_for(None if todo is None else [t for r in todo for t in (r["title"], r["content"])])
+        else:
+            model_worker.stop()
     try:
-        with _model_worker(ctx, bool(stale) and in_process, todo):
-            built = _run_buckets(ctx, instance, resource, planned, summary, scan, in_process, stage_done)
+        built = _run_buckets(ctx, instance, resource, planned, summary, scan, in_process, stage_done)
+        if model_worker is not None:
+            model_worker.stop()  # the publish run calls no model
         _count_articles(buckets, summary, built)
         if not summary.failed_run:
             _publish(ctx, instance, resource, planned, versions, summary, built, scan, on_progress)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 from petrichor_pipeline.config import ModelEndpoint, Settings
 from petrichor_pipeline.models.protocols import AnswerModel, ChatModel, Embedder, UsageMeter
@@ -34,10 +34,10 @@ def _offline_chat(settings: Settings, meter: UsageMeter | None) -> ChatModel:
     return OfflineChatModel(meter)
 
 
-def _offline_worker(texts: Sequence[str] | None) -> AbstractContextManager[bool]:
+def _offline_worker() -> AbstractContextManager[Any]:
     from petrichor_pipeline.models.offline.worker import offline_worker
 
-    return offline_worker(texts)
+    return offline_worker()
 
 
 def _openai_embedder(settings: Settings, meter: UsageMeter | None, expected_dim: int | None) -> Embedder:
@@ -61,10 +61,10 @@ class ChatProvider:
     answering: Callable[[Settings, UsageMeter | None], AnswerModel] | None
     """Answering only: what serving holds (the same client where one does both); None where serving
     answers offline itself."""
-    build_worker: Callable[[Sequence[str] | None], AbstractContextManager[bool]] | None = None
-    """A process of its own that the model computes in during a build whose steps run in the build's
-    process, given the texts the build will send it (None: the whole corpus); None for a model behind an
-    endpoint, which computes elsewhere already."""
+    build_worker: Callable[[], AbstractContextManager[Any]] | None = None
+    """A process of its own that the model computes in while a build runs its steps in the build's process:
+    started as the build starts, kept or stopped once its plan is known (a lease with `keep_for(texts)`
+    and `stop()`); None for a model behind an endpoint, which computes elsewhere already."""
 
 
 CHAT_PROVIDERS: dict[str, ChatProvider] = {

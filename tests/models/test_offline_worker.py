@@ -23,7 +23,8 @@ SCRIPT = textwrap.dedent(
     from petrichor_pipeline.text.lang import jieba_loaded
     from tests.models.test_offline_worker import answers
 
-    with offline_worker(["主节点 负责 调度 任务"]) as started:
+    with offline_worker() as lease:
+        started = lease.keep_for(["Scheduling", "主节点负责调度任务"])
         remote = answers()
     here = jieba_loaded()
     json.dump({"started": started, "jieba_here": here, "remote": remote, "local": answers()}, sys.stdout, ensure_ascii=False)
@@ -58,29 +59,36 @@ def test_a_fresh_process_hands_chinese_work_to_the_worker_and_gets_the_same_answ
 
 
 def test_no_worker_without_chinese_or_where_jieba_is_loaded():
-    from petrichor_pipeline.text.lang import init_jieba
+    from petrichor_pipeline.text.lang import init_jieba, jieba_loaded
 
-    with worker.offline_worker(["Run the backup job nightly."]) as started:
-        assert started is False and worker._pool is None
+    if not jieba_loaded():
+        with worker.offline_worker() as lease:
+            assert lease.running
+            assert lease.keep_for(["Run the backup job nightly."]) is False and worker._worker is None
+            process = lease.worker
+        assert process is None
     init_jieba()
-    with worker.offline_worker(["主节点负责调度任务"]) as started:
-        assert started is False and worker._pool is None
+    with worker.offline_worker() as lease:
+        assert lease.running is False and worker._worker is None
 
 
 def test_a_dead_worker_is_dropped_and_the_call_is_answered_here(monkeypatch, caplog):
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     expected = answers()
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-    pool.submit(worker._started).result(timeout=60)
-    for process in list(pool._processes.values()):
-        process.kill()
-        process.join(10)
-    monkeypatch.setattr(worker, "_pool", pool)
+    dead = worker._Worker()
+    dead.process.kill()
+    dead.process.join(10)
+    monkeypatch.setattr(worker, "_worker", dead)
+    assert answers() == expected
+    assert worker._worker is None
+    assert "worker process stopped" in caplog.text
+
+
+def test_an_operation_that_raises_in_the_worker_raises_in_the_caller(monkeypatch):
+    live = worker._Worker()
+    monkeypatch.setattr(worker, "_worker", live)
     try:
-        assert answers() == expected
-        assert worker._pool is None
-        assert "worker process stopped" in caplog.text
+        with pytest.raises(AttributeError):
+            worker.run("pages", None)  # the same error the operation raises in-process
+        assert worker._worker is live, "an operation's error is not a dead worker"
     finally:
-        pool.shutdown(wait=False)
+        live.stop()

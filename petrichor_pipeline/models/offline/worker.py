@@ -1,30 +1,29 @@
 """The offline model computing in a process of its own while a build runs its steps in the build's process.
 
 The offline model's Chinese analysis needs jieba's dictionary, word tags and IDF table: about 0.7 s to load
-in each process, where a build that edits a few articles takes a few seconds. A build whose bucket run stays
-in its own process (`runner`) starts one worker process once its plan shows Chinese articles to build; the
-worker loads the tables on another core while the build starts its bucket run and runs the first steps, and
-then answers the build's offline-model calls that analyze words (`run`), the way a local model server would.
-The operations are the same functions, so the answers are the same.
+in each process, where a build that edits a few articles takes a few seconds. A build starts one worker
+process as it starts (`offline_worker`); the worker loads the tables on another core while the build scans,
+plans and runs its first steps, and then answers the build's offline-model calls that analyze words
+(`run`), the way a local model server would. The operations are the same functions, so the answers are the
+same. Once the plan is known the build keeps the worker only for a bucket run in its own process with
+Chinese text to build (`WorkerLease.keep_for`), and stops it otherwise.
 
-A process that has loaded jieba already (a long-lived one) gains nothing from a worker and starts none; a
-broken worker (killed, out of memory) is dropped and the calls are answered in the calling process.
+No worker is started on a single core (it would only compete with the build), nor in a process that has
+loaded jieba already (a long-lived one gains nothing). A worker that dies (killed, out of memory) is
+dropped and the calls are answered in the calling process.
 """
 
 from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
+from multiprocessing.connection import Connection
 from typing import Any, Callable, Iterator, Sequence
 
 log = logging.getLogger(__name__)
-
-_lock = threading.Lock()
-_pool: ProcessPoolExecutor | None = None
 
 
 def _questions(chunks: list[Any]) -> dict[str, Any]:
@@ -62,67 +61,135 @@ name: what `OfflineChatModel` computes here or in the worker. Tree summaries rea
 always computed in the calling process."""
 
 
-def _call(name: str, *args: Any) -> dict[str, Any]:
-    return OPERATIONS[name](*args)
+class _WorkerGone(Exception):
+    """The pipe to the worker broke: it died or was stopped."""
 
 
-def _warm() -> None:
-    """The worker's start: every table the Chinese analysis reads, before the first call asks for them."""
+def _serve(conn: Connection) -> None:
+    """The worker: load every table the Chinese analysis reads, then answer requests until the pipe closes.
+    An operation's exception goes back to be raised in the caller, as it would be raised in-process."""
     from petrichor_pipeline.models.offline import candidates, catalog, pages, questions  # noqa: F401
     from petrichor_pipeline.text.lang import idf_table, init_posseg
 
     init_posseg()
     idf_table()
+    while True:
+        try:
+            name, args = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply: tuple[bool, Any] = (True, OPERATIONS[name](*args))
+        except Exception as exc:  # noqa: BLE001 - raised again in the caller
+            reply = (False, exc)
+        try:
+            conn.send(reply)
+        except (OSError, ValueError):
+            return
+        except Exception as exc:  # noqa: BLE001 - an exception pickle cannot carry
+            conn.send((False, RuntimeError(f"{type(reply[1]).__name__}: {reply[1]}")))
 
 
-def _started() -> None:
-    """A task that returns once the worker has started: submitting it makes the pool start its process now."""
+class _Worker:
+    """One worker process and the pipe to it; one request in flight at a time."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no threads or locks of the build's inherited
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child,), name="petrichor-offline-model", daemon=True)
+        self.process.start()
+        child.close()
+        self.lock = threading.Lock()
+
+    def call(self, name: str, args: tuple[Any, ...]) -> dict[str, Any]:
+        with self.lock:
+            try:
+                self.conn.send((name, args))
+                ok, value = self.conn.recv()
+            except (EOFError, OSError) as exc:
+                raise _WorkerGone(str(exc) or type(exc).__name__) from exc
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.join(5)
+        self.conn.close()
+
+
+_lock = threading.Lock()
+_worker: _Worker | None = None
 
 
 def run(name: str, *args: Any) -> dict[str, Any]:
     """The operation `name` on `args`: in the build's worker process while one runs, else here."""
-    pool = _pool
-    if pool is not None:
+    worker = _worker
+    if worker is not None:
         try:
-            return pool.submit(_call, name, *args).result()
-        except BrokenProcessPool as exc:
-            _drop(pool, exc)
-    return _call(name, *args)
+            return worker.call(name, args)
+        except _WorkerGone as exc:
+            if _clear(worker):
+                log.warning("the offline model's worker process stopped (%s); computing in the build's process", exc)
+    return OPERATIONS[name](*args)
 
 
-def _drop(pool: ProcessPoolExecutor, exc: BaseException) -> None:
-    global _pool
+def _clear(worker: _Worker) -> bool:
+    global _worker
     with _lock:
-        if _pool is pool:
-            _pool = None
-            log.warning("the offline model's worker process stopped (%s); computing in the build's process", exc)
+        if _worker is not worker:
+            return False
+        _worker = None
+    worker.stop()
+    return True
+
+
+class WorkerLease:
+    """A build's hold on the worker it started (none where none was started)."""
+
+    def __init__(self, worker: _Worker | None) -> None:
+        self.worker = worker
+
+    @property
+    def running(self) -> bool:
+        return self.worker is not None and _worker is self.worker
+
+    def keep_for(self, texts: Sequence[str] | None) -> bool:
+        """Keep the worker for a bucket run in this process that sends it `texts` (None: a whole corpus),
+        where they hold Chinese; stop it otherwise. Returns whether it runs on."""
+        from petrichor_pipeline.text.lang import has_cjk
+
+        if texts is not None and not any(has_cjk(t) for t in texts):
+            self.stop()
+        return self.running
+
+    def stop(self) -> None:
+        if self.worker is not None:
+            _clear(self.worker)
+            self.worker = None
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @contextmanager
-def offline_worker(texts: Sequence[str] | None = None) -> Iterator[bool]:
-    """Within the block, this process's offline model computes in one worker process, started now; yields
-    whether it started one: only for `texts` with Chinese in them (None: a whole corpus), which is what
-    needs jieba's tables, and not where this process has loaded them already or another block is open."""
-    global _pool
-    from petrichor_pipeline.text.lang import has_cjk, jieba_loaded
+def offline_worker() -> Iterator[WorkerLease]:
+    """Start the worker for the block, where it can help: two cores or more, jieba not loaded in this process,
+    no other block's worker running. The block stops it early with the lease (`keep_for`, `stop`); its end
+    stops it in any case."""
+    global _worker
+    from petrichor_pipeline.text.lang import jieba_loaded
 
-    chinese = texts is None or any(has_cjk(t) for t in texts)
+    worker = None
     with _lock:
-        if _pool is not None or not chinese or jieba_loaded():
-            pool = None
-        else:
-            pool = _pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_warm)
-    if pool is None:
-        yield False
-        return
+        if _worker is None and _cores() >= 2 and not jieba_loaded():
+            try:
+                worker = _worker = _Worker()
+            except Exception as exc:  # noqa: BLE001 - no process for it (limits, no spawn): compute here
+                log.warning("the offline model's worker process did not start (%s); computing in the build's process", exc)
+    lease = WorkerLease(worker)
     try:
-        try:
-            pool.submit(_started)
-        except Exception as exc:  # noqa: BLE001 - no process for it (limits, no spawn): compute here
-            _drop(pool, exc)
-        yield _pool is pool
+        yield lease
     finally:
-        with _lock:
-            if _pool is pool:
-                _pool = None
-        pool.shutdown(wait=False, cancel_futures=True)
+        lease.stop()
