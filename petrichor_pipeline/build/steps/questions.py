@@ -40,6 +40,13 @@ def _read_memo(ctx: BuildContext, bucket: str) -> Memo:
     return articles if isinstance(articles, dict) else {}
 
 
+def _remembered(known: Any, key: str) -> tuple[str, ...]:
+    """The questions remembered under `key`, or () where the memo holds none (or something else: a memo is
+    only a cache, and a damaged one costs model calls, never wrong rows)."""
+    value = known.get(key) if isinstance(known, dict) else None
+    return tuple(value) if isinstance(value, list) and value and all(isinstance(q, str) for q in value) else ()
+
+
 def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
     chunks = chunks_by_article(ctx, bucket)
     model = ctx.chat()
@@ -54,8 +61,8 @@ def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
         guide = kb_guides.get(art["kb_id"], "")
         items = [ChunkView(r) for r in rows_in]
         inputs = {c.key: question_input(model.fingerprint, art["kb_id"], guide, c) for c in items}
-        known = previous.get(art["article_id"], {})
-        questions = {c.key: tuple(known[inputs[c.key]]) for c in items if isinstance(known.get(inputs[c.key]), list)}
+        known = previous.get(art["article_id"])
+        questions = {c.key: q for c in items if (q := _remembered(known, inputs[c.key]))}
         todo = [c for c in items if c.key not in questions]
         warnings: tuple[str, ...] = ()
         fallback: frozenset[str] = frozenset()
