@@ -44,6 +44,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool, QueuePool
 
+from petrichor_pipeline.contract.files import write_atomic
+
 
 def _open_if_wal(path: str) -> sqlite3.Connection | None:
     """An idle connection to a file in WAL mode, which has read it once (mapping its WAL index) and holds no
@@ -150,7 +152,6 @@ def _shard_template(events: Any) -> Path | None:
     if template.exists():
         return template
     try:
-        template.parent.mkdir(exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="petrichor-shard-") as tmp:
             made = Path(tmp) / "shard.db"
             engine = create_engine(f"sqlite:///{made}", poolclass=NullPool)
@@ -158,9 +159,7 @@ def _shard_template(events: Any) -> Path | None:
                 events._initdb(engine)
             finally:
                 engine.dispose()  # the last connection to close checkpoints the WAL into the file
-            staged = template.with_name(f".{template.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            shutil.copyfile(made, staged)
-            os.replace(staged, template)
+            write_atomic(template, lambda staged: shutil.copyfile(made, staged), durable=False)  # a cache
     except (OSError, SQLAlchemyError, sqlite3.Error):
         return None
     return template
