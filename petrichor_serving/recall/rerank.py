@@ -15,6 +15,7 @@ question's tokens that one sentence of the hit holds add `RecallConfig.rerank_se
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from petrichor_pipeline.text.tokenize import query_tokens
 from petrichor_serving.recall.config import DEFAULT_CONFIG
@@ -22,6 +23,8 @@ from petrichor_serving.recall.hits import Hit, knowledge_sentences, normalize_kn
 
 STRATEGY = "local"
 _CONTENT_CHARS = 1200
+_FIELDS_CACHE_SIZE = 2048
+"""Entries of `_fields`: three normalised copies of at most ~1,500 code points, under ~20 MB in all."""
 
 
 def best_sentence(content: str, tokens: Sequence[str], weights: dict[str, float] | None = None) -> float:
@@ -39,6 +42,15 @@ def best_sentence(content: str, tokens: Sequence[str], weights: dict[str, float]
     return best
 
 
+@lru_cache(maxsize=_FIELDS_CACHE_SIZE)
+def _fields(title: str, path: str, snippet: str, head: str) -> tuple[str, str, str]:
+    """A hit's three compared fields, normalised: title, path + snippet, content head. Cached like
+    `knowledge_sentences` (a snapshot's texts never change and the same chunks come back search after
+    search); a hit's str fields come from the index's display cache, so their hashes are computed once."""
+    content = knowledge_sentences(head)[0].replace("\n", "")  # normalised once, for both content fields
+    return normalize_knowledge_text(title), normalize_knowledge_text(path + " " + snippet), content
+
+
 def rerank_score(
     hit: Hit,
     index: int,
@@ -51,10 +63,8 @@ def rerank_score(
     """The reference's field scores; `prior` (points from the fused score) replaces its `1 / (index + 2)`
     order prior, `weights` scale each token's points (1 when absent) and `sentence_weight` adds points for
     the tokens of the best sentence (`best_sentence`)."""
-    title = normalize_knowledge_text(hit.title)
-    summary = normalize_knowledge_text(hit.path + " " + hit.snippet)
     head = hit.content[:_CONTENT_CHARS]
-    content = knowledge_sentences(head)[0].replace("\n", "")  # normalised once, for both content fields
+    title, summary, content = _fields(hit.title, hit.path, hit.snippet, head)
     score = 1.0 / (index + 2) if prior is None else prior
     if query_norm:
         score += 8 * (query_norm in title) + 4 * (query_norm in summary) + 2 * (query_norm in content)

@@ -109,6 +109,27 @@ def test_diversity_cap_jaccard_and_backfill():
     assert [h.chunk_id for h in selection.hits] == ["1", "2", "3", "9"]
 
 
+def test_a_hits_token_set_is_computed_once_across_searches():
+    """The near-duplicate test's token sets are cached by text: a hit that comes back in a later search
+    (a new `Hit` object, as every search makes) costs no new token set, and a changed text gets its own."""
+    calls: list[str] = []
+
+    def tokens_of(text: str) -> frozenset:
+        calls.append(text)
+        return frozenset(text.split())
+
+    def pool() -> list[Hit]:
+        return [hit(i, title=f"节{i}", snippet=f"唯一 内容 {i} " * 3, article=i) for i in range(1, 5)]
+
+    first = select_diverse(pool(), limit=10, tokens_of=tokens_of)
+    assert len(calls) == 4
+    again = select_diverse(pool(), limit=10, tokens_of=tokens_of)
+    assert len(calls) == 4
+    assert [h.key for h in again.hits] == [h.key for h in first.hits]
+    select_diverse([hit(1, title="节1", snippet="改过的 内容")], limit=10, tokens_of=tokens_of)
+    assert len(calls) == 5
+
+
 def test_route_weights_scale_a_routes_rrf_contributions():
     question_first = [[hit(1, "question_vector")], [hit(2, "chunk_vector")]]
     assert [h.chunk_id for h in fuse(question_first)] == ["1", "2"]  # equal ranks: first seen wins
