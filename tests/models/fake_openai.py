@@ -114,13 +114,13 @@ class FakeOpenAI:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 reply = fake._next(self.path, body)
-                done = False
                 try:
                     time.sleep(reply.delay_s)
+                finally:
                     # Counted out before the reply leaves: once the client has read it, it may send its next
-                    # request before this thread would reach `finally`, which would count both at once.
+                    # request before this thread has finished writing, which would count both at once.
                     fake._done()
-                    done = True
+                try:
                     payload = reply.body if isinstance(reply.body, (str, bytes)) else json.dumps(reply.body)
                     data = payload.encode() if isinstance(payload, str) else payload
                     self.send_response(reply.status)
@@ -132,9 +132,6 @@ class FakeOpenAI:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
-                finally:
-                    if not done:
-                        fake._done()
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 return
