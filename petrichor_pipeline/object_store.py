@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from petrichor_pipeline.contract.current import CURRENT_FILE, collect_garbage, point_current, read_current
+from petrichor_pipeline.contract.current import CURRENT_FILE, MAX_CURRENT_BYTES, collect_garbage, parse_pointer, point_current, read_current
 from petrichor_pipeline.contract.files import write_atomic
-from petrichor_pipeline.contract.history import HISTORY_DIR, article_record_path, is_article_version
+from petrichor_pipeline.contract.history import HISTORY_DIR, article_record_path, record_name
 from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, Manifest, file_entry, write_manifest
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,10 @@ class ObjectStore:
             if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 return Pointer(None, None)
             raise
-        return Pointer(got["Body"].read().decode("utf-8").strip() or None, got["ETag"])
+        parsed = parse_pointer(got["Body"].read(MAX_CURRENT_BYTES + 1))  # the local CURRENT's rule: a bad one names nothing
+        if parsed.refused:
+            log.warning("%s/snapshots/%s refused: %s", self.location.uri, CURRENT_FILE, parsed.refused)
+        return Pointer(parsed.version, got["ETag"])
 
     def swap_pointer(self, version: str, expected: Pointer) -> None:
         """Point `CURRENT` at `version` only if it still is `expected`; `PublishConflict` otherwise."""
@@ -305,10 +308,9 @@ class SnapshotMirror:
     def _fetch_history(self) -> int:
         got = 0
         for rel in self.store.list_files(HISTORY_DIR, "articles"):
-            version = Path(rel).stem
-            if not is_article_version(version) or rel != f"{version[:2]}/{version}.json":
+            if (key := record_name(rel)) is None:
                 continue  # not a record of the layout: never a local path of the store's choosing
-            path = article_record_path(self.local_dir, version)
+            path = article_record_path(self.local_dir, *key)
             if not path.exists():
                 self.store.download(path, HISTORY_DIR, "articles", rel)
                 got += 1

@@ -3,8 +3,9 @@
 A citation names `article_id`, `article_version` and offsets into that version's content (Python string
 indices, as `agent.citations` computes them). The version is read from the history store (`contract.history`),
 never from the current snapshot, so it resolves after the article is edited or deleted. Scope is checked
-on the stored version's own row and, while the article still exists, on its current row as well: a
-version never becomes readable by a key or a public caller that may not read the article today.
+on the stored version's rows (one per scope it was published under) and, while the article still exists, on
+its current row as well: a version never becomes readable by a key or a public caller that may not read
+the article today, nor by one under whose scope it was never published.
 
 Retained snapshots load lazily, the same way as the current one, and a few stay cached. A past snapshot is
 read under today's rules as well as its own: its index is given what the same caller may read in the
@@ -21,8 +22,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from petrichor_pipeline.contract.history import read_article_record
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, read_manifest
+from petrichor_pipeline.contract.current import published_snapshots
+from petrichor_pipeline.contract.history import read_article_records
+from petrichor_pipeline.contract.manifest import read_manifest
 from petrichor_pipeline.contract.schemas import conform, to_table
 from petrichor_serving.errors import ServiceError
 from petrichor_serving.recall.access import Scope, readable_articles
@@ -56,15 +58,19 @@ def _row_readable(scope: Scope, row: dict[str, Any], now: datetime) -> bool:
 
 def resolve_citation(store: SnapshotStore, current: Snapshot | None, scope: Scope, ref: CitationRef) -> dict[str, Any]:
     """`{quote, article_id, article_version, title, heading_path}` for a citation; 404 when the version is
-    unknown, collected, of another article or out of scope; 400 when the offsets fall outside it."""
-    record = read_article_record(store.data_dir, ref.article_version)
+    unknown, collected, of another article or out of scope; 400 when the offsets fall outside it.
+
+    The version must have been published under a scope the caller may read (one of its records, one per
+    scope), and while the article is published the caller must be able to read it today: after a move to
+    another tenant the new owner resolves it and the old one does not; no caller ever reads a text that
+    was never published in a scope of its own."""
     missing = HistoryError(404, f"article version {ref.article_version!r} of {ref.article_id!r} not found")
-    if record is None or record.article["article_id"] != ref.article_id:
-        raise missing
     now = datetime.now(timezone.utc)
-    live = current is not None and ref.article_id in current.articles
-    if not _row_readable(scope, record.article, now):
+    records = [r for r in read_article_records(store.data_dir, ref.article_version) if r.article["article_id"] == ref.article_id]
+    record = next((r for r in records if _row_readable(scope, r.article, now)), None)
+    if record is None:
         raise missing
+    live = current is not None and ref.article_id in current.articles
     if live and ref.article_id not in current.recall.allowed_article_ids(scope, now):
         raise missing
     if scope.public_only and not live:
@@ -95,9 +101,8 @@ class RetainedSnapshots:
         return self.store.data_dir / "snapshots"
 
     def versions(self) -> list[str]:
-        if not self._dir.exists():
-            return []
-        return sorted(p.name for p in self._dir.iterdir() if p.is_dir() and (p / MANIFEST_FILE).exists())
+        """The published snapshots on disk, oldest first (not one a build staged and never published)."""
+        return published_snapshots(self._dir)
 
     def listing(self) -> dict[str, Any]:
         """`{snapshots: [{version, created_at, current}]}`, oldest first. No row counts: a snapshot holds every

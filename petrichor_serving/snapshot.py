@@ -30,11 +30,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from petrichor_pipeline.contract.current import read_current
+from petrichor_pipeline.contract.current import inspect_current, published_snapshots
 from petrichor_pipeline.contract.lexical_files import open_lexical_files
 from petrichor_pipeline.contract.mapped import LONG_TEXTS, MAPPED_TABLES, open_ipc
 from petrichor_pipeline.contract.manifest import (
-    MANIFEST_FILE,
     Manifest,
     read_manifest,
     read_table,
@@ -339,8 +338,6 @@ def load_snapshot(data_dir: Path, version: str, *, embed_fingerprint: str | None
     return snap
 
 
-MAX_VERSION_CHARS = 128
-"""A snapshot version is far shorter; CURRENT holding more is garbage, quoted only this far."""
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.~])(?:[A-Za-z]:)?[/\\](?:[^\s'\"/\\:,;()]+[/\\])*([^\s'\"/\\:,;()]*)")
 
 
@@ -352,14 +349,6 @@ def describe_error(exc: BaseException) -> str:
     else:
         text = str(exc)
     return f"{type(exc).__name__}: {_ABSOLUTE_PATH.sub(lambda m: m.group(1), text)}"
-
-
-def _pointer(snaps: Path) -> str | None:
-    """What CURRENT names, or None when it is missing or unreadable."""
-    try:
-        return read_current(snaps)
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 @dataclass(frozen=True)
@@ -393,20 +382,19 @@ class SnapshotStore:
     def refresh(self) -> bool:
         """Load and swap if CURRENT names a new version; True when a swap happened.
 
-        With nothing serving yet, a `CURRENT` that is missing, unreadable or names a snapshot that fails to
-        load is refused alike, and the newest retained snapshot that verifies serves instead."""
+        With nothing serving yet, a `CURRENT` that is missing, refused (`contract.current.inspect_current`: a
+        link, a FIFO, a directory, too large, not a folder name) or names a snapshot that fails to load is
+        refused alike, and the newest retained snapshot that verifies serves instead. Reading CURRENT never
+        blocks, so neither start-up nor the watcher can hang on it."""
         with self._lock:
-            snaps = self.data_dir / "snapshots"
-            try:
-                version = read_current(snaps)
-            except (OSError, UnicodeDecodeError) as exc:
-                return self._refuse(None, f"CURRENT cannot be read ({describe_error(exc)})")
+            pointer = inspect_current(self.data_dir / "snapshots")
+            if pointer.refused:
+                return self._refuse(None, f"CURRENT refused: {pointer.refused}")
+            version = pointer.version
             if version is None:
                 if not self._retained(exclude=None):
                     return False  # nothing was ever published
                 return self._refuse(None, "CURRENT is missing or empty")
-            if version in (".", "..") or len(version) > MAX_VERSION_CHARS or any(c in version for c in "/\\\n"):
-                return self._refuse(version[:MAX_VERSION_CHARS], "CURRENT does not name a snapshot folder")
             if self._current is not None and self._current.version == version:
                 self._failed = None  # CURRENT names what serves (again, after a rollback)
                 return False
@@ -433,13 +421,8 @@ class SnapshotStore:
         return self._current is None and self._fall_back(refused=version)
 
     def _retained(self, *, exclude: str | None) -> list[str]:
-        """The snapshot folders with a manifest, newest first."""
-        snaps = self.data_dir / "snapshots"
-        try:
-            folders = [p for p in snaps.iterdir() if p.is_dir() and p.name != exclude and (p / MANIFEST_FILE).exists()]
-        except OSError:
-            return []
-        return sorted((p.name for p in folders), reverse=True)
+        """The published snapshots on disk, newest first (one a build staged but never published is not one)."""
+        return [v for v in reversed(published_snapshots(self.data_dir / "snapshots")) if v != exclude]
 
     def _fall_back(self, *, refused: str | None) -> bool:
         """Serve the newest retained snapshot that verifies, newest first; True when one loaded."""
@@ -484,7 +467,7 @@ class SnapshotStore:
                 "load_seconds": round(cur.load_seconds, 3),
             },
             "refused": self._failed,
-            "pointer": _pointer(self.data_dir / "snapshots"),
+            "pointer": inspect_current(self.data_dir / "snapshots").version,
         }
 
     def watch(self, interval_s: float) -> None:

@@ -1,11 +1,13 @@
 """The article history store's write side: record what a snapshot publishes, collect what nothing cites.
 
-Every article version a published snapshot holds is written once under `history/articles/` (layout and
-read side in `contract.history`), so a citation's `article_version` and offsets still resolve after the article
-is edited or deleted and its snapshots are collected. Publishing touches each record it references, so a
-record's modification time is the last time a published snapshot cited it. Collection keeps every version
-a retained snapshot or a pin (`history/pins/`, written by serving for its stored traces) cites, and an
-uncited one for `history_keep_days` after it was last cited; a pin counts for `history_pin_days` at most.
+Every article version a published snapshot holds is written once per scope under `history/articles/` (layout
+and read side in `contract.history`), so a citation's `article_version` and offsets still resolve after the
+article is edited, moved or deleted and its snapshots are collected. Publishing touches each record it
+references, so a record's modification time is the last time a published snapshot cited it. Collection keeps
+every record a snapshot on disk or a pin (`history/pins/`, written by serving for its stored traces) cites,
+and an uncited one for `history_keep_days` after it was last cited; a pin counts for `history_pin_days` at
+most. A record a snapshot on disk cites but that is gone (a deleted history folder) is written again from
+that snapshot's own tables first.
 """
 
 from __future__ import annotations
@@ -21,14 +23,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from petrichor_pipeline.contract.files import write_text_atomic
 from petrichor_pipeline.contract.history import (
     PINS_DIR,
+    SCOPE_FIELDS,
     ArticleRecord,
     article_record_path,
     history_dir,
-    is_article_version,
+    record_name,
+    scope_key,
 )
-from petrichor_pipeline.contract.files import write_text_atomic
 from petrichor_pipeline.contract.manifest import MANIFEST_FILE
 
 log = logging.getLogger(__name__)
@@ -36,19 +40,18 @@ log = logging.getLogger(__name__)
 DAY_S = 86_400.0
 SPAN_COLUMNS = ("article_id", "start", "end", "heading_path")
 """The chunk columns an article record's spans are made of (`record_articles`)."""
+RecordKey = tuple[str, str | None]
+"""A record's (article_version, scope); scope None: a record written before records were kept per scope."""
 
 
 def record_articles(data_dir: Path, articles: pa.Table, chunks: pa.Table) -> int:
-    """Store each article version of a snapshot not stored yet and touch the others; returns how many were new.
-    Only the new versions' rows and chunk spans become Python objects (after a 1 % change, 100 articles of
-    10,000 rather than every text)."""
-    new, seen = [], set()
-    for i, version in enumerate(articles.column("article_version").to_pylist()):
-        if version in seen:  # two articles of one text: the first one's record, as a record is named by its version
-            continue
-        seen.add(version)
+    """Store each (article version, scope) of a snapshot not stored yet and touch the others; returns how many
+    were new. Only the new rows and their chunk spans become Python objects (after a 1 % change, 100 articles
+    of 10,000 rather than every text)."""
+    new = []
+    for i, row in enumerate(articles.select(["article_version", *SCOPE_FIELDS]).to_pylist()):
         try:
-            os.utime(article_record_path(data_dir, version))
+            os.utime(article_record_path(data_dir, row["article_version"], scope_key(row)))
         except FileNotFoundError:
             new.append(i)
     if not new:
@@ -60,21 +63,53 @@ def record_articles(data_dir: Path, articles: pa.Table, chunks: pa.Table) -> int
     for c in sorted(own.to_pylist(), key=lambda c: (c["article_id"], c["start"])):
         spans.setdefault(c["article_id"], []).append({"start": c["start"], "end": c["end"], "heading_path": list(c["heading_path"] or [])})
     for row in rows:
-        # one file per article version: no fsync each (a reader checks the record hashes to its name)
-        write_text_atomic(article_record_path(data_dir, row["article_version"]), ArticleRecord(article=row, spans=spans.get(row["article_id"], [])).to_json(), durable=False)
+        # one file per article version and scope: no fsync each (a reader checks the record hashes to its name)
+        path = article_record_path(data_dir, row["article_version"], scope_key(row))
+        write_text_atomic(path, ArticleRecord(article=row, spans=spans.get(row["article_id"], [])).to_json(), durable=False)
     return len(rows)
 
 
-def _snapshot_versions(snapshots_dir: Path) -> set[str]:
-    """The article versions every complete snapshot folder still on disk holds."""
-    cited: set[str] = set()
+def _snapshot_records(snapshots_dir: Path) -> dict[str, set[RecordKey]]:
+    """The (article version, scope) of every row of each complete snapshot folder still on disk."""
+    cited: dict[str, set[RecordKey]] = {}
     if not snapshots_dir.exists():
         return cited
     for folder in snapshots_dir.iterdir():
         table = folder / "articles.parquet"
         if folder.is_dir() and (folder / MANIFEST_FILE).exists() and table.exists():
-            cited.update(pq.read_table(table, columns=["article_version"]).column("article_version").to_pylist())
+            rows = pq.read_table(table, columns=["article_version", *SCOPE_FIELDS]).to_pylist()
+            cited[folder.name] = {(r["article_version"], scope_key(r)) for r in rows}
     return cited
+
+
+def _stored_records(data_dir: Path) -> dict[RecordKey, Path]:
+    root = history_dir(data_dir) / "articles"
+    stored: dict[RecordKey, Path] = {}
+    if root.exists():
+        for path in root.glob("*/*.json"):
+            if (key := record_name(f"{path.parent.name}/{path.name}")) is not None:
+                stored[key] = path
+    return stored
+
+
+def _restore(data_dir: Path, snapshots_dir: Path, cited: dict[str, set[RecordKey]], stored: dict[RecordKey, Path]) -> None:
+    """Write again, from the snapshot that holds them, the records snapshots on disk cite but the store lacks."""
+    restored = 0
+    for version, keys in sorted(cited.items()):
+        if not (missing := keys - stored.keys()):
+            continue
+        folder = snapshots_dir / version
+        try:  # a repair: a snapshot collected meanwhile by another run fails it, never the publish
+            articles = pq.read_table(folder / "articles.parquet")
+            lost = [(r["article_version"], scope_key(r)) in missing for r in articles.select(["article_version", *SCOPE_FIELDS]).to_pylist()]
+            chunks = pq.read_table(folder / "chunks.parquet", columns=list(SPAN_COLUMNS))
+            restored += record_articles(data_dir, articles.filter(pa.array(lost, pa.bool_())), chunks)
+        except (OSError, pa.ArrowException) as exc:
+            log.warning("history records of snapshot %s not restored: %s", version, exc)
+            continue
+        stored.update({key: article_record_path(data_dir, *key) for key in missing})
+    if restored:
+        log.warning("restored %d lost history records from the snapshots that cite them", restored)
 
 
 def _pinned_versions(data_dir: Path, oldest: float) -> set[str]:
@@ -95,30 +130,35 @@ def _pinned_versions(data_dir: Path, oldest: float) -> set[str]:
 
 
 def collect_history(data_dir: Path, snapshots_dir: Path, keep_days: float, pin_days: float, *, now: float | None = None) -> list[str]:
-    """Remove the article versions no retained snapshot or pin cites and none cited within `keep_days`."""
+    """Restore the records snapshots on disk cite and lack, then remove every record that no snapshot on disk
+    or pin cites and none cited within `keep_days`; returns the article versions left with no record."""
     now = time.time() if now is None else now
     oldest = now - keep_days * DAY_S
-    cited = _snapshot_versions(snapshots_dir) | _pinned_versions(data_dir, now - pin_days * DAY_S)
-    root = history_dir(data_dir) / "articles"
-    removed: list[str] = []
-    if not root.exists():
-        return removed
-    for prefix in root.iterdir():
-        for path in prefix.glob("*.json"):
-            version = path.stem
-            if not is_article_version(version) or version in cited:
+    by_snapshot = _snapshot_records(snapshots_dir)
+    stored = _stored_records(data_dir)
+    _restore(data_dir, snapshots_dir, by_snapshot, stored)
+    cited: set[RecordKey] = set().union(*by_snapshot.values())
+    in_snapshots = {version for version, _ in cited}
+    pinned = _pinned_versions(data_dir, now - pin_days * DAY_S)
+    removed, kept = set(), set()
+    for (version, scope), path in stored.items():
+        # a record of no scope (written before scopes) is cited by any row of its version
+        if (version, scope) in cited or (scope is None and version in in_snapshots) or version in pinned:
+            kept.add(version)
+            continue
+        try:
+            if path.stat().st_mtime >= oldest:
+                kept.add(version)
                 continue
-            try:
-                if path.stat().st_mtime >= oldest:
-                    continue
-                path.unlink()
-            except FileNotFoundError:
-                continue
-            removed.append(version)
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        removed.add(version)
+    for prefix in {path.parent for path in stored.values()}:
         try:
             prefix.rmdir()  # only when empty
         except OSError:
             pass
-    if removed:
-        log.info("collected %d article versions no snapshot or answer cites", len(removed))
-    return sorted(removed)
+    if removed - kept:
+        log.info("collected %d article versions no snapshot or answer cites", len(removed - kept))
+    return sorted(removed - kept)

@@ -33,7 +33,7 @@ from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.history import SPAN_COLUMNS, collect_history, record_articles
 from petrichor_pipeline.build.steps.wiki_pages import replaced_pages
 from petrichor_pipeline.config import BUCKETS
-from petrichor_pipeline.contract.current import collect_garbage, point_current, read_current
+from petrichor_pipeline.contract.current import collect_garbage, mark_staged, point_current, read_current
 from petrichor_pipeline.contract.files import write_parquet_atomic
 from petrichor_pipeline.contract.lexical_files import write_lexical_files
 from petrichor_pipeline.contract.mapped import write_mapped_table
@@ -382,6 +382,7 @@ def _write_folder(
         },
         stats={"bucket_versions": bucket_versions, **(stats or {})},
     )
+    mark_staged(snaps, version)  # complete but not published until CURRENT names it
     write_manifest(snaps, manifest)
     return manifest
 

@@ -33,7 +33,7 @@ from petrichor_pipeline.contract.history import (
     history_dir,
     is_article_version,
     pin_path,
-    read_article_record,
+    read_article_records,
 )
 from petrichor_pipeline.contract.lexical_files import LEXICAL_FILES, open_lexical_files, write_lexical_files
 from petrichor_pipeline.contract.manifest import (
