@@ -8,14 +8,18 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from petrichor_pipeline.build.issues import FileError
     from petrichor_pipeline.config import Settings
+
+Request = TypeVar("Request", bound="BaseModel")
 
 err = Console(stderr=True)
 out = Console(highlight=False)
@@ -143,21 +147,36 @@ def _open_snapshot():
     return settings, store.current, embedder, chat
 
 
-def _scope(args: argparse.Namespace):
+def _request(args: argparse.Namespace, model: type[Request], **fields: Any) -> Request:
+    """The command's input as the HTTP endpoint's request model takes it (`petrichor_serving.schema`): the
+    same limits and the same one-line error, given as a usage error (exit 2); fields left None are absent."""
+    from pydantic import ValidationError
+
+    from petrichor_serving.errors import validation_message
+
+    try:
+        return model.model_validate({name: value for name, value in fields.items() if value is not None})
+    except ValidationError as exc:
+        args.usage.error(validation_message(exc))
+
+
+def _scope(kb_ids: list[str] | None):
     from petrichor_serving.auth import LOCAL
 
-    return LOCAL.scope(kb_ids=args.kb or None)
+    return LOCAL.scope(kb_ids=kb_ids or None)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     from petrichor_serving.agent import tools
+    from petrichor_serving.schema import SearchRequest
 
+    request = _request(args, SearchRequest, query=args.query, kb_ids=args.kb, limit=args.limit)
     _, snap, embedder, _ = _open_snapshot()
-    doc = tools.search(snap, _scope(args), args.query, embedder=embedder, limit=args.limit)
+    doc = tools.search(snap, _scope(request.kb_ids), request.query, embedder=embedder, limit=request.limit)
     if args.json:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
         return 0
-    table = Table(title=f"{args.query}  (snapshot {snap.version})")
+    table = Table(title=f"{request.query}  (snapshot {snap.version})")
     for col in ("#", "score", "title", "heading path", "routes", "locator"):
         table.add_column(col)
     for i, c in enumerate(doc["candidates"], 1):
@@ -169,9 +188,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from petrichor_serving.agent import loop
+    from petrichor_serving.schema import ChatRequest
 
+    request = _request(args, ChatRequest, question=args.question, kb_ids=args.kb)
     _, snap, embedder, chat = _open_snapshot()
-    doc = loop.answer(snap, args.question, _scope(args), chat=chat, embedder=embedder)
+    doc = loop.answer(snap, request.question, _scope(request.kb_ids), chat=chat, embedder=embedder)
     trace = doc.pop("trace")
     if args.json:
         print(json.dumps({**doc, "trace": trace} if args.trace else doc, ensure_ascii=False, indent=2))
@@ -183,7 +204,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             err.print(f"  {step['tool']}({json.dumps(step['arguments'], ensure_ascii=False)[:120]}) {step['ms']:.0f} ms → {shown or step.get('error') or '-'}")
         for note in trace["notes"]:
             err.print(f"  note: {note}")
-    out.print(f"[bold]Q:[/bold] {args.question}\n")
+    out.print(f"[bold]Q:[/bold] {request.question}\n")
     out.print(doc["answer"] + "\n")
     for c in doc["citations"]:
         path = " > ".join(c["heading_path"]) or c["title"]
@@ -292,14 +313,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=_positive, help="results to list (default: the search's own, 10)")
     p.add_argument("--kb", action="append", help="limit to a knowledge base (repeatable)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(fn=cmd_search)
+    p.set_defaults(fn=cmd_search, usage=p)
 
     p = sub.add_parser("ask", help="answer a question with citations")
     p.add_argument("question")
     p.add_argument("--kb", action="append", help="limit to a knowledge base (repeatable)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--trace", action="store_true", help="show the plan the agent took (stderr; inside --json as `trace`)")
-    p.set_defaults(fn=cmd_ask)
+    p.set_defaults(fn=cmd_ask, usage=p)
 
     p = sub.add_parser("serve", help="serve the HTTP API (uvicorn + Starlette)")
     p.add_argument("--host", default="127.0.0.1")

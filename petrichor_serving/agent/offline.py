@@ -276,14 +276,27 @@ def concept(run: Run, question: str) -> Draft:
     return gated(run, question, _quote(run, question, ids), cands)
 
 
+def sub_questions(question: str) -> list[str]:
+    """The question's parts, each ending at a question mark, each asked once: a part repeated (letter case
+    and spacing aside) is one sub-question, so its answer is not repeated."""
+    subs: dict[str, str] = {}
+    for part in re.split(r"(?<=[?？])", question):
+        if part.strip():
+            subs.setdefault(" ".join(part.split()).casefold(), part.strip())
+    return list(subs.values())
+
+
 def complex_plan(run: Run, question: str) -> Draft:
-    subs = [s.strip() for s in re.split(r"(?<=[?？])", question) if s.strip()]
     drafts: list[Draft] = []
-    for sub in subs[:MAX_SUB_QUESTIONS]:
+    for sub in sub_questions(question)[:MAX_SUB_QUESTIONS]:
         drafts.append(fact(run, sub))
     cited: list[dict[str, Any]] = []
     texts: list[str] = []
+    said: set[str] = set()
     for d in drafts:
+        if d.text in said:
+            continue  # two sub-questions answered by the same quote: it is said once
+        said.add(d.text)
         text = d.text
         for c in d.cited:
             new = len(cited) + 1
