@@ -48,7 +48,7 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.skip("no browser driver: the playwright package is not installed (pip install -r requirements.lock)")
+        pytest.skip("no browser driver: the playwright package is not installed (pip install -r requirements-test.lock)")
     with sync_playwright() as p:
         args = ["--no-sandbox"] if os.geteuid() == 0 else []  # Chromium refuses its sandbox as root
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=args)
