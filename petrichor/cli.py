@@ -54,26 +54,20 @@ def cmd_build(args: argparse.Namespace) -> int:
     if problems:
         return _build_refused(args, problems)
     logging.getLogger("dagster").setLevel(logging.ERROR)
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from petrichor.build_progress import BuildProgress
     from petrichor_pipeline.build.context import BuildContext
+    from petrichor_pipeline.config import PublishOptions
     from petrichor_pipeline.runner import run_build
 
-    ctx = BuildContext(settings=settings, full_rebuild=args.full)
-    show = sys.stderr.isatty() and not args.json
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=err, disable=not show)
-    tasks: dict[str, Any] = {}
-
-    def on_progress(stage: str, done: int, total: int) -> None:
-        if stage not in tasks:
-            tasks[stage] = progress.add_task(stage, total=max(total, 1))
-        progress.update(tasks[stage], completed=done, total=max(total, 1))
-
-    with progress:
-        summary = run_build(ctx, on_progress=on_progress, lock_wait_s=max(args.wait, 0.0))
+    publish = PublishOptions(allow_empty=args.allow_empty, allow_shrink=args.allow_shrink)
+    ctx = BuildContext(settings=settings, full_rebuild=args.full, publish=publish)
+    with BuildProgress(err, live=sys.stderr.isatty()) as progress:
+        summary = run_build(ctx, on_progress=progress.on_stage, on_count=progress.on_count, lock_wait_s=max(args.wait, 0.0))
     doc = summary.to_json()
     if args.json:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
+    elif summary.refused:
+        err.print(f"[red]build refused[/red]: {summary.failed_run}; the previous snapshot keeps serving", highlight=False, soft_wrap=True)
     else:
         table = Table(title="petrichor build")
         for col in ("stage", "rows", "articles built", "articles skipped", "seconds"):
@@ -305,7 +299,12 @@ def main(argv: list[str] | None = None) -> int:
         "--wait", type=float, default=0.0, metavar="SECONDS",
         help="one build runs per data folder: wait this long for a running one to finish (default 0: exit at once with a message)",
     )
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--allow-empty", action="store_true", help="publish even when the corpus folder is missing or holds no articles")
+    p.add_argument(
+        "--allow-shrink", action="store_true",
+        help="publish even when the corpus would drop more than half of the live snapshot's articles",
+    )
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON document on stdout (progress stays on stderr)")
     p.set_defaults(fn=cmd_build)
 
     p = sub.add_parser("search", help="hybrid search over the current snapshot")

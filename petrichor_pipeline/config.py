@@ -18,6 +18,10 @@ from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER, get_tokenizer
 
 BUCKET_COUNT = 16
 BUCKETS: tuple[str, ...] = tuple(f"{i:02x}" for i in range(BUCKET_COUNT))
+PROGRESS_LINE_S = 5.0
+"""A build's progress where no terminal shows it live: a long step's counts go to its Dagster run's log at
+most this often (`build.context.StepCounter`), and `petrichor build` writes a line to a stderr that is not a
+terminal at least this often."""
 
 
 def _env_int(name: str, default: int) -> int:
@@ -98,6 +102,17 @@ class BuildLimits:
     default 3, exponential backoff; `PETRICHOR_EMBED_TIMEOUT` seconds per attempt, default 60). The endpoint
     is any OpenAI-compatible `/v1/embeddings` (`PETRICHOR_EMBED_BASE_URL`, `_MODEL`, `_API_KEY`), a GPU
     server in production or `python -m petrichor_pipeline.models.embed_server` (docs/scaling.md)."""
+
+
+@dataclass(frozen=True)
+class PublishOptions:
+    """What one build allows its publish to do to the live snapshot (`build.publish_guard`): `petrichor build
+    --allow-empty / --allow-shrink`, or the `petrichor` resource's run config for the runs Dagster starts."""
+
+    allow_empty: bool = False
+    """Publish a knowledge base without articles (the corpus folder missing or empty)."""
+    allow_shrink: bool = False
+    """Publish a corpus that drops more than half of the live snapshot's articles."""
 
 
 @dataclass(frozen=True)

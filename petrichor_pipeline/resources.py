@@ -15,7 +15,7 @@ from dagster import Config, ConfigurableResource, EnvVar, InitResourceContext, R
 from pydantic import PrivateAttr
 
 from petrichor_pipeline.build.context import BuildContext, StageListener
-from petrichor_pipeline.config import CREDENTIAL_ENV, NO_API_KEY, BuildLimits, ModelEndpoint, Settings, load_settings
+from petrichor_pipeline.config import CREDENTIAL_ENV, NO_API_KEY, BuildLimits, ModelEndpoint, PublishOptions, Settings, load_settings
 from petrichor_pipeline.object_store import S3Location
 
 
@@ -199,32 +199,50 @@ class PetrichorResource(ConfigurableResource):
     """The build's settings and options for one run; `settings` None reads the environment when the run starts.
 
     Each run gets its own `BuildContext` in `setup_for_execution`: its model clients, embedder, embedding
-    caches, corpus scan and usage meter live and die with that run. `progress` hears each finished stage
-    (the CLI passes its progress bars; other runs report to nobody).
+    caches, corpus scan and usage meter live and die with that run. `progress` hears each finished stage and
+    the long steps' counts (the CLI passes its progress display; other runs' counts go to their run's log).
     """
 
     settings: Optional[RunSettings] = None
     full_rebuild: bool = False
     embed_dim: int = 0
     """The embedding endpoint's dimension when the caller knows it; 0 means the run asks the endpoint."""
+    allow_empty: bool = False
+    """Let the run publish a knowledge base without articles (`config.PublishOptions`, `publish_guard`)."""
+    allow_shrink: bool = False
+    """Let the run publish a corpus that drops more than half of the live snapshot's articles."""
     progress: ResourceDependency[StageListener] = StageListener()
     _context: Optional[BuildContext] = PrivateAttr(default=None)
 
     @classmethod
     def for_build(cls, ctx: BuildContext, progress: Optional[StageListener] = None) -> "PetrichorResource":
-        """The resource of a build's runs: its settings, full-rebuild switch and known embedding dimension."""
+        """The resource of a build's runs: its settings, switches and known embedding dimension."""
         options = {"progress": progress} if progress is not None else {}
-        return cls(settings=RunSettings.of(ctx.settings), full_rebuild=ctx.full_rebuild, embed_dim=ctx.known_embed_dim() or 0, **options)
+        return cls(
+            settings=RunSettings.of(ctx.settings),
+            full_rebuild=ctx.full_rebuild,
+            embed_dim=ctx.known_embed_dim() or 0,
+            allow_empty=ctx.publish.allow_empty,
+            allow_shrink=ctx.publish.allow_shrink,
+            **options,
+        )
 
     def run_config(self) -> dict:
         """This resource's configuration as a run's `resources` config: how the build's settings reach the
         step processes of the multiprocess executor, which rebuild the resource from run config."""
-        return {"petrichor": {"config": {"settings": _config_value(self.settings), "full_rebuild": self.full_rebuild, "embed_dim": self.embed_dim}}}
+        fields = ("full_rebuild", "embed_dim", "allow_empty", "allow_shrink")
+        return {"petrichor": {"config": {"settings": _config_value(self.settings), **{name: getattr(self, name) for name in fields}}}}
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
         settings = self.settings.settings() if self.settings is not None else load_settings()
-        self._context = BuildContext(settings=settings, full_rebuild=self.full_rebuild, embed_dim=self.embed_dim or None)
-        self._context.on_stage = self.progress
+        self._context = BuildContext(
+            settings=settings,
+            full_rebuild=self.full_rebuild,
+            embed_dim=self.embed_dim or None,
+            on_stage=self.progress,
+            run_log=context.log.info if context.log is not None else None,
+            publish=PublishOptions(allow_empty=self.allow_empty, allow_shrink=self.allow_shrink),
+        )
 
     def teardown_after_execution(self, context: InitResourceContext) -> None:
         self._context = None

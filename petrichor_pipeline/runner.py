@@ -26,11 +26,12 @@ from dagster import AssetCheckSeverity, DagsterInstance, execute_job, materializ
 
 from petrichor_pipeline.assets.snapshot import discard_unpublished
 from petrichor_pipeline.build import bucket_prefetch
-from petrichor_pipeline.build.context import BuildContext, StageListener
+from petrichor_pipeline.build.context import BuildContext, StageListener, StepCount
 from petrichor_pipeline.build.instance_sqlite import held_instance_storage
 from petrichor_pipeline.build.issues import BuildWarning, FileError, clear_run_issues, read_run_issues
 from petrichor_pipeline.build.lock import build_lock
 from petrichor_pipeline.build.publish import BUCKET_SOURCES
+from petrichor_pipeline.build.publish_guard import PublishRefused, check_publish
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import read_current, verify_snapshot
@@ -83,6 +84,8 @@ class BuildSummary:
     stages: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
     failed_run: str | None = None
+    refused: bool = False
+    """The publish guard stopped the build before its bucket run (`publish_guard`): `failed_run` says why."""
     file_seconds: dict[str, dict[str, float]] = field(default_factory=dict)
     """path -> {step: seconds} of the slowest files each bucket step reported (`steps.common.run_articles`)."""
 
@@ -248,6 +251,7 @@ def run_build(
     *,
     instance: Any = None,
     on_progress: Callable[[str, int, int], None] | None = None,
+    on_count: Callable[[StepCount], None] | None = None,
     parallel: bool | None = None,
     lock_wait_s: float = 0.0,
 ) -> BuildSummary:
@@ -257,6 +261,8 @@ def run_build(
     this process (reporting progress per bucket); None chooses: parallel on a persistent instance for a full
     rebuild or at least `PARALLEL_MIN_ARTICLES` articles to build. A build already running on the folder
     makes this one wait up to `lock_wait_s` seconds, then return a failed summary naming it (`BuildLocked`).
+    `on_progress` hears each stage's finished buckets, `on_count` the long steps' running counts (of a bucket
+    run in this process). A corpus the publish guard refuses stops the build before its bucket run.
     Any exception ends in the summary (`failed_run`, `errors`) rather than escaping."""
     started = time.perf_counter()
     summary = BuildSummary()
@@ -266,14 +272,17 @@ def run_build(
         with build_lock(ctx.settings.data_dir, lock_wait_s):
             instance = instance or DagsterInstance.get()
             with held_instance_storage(instance):
-                _locked_build(ctx, instance, summary, on_progress, parallel)
+                _locked_build(ctx, instance, summary, on_progress, on_count, parallel)
+    except PublishRefused as exc:
+        summary.failed_run, summary.refused = str(exc), True
     except Exception as exc:  # noqa: BLE001 - every failure becomes the summary's error, CURRENT untouched
         log.debug("build failed", exc_info=True)
         summary.failed_run = summary.failed_run or f"build stopped: {describe_failure(exc)}"
     summary.snapshot_version = read_current(ctx.settings.snapshots_dir)
     if summary.failed_run:
         moved = summary.snapshot_version != before
-        summary.errors.append(FileError(str(ctx.settings.data_dir), failure_advice(summary.failed_run, published=moved)))
+        where = ctx.settings.corpus_dir if summary.refused else ctx.settings.data_dir
+        summary.errors.append(FileError(str(where), failure_advice(summary.failed_run, published=moved)))
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -301,11 +310,12 @@ def _locked_build(
     instance: Any,
     summary: BuildSummary,
     on_progress: Callable[[str, int, int], None] | None,
+    on_count: Callable[[StepCount], None] | None,
     parallel: bool | None,
 ) -> None:
     """The build proper, under the data folder's lock, beside the chat model's own process where it has one."""
     with _model_worker(ctx) as model_worker:
-        _planned_build(ctx, instance, summary, on_progress, parallel, model_worker)
+        _planned_build(ctx, instance, summary, on_progress, on_count, parallel, model_worker)
 
 
 def _planned_build(
@@ -313,10 +323,11 @@ def _planned_build(
     instance: Any,
     summary: BuildSummary,
     on_progress: Callable[[str, int, int], None] | None,
+    on_count: Callable[[StepCount], None] | None,
     parallel: bool | None,
     model_worker: Any,
 ) -> None:
-    """Scan, plan, bucket run, publish run; the model's process is kept only for a bucket run in this process."""
+    """Scan, guard, plan, bucket run, publish run; the model's process is kept only for a bucket run in this process."""
     done: dict[str, int] = {}
 
     def stage_done(asset: str) -> None:
@@ -328,13 +339,14 @@ def _planned_build(
 
     clear_run_issues(ctx.warehouse.root)
     buckets = scan_buckets(ctx)
+    check_publish(ctx)  # before anything is built: a refused corpus leaves the warehouse as it was
     versions = {b: bucket_data_version(rows, errs) for b, (rows, errs) in buckets.items()}
     observe_corpus(instance, versions)
     planned = plan(ctx, instance, versions)
     stale = planned.stale
     summary.skipped = planned.left
     scan = HandedScan(ctx)
-    resource = PetrichorResource.for_build(ctx, StageListener(stage_done))  # the settings every run of this build sees
+    resource = PetrichorResource.for_build(ctx, StageListener(stage_done, on_count))  # the settings every run of this build sees
     todo = None if ctx.full_rebuild else articles_to_build(ctx, buckets, stale) if stale else []
     in_process = runs_in_process(instance, todo, parallel)
     if model_worker is not None:

@@ -7,8 +7,10 @@ import time
 from dagster import AssetExecutionContext, AssetKey, DagsterEventType, DagsterInstance, Failure, MaterializeResult, MetadataValue, asset
 
 from petrichor_pipeline.assets._metadata import run_context
+from petrichor_pipeline.assets.sources import WHOLE_CORPUS
 from petrichor_pipeline.build import bucket_prefetch
 from petrichor_pipeline.build.publish import point_snapshot, stage_snapshot
+from petrichor_pipeline.build.publish_guard import PublishRefused, check_publish
 from petrichor_pipeline.build.scan_handoff import SCAN_TAG
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
 from petrichor_pipeline.contract.current import read_current
@@ -47,16 +49,21 @@ def discard_unpublished(instance: DagsterInstance, run_id: str, snapshots_dir) -
 
 
 @asset(
-    deps=["chunks", "chunk_windows", "questions", "page_index", "wiki_pages", "chunk_vectors", "window_vectors", "question_vectors"],
+    deps=["chunks", "chunk_windows", "questions", "page_index", "wiki_pages", "chunk_vectors", "window_vectors", "question_vectors", WHOLE_CORPUS],
     group_name="publish",
     code_version="1",
     description="Assembles every bucket into an immutable, versioned snapshot folder (Parquet + LanceDB table "
     "versions + manifest), not yet published: its blocking checks run on it before `published_snapshot` "
-    "points CURRENT at it.",
+    "points CURRENT at it. Refuses, before staging, a corpus with no articles or one that drops more than half "
+    "of the live snapshot's articles, unless the petrichor resource's allow_empty / allow_shrink says so.",
 )
 def snapshot(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
     ctx = run_context(context, petrichor)
     started = time.perf_counter()
+    try:
+        check_publish(ctx)
+    except PublishRefused as exc:  # the run fails with the guard's one line, nothing staged, CURRENT untouched
+        raise Failure(description=str(exc), metadata={"corpus_dir": str(exc.corpus_dir)}, allow_retries=False) from None
     prefetched = bucket_prefetch.take(context.run.tags.get(SCAN_TAG))
     m = stage_snapshot(ctx, bucket_versions=current_bucket_versions(ctx), prefetched=prefetched)
     return MaterializeResult(
@@ -72,7 +79,7 @@ def snapshot(context: AssetExecutionContext, petrichor: PetrichorResource) -> Ma
 
 
 @asset(
-    deps=[snapshot],
+    deps=[snapshot, WHOLE_CORPUS],
     group_name="publish",
     code_version="1",
     description="Points CURRENT at the snapshot staged in the same run (an atomic rename; on an object store a "

@@ -11,30 +11,114 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from petrichor_pipeline.build.embedding_cache import EmbeddingCache
 from petrichor_pipeline.build.warehouse import Warehouse
-from petrichor_pipeline.config import Settings
+from petrichor_pipeline.config import PROGRESS_LINE_S, PublishOptions, Settings
 from petrichor_pipeline.models.protocols import ChatModel, Embedder
 from petrichor_pipeline.models.usage import RunMeter
 from petrichor_pipeline.sources.corpus import CorpusScan, scan_corpus
 from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
-class StageListener:
-    """Hears an asset name each time one of its bucket steps finishes (the CLI's progress bars).
+@dataclass(frozen=True)
+class StepCount:
+    """A long step's running count over the buckets of its run: `done` of the `total` texts it has found to
+    work on so far (a bucket adds its own when it starts), `seconds` after its first."""
 
-    Without a callback it hears nothing: the runs of the Dagster UI, sensors and schedules.
+    asset: str
+    activity: str
+    done: int
+    total: int
+    seconds: float
+    unit: str = "texts"
+
+    def line(self) -> str:
+        """One line for a terminal or a log: "chunk_vectors: embedding 1,240/2,963 texts, 11/s, ETA 2m"."""
+        rate = self.done / self.seconds if self.seconds > 0 else 0.0
+        shown = f"{self.asset}: {self.activity} {self.done:,}/{self.total:,} {self.unit}"
+        if not rate:
+            return shown
+        eta = f", ETA {_duration((self.total - self.done) / rate)}" if self.done < self.total else ""
+        return f"{shown}, {rate:,.0f}/s{eta}" if rate >= 10 else f"{shown}, {rate:.1f}/s{eta}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    minutes = round(seconds / 60)
+    return f"{minutes}m" if minutes < 60 else f"{minutes // 60}h {minutes % 60}m"
+
+
+class StageListener:
+    """Hears an asset name each time one of its bucket steps finishes, and the long steps' running counts
+    (`StepCount`): the CLI's progress display.
+
+    Without callbacks it hears nothing: the runs of the Dagster UI, sensors and schedules (their counts go to
+    the run's log, `StepCounter`).
     """
 
-    def __init__(self, callback: Callable[[str], None] | None = None):
+    def __init__(self, callback: Callable[[str], None] | None = None, counts: Callable[[StepCount], None] | None = None):
         self._callback = callback
+        self._counts = counts
 
     def __call__(self, asset: str) -> None:
         if self._callback is not None:
             self._callback(asset)
+
+    def count(self, step: StepCount) -> None:
+        if self._counts is not None:
+            self._counts(step)
+
+
+class StepCounter:
+    """The running counts of a run's long steps, summed over the buckets its threads work on. Every change
+    goes to the run's listener; to the run's log (Dagster's, where the run shows it) at most once per
+    `PROGRESS_LINE_S` per step, and whenever a step has done all it has found."""
+
+    def __init__(self, listener: StageListener, log: Callable[[str], None] | None = None):
+        self._listener = listener
+        self._log = log
+        self._lock = threading.Lock()
+        self._counts: dict[str, tuple[int, int]] = {}
+        self._started: dict[str, float] = {}
+        self._logged: dict[str, float] = {}
+
+    @contextmanager
+    def counting(self, asset: str, activity: str, total: int) -> Iterator[Callable[[int], None]]:
+        """Count one bucket's `total` texts in: the function yielded adds the ones done; those never done are
+        taken out of the step's total again at the end (a failed call leaves them pending)."""
+        done = 0
+
+        def advance(n: int) -> None:
+            nonlocal done
+            done += n
+            self._change(asset, activity, n, 0)
+
+        if total:
+            self._change(asset, activity, 0, total)
+        try:
+            yield advance
+        finally:
+            if done < total:
+                self._change(asset, activity, 0, done - total)
+
+    def _change(self, asset: str, activity: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        with self._lock:
+            was_done, was_total = self._counts.get(asset, (0, 0))
+            self._counts[asset] = (was_done + done, was_total + total)
+            step = StepCount(asset, activity, was_done + done, was_total + total, now - self._started.setdefault(asset, now))
+            log = self._log is not None and (step.done >= step.total or now - self._logged.get(asset, -PROGRESS_LINE_S) >= PROGRESS_LINE_S)
+            if log:
+                self._logged[asset] = now
+        self._listener.count(step)
+        if log:
+            self._log(step.line())  # type: ignore[misc]
 
 
 @dataclass
@@ -42,11 +126,17 @@ class BuildContext:
     settings: Settings
     full_rebuild: bool = False
     on_stage: StageListener = field(default_factory=StageListener)
+    run_log: Callable[[str], None] | None = None
+    """Where the run's progress lines are written: the Dagster run's log (`StepCounter`)."""
+    publish: PublishOptions = field(default_factory=PublishOptions)
+    """What the build allows its publish to do to the live snapshot (`publish_guard`)."""
     embed_dim: int | None = None
     """The embedding dimension when the build already knows it (its planning pass asked), so a run's
     fresh embedder sends no probe request."""
     meter: RunMeter = field(init=False)
     """This run's usage, and the request slots its model clients share (sized by `model_concurrency`)."""
+    counter: StepCounter = field(init=False)
+    """The running counts of the run's long steps (`StepCounter`)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _scan: CorpusScan | None = field(default=None, init=False, repr=False)
     _chat: ChatModel | None = field(default=None, init=False, repr=False)
@@ -55,6 +145,7 @@ class BuildContext:
 
     def __post_init__(self) -> None:
         self.meter = RunMeter(self.settings.limits.model_concurrency)
+        self.counter = StepCounter(self.on_stage, self.run_log)
 
     @property
     def bucket_workers(self) -> int:

@@ -81,19 +81,21 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
             else:
                 todo[h] = r["index_text"]
         hashes = list(todo)
-        for part in _waves(hashes, todo, ctx.settings.limits.embed_batch_size * max(1, getattr(embedder, "concurrency", 1))):
-            try:
-                mat = embedder.embed_passages([todo[h] for h in part])
-            except Exception as exc:
-                warnings.append(BuildWarning(f"embedding failed, {len(hashes) - embedded} texts left pending for the next run: {exc}"))
-                break
-            if mat.shape != (len(part), dim):
-                warnings.append(BuildWarning(f"embedding reply has shape {mat.shape}, expected ({len(part)}, {dim}); left pending"))
-                break
-            new = {h: np.asarray(v, dtype=np.float32) for h, v in zip(part, mat)}
-            cache.add(new)
-            available.update(new)
-            embedded += len(part)
+        with ctx.counter.counting(asset, "embedding", len(hashes)) as counted:
+            for part in _waves(hashes, todo, ctx.settings.limits.embed_batch_size * max(1, getattr(embedder, "concurrency", 1))):
+                try:
+                    mat = embedder.embed_passages([todo[h] for h in part])
+                except Exception as exc:
+                    warnings.append(BuildWarning(f"embedding failed, {len(hashes) - embedded} texts left pending for the next run: {exc}"))
+                    break
+                if mat.shape != (len(part), dim):
+                    warnings.append(BuildWarning(f"embedding reply has shape {mat.shape}, expected ({len(part)}, {dim}); left pending"))
+                    break
+                new = {h: np.asarray(v, dtype=np.float32) for h, v in zip(part, mat)}
+                cache.add(new)
+                available.update(new)
+                embedded += len(part)
+                counted(len(part))
 
     out_rows = [
         {
