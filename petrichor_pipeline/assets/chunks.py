@@ -1,6 +1,7 @@
 from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, asset
 
 from petrichor_pipeline.assets._metadata import built_on_articles, materialize_buckets
+from petrichor_pipeline.assets.sources import BUCKET_OF_CORPUS
 from petrichor_pipeline.build.steps.chunks import chunks_step
 from petrichor_pipeline.build.steps.windows import windows_step
 from petrichor_pipeline.partitions import buckets
@@ -10,7 +11,7 @@ from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION, WINDOW_VERSION
 
 @asset(
     partitions_def=buckets,
-    deps=["articles"],
+    deps=["articles", BUCKET_OF_CORPUS],
     group_name="chunks",
     code_version=f"chunker-v{CHUNK_ALGORITHM_VERSION}",
     backfill_policy=BackfillPolicy.single_run(),
@@ -23,7 +24,7 @@ def chunks(context: AssetExecutionContext, petrichor: PetrichorResource) -> Mate
 
 @asset(
     partitions_def=buckets,
-    deps=["chunks"],
+    deps=["chunks", BUCKET_OF_CORPUS],
     group_name="chunks",
     code_version=f"windows-v{WINDOW_VERSION}",
     backfill_policy=BackfillPolicy.single_run(),

@@ -1,6 +1,7 @@
 from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, asset
 
 from petrichor_pipeline.assets._metadata import EMBED_POOL, EMBED_STEP, built_on_articles, materialize_buckets
+from petrichor_pipeline.assets.sources import BUCKET_OF_CORPUS
 from petrichor_pipeline.build.vectors import vectors_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
@@ -13,7 +14,7 @@ def _vectors(context: AssetExecutionContext, petrichor: PetrichorResource, kind:
 
 @asset(
     partitions_def=buckets,
-    deps=["chunks"],
+    deps=["chunks", BUCKET_OF_CORPUS],
     group_name="embeddings",
     code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
@@ -28,7 +29,7 @@ def chunk_vectors(context: AssetExecutionContext, petrichor: PetrichorResource) 
 
 @asset(
     partitions_def=buckets,
-    deps=["chunk_windows", "chunk_vectors"],
+    deps=["chunk_windows", "chunk_vectors", BUCKET_OF_CORPUS],
     group_name="embeddings",
     code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
@@ -43,7 +44,7 @@ def window_vectors(context: AssetExecutionContext, petrichor: PetrichorResource)
 
 @asset(
     partitions_def=buckets,
-    deps=["questions", "chunk_vectors"],
+    deps=["questions", "chunk_vectors", BUCKET_OF_CORPUS],
     group_name="embeddings",
     code_version="2",
     backfill_policy=BackfillPolicy.single_run(),

@@ -2,7 +2,14 @@ import time
 
 from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, MetadataValue, asset
 
-from petrichor_pipeline.assets._metadata import MODEL_POOL, MODEL_STEP, built_on_articles, materialize_buckets, run_context
+from petrichor_pipeline.assets._metadata import (
+    MODEL_POOL,
+    MODEL_STEP,
+    built_on_articles,
+    materialize_buckets,
+    run_context,
+)
+from petrichor_pipeline.assets.sources import BUCKET_OF_CORPUS, WHOLE_CORPUS
 from petrichor_pipeline.build.steps.page_index import page_index_step
 from petrichor_pipeline.build.steps.questions import questions_step
 from petrichor_pipeline.build.steps.wiki_candidates import wiki_candidates_step
@@ -17,7 +24,7 @@ def _with_calls(context: AssetExecutionContext, petrichor: PetrichorResource, st
 
 @asset(
     partitions_def=buckets,
-    deps=["chunks"],
+    deps=["chunks", BUCKET_OF_CORPUS],
     group_name="knowledge",
     code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
@@ -32,7 +39,7 @@ def questions(context: AssetExecutionContext, petrichor: PetrichorResource) -> M
 
 @asset(
     partitions_def=buckets,
-    deps=["chunks", "questions"],
+    deps=["chunks", "questions", BUCKET_OF_CORPUS],
     group_name="knowledge",
     code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
@@ -47,7 +54,7 @@ def wiki_candidates(context: AssetExecutionContext, petrichor: PetrichorResource
 
 @asset(
     partitions_def=buckets,
-    deps=["articles"],
+    deps=["articles", BUCKET_OF_CORPUS],
     group_name="knowledge",
     code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
@@ -61,7 +68,7 @@ def page_index(context: AssetExecutionContext, petrichor: PetrichorResource) -> 
 
 
 @asset(
-    deps=["wiki_candidates"],
+    deps=["wiki_candidates", WHOLE_CORPUS],
     group_name="wiki",
     code_version="1",
     description="The semantic wiki over all buckets: pages aggregated per knowledge base and tenant, links "

@@ -1,4 +1,13 @@
-from dagster import AssetExecutionContext, BackfillPolicy, DataVersionsByPartition, MaterializeResult, asset, observable_source_asset
+from dagster import (
+    AllPartitionMapping,
+    AssetDep,
+    AssetExecutionContext,
+    BackfillPolicy,
+    DataVersionsByPartition,
+    MaterializeResult,
+    asset,
+    observable_source_asset,
+)
 
 from petrichor_pipeline.assets._metadata import materialize_buckets
 from petrichor_pipeline.build.steps.articles import articles_step, current_bucket_versions
@@ -18,9 +27,19 @@ def corpus(context, petrichor: PetrichorResource) -> DataVersionsByPartition:
     return DataVersionsByPartition(current_bucket_versions(petrichor.context()))
 
 
+BUCKET_OF_CORPUS = AssetDep(corpus)
+"""Every bucket asset's edge to the corpus bucket it is built from. Dagster's staleness view looks one edge
+deep (an asset is stale when an input has a newer data version than the one its materialization recorded),
+so without it only `articles` turned stale when the observer recorded an edit; with it every step of the
+edited bucket does, before any build."""
+WHOLE_CORPUS = AssetDep(corpus, partition_mapping=AllPartitionMapping())
+"""The same edge for the unpartitioned assets built from every bucket (`wiki_pages`, `snapshot`,
+`published_snapshot`): stale when any bucket of the corpus changed."""
+
+
 @asset(
     partitions_def=buckets,
-    deps=[corpus],
+    deps=[BUCKET_OF_CORPUS],
     group_name="sources",
     code_version="1",
     backfill_policy=BackfillPolicy.single_run(),
