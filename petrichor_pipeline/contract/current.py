@@ -146,7 +146,7 @@ def published_snapshots(snapshots_dir: Path) -> list[str]:
         folders = [p for p in snapshots_dir.iterdir() if p.is_dir() and is_snapshot_name(p.name)]
     except OSError:
         return []
-    current = read_current(snapshots_dir)
+    current = inspect_current(snapshots_dir).version  # a refusal is reported by the caller that acts on CURRENT
     return sorted(p.name for p in folders if (p / MANIFEST_FILE).exists() and (p.name == current or not (p / STAGED_FILE).exists()))
 
 

@@ -6,17 +6,32 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from petrichor_pipeline.contract.current import CURRENT_FILE
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE
+from petrichor_pipeline.contract.current import CURRENT_FILE, collect_garbage, mark_staged, publish, published_snapshots
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE, Manifest, write_manifest
+from petrichor_pipeline.versions import SCHEMA_VERSION
 from petrichor_serving.app import create_app
 from petrichor_serving.services import Services, ServingSettings
 from petrichor_serving.snapshot import SnapshotStore
 from tests.integrity.test_killed_build import _kill_inside
 from tests.pipeline.tiny_corpus import FAST, build, write_corpus
 
-pytestmark = pytest.mark.slow  # builds a corpus, kills a build
+
+def _manifest(version: str) -> Manifest:
+    return Manifest(version, "2026-11-30T00:00:00+00:00", None, SCHEMA_VERSION, 2, 4, "offline", None)
 
 
+def test_a_staged_folder_is_collected_once_a_newer_snapshot_is_published_and_one_in_flight_is_kept(tmp_path):
+    publish(tmp_path, _manifest("v1"))
+    for version in ("v2", "v4"):  # staged as a build stages: the record, then the manifest
+        mark_staged(tmp_path, version)
+        write_manifest(tmp_path, _manifest(version))
+    publish(tmp_path, _manifest("v3"))
+    assert published_snapshots(tmp_path) == ["v1", "v3"]
+    assert collect_garbage(tmp_path, keep=5) == ["v2"]
+    assert (tmp_path / "v4").exists()  # newer than every published snapshot: a build may still be checking it
+
+
+@pytest.mark.slow  # builds a corpus, kills a build
 def test_a_snapshot_staged_by_a_killed_build_is_never_listed_served_or_kept(tmp_path, monkeypatch):
     data, corpus, home = tmp_path / "data", write_corpus(tmp_path / "corpus"), tmp_path / "home"
     published = build(data, corpus, home)["snapshot_version"]

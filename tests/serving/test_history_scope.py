@@ -106,11 +106,11 @@ def test_a_version_never_published_under_the_callers_scope_stays_unreadable_afte
 
 @pytest.mark.slow  # builds a corpus
 def test_a_moved_articles_fresh_citation_resolves_for_its_new_owner_over_http(tmp_path):
-    from tests.pipeline.tiny_corpus import build, write_corpus
     from petrichor_serving.app import create_app
     from petrichor_serving.auth import KeyStore
     from petrichor_serving.services import Services, ServingSettings
     from tests.pipeline.snapshot_io import snapshot_rows
+    from tests.pipeline.tiny_corpus import build, write_corpus
 
     corpus = write_corpus(tmp_path / "corpus")
     page = corpus / "kb" / "keys.md"
