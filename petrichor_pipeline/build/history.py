@@ -4,10 +4,10 @@ Every article version a published snapshot holds is written once per scope under
 and read side in `contract.history`), so a citation's `article_version` and offsets still resolve after the
 article is edited, moved or deleted and its snapshots are collected. Publishing touches each record it
 references, so a record's modification time is the last time a published snapshot cited it. Collection keeps
-every record a snapshot on disk or a pin (`history/pins/`, written by serving for its stored traces) cites,
-and an uncited one for `history_keep_days` after it was last cited; a pin counts for `history_pin_days` at
-most. A record a snapshot on disk cites but that is gone (a deleted history folder) is written again from
-that snapshot's own tables first.
+every version a snapshot on disk or a pin (`history/pins/`, written by serving for its stored traces) cites,
+and an uncited record for `history_keep_days` after it was last cited; a pin counts for `history_pin_days` at
+most; all records of a version share its fate. A version a snapshot on disk holds but the store has no
+record of (a deleted history folder) is written again from that snapshot's own tables first.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from petrichor_pipeline.contract.history import (
     ArticleRecord,
     article_record_path,
     history_dir,
-    record_name,
     scope_key,
+    stored_records,
 )
 from petrichor_pipeline.contract.manifest import MANIFEST_FILE
 
@@ -40,8 +40,6 @@ log = logging.getLogger(__name__)
 DAY_S = 86_400.0
 SPAN_COLUMNS = ("article_id", "start", "end", "heading_path")
 """The chunk columns an article record's spans are made of (`record_articles`)."""
-RecordKey = tuple[str, str | None]
-"""A record's (article_version, scope); scope None: a record written before records were kept per scope."""
 
 
 def record_articles(data_dir: Path, articles: pa.Table, chunks: pa.Table) -> int:
@@ -69,47 +67,37 @@ def record_articles(data_dir: Path, articles: pa.Table, chunks: pa.Table) -> int
     return len(rows)
 
 
-def _snapshot_records(snapshots_dir: Path) -> dict[str, set[RecordKey]]:
-    """The (article version, scope) of every row of each complete snapshot folder still on disk."""
-    cited: dict[str, set[RecordKey]] = {}
+def _snapshot_versions(snapshots_dir: Path) -> dict[str, set[str]]:
+    """The article versions each complete snapshot folder still on disk holds."""
+    held: dict[str, set[str]] = {}
     if not snapshots_dir.exists():
-        return cited
+        return held
     for folder in snapshots_dir.iterdir():
         table = folder / "articles.parquet"
         if folder.is_dir() and (folder / MANIFEST_FILE).exists() and table.exists():
-            rows = pq.read_table(table, columns=["article_version", *SCOPE_FIELDS]).to_pylist()
-            cited[folder.name] = {(r["article_version"], scope_key(r)) for r in rows}
-    return cited
+            held[folder.name] = set(pq.read_table(table, columns=["article_version"]).column("article_version").to_pylist())
+    return held
 
 
-def _stored_records(data_dir: Path) -> dict[RecordKey, Path]:
-    root = history_dir(data_dir) / "articles"
-    stored: dict[RecordKey, Path] = {}
-    if root.exists():
-        for path in root.glob("*/*.json"):
-            if (key := record_name(f"{path.parent.name}/{path.name}")) is not None:
-                stored[key] = path
-    return stored
-
-
-def _restore(data_dir: Path, snapshots_dir: Path, cited: dict[str, set[RecordKey]], stored: dict[RecordKey, Path]) -> None:
-    """Write again, from the snapshot that holds them, the records snapshots on disk cite but the store lacks."""
+def _restore(data_dir: Path, snapshots_dir: Path, held: dict[str, set[str]], stored: set[str]) -> None:
+    """Write again, from the snapshot that holds them, the records of every version a snapshot on disk holds
+    and the store has no record of (a deleted history folder)."""
     restored = 0
-    for version, keys in sorted(cited.items()):
-        if not (missing := keys - stored.keys()):
+    for snapshot, versions in sorted(held.items()):
+        if not (missing := versions - stored):
             continue
-        folder = snapshots_dir / version
+        folder = snapshots_dir / snapshot
         try:  # a repair: a snapshot collected meanwhile by another run fails it, never the publish
             articles = pq.read_table(folder / "articles.parquet")
-            lost = [(r["article_version"], scope_key(r)) in missing for r in articles.select(["article_version", *SCOPE_FIELDS]).to_pylist()]
+            lost = pc.is_in(articles.column("article_version"), value_set=pa.array(sorted(missing), pa.string()))
             chunks = pq.read_table(folder / "chunks.parquet", columns=list(SPAN_COLUMNS))
-            restored += record_articles(data_dir, articles.filter(pa.array(lost, pa.bool_())), chunks)
+            restored += record_articles(data_dir, articles.filter(lost), chunks)
         except (OSError, pa.ArrowException) as exc:
-            log.warning("history records of snapshot %s not restored: %s", version, exc)
+            log.warning("history records of snapshot %s not restored: %s", snapshot, exc)
             continue
-        stored.update({key: article_record_path(data_dir, *key) for key in missing})
+        stored |= missing
     if restored:
-        log.warning("restored %d lost history records from the snapshots that cite them", restored)
+        log.warning("restored %d lost history records from the snapshots that hold them", restored)
 
 
 def _pinned_versions(data_dir: Path, oldest: float) -> set[str]:
@@ -130,31 +118,26 @@ def _pinned_versions(data_dir: Path, oldest: float) -> set[str]:
 
 
 def collect_history(data_dir: Path, snapshots_dir: Path, keep_days: float, pin_days: float, *, now: float | None = None) -> list[str]:
-    """Restore the records snapshots on disk cite and lack, then remove every record that no snapshot on disk
-    or pin cites and none cited within `keep_days`; returns the article versions left with no record."""
+    """Restore the records of versions snapshots on disk hold and the store lacks, then remove every record of
+    a version that no snapshot on disk or pin cites and that none cited within `keep_days`; returns the
+    versions left with no record."""
     now = time.time() if now is None else now
     oldest = now - keep_days * DAY_S
-    by_snapshot = _snapshot_records(snapshots_dir)
-    stored = _stored_records(data_dir)
-    _restore(data_dir, snapshots_dir, by_snapshot, stored)
-    cited: set[RecordKey] = set().union(*by_snapshot.values())
-    in_snapshots = {version for version, _ in cited}
-    pinned = _pinned_versions(data_dir, now - pin_days * DAY_S)
+    held = _snapshot_versions(snapshots_dir)
+    _restore(data_dir, snapshots_dir, held, set(stored_records(data_dir).values()))
+    stored = stored_records(data_dir)
+    cited = set().union(*held.values()) | _pinned_versions(data_dir, now - pin_days * DAY_S)
     removed, kept = set(), set()
-    for (version, scope), path in stored.items():
-        # a record of no scope (written before scopes) is cited by any row of its version
-        if (version, scope) in cited or (scope is None and version in in_snapshots) or version in pinned:
-            kept.add(version)
-            continue
+    for path, version in stored.items():
         try:
-            if path.stat().st_mtime >= oldest:
+            if version in cited or path.stat().st_mtime >= oldest:
                 kept.add(version)
                 continue
             path.unlink()
         except FileNotFoundError:
             continue
         removed.add(version)
-    for prefix in {path.parent for path in stored.values()}:
+    for prefix in {path.parent for path in stored}:
         try:
             prefix.rmdir()  # only when empty
         except OSError:

@@ -31,7 +31,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from petrichor_pipeline.contract.files import write_text_atomic
-from petrichor_pipeline.contract.history import SCOPE_FIELDS, unrecorded
+from petrichor_pipeline.contract.history import stored_records
 from petrichor_pipeline.contract.lexical_files import open_lexical_files
 from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, Manifest, read_manifest, verify_files, write_manifest
 from petrichor_pipeline.contract.vectors import open_vector_files, open_vector_table
@@ -196,6 +196,6 @@ def verify_snapshot(data_dir: Path, version: str) -> None:
         open_vector_table(data_dir / "lance", info)
         if "compact" in info:
             open_vector_files(snaps / version, name, info)
-    articles = pq.read_table(snaps / version / manifest.tables["articles"]["file"], columns=["article_version", *SCOPE_FIELDS])
-    if lost := unrecorded(data_dir, articles):
-        raise IntegrityError(f"{lost} of {articles.num_rows} articles of {version} have no history record, so their citations cannot resolve")
+    versions = set(pq.read_table(snaps / version / manifest.tables["articles"]["file"], columns=["article_version"]).column("article_version").to_pylist())
+    if lost := versions - set(stored_records(data_dir).values()):
+        raise IntegrityError(f"{len(lost)} of the {len(versions)} article versions of {version} have no history record, so their citations cannot resolve")

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from petrichor_pipeline.text.normalize import article_version as version_of
 
 HISTORY_DIR = "history"
@@ -117,8 +115,10 @@ def read_article_records(data_dir: Path, article_version: str) -> list[ArticleRe
     return records
 
 
-def unrecorded(data_dir: Path, articles: pa.Table) -> int:
-    """How many of a snapshot's article rows have no record of their version and scope (a history folder
-    lost or deleted since it was published)."""
-    rows = articles.select(["article_version", *SCOPE_FIELDS]).to_pylist()
-    return sum(not article_record_path(data_dir, r["article_version"], scope_key(r)).exists() for r in rows)
+def stored_records(data_dir: Path) -> dict[Path, str]:
+    """Every record file of the store's layout and the article version it holds."""
+    root = history_dir(data_dir) / "articles"
+    if not root.exists():
+        return {}
+    named = ((path, record_name(f"{path.parent.name}/{path.name}")) for path in root.glob("*/*.json"))
+    return {path: key[0] for path, key in named if key is not None}
