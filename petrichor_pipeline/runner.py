@@ -22,7 +22,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from dagster import AssetCheckSeverity, DagsterInstance, execute_job, materialize, reconstructable
+from dagster import AssetCheckSeverity, DagsterInstance, execute_job, reconstructable
 
 from petrichor_pipeline.assets.snapshot import discard_unpublished
 from petrichor_pipeline.build import bucket_prefetch
@@ -32,12 +32,13 @@ from petrichor_pipeline.build.issues import BuildWarning, FileError, clear_run_i
 from petrichor_pipeline.build.lock import build_lock
 from petrichor_pipeline.build.publish import BUCKET_SOURCES
 from petrichor_pipeline.build.publish_guard import PublishRefused, check_publish
+from petrichor_pipeline.build.run_progress import RunProgress
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import read_current, verify_snapshot
 from petrichor_pipeline.contract.manifest import read_manifest
-from petrichor_pipeline.definitions import ASSET_CHECKS, PUBLISH_ASSETS, all_assets, bucket_build_job_def
-from petrichor_pipeline.jobs import asset_keys, bucket_assets
+from petrichor_pipeline.definitions import bucket_build_job_def, definitions
+from petrichor_pipeline.jobs import asset_keys, bucket_assets, bucket_build_job, publish_job
 from petrichor_pipeline.jobs import parallel_execution
 from petrichor_pipeline.models.providers import chat_provider
 from petrichor_pipeline.object_store import ObjectStore
@@ -330,10 +331,13 @@ def _planned_build(
     """Scan, guard, plan, bucket run, publish run; the model's process is kept only for a bucket run in this process."""
     done: dict[str, int] = {}
 
-    def stage_done(asset: str) -> None:
+    def report(asset: str) -> None:
         done[asset] = done.get(asset, 0) + 1
         if on_progress:
             on_progress(asset, done[asset], len(stale))
+
+    def stage_done(asset: str) -> None:
+        report(asset)
         if all(done.get(source, 0) >= len(stale) for source in BUCKET_SOURCES):
             bucket_prefetch.start(ctx, scan.id())  # beside the bucket run's last steps (`bucket_prefetch`)
 
@@ -355,7 +359,7 @@ def _planned_build(
         else:
             model_worker.stop()
     try:
-        built = _run_buckets(ctx, instance, resource, planned, summary, scan, in_process, stage_done)
+        built = _run_buckets(ctx, instance, resource, planned, summary, scan, in_process, stage_done, report)
         if model_worker is not None:
             model_worker.stop()  # the publish run calls no model
         _count_articles(buckets, summary, built)
@@ -393,13 +397,12 @@ class HandedScan:
         remove_scan(self.ctx.settings.data_dir, self.scan_id)
 
 
-def _materialize_in_process(instance: Any, resource: PetrichorResource, selection: Any, tags: dict[str, str]) -> Any:
-    """One run of `selection` in this process, with the build's resource; failures land in the result."""
-    return materialize(
-        [*all_assets(), *ASSET_CHECKS],  # a selected asset's checks run with it
+def _materialize_in_process(instance: Any, resource: PetrichorResource, job: str, selection: Any, tags: dict[str, str]) -> Any:
+    """One run of the named `job` in this process (`selection` of its assets, None for all; a selected asset's
+    checks run with it), with the build's resource; failures land in the result."""
+    return definitions(resource).resolve_job_def(job).execute_in_process(
         instance=instance,
-        resources={"petrichor": resource},
-        selection=selection,
+        asset_selection=None if selection is None else asset_keys(selection),
         raise_on_error=False,
         run_config=QUIET_RUN_CONFIG,
         tags=tags,
@@ -415,9 +418,12 @@ def _run_buckets(
     scan: HandedScan,
     in_process: bool,
     stage_done: Callable[[str], None],
+    report: Callable[[str], None],
 ) -> set[str]:
     """The one bucket run over the planned range; fills the summary's materialized buckets and stages and
-    returns the ids of the articles it built."""
+    returns the ids of the articles it built. A run in this process tells `stage_done` each finished bucket
+    step; a multiprocess run is followed through its event log meanwhile (`run_progress`: `report` hears its
+    finished buckets, the resource's listener its counts), the buckets not heard go to `stage_done` after."""
     stale, covered = planned.stale, planned.covered
     built: set[str] = set()
     if not stale:
@@ -438,7 +444,8 @@ def _run_buckets(
             **parallel_execution(ctx.settings.build_workers or None, ctx.settings),
             "resources": resource.run_config(),  # the step processes rebuild the resource from it
         }
-        with execute_job(
+        heard = RunProgress(instance, {SCAN_TAG: tags[SCAN_TAG]}, stale, report, resource.progress.count)
+        with heard, execute_job(
             reconstructable(bucket_build_job_def),
             instance=instance,
             run_config=run_config,
@@ -449,10 +456,10 @@ def _run_buckets(
             pending = _collect(ctx, res, summary, built, ",".join(covered))
             success, run_id = res.success, res.run_id
         for asset in (a.key.to_user_string() for a in steps):
-            for _ in stale:
+            for _ in range(len(stale) - heard.finished[asset]):
                 stage_done(asset)
     else:
-        res = _materialize_in_process(instance, resource, steps, tags)
+        res = _materialize_in_process(instance, resource, bucket_build_job.name, steps, tags)
         pending = _collect(ctx, res, summary, built, ",".join(covered))
         success, run_id = res.success, res.run_id
     if not success:
@@ -492,7 +499,7 @@ def _publish(
     """The publish run, when a bucket was built or `CURRENT` is not what the corpus is now."""
     if planned.stale or _published_versions(ctx) != versions or ctx.full_rebuild:
         bucket_prefetch.start(ctx, scan.id())  # unless the bucket run started it
-        res = _materialize_in_process(instance, resource, PUBLISH_ASSETS, {"petrichor/trigger": "cli", SCAN_TAG: scan.id()})
+        res = _materialize_in_process(instance, resource, publish_job.name, None, {"petrichor/trigger": "cli", SCAN_TAG: scan.id()})
         _collect(ctx, res, summary, built)
         if not res.success:
             summary.failed_run = f"publish: run {res.run_id} failed{_failure_reason(res)}"

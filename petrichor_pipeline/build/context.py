@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 import time
 from contextlib import contextmanager
@@ -45,6 +46,18 @@ class StepCount:
             return shown
         eta = f", ETA {_duration((self.total - self.done) / rate)}" if self.done < self.total else ""
         return f"{shown}, {rate:,.0f}/s{eta}" if rate >= 10 else f"{shown}, {rate:.1f}/s{eta}"
+
+    @classmethod
+    def parse(cls, line: str) -> StepCount | None:
+        """A count read back from its `line` (a run's log), its `seconds` unknown (0); None for other lines."""
+        match = _COUNT_LINE.match(line)
+        if match is None:
+            return None
+        done, total = (int(match[name].replace(",", "")) for name in ("done", "total"))
+        return cls(match["asset"], match["activity"], done, total, 0.0, match["unit"])
+
+
+_COUNT_LINE = re.compile(r"(?P<asset>\w+): (?P<activity>\w+) (?P<done>[\d,]+)/(?P<total>[\d,]+) (?P<unit>\w+)(?:,|$)")
 
 
 def _duration(seconds: float) -> str:
