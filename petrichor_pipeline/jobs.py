@@ -3,8 +3,10 @@
 `bucket_build` rebuilds hash buckets (one, or a range in one run: the bucket assets run a backfill as a
 single run; unchanged articles inside a bucket reuse their rows); `publish` merges all buckets into a
 snapshot, runs its asset checks (they are selected with the asset) and points `CURRENT` at it unless a
-blocking check failed. The nightly full rebuild requests every bucket with reuse switched off; the publish sensor then
-publishes once no bucket run is left in flight.
+blocking check failed. `petrichor build` runs exactly these two jobs. Runs Dagster launches for a few buckets
+(the UI, the corpus sensor) execute in one process, as `petrichor build` does for a change: a step process
+each would import the code location and load the models once per step. The nightly full rebuild asks for the
+multiprocess executor and the `publish_after_build` sensor publishes once it succeeded.
 """
 
 import os
@@ -15,12 +17,14 @@ from dagster import (
     RunRequest,
     ScheduleEvaluationContext,
     define_asset_job,
+    multi_or_in_process_executor,
     schedule,
 )
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
 from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
 from petrichor_pipeline.assets._metadata import EMBED_STEP, MODEL_STEP, MODEL_TAG
-from petrichor_pipeline.config import BUCKETS, Settings, env_build_workers, load_settings
+from petrichor_pipeline.config import BUCKETS, Settings, load_settings
 from petrichor_pipeline.models.providers import UnknownProviderError, embed_provider
 from petrichor_pipeline.partitions import buckets
 
@@ -97,13 +101,20 @@ def parallel_execution(max_concurrent: int | None = None, settings: Settings | N
     }
 
 
+IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
+"""Run config of a bucket run in one process: what a partition launched from the UI or requested by the corpus
+sensor gets (the job's partitioned config), as `petrichor build` runs a change of fewer than
+`runner.PARALLEL_MIN_ARTICLES` articles."""
+
 bucket_build_job = define_asset_job(
     "bucket_build",
     selection=AssetSelection.assets(*PARTITIONED_ASSETS),
     partitions_def=buckets,
-    config=parallel_execution(env_build_workers() or None),
-    description="Rebuild hash buckets (one, or a range in one run) with one step process per core; unchanged "
-    "articles inside a bucket reuse their rows.",
+    executor_def=multi_or_in_process_executor,
+    config=IN_PROCESS,
+    description="Rebuild hash buckets (one, or a range in one run); unchanged articles inside a bucket reuse "
+    "their rows. In one process unless the run config asks for the multiprocess executor (the nightly full "
+    "rebuild and `petrichor build` with many articles to build: one step process per core).",
 )
 
 publish_job = define_asset_job(
@@ -116,21 +127,26 @@ publish_job = define_asset_job(
 FULL_REBUILD_CONFIG = {"resources": {"petrichor": {"config": {"full_rebuild": True}}}}
 
 
+def full_range_tags() -> dict[str, str]:
+    """Tags of one run over every bucket (the partition range a single-run backfill launches)."""
+    return {ASSET_PARTITION_RANGE_START_TAG: BUCKETS[0], ASSET_PARTITION_RANGE_END_TAG: BUCKETS[-1]}
+
+
 @schedule(
     name="nightly_full_rebuild",
     job=bucket_build_job,
     cron_schedule="0 3 * * *",
     default_status=DefaultScheduleStatus.STOPPED,
-    description="Nightly full rebuild of every bucket, ignoring the skip logic; off by default.",
+    description="Nightly full rebuild: one run over every bucket, ignoring the skip logic, on the multiprocess "
+    "executor; `publish_after_build` (on by default) publishes when it succeeds, so this schedule is the only "
+    "switch. Off by default.",
 )
 def nightly_full_rebuild(context: ScheduleEvaluationContext):
     stamp = context.scheduled_execution_time.strftime("%Y%m%d") if context.scheduled_execution_time else "manual"
-    steps = asset_keys(bucket_assets(load_settings()))
-    for bucket in BUCKETS:
-        yield RunRequest(
-            run_key=f"full-{stamp}-{bucket}",
-            partition_key=bucket,
-            asset_selection=steps,
-            run_config=FULL_REBUILD_CONFIG,
-            tags={"petrichor/full_rebuild": "true"},
-        )
+    settings = load_settings()
+    return RunRequest(
+        run_key=f"full-{stamp}",
+        asset_selection=asset_keys(bucket_assets(settings)),
+        run_config={**FULL_REBUILD_CONFIG, **parallel_execution(settings.build_workers or None, settings)},
+        tags={**full_range_tags(), "petrichor/full_rebuild": "true"},
+    )

@@ -1,17 +1,23 @@
 """Sensors: observe the corpus so the UI shows what went stale, rebuild only the buckets the instance reports
-stale, and publish once bucket runs have settled."""
+stale, publish once bucket runs have settled and every bucket is fresh, and discard a snapshot a failed
+publish staged."""
 
 from __future__ import annotations
 
 from dagster import (
+    AssetKey,
+    DagsterEventType,
+    DagsterInstance,
+    DagsterRun,
     DagsterRunStatus,
     DefaultSensorStatus,
+    RunFailureSensorContext,
     RunRequest,
     RunsFilter,
+    RunStatusSensorContext,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
-    RunFailureSensorContext,
     run_failure_sensor,
     run_status_sensor,
     sensor,
@@ -19,7 +25,7 @@ from dagster import (
 
 from petrichor_pipeline.assets.snapshot import discard_unpublished
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
-from petrichor_pipeline.jobs import asset_keys, bucket_assets, bucket_build_job, publish_job
+from petrichor_pipeline.jobs import PARTITIONED_ASSETS, asset_keys, bucket_assets, bucket_build_job, publish_job
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.staleness import corpus_observations, stale_buckets
 
@@ -63,25 +69,55 @@ def corpus_sensor(context: SensorEvaluationContext):
     return SensorResult(run_requests=requests, asset_events=observations, skip_reason=None if stale else "no bucket is stale")
 
 
+BUCKET_KEYS = frozenset(asset_keys(PARTITIONED_ASSETS))
+PUBLISHED = AssetKey("published_snapshot")
+CLI_RUN = ("petrichor/trigger", "cli")
+"""The tag of `petrichor build`'s runs: the build publishes its own."""
+IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
+
+
+def builds_buckets(run: DagsterRun) -> bool:
+    """Whether a run materializes bucket assets: a `bucket_build` run, or an asset run selecting one."""
+    return run.job_name == bucket_build_job.name or bool(BUCKET_KEYS & set(run.asset_selection or ()))
+
+
+def materialized_in(instance: DagsterInstance, run_id: str) -> set[AssetKey]:
+    return {
+        entry.asset_materialization.asset_key
+        for entry in instance.all_logs(run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION)
+        if entry.asset_materialization is not None
+    }
+
+
 @run_status_sensor(
     name="publish_after_build",
     run_status=DagsterRunStatus.SUCCESS,
-    monitored_jobs=[bucket_build_job],
     request_job=publish_job,
-    default_status=DefaultSensorStatus.STOPPED,
-    description="Publishes a snapshot after bucket runs succeed, once none is queued or running.",
+    default_status=DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=10,
+    description="After a run that built buckets without publishing (a materialization or backfill from the UI, "
+    "a corpus_sensor or nightly_full_rebuild run) succeeds, requests a publish run once no bucket run is in "
+    "flight and no bucket is stale; `petrichor build` publishes its own runs. On by default.",
 )
-def publish_after_build(context):
-    in_flight = context.instance.get_runs(
-        filters=RunsFilter(
-            job_name=bucket_build_job.name,
-            statuses=[DagsterRunStatus.QUEUED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED],
-        ),
-        limit=1,
-    )
-    if in_flight:
+def publish_after_build(context: RunStatusSensorContext):
+    """What makes a partition materialized from the UI end published, as `petrichor build` does: the snapshot
+    is assembled from every bucket, so it waits until the buckets are settled and fresh (a run that built only
+    `articles` leaves the bucket's other steps stale: publishing would mix old and new rows)."""
+    run = context.dagster_run
+    if run.tags.get(CLI_RUN[0]) == CLI_RUN[1]:
+        return SkipReason("petrichor build publishes its own runs")
+    built = materialized_in(context.instance, run.run_id)
+    if not built & BUCKET_KEYS:
+        return SkipReason("the run built no bucket")
+    if PUBLISHED in built:
+        return SkipReason("the run published its snapshot itself")
+    if any(builds_buckets(r) for r in context.instance.get_runs(filters=RunsFilter(statuses=IN_FLIGHT))):
         return SkipReason("bucket runs still in flight")
-    return RunRequest(run_key=f"publish-after-{context.dagster_run.run_id}")
+    ctx = build_context()
+    stale = stale_buckets(context.instance, bucket_assets(ctx.settings), current_bucket_versions(ctx), ctx.build_key())
+    if stale:
+        return SkipReason(f"buckets {', '.join(stale)} are stale: materialize them to publish")
+    return RunRequest(run_key=f"publish-after-{run.run_id}")
 
 
 @run_failure_sensor(

@@ -1,4 +1,5 @@
-"""The corpus sensor requests only changed buckets; the nightly schedule requests a full rebuild of all."""
+"""The corpus sensor requests only changed buckets; the nightly schedule requests one full rebuild of every bucket,
+which `publish_after_build` publishes."""
 
 from __future__ import annotations
 
@@ -34,16 +35,23 @@ def test_corpus_sensor_requests_only_changed_buckets(built_corpus, tmp_path, mon
     assert [(e.asset_key.to_user_string(), e.partition) for e in result.asset_events] == [("corpus", bucket)]
 
 
-def test_nightly_schedule_is_off_and_requests_every_bucket_without_reuse():
-    assert nightly_full_rebuild.default_status.value == "STOPPED"
+def test_nightly_schedule_is_off_and_requests_one_run_of_every_bucket_without_reuse_that_is_then_published():
+    """One switch: the schedule's run covers every bucket (one ranged run, one step process per core), and the
+    sensor that publishes it is on by default."""
     from petrichor_pipeline.definitions import defs
+    from petrichor_pipeline.sensors import publish_after_build
 
+    assert nightly_full_rebuild.default_status.value == "STOPPED"
+    assert publish_after_build.default_status.value == "RUNNING"
     ctx = build_schedule_context(
         scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=timezone.utc), repository_def=defs.get_repository_def()
     )
-    requests = list(nightly_full_rebuild.evaluate_tick(ctx).run_requests)
-    assert sorted(r.partition_key for r in requests) == [f"{i:02x}" for i in range(16)]
-    assert all(r.run_config["resources"]["petrichor"]["config"]["full_rebuild"] is True for r in requests)
+    (request,) = nightly_full_rebuild.evaluate_tick(ctx).run_requests
+    assert request.partition_key is None
+    assert (request.tags["dagster/asset_partition_range_start"], request.tags["dagster/asset_partition_range_end"]) == ("00", "0f")
+    assert request.run_config["resources"]["petrichor"]["config"]["full_rebuild"] is True
+    assert "multiprocess" in request.run_config["execution"]["config"]
+    assert defs.resolve_job_def("bucket_build").executor_def.name == "multi_or_in_process_executor"
 
 
 def _dagster_stale(instance) -> list[str]:
@@ -107,5 +115,6 @@ def test_with_embedding_off_no_request_or_plan_includes_the_vector_steps(tmp_pat
     from petrichor_pipeline.definitions import defs
 
     ctx = build_schedule_context(scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=timezone.utc), repository_def=defs.get_repository_def())
-    requests = list(nightly_full_rebuild.evaluate_tick(ctx).run_requests)
-    assert len(requests) == 16 and all(k.to_user_string() != "chunk_vectors" for r in requests for k in r.asset_selection)
+    (request,) = nightly_full_rebuild.evaluate_tick(ctx).run_requests
+    assert "chunks" in {k.to_user_string() for k in request.asset_selection}
+    assert not {k.to_user_string() for k in request.asset_selection if k.to_user_string().endswith("_vectors")}
