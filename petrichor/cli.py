@@ -26,17 +26,23 @@ out = Console(highlight=False)
 
 
 def _dagster_home(settings: Settings) -> None:
-    """Point Dagster at the project's embedded instance unless the caller chose one."""
+    """Point Dagster at the instance of the build's data folder unless the caller chose one (`DAGSTER_HOME`).
+
+    Partition state belongs to a data folder: the repository's `./dagster_home` is the instance of its default
+    data folder `./data` (what the README's `dagster dev` command opens), any other data folder keeps its own in
+    `<data>/dagster_home`. One instance shared by two data folders made each build of one find the buckets
+    recorded from the other's files, and rebuild all 16."""
     if os.environ.get("DAGSTER_HOME"):
         home = Path(os.environ["DAGSTER_HOME"]).resolve()  # Dagster refuses a relative DAGSTER_HOME
         home.mkdir(parents=True, exist_ok=True)
         os.environ["DAGSTER_HOME"] = str(home)
         return
     home = Path("dagster_home")
-    if not (home / "dagster.yaml").exists():
+    if not ((home / "dagster.yaml").exists() and settings.data_dir.resolve() == Path("data").resolve()):
         home = settings.data_dir / "dagster_home"
         home.mkdir(parents=True, exist_ok=True)
-        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+        if not (home / "dagster.yaml").exists():
+            (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
     os.environ["DAGSTER_HOME"] = str(home.resolve())
 
 
