@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pyarrow.parquet as pq
@@ -13,7 +14,7 @@ from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.config import load_settings
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
-from tests.conftest import CORPUS, EMBED_CACHE
+from tests.conftest import CORPUS, EMBED_CACHE, REPO
 
 ONE = "petrichor-en/guides/quick-start.md"
 
@@ -31,6 +32,22 @@ def test_definitions_load_with_groups_jobs_schedules_sensors_and_checks():
     assert {"wiki_links_resolve", "wiki_has_no_orphan_pages", "wiki_sources_are_current", "articles_built_by_current_code"} <= checks
     for key in graph.get_all_asset_keys():
         assert graph.get(key).description, key
+
+
+def test_every_sensor_and_schedule_is_in_the_readme_with_its_default_state():
+    section = (REPO / "README.md").read_text(encoding="utf-8").split("\n## Dagster\n", 1)[1].split("\n## ", 1)[0]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| (on|off) \|", section, re.M)}
+    automations = [*defs.sensors, *defs.schedules]
+    assert rows == {a.name: "on" if a.default_status.value == "RUNNING" else "off" for a in automations}
+
+
+def test_runs_the_ui_launches_execute_in_one_process():
+    """The asset graph's materializations (`__ASSET_JOB`) and `publish` on the in-process executor; a bucket
+    partition launched from the UI (the job's partitioned config) in process too."""
+    assert defs.resolve_implicit_global_asset_job_def().executor_def.name == "in_process"
+    assert defs.resolve_job_def("publish").executor_def.name == "in_process"
+    bucket_build = defs.resolve_job_def("bucket_build")
+    assert bucket_build.partitioned_config.get_run_config_for_partition_key("03")["execution"] == {"config": {"in_process": {}}}
 
 
 @pytest.mark.slow
