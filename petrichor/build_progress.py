@@ -14,30 +14,31 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TextColumn
 
 from petrichor_pipeline.build.context import StepCount
 from petrichor_pipeline.config import PROGRESS_LINE_S
+from petrichor_pipeline.runner import PUBLISH_STAGE
 
 
 @dataclass
 class Stage:
-    """One stage as the display knows it: its finished buckets and, for a long step, its latest count."""
+    """One stage as the display knows it: its finished buckets and, for a long step, its latest count. Only
+    finished buckets are heard, not a stage's start, so times are the build's (`at`: seconds into it)."""
 
     name: str
-    started: float
     done: int = 0
     total: int = 0
     count: StepCount | None = None
-    ended: float | None = None
+    ended: bool = False
 
-    def line(self, now: float) -> str:
+    def line(self, at: float) -> str:
+        if self.name == PUBLISH_STAGE:
+            return f"{self.name}: {'done' if self.ended else 'publishing'}, {at:.0f}s into the build"
         buckets = f"{self.done}/{self.total} buckets"
-        if self.ended is not None:
-            return f"{self.name}: {buckets}, done in {self.ended - self.started:.1f}s"
-        if self.count is not None:
-            return f"{self.count.line()} ({buckets})"
-        return f"{self.name}: {buckets}, {now - self.started:.0f}s"
+        if self.count is not None and not self.ended:
+            return f"{self.count.line()} ({buckets} done)"
+        return f"{self.name}: {buckets} done, {at:.0f}s into the build"
 
 
 class BuildProgress:
@@ -56,7 +57,7 @@ class BuildProgress:
 
     def __enter__(self) -> Self:
         if self._live:
-            self._bars = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=self._console)
+            self._bars = Progress(TextColumn("{task.description}"), BarColumn(), console=self._console)
             self._bars.start()
         else:
             self._ticker = threading.Thread(target=self._tick, name="build-progress", daemon=True)
@@ -71,41 +72,41 @@ class BuildProgress:
             self._bars.stop()
 
     def on_stage(self, name: str, done: int, total: int) -> None:
-        now = time.monotonic()
         with self._lock:
-            stage = self._stages.setdefault(name, Stage(name, now))
+            stage = self._stages.setdefault(name, Stage(name))
             stage.done, stage.total = done, total
-            ended = done >= total and stage.ended is None
-            if ended:
-                stage.ended = now
-            self._show(stage, now, ended)
+            ended = done >= total and not stage.ended
+            stage.ended = stage.ended or ended
+            self._show(stage, ended)
 
     def on_count(self, count: StepCount) -> None:
-        now = time.monotonic()
         with self._lock:
-            stage = self._stages.setdefault(count.asset, Stage(count.asset, now - count.seconds))
+            stage = self._stages.setdefault(count.asset, Stage(count.asset))
             stage.count = count
-            self._show(stage, now, ended=False)
+            self._show(stage, ended=False)
 
-    def _show(self, stage: Stage, now: float, ended: bool) -> None:
+    def _at(self) -> float:
+        return time.monotonic() - self._started
+
+    def _show(self, stage: Stage, ended: bool) -> None:
         """The stage's line: updated live in a terminal, else written once when it ends (under the lock)."""
         if self._bars is None:
             if ended:
-                self._write(stage.line(now))
+                self._write(stage.line(self._at()))
             return
-        count = stage.count if stage.ended is None else None
+        count = None if stage.ended else stage.count
         done, total = (count.done, count.total) if count is not None else (stage.done, stage.total)
         if stage.name not in self._tasks:
-            self._tasks[stage.name] = self._bars.add_task(stage.line(now), total=max(total, 1))
-        self._bars.update(self._tasks[stage.name], description=stage.line(now), completed=done, total=max(total, 1))
+            self._tasks[stage.name] = self._bars.add_task("", total=max(total, 1))
+        self._bars.update(self._tasks[stage.name], description=stage.line(self._at()), completed=done, total=max(total, 1))
 
     def _tick(self) -> None:
         """Outside a terminal: the running stages' lines every `PROGRESS_LINE_S`, else a heartbeat."""
         while not self._stop.wait(PROGRESS_LINE_S):
-            now = time.monotonic()
+            at = self._at()
             with self._lock:
-                running = [s.line(now) for s in self._stages.values() if s.ended is None]
-            for line in running or [f"build: {now - self._started:.0f}s elapsed"]:
+                running = [s.line(at) for s in self._stages.values() if not s.ended]
+            for line in running or [f"build: {at:.0f}s elapsed"]:
                 self._write(line)
 
     @staticmethod

@@ -57,6 +57,8 @@ build` does unless the environment sets it otherwise), one event per asset names
 caveat: the buckets of a run that fails are then not marked failed in its UI (they show their last
 materialization); what the build reports and what the next build plans come from materializations, which
 do not change."""
+PUBLISH_STAGE = "publish"
+"""The stage `on_progress` hears once the publish run is over (the others are bucket steps)."""
 PARTITION_RANGE_START = "dagster/asset_partition_range_start"
 PARTITION_RANGE_END = "dagster/asset_partition_range_end"
 
@@ -507,4 +509,4 @@ def _publish(
         else:
             summary.published = True
         if on_progress:
-            on_progress("publish", 1, 1)
+            on_progress(PUBLISH_STAGE, 1, 1)
