@@ -124,8 +124,8 @@ def collect_history(data_dir: Path, snapshots_dir: Path, keep_days: float, pin_d
     now = time.time() if now is None else now
     oldest = now - keep_days * DAY_S
     held = _snapshot_versions(snapshots_dir)
-    _restore(data_dir, snapshots_dir, held, set(stored_records(data_dir).values()))
     stored = stored_records(data_dir)
+    _restore(data_dir, snapshots_dir, held, set(stored.values()))  # what it writes is cited: nothing to collect
     cited = set().union(*held.values()) | _pinned_versions(data_dir, now - pin_days * DAY_S)
     removed, kept = set(), set()
     for path, version in stored.items():
