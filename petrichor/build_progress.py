@@ -35,10 +35,10 @@ class Stage:
     def line(self, at: float) -> str:
         if self.name == PUBLISH_STAGE:
             return f"{self.name}: {'done' if self.ended else 'publishing'}, {at:.0f}s into the build"
-        buckets = f"{self.done}/{self.total} buckets"
+        buckets = f"{self.done}/{self.total} buckets done, " if self.total else ""  # none heard yet: no total
         if self.count is not None and not self.ended:
-            return f"{self.count.line()} ({buckets} done)"
-        return f"{self.name}: {buckets} done, {at:.0f}s into the build"
+            return f"{self.count.line()} ({buckets}{at:.0f}s into the build)"
+        return f"{self.name}: {buckets}{at:.0f}s into the build"
 
 
 class BuildProgress:

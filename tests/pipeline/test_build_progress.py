@@ -58,7 +58,7 @@ def test_outside_a_terminal_a_line_comes_at_least_every_interval(monkeypatch, ca
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "chunks: 16/16 buckets done, 0s into the build"
     assert any(line.startswith("build: ") and line.endswith("s elapsed") for line in lines)
-    assert sum(line.startswith("chunk_vectors: embedding 64/300 texts, 16/s, ETA 15s") for line in lines) >= 2
+    assert sum(line.startswith("chunk_vectors: embedding 64/300 texts, 16/s, ETA 15s (0s into the build)") for line in lines) >= 2
 
 
 def _fresh_build_env(tmp_path, monkeypatch):
