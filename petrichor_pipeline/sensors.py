@@ -122,10 +122,10 @@ def publish_after_build(context: RunStatusSensorContext):
 
 @run_failure_sensor(
     name="discard_refused_snapshot",
-    monitored_jobs=[publish_job],
     default_status=DefaultSensorStatus.RUNNING,
-    description="Removes the snapshot folder a failed publish run staged (a blocking check refused it), so "
-    "retention and fallbacks never serve it; CURRENT is untouched. `petrichor build` does the same itself.",
+    description="Removes the snapshot folder a failed run staged (a blocking check refused it: a publish run, or "
+    "a run of the whole graph from the UI), so retention and fallbacks never serve it; CURRENT is untouched. "
+    "`petrichor build` does the same itself.",
 )
 def discard_refused_snapshot(context: RunFailureSensorContext):
     removed = discard_unpublished(context.instance, context.dagster_run.run_id, build_context().settings.snapshots_dir)
