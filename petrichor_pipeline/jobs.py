@@ -127,9 +127,8 @@ publish_job = define_asset_job(
 FULL_REBUILD_CONFIG = {"resources": {"petrichor": {"config": {"full_rebuild": True}}}}
 
 
-def full_range_tags() -> dict[str, str]:
-    """Tags of one run over every bucket (the partition range a single-run backfill launches)."""
-    return {ASSET_PARTITION_RANGE_START_TAG: BUCKETS[0], ASSET_PARTITION_RANGE_END_TAG: BUCKETS[-1]}
+EVERY_BUCKET = {ASSET_PARTITION_RANGE_START_TAG: BUCKETS[0], ASSET_PARTITION_RANGE_END_TAG: BUCKETS[-1]}
+"""Tags of one run over every bucket (the partition range a single-run backfill launches)."""
 
 
 @schedule(
@@ -148,5 +147,5 @@ def nightly_full_rebuild(context: ScheduleEvaluationContext):
         run_key=f"full-{stamp}",
         asset_selection=asset_keys(bucket_assets(settings)),
         run_config={**FULL_REBUILD_CONFIG, **parallel_execution(settings.build_workers or None, settings)},
-        tags={**full_range_tags(), "petrichor/full_rebuild": "true"},
+        tags={**EVERY_BUCKET, "petrichor/full_rebuild": "true"},
     )
