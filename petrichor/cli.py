@@ -73,7 +73,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
     elif summary.refused:
-        err.print(f"[red]build refused[/red]: {summary.failed_run}; the previous snapshot keeps serving", highlight=False, soft_wrap=True)
+        serving = f"; {summary.snapshot_version} keeps serving" if summary.snapshot_version else ""
+        err.print(f"[red]build refused[/red]: {summary.failed_run}; nothing was published{serving}", highlight=False, soft_wrap=True)
     else:
         table = Table(title="petrichor build")
         for col in ("stage", "rows", "articles built", "articles skipped", "seconds"):
