@@ -1,8 +1,9 @@
 """What `petrichor build` shows on stderr while it runs, so a long build is never silent.
 
-In a terminal: a live line per stage (rich), with the long steps' counts, rate and ETA. Anywhere else (a
-log file, CI, a pipe): plain lines, a stage's line when it ends and the running stages' lines at least every
-`PROGRESS_LINE_S`, a heartbeat when none runs. stdout is never written, so `--json` stays one document.
+In a terminal: a live line per stage (rich), with the long steps' counts, rate and ETA, under a line of the
+build's elapsed time. Anywhere else (a log file, CI, a pipe): plain lines, a stage's line when it ends and the
+running stages' lines at least every `PROGRESS_LINE_S`, a heartbeat when none runs. stdout is never written,
+so `--json` stays one document.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from rich.progress import BarColumn, Progress, TextColumn
 from petrichor_pipeline.build.context import StepCount
 from petrichor_pipeline.config import PROGRESS_LINE_S
 from petrichor_pipeline.runner import PUBLISH_STAGE
+
+LIVE_REFRESH_S = 1.0
+"""How often a terminal's lines are redrawn between the build's events (the elapsed times move on)."""
 
 
 @dataclass
@@ -58,10 +62,10 @@ class BuildProgress:
     def __enter__(self) -> Self:
         if self._live:
             self._bars = Progress(TextColumn("{task.description}"), BarColumn(), console=self._console)
+            self._tasks[""] = self._bars.add_task(self._elapsed(), total=None)
             self._bars.start()
-        else:
-            self._ticker = threading.Thread(target=self._tick, name="build-progress", daemon=True)
-            self._ticker.start()
+        self._ticker = threading.Thread(target=self._tick, name="build-progress", daemon=True)
+        self._ticker.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -100,13 +104,22 @@ class BuildProgress:
             self._tasks[stage.name] = self._bars.add_task("", total=max(total, 1))
         self._bars.update(self._tasks[stage.name], description=stage.line(self._at()), completed=done, total=max(total, 1))
 
+    def _elapsed(self) -> str:
+        return f"build: {self._at():.0f}s elapsed"
+
     def _tick(self) -> None:
-        """Outside a terminal: the running stages' lines every `PROGRESS_LINE_S`, else a heartbeat."""
-        while not self._stop.wait(PROGRESS_LINE_S):
+        """In a terminal: every line redrawn each `LIVE_REFRESH_S`. Elsewhere: the running stages' lines every
+        `PROGRESS_LINE_S`, else a heartbeat."""
+        while not self._stop.wait(LIVE_REFRESH_S if self._bars is not None else PROGRESS_LINE_S):
             at = self._at()
             with self._lock:
-                running = [s.line(at) for s in self._stages.values() if not s.ended]
-            for line in running or [f"build: {at:.0f}s elapsed"]:
+                running = [s for s in self._stages.values() if not s.ended]
+                if self._bars is not None:
+                    self._bars.update(self._tasks[""], description=self._elapsed())
+                    for stage in running:
+                        self._bars.update(self._tasks[stage.name], description=stage.line(at))
+                    continue
+            for line in [s.line(at) for s in running] or [self._elapsed()]:
                 self._write(line)
 
     @staticmethod

@@ -26,6 +26,7 @@ from petrichor_pipeline.models.usage import RunMeter
 from petrichor_pipeline.sources.corpus import CorpusScan, scan_corpus
 from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
+
 @dataclass(frozen=True)
 class StepCount:
     """A long step's running count over the buckets of its run: `done` of the `total` texts it has found to
@@ -39,7 +40,7 @@ class StepCount:
     unit: str = "texts"
 
     def line(self) -> str:
-        """One line for a terminal or a log: "chunk_vectors: embedding 1,240/2,963 texts, 11/s, ETA 2m"."""
+        """One line for a terminal or a log: "chunk_vectors: embedding 1,240/2,963 texts, 11/s, ETA 3m"."""
         rate = self.done / self.seconds if self.seconds > 0 else 0.0
         shown = f"{self.asset}: {self.activity} {self.done:,}/{self.total:,} {self.unit}"
         if not rate:
@@ -121,17 +122,17 @@ class StepCounter:
                 self._change(asset, activity, 0, done - total)
 
     def _change(self, asset: str, activity: str, done: int, total: int) -> None:
+        """Under the lock, so every listener and the log hear a step's counts in the order they changed."""
         now = time.monotonic()
         with self._lock:
             was_done, was_total = self._counts.get(asset, (0, 0))
             self._counts[asset] = (was_done + done, was_total + total)
             step = StepCount(asset, activity, was_done + done, was_total + total, now - self._started.setdefault(asset, now))
-            log = self._log is not None and (step.done >= step.total or now - self._logged.get(asset, -PROGRESS_LINE_S) >= PROGRESS_LINE_S)
-            if log:
+            self._listener.count(step)
+            due = asset not in self._logged or now - self._logged[asset] >= PROGRESS_LINE_S
+            if self._log is not None and (due or step.done >= step.total):
                 self._logged[asset] = now
-        self._listener.count(step)
-        if log:
-            self._log(step.line())  # type: ignore[misc]
+                self._log(step.line())
 
 
 @dataclass

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import time
 
 import pytest
 from dagster import DagsterInstance
+from rich.console import Console
 
 from petrichor import build_progress
 from petrichor.build_progress import BuildProgress
@@ -59,6 +61,18 @@ def test_outside_a_terminal_a_line_comes_at_least_every_interval(monkeypatch, ca
     assert lines[0] == "chunks: 16/16 buckets done, 0s into the build"
     assert any(line.startswith("build: ") and line.endswith("s elapsed") for line in lines)
     assert sum(line.startswith("chunk_vectors: embedding 64/300 texts, 16/s, ETA 15s (0s into the build)") for line in lines) >= 2
+
+
+def test_in_a_terminal_the_lines_are_redrawn_as_the_build_goes_on(monkeypatch):
+    monkeypatch.setattr(build_progress, "LIVE_REFRESH_S", 0.05)
+    screen = io.StringIO()
+    with BuildProgress(Console(file=screen, force_terminal=True, width=160), live=True) as progress:
+        progress.on_count(StepCount("chunk_vectors", "embedding", 64, 300, 4.0))
+        time.sleep(1.2)
+    shown = screen.getvalue()
+    assert "chunk_vectors: embedding 64/300 texts, 16/s, ETA 15s (0s into the build)" in shown
+    assert "chunk_vectors: embedding 64/300 texts, 16/s, ETA 15s (1s into the build)" in shown  # redrawn
+    assert "build: 1s elapsed" in shown
 
 
 def _fresh_build_env(tmp_path, monkeypatch):
