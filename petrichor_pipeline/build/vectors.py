@@ -7,7 +7,8 @@ fingerprint — in this bucket's previous output or in the embedding cache on di
 reused; a vector with another fingerprint is ignored, so switching models re-embeds. The rest is embedded
 once per distinct text, in batches of similar length (`models.embedding.length_batches`), as many batches
 at a time as the embedder sends at once (its `concurrency`). A failed embedding call leaves the affected
-rows pending (absent) and the next run retries them.
+rows pending (absent) and the next run retries them. Only an article's first chunks and windows are
+embedded (`text.limits.MAX_EMBEDDED`), so one outsized file cannot hold the build back.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from petrichor_pipeline.build.issues import BuildWarning
 from petrichor_pipeline.contract.schemas import SCHEMAS, vector_schema
 from petrichor_pipeline.models.embedding import length_batches
 from petrichor_pipeline.contract.route_tables import searched_vector_tables
+from petrichor_pipeline.text.limits import embedded_rows
 
 SOURCES = {"chunk": ("chunks", "chunk_id"), "window": ("chunk_windows", "window_id"), "question": ("questions", "question_id")}
 """Kind -> the warehouse asset whose index texts are embedded and its id column. A window that is its whole
@@ -43,7 +45,7 @@ def vectors_step(ctx: BuildContext, bucket: str, kind: str) -> BucketResult:
     rows: list[dict[str, Any]] = []  # a table no route searches: nothing to embed, no vectors left to publish
     if asset in searched_vector_tables(ctx.settings.question_routes, ctx.chat().fingerprint):
         source = wh.read(source_asset, bucket, SCHEMAS[source_asset])
-        rows = [] if source is None else source.to_pylist()
+        rows = [] if source is None else embedded_rows(kind, source.to_pylist())
     try:
         fp = embedder.fingerprint
         dim = embedder.dim

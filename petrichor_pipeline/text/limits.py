@@ -8,6 +8,10 @@ every step linear in the input. Counted in code points (`len`), like the chunk b
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
 MAX_TITLE_CHARS = 200
 """An article title (front matter `title`, first `# h1`, or file name)."""
 MAX_HEADING_CHARS = 200
@@ -23,3 +27,30 @@ ELLIPSIS = "…"
 def capped(text: str, limit: int) -> str:
     """`text` cut to `limit` code points (trailing space dropped) plus `…` when it is longer."""
     return text if len(text) <= limit else text[:limit].rstrip() + ELLIPSIS
+
+
+MAX_EMBEDDED = {"chunk": 32, "window": 256}
+"""Of one article, how many chunks and windows have their index texts embedded: the first of each in text
+order. Embedding is most of a build's time and grows with an article's length: one 5 MB line (13,890 texts)
+held every publish back for hours. With these caps one file adds at most 288 texts to embed; the text past
+them stays in its chunks and windows, found by keyword search and read in full, and the windows step warns
+with how much was left out. Both reach about 100,000 characters of unbroken text (a window moves on by
+about 410 characters, a full chunk by 2,880)."""
+
+Row = TypeVar("Row", bound=Mapping[str, Any])
+
+
+def embedded_rows(kind: str, rows: Sequence[Row]) -> list[Row]:
+    """The rows of the vector `kind` (`chunk`, `window`, `question`) whose texts are embedded: of a kind in
+    `MAX_EMBEDDED`, each article's first rows by `start` (given order kept); of another, every row."""
+    limit = MAX_EMBEDDED.get(kind)
+    if limit is None:
+        return list(rows)
+    by_article: dict[str, list[int]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        by_article[row["article_id"]].append(i)
+    dropped: set[int] = set()
+    for indices in by_article.values():
+        if len(indices) > limit:
+            dropped.update(sorted(indices, key=lambda i: (rows[i]["start"], i))[limit:])
+    return [row for i, row in enumerate(rows) if i not in dropped]
