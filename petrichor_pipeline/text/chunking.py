@@ -44,6 +44,10 @@ from typing import NamedTuple
 from petrichor_pipeline.text.markdown import Fence, scan_marks
 from petrichor_pipeline.text.normalize import normalize_text
 from petrichor_pipeline.text.sentences import SENTENCE_ENDS
+from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION
+
+ALGORITHM_VERSION = CHUNK_ALGORITHM_VERSION
+"""The chunker's version, as outside tools read it here; the value lives in `versions` with the others."""
 
 MAX_CHARS = 3200
 TARGET_CHARS = 1200

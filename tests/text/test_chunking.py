@@ -347,3 +347,11 @@ def test_a_long_run_of_spaces_in_a_heading_line_is_linear() -> None:
     # The heading text is capped (`text.limits`), so only its head reaches the heading path.
     name = "a" + " " * 50_000 + "b"
     assert chunk_markdown("# " + name + " ##\n\n正文", "T").chunks[0].heading_path == (capped(name, MAX_HEADING_CHARS),)
+
+
+def test_algorithm_version_is_importable_from_the_chunker() -> None:
+    """`ALGORITHM_VERSION` is part of the chunker's contract with outside tools (ARCHITECTURE.md)."""
+    from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
+    from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION
+
+    assert ALGORITHM_VERSION == CHUNK_ALGORITHM_VERSION == 2
