@@ -244,6 +244,8 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("GET", "/openapi.json", openapi, "This document", schema.OpenAPIResponse, secured=False),
 ]
 OPENAPI = openapi_document(ENDPOINTS)
+for _method, _responses in schema.MCP_RESPONSES.items():  # MCP's transport answers in its own content types
+    OPENAPI["paths"]["/mcp"][_method]["responses"] = _responses
 
 
 def create_app(services: Services, *, watch: bool = True, deadlines: ReadDeadlines = ReadDeadlines()) -> Starlette:

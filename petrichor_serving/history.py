@@ -58,7 +58,7 @@ def _row_readable(scope: Scope, row: dict[str, Any], now: datetime) -> bool:
 
 def resolve_citation(store: SnapshotStore, current: Snapshot | None, scope: Scope, ref: CitationRef) -> dict[str, Any]:
     """`{quote, article_id, article_version, title, heading_path}` for a citation; 404 when the version is
-    unknown, collected, of another article or out of scope; 400 when the offsets fall outside it.
+    unknown, collected, of another article or out of scope, or when the offsets fall outside it.
 
     The version must have been published under a scope the caller may read (one of its records, one per
     scope), and while the article is published the caller must be able to read it today: after a move to
@@ -76,8 +76,8 @@ def resolve_citation(store: SnapshotStore, current: Snapshot | None, scope: Scop
     if scope.public_only and not live:
         raise missing  # a share exists only while its article is published
     content = record.article["content"]
-    if not 0 <= ref.start < ref.end <= len(content):
-        raise HistoryError(400, f"offsets must satisfy 0 <= start < end <= {len(content)}")
+    if not 0 <= ref.start < ref.end <= len(content):  # no such quote: 404 (offsets the document allows are never a 400)
+        raise HistoryError(404, f"no text at these offsets of that version: 0 <= start < end <= {len(content)}")
     return {
         "quote": content[ref.start : ref.end],
         "article_id": ref.article_id,

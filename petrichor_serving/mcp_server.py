@@ -21,16 +21,18 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, ConfigDict
+from mcp.types.jsonrpc import INVALID_REQUEST
+from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from petrichor_serving import toolspec
 from petrichor_serving.agent import tools
 from petrichor_serving.auth import LOCAL, Principal
-from petrichor_serving.endpoints import HttpError, principal_of
-from petrichor_serving.errors import failure
+from petrichor_serving.endpoints import HttpError, json_body, principal_of
+from petrichor_serving.errors import failure, short_error
+from petrichor_serving.schema import McpMessage
 from petrichor_serving.services import Services
 from petrichor_serving.snapshot import Snapshot
 
@@ -141,7 +143,8 @@ def key_principal(services: Services, key: str | None) -> Principal:
 
 class HttpMcp:
     """The streamable-HTTP endpoint mounted at `/mcp`: a request without a valid key is refused with 401
-    before the protocol sees it, and each tool call is scoped by its own request's bearer token."""
+    before the protocol sees it, a POST body that is not one JSON-RPC message is refused with a JSON-RPC
+    error, and each tool call is scoped by its own request's bearer token."""
 
     def __init__(self, services: Services):
         self.services = services
@@ -176,12 +179,45 @@ class HttpMcp:
             yield
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
         try:
-            principal_of(self.services, Request(scope))
+            principal_of(self.services, request)
         except HttpError as exc:
             await JSONResponse({"error": exc.message}, status_code=exc.status, headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
             return
+        if request.method == "POST":
+            try:
+                receive = await _checked_message(request)
+            except HttpError as exc:
+                error = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": short_error(exc.message)}}
+                await JSONResponse(error, status_code=exc.status)(scope, receive, send)
+                return
         await self._asgi(scope, receive, send)
+
+
+async def _checked_message(request: Request) -> Receive:
+    """The POST body checked as `/openapi.json` states it: JSON of at most `MAX_BODY_BYTES` holding one
+    JSON-RPC message (`schema.McpMessage`) of JSON's own types, strictly (the SDK would take `"5"` or `true`
+    for an error code); then the message is handed to the SDK as the body."""
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json":
+        raise HttpError(415, "Content-Type must be application/json")
+    data = await json_body(request)
+    try:
+        McpMessage.model_validate(data, strict=True)
+    except ValidationError:
+        raise HttpError(400, "not a JSON-RPC 2.0 message: a request, notification, result or error") from None
+    body = json.dumps(data).encode()
+    delivered = False
+
+    async def receive() -> Message:
+        nonlocal delivered
+        if delivered:
+            return await request.receive()  # the client leaving
+        delivered = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
 
 
 class _AppMcp:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from mcp.types.jsonrpc import JSONRPCMessage
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, model_validator
 
 # the tool contract; `schema.MAX_RESULTS` and `schema.OutlineRequest` (the outline endpoint's body is the
 # tool's arguments as they are) are the HTTP API's too
@@ -97,18 +98,23 @@ class ChatRequest(Request):
         return [t.model_dump() for t in self.history]
 
 
+NonBlank = Annotated[Text, Field(json_schema_extra={"pattern": "\\S"})]
+"""A `Text` query parameter, its one rule the schema can state (not blank) stated."""
+
+
 class CitationQuery(BaseModel):
     """`GET /api/citations/resolve` parameters: a citation's article, version and offsets (query strings, so
     numbers are parsed from text)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    article_id: Text
-    article_version: Text
+    article_id: NonBlank
+    article_version: NonBlank
     start: Annotated[int, Field(ge=0)]
     end: Annotated[int, Field(ge=1)]
-    """`end <= start` is checked against the article version once it is found (`history.resolve_citation`), so
-    a citation of an unknown version answers 404 whatever its offsets."""
+    """Offsets that name no text of the version (`end <= start`, or past its end: rules no schema of one
+    parameter can state) answer 404 as an unknown version does (`history.resolve_citation`): there is no
+    such quote, and offsets the document allows are never refused with 400."""
 
 
 class ArticleQuery(BaseModel):
@@ -246,15 +252,51 @@ class ChatCompletionResponse(BaseModel):
     petrichor: dict[str, Any] = Field(description="trace_id, snapshot_version, stop_reason")
 
 
-class McpMessage(BaseModel):
-    """A JSON-RPC message of the Model Context Protocol (streamable HTTP transport)."""
+class McpMessage(RootModel[JSONRPCMessage]):
+    """A JSON-RPC message of the Model Context Protocol (streamable HTTP transport): a request, a
+    notification, a result or an error, as the MCP SDK's models define them. `/mcp` checks a body against
+    this model strictly (JSON's own types, as the document states them) before the SDK reads it."""
 
-    model_config = ConfigDict(extra="allow")
 
-    jsonrpc: Literal["2.0"]
-    method: str | None = None
-    id: int | str | None = None
-    params: dict[str, Any] | None = None
+_EVENT_STREAM = {
+    "text/event-stream": {
+        "schema": {  # one event (OpenAPI 3.1 reads an event stream's schema per event)
+            "type": "object",
+            "required": ["data"],
+            "properties": {
+                "event": {"type": "string"},
+                "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": {"$ref": "#/components/schemas/McpMessage"}},
+                "id": {"type": "string"},
+                "retry": {"type": "integer"},
+            },
+        }
+    }
+}
+_RPC_ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/McpMessage"}}}
+_KEY_ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}}
+MCP_RESPONSES: dict[str, dict[str, Any]] = {
+    "post": {
+        "200": {"description": "A request's reply, as an event stream", "content": _EVENT_STREAM},
+        "202": {"description": "A notification, result or error accepted (no body)"},
+        "400": {"description": "Not JSON, or not a JSON-RPC message", "content": _RPC_ERROR},
+        "401": {"description": "Missing or invalid API key", "content": _KEY_ERROR},
+        "403": {"description": "Local mode: an Origin other than localhost (plain text)"},
+        "406": {"description": "Accept does not allow both application/json and text/event-stream", "content": _RPC_ERROR},
+        "413": {"description": f"Body over {MAX_BODY_BYTES // 1024} KiB", "content": _RPC_ERROR},
+        "415": {"description": "Content-Type is not application/json", "content": _RPC_ERROR},
+        "421": {"description": "Local mode: a Host other than localhost (plain text)"},
+    },
+    "get": {
+        "200": {"description": "The server-to-client event stream, open until the client leaves", "content": _EVENT_STREAM},
+        "401": {"description": "Missing or invalid API key", "content": _KEY_ERROR},
+        "403": {"description": "Local mode: an Origin other than localhost (plain text)"},
+        "406": {"description": "Accept does not allow text/event-stream", "content": _RPC_ERROR},
+        "421": {"description": "Local mode: a Host other than localhost (plain text)"},
+    },
+}
+"""What `/mcp` answers, by method and status: the MCP transport's own content types (an event stream, an
+empty 202, JSON-RPC errors), the 401 every secured endpoint gives, and the SDK's plain-text refusals of a
+foreign Host or Origin (local mode only), which have no body schema."""
 
 
 class HealthResponse(BaseModel):

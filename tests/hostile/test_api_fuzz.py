@@ -1,6 +1,6 @@
 """Schemathesis against `/openapi.json` of the app over the hostile snapshot, with a key file: every
-endpoint (path parameters included), valid and invalid inputs, no 5xx, every response valid against its
-declared schema, and a request without the key refused.
+endpoint (path parameters included, `/mcp` too), valid and invalid inputs, every check, no 5xx, every
+response valid against its declared schema, and a request without the key refused.
 
 Two of schemathesis's phases: coverage (its deterministic boundary and type cases: each field missing,
 null, of the wrong type, at and past its limits) and fuzzing (`EXAMPLES` per endpoint and mode,
@@ -15,13 +15,6 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
-from schemathesis.checks import (
-    content_type_conformance,
-    negative_data_rejection,
-    positive_data_acceptance,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
 from tests.hostile.conftest import FUZZ_KEY
 
@@ -30,21 +23,10 @@ pytestmark = pytest.mark.slow  # needs the hostile build
 EXAMPLES = 10
 
 
-OWN_PROTOCOL = {"/mcp"}
-"""Endpoints that answer in their own protocol (MCP's JSON-RPC over SSE, tested with the SDK's client in
-tests/serving/test_mcp.py): fuzzed for server errors only."""
-
-
 EVENT_STREAMS = {("GET", "/mcp")}
 """Operations answering with an event stream that stays open until the client leaves (MCP's server-to-client
 stream): schemathesis reads one for the request timeout, so it gets `STREAM_SECONDS`, not the default 10 s."""
 STREAM_SECONDS = 2.0
-
-
-def excluded(path: str) -> list:
-    if path in OWN_PROTOCOL:
-        return [positive_data_acceptance, negative_data_rejection, content_type_conformance, response_schema_conformance, status_code_conformance]
-    return []
 
 
 def test_api_fuzz(hostile_keyed_app) -> None:
@@ -64,7 +46,7 @@ def test_api_fuzz(hostile_keyed_app) -> None:
         assert coverage, f"{operation.method.upper()} {operation.path}: no coverage cases"
         for case in coverage:
             try:
-                case.call_and_validate(headers=headers, excluded_checks=excluded(operation.path), **extra)
+                case.call_and_validate(headers=headers, **extra)
             except (Exception, BaseExceptionGroup) as exc:
                 failures.append(f"{operation.method.upper()} {operation.path} (coverage): {str(exc)[:1500]}")
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
@@ -72,7 +54,7 @@ def test_api_fuzz(hostile_keyed_app) -> None:
             @given(case=operation.as_strategy(generation_mode=mode))
             @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
             def check(case) -> None:
-                case.call_and_validate(headers=headers, excluded_checks=excluded(operation.path), **extra)
+                case.call_and_validate(headers=headers, **extra)
 
             try:
                 check()

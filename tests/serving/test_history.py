@@ -111,6 +111,6 @@ def test_a_citation_outlives_its_article_two_builds_and_garbage_collection(histo
     assert client.get("/api/citations/resolve", params=params).status_code == 401
     # bad offsets and an unknown version
     bad = params | {"end": 10**9}
-    assert client.get("/api/citations/resolve", params=bad, headers=_auth("globex-key")).status_code == 400
-    assert client.get("/api/citations/resolve", params=params | {"start": 5, "end": 5}, headers=_auth("globex-key")).status_code == 400
+    assert client.get("/api/citations/resolve", params=bad, headers=_auth("globex-key")).status_code == 404
+    assert client.get("/api/citations/resolve", params=params | {"start": 5, "end": 5}, headers=_auth("globex-key")).status_code == 404
     assert client.get("/api/citations/resolve", params=params | {"article_version": "0" * 64}, headers=_auth("globex-key")).status_code == 404
