@@ -34,7 +34,7 @@ from petrichor_pipeline.build.history import SPAN_COLUMNS, collect_history, reco
 from petrichor_pipeline.build.steps.wiki_pages import replaced_pages
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import collect_garbage, mark_staged, point_current, read_current
-from petrichor_pipeline.contract.files import write_parquet_atomic
+from petrichor_pipeline.contract.files import full_disk_named, write_parquet_atomic
 from petrichor_pipeline.contract.lexical_files import write_lexical_files
 from petrichor_pipeline.contract.mapped import write_mapped_table
 from petrichor_pipeline.contract.manifest import Manifest, file_entry, new_version, utc_now_iso, write_manifest
@@ -232,17 +232,18 @@ def sync_lance(ctx: BuildContext, name: str, table: pa.Table) -> dict[str, Any]:
     fp = table.column("fingerprint")[0].as_py() if table.num_rows else ctx.embed_fingerprint()
     lance_name = f"{name}_{hashlib.sha256(fp.encode()).hexdigest()[:8]}"
     db = lancedb.connect(str(ctx.settings.lance_dir))
-    if lance_name in db.list_tables().tables:
-        tbl = db.open_table(lance_name)
-        (
-            tbl.merge_insert("id")
-            .when_matched_update_all(where="target.content_hash != source.content_hash")
-            .when_not_matched_insert_all()
-            .when_not_matched_by_source_delete()
-            .execute(table)
-        )
-    else:
-        tbl = db.create_table(lance_name, table)
+    with full_disk_named(ctx.settings.lance_dir / f"{lance_name}.lance"):  # LanceDB's ENOSPC is a RuntimeError
+        if lance_name in db.list_tables().tables:
+            tbl = db.open_table(lance_name)
+            (
+                tbl.merge_insert("id")
+                .when_matched_update_all(where="target.content_hash != source.content_hash")
+                .when_not_matched_insert_all()
+                .when_not_matched_by_source_delete()
+                .execute(table)
+            )
+        else:
+            tbl = db.create_table(lance_name, table)
     written = tbl.to_arrow()  # read back: the digest covers what readers of this version will see
     return {"uri": "lance", "table": lance_name, "version": tbl.version, "rows": written.num_rows, "fingerprint": fp, "sha256": vector_digest(written)}
 

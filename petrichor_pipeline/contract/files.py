@@ -2,15 +2,19 @@
 
 A file is written under a temporary name in its own folder, flushed to disk, then renamed over the final
 name, so a reader (another process, or the next build after a crash) sees the old file or the whole new
-one, never half of either; a write that fails leaves no temporary file behind.
+one, never half of either; a write that fails leaves no temporary file behind, and one that meets a full
+disk says so (`disk_full`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +29,47 @@ def write_atomic(path: Path, write: Callable[[str], Any], *, durable: bool = Tru
     `durable=False` skips the fsync (about 5 ms a file on disk): other processes still see the old file or the
     whole new one, and only a power loss can leave it empty. For many small files whose readers check them
     (history records must hash to their name) or that are a cache."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    with full_disk_named(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        try:
+            write(tmp)
+            if durable:
+                with open(tmp, "rb") as fh:
+                    os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+SHORT_WRITE = re.compile(r"\d+ requested and \d+ written")
+"""numpy's whole message for a short write (`ndarray.tofile`, which `np.save` uses on a real file): stdio's
+`fwrite` stopped early, as it does when the disk fills, and the errno was dropped."""
+RUST_DISK_FULL = "(os error 28)"
+"""How a Rust library (LanceDB) reports ENOSPC inside its own exception's text."""
+
+
+def disk_full(exc: BaseException, path: Path) -> OSError | None:
+    """`exc` as `OSError(ENOSPC, "No space left on device", path)` when it reports a full disk, however the
+    writer raised it (an errno of ENOSPC, numpy's short write, a Rust library's os error 28); else None."""
+    short = isinstance(exc, OSError) and exc.errno is None and SHORT_WRITE.fullmatch(str(exc)) is not None
+    if not (short or (isinstance(exc, OSError) and exc.errno == errno.ENOSPC) or RUST_DISK_FULL in str(exc)):
+        return None
+    return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC) + (f" ({exc})" if short else ""), str(path))
+
+
+@contextmanager
+def full_disk_named(path: Path) -> Iterator[None]:
+    """Re-raise a full disk met inside as `disk_full`'s `OSError(ENOSPC)` naming `path`, so a build's error
+    says the disk is full and where, not "172032 requested and 21472 written"."""
     try:
-        write(tmp)
-        if durable:
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        yield
+    except Exception as exc:
+        if (full := disk_full(exc, path)) is None:
+            raise
+        raise full from None  # unchained: a build reports a failure's root cause, and this one holds the detail
 
 
 def write_text_atomic(path: Path, text: str, *, durable: bool = True) -> None:
