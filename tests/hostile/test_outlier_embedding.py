@@ -74,6 +74,17 @@ def test_an_outsized_file_adds_the_same_texts_to_embed_whatever_its_size(shape: 
     assert texts[0] == texts[1] and len(texts[0]) <= sum(MAX_EMBEDDED.values())
 
 
+def test_a_long_structured_guide_keeps_every_vector() -> None:
+    """The caps are for outliers: a 150 KB guide of sections and paragraphs (as large as the largest product guide of
+    the evaluation sets) is embedded whole."""
+    paragraph = "The service reads its settings at start-up and applies them to every request it serves. " * 6
+    sections = [f"## Section {i}\n\n" + "\n\n".join(f"{paragraph} (part {j})" for j in range(4)) for i in range(70)]
+    rows = _rows("# Guide\n\n" + "\n\n".join(sections))
+    assert sum(len(c["index_text"]) for c in rows["chunk"]) > 150_000
+    for kind in MAX_EMBEDDED:
+        assert embedded_rows(kind, rows[kind]) == rows[kind], kind
+
+
 def _by_article(ctx: BuildContext, asset: str) -> dict[str, int]:
     tables = [t for b in BUCKETS if (t := ctx.warehouse.read(asset, b)) is not None]
     ids = pa.concat_tables(tables).column("article_id").to_pylist()
