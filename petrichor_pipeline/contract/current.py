@@ -44,7 +44,7 @@ STAGED_FILE = "STAGED"
 CURRENT names it (`mark_staged`, `point_current`)."""
 MAX_CURRENT_BYTES = 256
 """A version is about 30 characters; a CURRENT larger than this is not a pointer and is never read."""
-_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_VERSION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 """A snapshot folder's name: no separator, no leading dot (so neither `.` nor `..`), nothing to quote."""
 
 
@@ -58,7 +58,7 @@ class CurrentPointer:
 
 
 def is_snapshot_name(value: str) -> bool:
-    return _VERSION.fullmatch(value) is not None
+    return _VERSION_NAME.fullmatch(value) is not None
 
 
 def parse_pointer(raw: bytes) -> CurrentPointer:

@@ -44,10 +44,9 @@ from typing import NamedTuple
 from petrichor_pipeline.text.markdown import Fence, scan_marks
 from petrichor_pipeline.text.normalize import normalize_text
 from petrichor_pipeline.text.sentences import SENTENCE_ENDS
-from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION
+from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION as ALGORITHM_VERSION  # the contract's name for it
 
-ALGORITHM_VERSION = CHUNK_ALGORITHM_VERSION
-"""The chunker's version, as outside tools read it here; the value lives in `versions` with the others."""
+__all__ = ["ALGORITHM_VERSION", "LONG_LINE_CHARS", "MAX_CHARS", "MAX_WHOLE_FENCE_CHARS", "Chunk", "ChunkResult", "chunk_key", "chunk_markdown"]
 
 MAX_CHARS = 3200
 TARGET_CHARS = 1200
