@@ -1,6 +1,6 @@
 """Sensors: observe the corpus so the UI shows what went stale, rebuild only the buckets the instance reports
-stale, publish once bucket runs have settled and every bucket is fresh, and discard a snapshot a failed
-publish staged."""
+stale, publish once bucket runs have settled and every bucket is fresh, and discard a snapshot a failed run
+staged."""
 
 from __future__ import annotations
 
