@@ -229,8 +229,8 @@ def _local_dir(store: S3Location | None, data: str) -> Path:
 
 
 def env_build_workers() -> int:
-    """`PETRICHOR_BUILD_WORKERS` alone, for the `bucket_build` job's default executor config when the code
-    location loads (importing the pipeline reads no other setting; `petrichor build` passes its own)."""
+    """`PETRICHOR_BUILD_WORKERS`: the multiprocess executor's processes for a bucket run that asks for it
+    (`petrichor build` over many articles, the nightly rebuild); 0 is one per core."""
     return _env_int("PETRICHOR_BUILD_WORKERS", 0)
 
 
