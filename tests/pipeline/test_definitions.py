@@ -71,3 +71,14 @@ def test_materialize_all_assets_into_a_temporary_folder(tmp_path, monkeypatch):
     assert chunks.num_rows > 0 and set(chunks.column("article_id").to_pylist()) == {article_id_of(ONE)}
     version = (data / "snapshots" / "CURRENT").read_text().strip()
     assert pq.read_table(data / "snapshots" / version / "chunks.parquet").num_rows == chunks.num_rows
+
+
+def test_loading_the_code_location_does_not_import_the_openai_client() -> None:
+    """Every run Dagster launches starts a process that loads the code location; the `openai` package costs
+    1-3 s of that start and only a configured endpoint needs it."""
+    import subprocess
+    import sys
+
+    probe = "import sys, petrichor_pipeline.definitions; print('openai' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "False", done.stderr[-2000:]
