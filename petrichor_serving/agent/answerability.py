@@ -69,6 +69,12 @@ more than one passage holds (0.2 already costs 15 % of multihop's answerable que
 stops a passage that shares none of the question's subject."""
 TYPE_SEMANTIC_MIN: float | None = None
 """When set: a cited quote lacking the asked kind of answer still passes only at this cosine or above."""
+OVERRULE_MARGIN = 0.03
+"""How far above each of the gate's thresholds (cosines and shares of the question alike, the margin and the
+held share that waives it both required) the offline answer's evidence must be to overrule a chat model that
+read the evidence and found no answer (`clears_by`). A question about the year or figure the corpus almost
+covers finds evidence on its subject, which clears the gate narrowly; the model saw that the asked fact is
+not there, and its verdict stands unless the evidence is well inside the gate."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,8 @@ class Verdict:
             return "the cited evidence answers the question"
         if self.signal == "citations":
             return "no evidence was cited"
+        if self.threshold is None:
+            return f"{self.signal}: no threshold calibrated for this embedder"
         shown = f"{self.value:.3f}" if isinstance(self.value, float) else str(self.value)
         text = f"{self.signal} {shown} below {self.threshold}"
         if self.signal == "coverage" and self.signals.missing:
@@ -170,6 +178,31 @@ def judge(signals: Signals, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Verd
         if signals.semantic is None or signals.semantic < thresholds.type_semantic:
             return Verdict(False, "type_held", signals.semantic, thresholds.type_semantic, signals)
     return Verdict(True, None, None, None, signals)
+
+
+def clears_by(signals: Signals, by: float, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Verdict:
+    """The verdict with every threshold raised by `by` and both of the margin's alternatives required (the
+    margin measured, and the share of the question held that would waive it): evidence well inside the gate,
+    not at its edge. An embedder without calibrated thresholds has no edge to clear, so nothing clears by a
+    margin there."""
+    model = _model_id(signals.embedder)
+    semantic_min = thresholds.semantic.get(model)
+    margin_min = thresholds.margin.get(model, {}).get(signals.script or "")
+    if semantic_min is None or signals.semantic is None:
+        return Verdict(False, "semantic", signals.semantic, None, signals)
+    if margin_min is None or signals.margin is None:
+        return Verdict(False, "margin", signals.margin, None, signals)
+    raised = Thresholds(
+        {model: round(semantic_min + by, 4)},
+        round(thresholds.coverage + by, 4),
+        round(thresholds.type_semantic + by, 4) if thresholds.type_semantic is not None else None,
+        {model: {signals.script or "": round(margin_min + by, 4)}},
+    )
+    verdict = judge(signals, raised)
+    held_min = round(thresholds.margin_waived_at + by, 4) if thresholds.margin_waived_at is not None else None
+    if verdict.answerable and held_min is not None and (signals.held_share or 0.0) < held_min:
+        return Verdict(False, "held_share", signals.held_share, held_min, signals)
+    return verdict
 
 
 def no_citations(question: str) -> Verdict:

@@ -22,8 +22,8 @@ what the knowledge base holds, so it never turns into the not-found answer the e
 
 A verified answer passes the same answerability gate as the offline plans (`answerability`), against the
 evidence it cites; failing it, the answer is the not-found text. A model that answers with no citations
-says the evidence does not answer: the offline answer, gated the same way, is returned instead, without a
-retry.
+says the evidence does not answer, and that verdict is kept unless the offline answer's evidence clears the
+gate by a clear margin (`found_nothing`); no retry either way.
 """
 
 from __future__ import annotations
@@ -190,9 +190,7 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
             run.trace.notes.append(f"answerability: the model's answer is not given, {verdict.reason()}")
             return offline.nothing_found(run, query)
         if final and not final.get("citations"):
-            run.trace.notes.append("the model found no answer in the evidence: offline extractive answer, gated")
-            stop = StopReason.OFFLINE_FALLBACK
-            break
+            return found_nothing(run, query)
         if not retried:
             retried = True
             ids = ", ".join(run.evidence.items) or "none"
@@ -212,6 +210,39 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
     if draft.stop_reason is StopReason.ANSWERED or stop is StopReason.MODEL_ERROR_FALLBACK:
         draft.stop_reason = stop
     return draft
+
+
+def found_nothing(run: Run, query: str) -> offline.Draft:
+    """The model read the evidence and found no answer. Its verdict stands unless the offline answer's
+    evidence clears the answerability gate by `answerability.OVERRULE_MARGIN`: on a near miss (the subject
+    is there, the asked year or figure is not) the offline quote clears the gate narrowly and is the wrong
+    fact. The trace records the decision with the scores it was made on (`answerability.model_not_found`)."""
+    draft = offline._quote(run, query, list(run.evidence.items))
+    if draft is None or not draft.cited:
+        run.trace.notes.append("the model found no answer in the evidence and nothing offline was quoted: the model's not-found kept")
+        return offline.nothing_found(run, query)
+    verdict = answerability.assess(run.snap, run.embedder, query, run.evidence.items, draft.cited)
+    clear = answerability.clears_by(verdict.signals, answerability.OVERRULE_MARGIN)
+    overruled = verdict.answerable and clear.answerable
+    run.trace.answerability = verdict.to_json()
+    run.trace.answerability["model_not_found"] = {
+        "decision": "overruled" if overruled else "kept",
+        "overrule_margin": answerability.OVERRULE_MARGIN,
+        "clear": clear.to_json(),
+    }
+    scores = f"semantic {verdict.signals.semantic}, margin {verdict.signals.margin}"
+    if overruled:
+        run.trace.notes.append(
+            f"the model found no answer in the evidence; the offline answer's evidence clears the gate by {answerability.OVERRULE_MARGIN} ({scores}): the model's not-found overruled, offline extractive answer given"
+        )
+        draft.stop_reason = StopReason.OFFLINE_FALLBACK
+        return draft
+    shortfall = verdict.reason() if not verdict.answerable else clear.reason()
+    run.trace.answerability["withheld"] = offline.withheld(run, draft)
+    run.trace.notes.append(
+        f"the model found no answer in the evidence; the offline answer's evidence does not clear the gate by {answerability.OVERRULE_MARGIN} ({scores}; {shortfall}): the model's not-found kept"
+    )
+    return offline.nothing_found(run, query)
 
 
 REPEATED = "repeated call: its result is already above; read something else or answer"
