@@ -193,3 +193,17 @@ def test_the_margin_is_waived_from_the_held_share_of_the_question_s_information(
     verdict = judge(subject_missing, thresholds)
     assert not verdict.answerable and verdict.signal == "margin"
     assert subject_missing.held_share == 0.3 and Signals(0.9, None, 0.7, (), None, None, None).held_share == 0.7
+
+
+def test_clearing_the_gate_by_a_margin_needs_every_threshold_and_the_margin_raised():
+    thresholds = Thresholds({MODEL: 0.8}, 0.1, None, {MODEL: {"latin": 0.04}}, 0.5)
+    narrow = Signals(0.81, FixedEmbedder.fingerprint, 0.9, (), None, None, None, 0.01, "latin", 0.9)
+    assert judge(narrow, thresholds).answerable  # the margin is waived: the passage holds the question
+    missed = answerability.clears_by(narrow, 0.03, thresholds)
+    assert not missed.answerable and (missed.signal, missed.threshold) == ("semantic", 0.83)
+    assert answerability.clears_by(Signals(0.84, FixedEmbedder.fingerprint, 0.9, (), None, None, None, 0.01, "latin", 0.9), 0.03, thresholds).signal == "margin"
+    thin = Signals(0.84, FixedEmbedder.fingerprint, 0.9, (), None, None, None, 0.08, "latin", 0.52)
+    assert (answerability.clears_by(thin, 0.03, thresholds).signal, answerability.clears_by(thin, 0.03, thresholds).threshold) == ("held_share", 0.53)
+    assert answerability.clears_by(Signals(0.84, FixedEmbedder.fingerprint, 0.9, (), None, None, None, 0.08, "latin", 0.6), 0.03, thresholds).answerable
+    uncalibrated = answerability.clears_by(Signals(0.99, "other:384:1", 1.0, (), None, None, None, 0.3, "latin", 1.0), 0.03, thresholds)
+    assert not uncalibrated.answerable and "no threshold calibrated" in uncalibrated.reason()
