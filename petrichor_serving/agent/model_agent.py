@@ -230,7 +230,7 @@ def found_nothing(run: Run, query: str) -> offline.Draft:
         "overrule_margin": answerability.OVERRULE_MARGIN,
         "clear": clear.to_json(),
     }
-    scores = f"semantic {verdict.signals.semantic}, margin {verdict.signals.margin}"
+    scores = f"semantic {verdict.signals.semantic}, margin {verdict.signals.margin}, held share {verdict.signals.held_share}"
     if overruled:
         run.trace.notes.append(
             f"the model found no answer in the evidence; the offline answer's evidence clears the gate by {answerability.OVERRULE_MARGIN} ({scores}): the model's not-found overruled, offline extractive answer given"
