@@ -102,6 +102,10 @@ def test_dagster_dev_shows_the_asset_graph_and_leaves_nothing_running(page, tmp_
         page.get_by_role("button", name="Skip").click()  # the first-visit community dialog
         page.get_by_text("publish", exact=True).first.wait_for(state="visible")
         page.keyboard.press("Alt+KeyE")  # the graph's own shortcut: expand every asset group
+        zoom_out = page.locator('button:has([aria-label="zoom_out"])').first
+        for _ in range(2):  # the expanded graph (every step drawn from `corpus`) is taller than the view
+            zoom_out.click()
+            page.wait_for_timeout(300)
         for name in ASSETS:
             page.get_by_text(name, exact=True).first.wait_for(state="visible")
         page.wait_for_timeout(1000)  # the layout settles its zoom-to-fit
