@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -21,26 +20,10 @@ from petrichor_pipeline.sources.markdown import read_markdown
 from petrichor_pipeline.text.chunking import chunk_markdown
 from petrichor_pipeline.text.index_text import index_text
 from petrichor_pipeline.text.limits import MAX_EMBEDDED, embedded_rows
+from tests.pipeline.test_embedded_tables import CountingEmbedder
 
 SHAPES = {"long line": long_line, "heading line": heading_line}
 """The two outliers that held a build for an hour: one line without a break, and one 2 MB heading line."""
-
-
-class CountingEmbedder:
-    """Records every text it is asked to embed; its vectors only need the right shape."""
-
-    model_id = "counting"
-    dim = 4
-    fingerprint = "counting:4:v1"
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
-        self.texts.extend(texts)
-        return np.ones((len(texts), self.dim), dtype=np.float32)
-
-    embed_queries = embed_passages
 
 
 def _rows(markdown: str) -> dict[str, list[dict[str, Any]]]:
