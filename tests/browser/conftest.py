@@ -10,25 +10,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
-import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO, isolated_env
+from tests.serving.live import app_in_thread
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = REPO / "docs" / "img"
 GLOBEX_KEY = "globex-key"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def screenshot_path(tmp_path: Path, name: str) -> Path:
@@ -75,8 +67,6 @@ class Served:
 @pytest.fixture(scope="session")
 def served(built_corpus, tmp_path_factory):
     """The app over the bundled corpus with a key file (the `globex-key` reads tenant globex), on uvicorn."""
-    import uvicorn
-
     from petrichor_pipeline.config import load_settings
     from petrichor_pipeline.models.providers import make_answer_model, make_embedder
     from petrichor_serving.app import create_app
@@ -94,16 +84,5 @@ def served(built_corpus, tmp_path_factory):
         )
     finally:
         mp.undo()
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(services, watch=False), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
-    thread.start()
-    deadline = time.time() + 60
-    while not server.started and time.time() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    try:
-        yield Served(url=f"http://127.0.0.1:{port}", articles=dict(services.store.current.articles))
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
+    with app_in_thread(create_app(services, watch=False)) as url:
+        yield Served(url=url, articles=dict(services.store.current.articles))

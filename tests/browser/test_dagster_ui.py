@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import free_port, screenshot_path
+from tests.browser.conftest import screenshot_path
+from tests.serving.live import free_port
 from tests.conftest import CORPUS, EMBED_CACHE, REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]

@@ -12,16 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import socket
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
-import uvicorn
 
 from petrichor_pipeline.build.history import record_articles
 from petrichor_pipeline.contract.schemas import SCHEMAS
@@ -30,6 +26,7 @@ from petrichor_serving.app import create_app
 from petrichor_serving.auth import KeyStore
 from petrichor_serving.services import Services, ServingSettings
 from petrichor_serving.snapshot import SnapshotStore
+from tests.serving.live import app_in_thread
 
 KEY = "conformance-key"
 EXAMPLES = 15
@@ -48,12 +45,6 @@ def _record(data: Path) -> tuple[str, str]:
     return article["article_id"], article["article_version"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture()
 def served(tmp_path: Path):
     """The app over a data folder holding one history record and no snapshot, keyed, on 127.0.0.1."""
@@ -62,19 +53,8 @@ def served(tmp_path: Path):
     keys = tmp_path / "keys.json"
     keys.write_text(json.dumps({"keys": [{"sha256": hashlib.sha256(KEY.encode()).hexdigest(), "tenant": "default", "kbs": "*"}]}))
     services = Services(settings=ServingSettings(data_dir=data), store=SnapshotStore(data), keys=KeyStore.load(keys), chat=None, embedder=None)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(services, watch=False), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    try:
-        yield f"http://127.0.0.1:{port}", cited
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
+    with app_in_thread(create_app(services, watch=False), timeout_s=30) as url:
+        yield url, cited
 
 
 def test_schemathesis_checks_all_pass_on_mcp_and_citations(served, tmp_path: Path) -> None:

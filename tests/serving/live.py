@@ -12,12 +12,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 REPO = Path(__file__).resolve().parents[2]
 KEYS = {"acme-key": ("acme", "*"), "globex-key": ("globex", "*")}
@@ -35,6 +36,25 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def app_in_thread(app: Any, *, timeout_s: float = 60) -> Iterator[str]:
+    """`app` on uvicorn in a thread of this process, on a free 127.0.0.1 port: yields its base URL, stops it."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
+    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    try:
+        yield f"http://127.0.0.1:{server.config.port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
 
 
 def serving_env(data_dir: Path, corpus_dir: Path, embed_cache: Path, workdir: Path, *, keys: bool = True) -> dict[str, str]:
