@@ -12,8 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from petrichor_pipeline.text.lang import Language, language_of
+
+if TYPE_CHECKING:
+    from petrichor_serving.agent.question import Question
 
 
 class QuestionClass(str, Enum):
@@ -52,6 +56,8 @@ class Route:
     language: Language
     items: tuple[str, ...] = ()
     """The compared items of a comparison question (two or more), else ()."""
+    question: Question | None = None
+    """The question's record (`question.parse`), read by the plans and the gate."""
 
 
 def answer_language(question: str) -> Language:
@@ -89,12 +95,11 @@ OUTLINE_CLASSES = frozenset({QuestionClass.FACT, QuestionClass.CONCEPT})
 
 
 def as_structure(route: Route) -> Route:
-    return Route(QuestionClass.STRUCTURE, HINTS[QuestionClass.STRUCTURE], route.language)
+    return Route(QuestionClass.STRUCTURE, HINTS[QuestionClass.STRUCTURE], route.language, question=route.question)
 
 
-def classify(question: str) -> Route:
-    q = question.strip()
-    lang = answer_language(q)
+def question_class(q: str) -> tuple[QuestionClass, tuple[str, ...]]:
+    """The class the question's wording gives it, and a comparison's compared items."""
     if not q or _DIRECT.match(q):
         kind = QuestionClass.DIRECT
     elif _COMPARISON.search(q) and compared_items(q):
@@ -105,5 +110,12 @@ def classify(question: str) -> Route:
         kind = QuestionClass.CONCEPT
     else:
         kind = QuestionClass.FACT
-    items = compared_items(q) if kind is QuestionClass.COMPARISON else ()
-    return Route(kind, HINTS[kind], lang, items)
+    return kind, (compared_items(q) if kind is QuestionClass.COMPARISON else ())
+
+
+def classify(question: str | Question) -> Route:
+    """The route of a question, read into its record first when given as text."""
+    from petrichor_serving.agent.question import parse  # the record is built on this module's classes
+
+    record = parse(question) if isinstance(question, str) else question
+    return Route(record.intent, HINTS[record.intent], record.language, record.items, record)

@@ -27,12 +27,18 @@ def agent_stem(word: str) -> str:
     return stem(word, AGENT_SUFFIXES)
 
 
-def content_words(text: str) -> list[str]:
-    """The text's distinct content words, first occurrence first."""
+def surface_words(text: str) -> list[tuple[str, str]]:
+    """The text's content words as (surface, matching key) pairs, first occurrence first, one per key: the
+    surface is the word as written (lower-cased), the key its agent stem ("series" → "seri")."""
     tokens = jieba_query_tokens(text) if has_cjk(text) else query_tokens(text)
-    out: list[str] = []
+    out: dict[str, str] = {}
     for t in tokens:
         if t in FUNCTION_WORDS or (len(t) == 1 and has_cjk(t)):
             continue
-        out.append(agent_stem(t) if t.isascii() else t)
-    return list(dict.fromkeys(out))
+        out.setdefault(agent_stem(t) if t.isascii() else t, t)
+    return [(surface, key) for key, surface in out.items()]
+
+
+def content_words(text: str) -> list[str]:
+    """The text's distinct content words (their matching keys), first occurrence first."""
+    return [key for _, key in surface_words(text)]

@@ -1,0 +1,491 @@
+"""The question, read once: a typed record every part of the agent reads instead of re-tokenising the text.
+
+`parse(text)` gives the language and script, the content words (each with the user's surface form, the key
+passages are matched with and a weight), the asked answer kind, the constraints the question pins down —
+years, dates, numbers, quantities with units, named entities and product names, quoted terms, each keeping
+the user's words — and the structure intent (the router's class). The answerability gate checks the
+constraints against the cited unit (`unit_facts`, `check`): a question about 2021 is not answered by a
+passage about 2020, one about 北京 not by one about 上海.
+
+Numbers are compared by value, not by spelling: "第三艘" and "3艘", "二〇二一年" and "2021年", "1.4万" and
+"14000" are the same. Names come from the taggers the project already runs (jieba's part-of-speech tags for
+Han text, capitalised and mixed-case runs for Latin text); nothing here lists the words of any question.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from petrichor_pipeline.text.lang import Language, has_cjk, init_posseg
+from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
+from petrichor_serving.agent import router
+from petrichor_serving.agent.words import FUNCTION_WORDS, surface_words
+from petrichor_serving.answer.answer_types import defined_term, is_yes_no, short_kind
+
+ConstraintKind = Literal["year", "date", "number", "entity", "quoted"]
+CONSTRAINT_KINDS: tuple[ConstraintKind, ...] = ("year", "date", "number", "entity", "quoted")
+
+# ------------------------------------------------------------------------------------------- numbers
+
+_CN_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_SMALL = {"十": 10, "百": 100, "千": 1000}
+_CN_BIG = {"万": 10_000, "亿": 100_000_000}
+CN_NUMERAL = "零〇一二三四五六七八九十百千万亿两"
+
+
+def cn_number(text: str) -> float | None:
+    """The value of a Chinese numeral ("十三" 13, "两千零二十一" 2021, "一万四" 14000), or of a digit-by-digit
+    one ("二〇二一" 2021); None when `text` is not one."""
+    if not text or any(c not in CN_NUMERAL for c in text):
+        return None
+    if all(c in _CN_DIGIT for c in text) and len(text) > 1:
+        return float("".join(str(_CN_DIGIT[c]) for c in text))
+    total, section, digit, last_unit = 0, 0, None, 1
+    for c in text:
+        if c in _CN_DIGIT:
+            digit = _CN_DIGIT[c]
+        elif c in _CN_SMALL:
+            section += (1 if digit is None else digit) * _CN_SMALL[c]
+            digit, last_unit = None, _CN_SMALL[c]
+        else:
+            section += digit or 0
+            total += (section or 1) * _CN_BIG[c]
+            section, digit, last_unit = 0, None, _CN_BIG[c]
+    if digit is not None:  # "一万四" is 14000: a trailing digit counts in the unit below the last one
+        section += digit * (last_unit // 10 if last_unit >= 10 and not section and total else 1)
+    return float(total + section)
+
+
+_MAGNITUDE = {"万": 1e4, "亿": 1e8, "千": 1e3, "百": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "k": 1e3, "m": 1e6, "bn": 1e9}
+_UNITS = (
+    r"%|‰|percent|平方公里|平方千米|平方米|公里|千米|公顷|公斤|千克|毫米|厘米|万亿|美元|欧元|英镑|日元|港元|人民币|元|块|"
+    r"[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克吨亩度分秒周号期代枚块颗篇章节版线路]|"
+    r"kb|mb|gb|tb|ms|seconds?|minutes?|hours?|days?|weeks?|months?|years?|km|kg|dollars?|usd|eur|rmb|yuan|times|people|percent"
+)
+_NUMBER = re.compile(
+    rf"(?P<ord>第|No\.?\s?)?(?P<cur>[$€£¥])?(?P<num>\d+(?:,\d{{3}})*(?:\.\d+)?|[{CN_NUMERAL}]+)"
+    rf"\s?(?P<mag>万|亿|千|百|thousand|million|billion|bn|k\b|m\b)?\s?(?P<unit>{_UNITS})?",
+    re.I,
+)
+_YEAR = re.compile(rf"(?<!\d)(?<!\d[.,])(?P<y>1[5-9]\d\d|20\d\d)(?!\d|[.,]\d|\s?(?:[万亿千百%‰余多个人次元米吨辆件]|million|billion|thousand|percent))|(?P<cn>[{''.join(_CN_DIGIT)}]{{4}})年")
+_DATE = re.compile(
+    r"(?:(?P<y>\d{4})\s?年\s?)?(?P<m>\d{1,2})\s?月\s?(?P<d>\d{1,2})\s?[日号]"
+    r"|(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})"
+    r"|\b(?P<em>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<ed>\d{1,2})(?:st|nd|rd|th)?\b"
+    r"|\b(?P<ed2>\d{1,2})(?:st|nd|rd|th)?\s+(?P<em2>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
+    re.I,
+)
+_COUNTED_NOUN = re.compile(r"\s?([a-z][a-z-]{2,})\b")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number found in text: its value (magnitudes applied), the unit or measure word after it, and its span."""
+
+    value: float
+    unit: str
+    start: int
+    end: int
+    ordinal: bool = False
+
+
+def _number_value(num: str) -> float | None:
+    if num[0].isdigit():
+        return float(num.replace(",", ""))
+    return cn_number(num)
+
+
+def quantities(text: str) -> list[Quantity]:
+    """Every number in `text` with its unit ("1.4万人" → 14000 people, "第三艘" → 3, ordinal)."""
+    out: list[Quantity] = []
+    for m in _NUMBER.finditer(text):
+        num = m.group("num")
+        value = _number_value(num)
+        if value is None or (not num[0].isdigit() and not (m.group("unit") or m.group("ord") or len(num) > 1)):
+            continue  # a lone Han numeral without a measure word is a word ("一起", "万一"), not a number
+        if not num[0].isdigit() and all(c in "百千万亿" for c in num):
+            continue  # magnitudes without a digit: "百分之", "千万" are words
+        mag = (m.group("mag") or "").lower()
+        value *= _MAGNITUDE.get(mag, 1.0)
+        unit = (m.group("unit") or "").lower()
+        end = m.end()
+        if not unit and num[0].isdigit():  # "512 windows": an English count's noun is its unit
+            noun = _COUNTED_NOUN.match(text, end)
+            if noun and noun.group(1).lower() not in ENGLISH:
+                unit, end = noun.group(1).lower(), noun.end()
+        if m.group("cur"):
+            unit = unit or m.group("cur")
+        out.append(Quantity(value, unit, m.start(), end, bool(m.group("ord"))))
+    return out
+
+
+def years(text: str) -> set[int]:
+    """The years `text` names (2021, 2021年, 二〇二一年)."""
+    found: set[int] = set()
+    for m in _YEAR.finditer(text):
+        found.add(int(m.group("y")) if m.group("y") else int(cn_number(m.group("cn")) or 0))
+    return {y for y in found if y}
+
+
+def dates(text: str) -> set[tuple[int, int]]:
+    """The (month, day) pairs `text` names (1月5日, 2022-01-05, January 5, 5 Jan)."""
+    found: set[tuple[int, int]] = set()
+    for m in _DATE.finditer(text):
+        if m.group("m"):
+            found.add((int(m.group("m")), int(m.group("d"))))
+        elif m.group("im"):
+            found.add((int(m.group("im")), int(m.group("id"))))
+        else:
+            month = (m.group("em") or m.group("em2")).lower()[:3]
+            found.add((_MONTHS.index(month) + 1, int(m.group("ed") or m.group("ed2"))))
+    return {(mo, d) for mo, d in found if 1 <= mo <= 12 and 1 <= d <= 31}
+
+
+# ------------------------------------------------------------------------------------------ names
+
+_QUOTED = re.compile(r"《(?P<a>[^》]{1,40})》|「(?P<b>[^」]{1,40})」|“(?P<c>[^”]{1,40})”|\"(?P<d>[^\"\n]{1,60})\"|`(?P<e>[^`\n]{1,60})`|‘(?P<f>[^’]{1,40})’")
+_NAME_FLAGS = ("nr", "ns", "nt", "nz", "eng")
+"""jieba's tags of person, place, organisation and other proper names, and of Latin words inside Han text."""
+_LATIN_NAME = re.compile(r"[A-Za-z][\w.+-]*[A-Za-z0-9+]|[A-Za-z]")
+_CAPITALISED_RUN = re.compile(r"\b[A-Z][\w'’.+-]*(?:\s+(?:(?:of|the|de|and|&|for)\s+)?[A-Z0-9][\w'’.+-]*)*")
+_QUESTION_OPENERS = frozenset(w.lower() for w in ENGLISH) | FUNCTION_WORDS
+_LATIN_RUN_IN_HAN = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*(?:\s+[A-Za-z0-9][A-Za-z0-9_.+-]*)*")
+"""A run of Latin words inside Han text ("iPhone SE 3", "Red Hat Developer Hub"): one name."""
+
+
+def _is_name_token(word: str) -> bool:
+    """A Latin word that names something by its shape: a capital past the first letter or a digit beside
+    letters (iPhone, GDP, SE3, K8s, EMNLP2022)."""
+    return bool(re.search(r"[A-Za-z]", word)) and bool(re.search(r"[A-Z0-9]", word[1:])) and word.lower() not in _QUESTION_OPENERS
+
+
+def _han_names(text: str) -> list[tuple[str, int]]:
+    """Proper names jieba tags in `text` (neighbouring name tokens merged), with their offsets."""
+    out: list[tuple[str, int]] = []
+    pos, run_start, run_end = 0, -1, -1
+    for token in init_posseg().lcut(text):
+        start, end = pos, pos + len(token.word)
+        pos = end
+        word = token.word.strip()
+        named = token.flag.startswith(_NAME_FLAGS) and len(word) >= 2 and token.flag != "eng"
+        if named:
+            run_start = start if run_start < 0 or start != run_end else run_start
+            run_end = end
+            continue
+        if run_start >= 0:
+            out.append((text[run_start:run_end], run_start))
+        run_start = run_end = -1
+    if run_start >= 0:
+        out.append((text[run_start:run_end], run_start))
+    for m in _LATIN_RUN_IN_HAN.finditer(text):
+        run = m.group(0).strip()
+        if len(re.findall(r"[A-Za-z]", run)) >= 2 and run.lower() not in _QUESTION_OPENERS:
+            out.append((run, m.start()))
+    return out
+
+
+def _latin_names(text: str) -> list[tuple[str, int]]:
+    """Capitalised word runs past the question's opening word, and mixed-case or digit-bearing words."""
+    out: list[tuple[str, int]] = []
+    for m in _CAPITALISED_RUN.finditer(text):
+        words = m.group(0).split()
+        start = m.start()
+        while words and words[0].lower() in _QUESTION_OPENERS:  # "What", "Is", "The" open the sentence
+            start += len(words[0]) + 1
+            words = words[1:]
+        if not words:
+            continue
+        run = " ".join(words).rstrip(".")
+        if start == 0 and len(words) == 1 and not _is_name_token(run):
+            continue  # one capitalised word opening the question is the sentence's capital, not a name
+        out.append((run, start))
+    for m in _LATIN_NAME.finditer(text):
+        if _is_name_token(m.group(0)) and not any(s <= m.start() < s + len(n) for n, s in out):
+            out.append((m.group(0), m.start()))
+    return out
+
+
+# ------------------------------------------------------------------------------------------ the record
+
+
+@dataclass(frozen=True)
+class Word:
+    """One content word of the question."""
+
+    surface: str
+    """As the user wrote it ("series", "配置")."""
+    key: str
+    """The form passages are matched with (`words.agent_stem` for Latin words: "seri")."""
+    weight: float
+    """Its share of what the question pins down before the knowledge base weighs it: a word inside a
+    constraint (a name, a year, a quoted term) weighs 2, any other 1."""
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """Something the question pins down that the cited unit must also say."""
+
+    kind: ConstraintKind
+    surface: str
+    """The user's own words for it ("2021年", "第三艘", "iPhone SE 3")."""
+    value: float | tuple[int, int] | str
+    """Normalised: a year or number's value, a date's (month, day), a name's case-folded text."""
+    unit: str = ""
+    """A number's unit or measure word, lower-cased ("" when none)."""
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    language: Language
+    """The answer's language (`router.answer_language`)."""
+    script: Literal["cjk", "latin"]
+    words: tuple[Word, ...]
+    asked: str | None
+    """The asked answer kind: `answer_types.SPAN_KINDS`, refined to "money" or "version" where the wording says."""
+    constraints: tuple[Constraint, ...]
+    intent: router.QuestionClass
+    """The router's class (a structure question is recognised later, over the knowledge base's headings)."""
+    items: tuple[str, ...] = ()
+    """A comparison's compared items."""
+    yes_no: bool = False
+    defined: str | None = None
+    """The term a definition question asks about."""
+
+    @property
+    def keys(self) -> list[str]:
+        """The content words' matching forms, in order."""
+        return [w.key for w in self.words]
+
+    @property
+    def subject(self) -> tuple[str, ...]:
+        """What a follow-up leans on: the content words that are no constraint, as the user wrote them."""
+        pinned = " ".join(c.surface for c in self.constraints).lower()
+        return tuple(w.surface for w in self.words if w.surface.lower() not in pinned)
+
+    def of_kind(self, kind: ConstraintKind) -> tuple[Constraint, ...]:
+        return tuple(c for c in self.constraints if c.kind == kind)
+
+
+MONEY_ASKED = re.compile(r"多少钱|价格|价钱|售价|定价|费用|收费|年费|起售价|\bhow\s+much\b.*\b(?:cost|costs|pay|charge|price)\b|\b(?:price|cost|fee|fees|pricing)\b", re.I)
+VERSION_ASKED = re.compile(r"哪个版本|什么版本|版本号|\b(?:which|what)\s+version\b|\bversion\s+number\b", re.I)
+"""Wording asking for an amount of money or a version: a number of a particular kind (`holds_asked`)."""
+
+
+def _asked(text: str) -> str | None:
+    kind = short_kind(text)
+    if VERSION_ASKED.search(text):
+        return "version"
+    if MONEY_ASKED.search(text) and kind in (None, "number"):
+        return "money"
+    return kind
+
+
+def _constraints(text: str) -> list[Constraint]:
+    found: list[tuple[int, Constraint]] = []
+    taken: list[tuple[int, int]] = []  # spans already a constraint: a date's year is no separate number
+
+    def overlaps(a: int, b: int) -> bool:
+        return any(s < b and a < e for s, e in taken)
+
+    for m in _QUOTED.finditer(text):
+        inner = next(g for g in m.groups() if g is not None).strip()
+        if inner:
+            found.append((m.start(), Constraint("quoted", inner, inner.casefold())))
+    for m in _DATE.finditer(text):
+        parsed = dates(m.group(0))
+        if parsed:
+            month, day = next(iter(parsed))
+            found.append((m.start(), Constraint("date", m.group(0).strip(), (month, day))))
+            if m.group("y") or m.group("iy"):
+                y = m.group("y") or m.group("iy")
+                found.append((m.start(), Constraint("year", y, float(y))))
+            taken.append(m.span())
+    for m in _YEAR.finditer(text):
+        if overlaps(*m.span()):
+            continue
+        year = years(m.group(0))
+        if year:
+            end = m.end() + (1 if text[m.end() : m.end() + 1] == "年" and m.group("y") else 0)
+            found.append((m.start(), Constraint("year", text[m.start() : end], float(next(iter(year))))))
+            taken.append((m.start(), end))
+    names = _han_names(text) if has_cjk(text) else _latin_names(text)
+    quoted = [c.value for _, c in found if c.kind == "quoted"]
+    for name, start in names:
+        value = name.casefold()
+        if any(isinstance(q, str) and value in q for q in quoted) or re.fullmatch(r"[\d.,%\s]+", name):
+            continue
+        found.append((start, Constraint("entity", name, value)))
+        taken.append((start, start + len(name)))
+    for q in quantities(text):
+        if overlaps(q.start, q.end):
+            continue
+        surface = text[q.start : q.end].strip()
+        found.append((q.start, Constraint("number", surface, q.value, q.unit)))
+        taken.append((q.start, q.end))
+    seen: set[tuple[str, object, str]] = set()
+    out: list[Constraint] = []
+    for _, c in sorted(found, key=lambda p: p[0]):
+        if (c.kind, c.value, c.unit) not in seen:
+            seen.add((c.kind, c.value, c.unit))
+            out.append(c)
+    return out
+
+
+def _words(text: str, constraints: list[Constraint]) -> tuple[Word, ...]:
+    pinned = " ".join(c.surface for c in constraints).casefold()
+    out: dict[str, Word] = {}
+    for surface, key in surface_words(text):
+        if key in ENGLISH or key in CHINESE or surface.lower() in ENGLISH:
+            continue
+        weight = 2.0 if surface.casefold() in pinned else 1.0
+        out.setdefault(key, Word(surface, key, weight))
+    return tuple(out.values())
+
+
+@lru_cache(maxsize=4096)
+def parse(text: str) -> Question:
+    """The question's record. Deterministic, and cached: the same text is read once per process."""
+    if not isinstance(text, str):
+        raise TypeError(f"a question is a string, not {type(text).__name__}")
+    q = text.strip()
+    constraints = _constraints(q)
+    intent, items = router.question_class(q)
+    return Question(
+        text=q,
+        language=router.answer_language(q),
+        script="cjk" if has_cjk(q) else "latin",
+        words=_words(q, constraints),
+        asked=_asked(q),
+        constraints=tuple(constraints),
+        intent=intent,
+        items=items,
+        yes_no=is_yes_no(q),
+        defined=defined_term(q),
+    )
+
+
+# ------------------------------------------------------------------------------------ meeting constraints
+
+Status = Literal["met", "conflict", "absent"]
+
+CURRENCY_UNITS = frozenset({"元", "块", "美元", "欧元", "英镑", "日元", "港元", "人民币", "dollar", "dollars", "usd", "eur", "rmb", "yuan", "$", "€", "£", "¥"})
+
+
+def _folded(text: str) -> str:
+    """Case-folded with spaces, hyphens and the middle dot removed: "Bankman-Fried" meets "bankman fried"."""
+    return re.sub(r"[\s\-·•_]+", "", text.casefold())
+
+
+def _mentions(text: str, constraint: Constraint) -> list[str]:
+    """What `text` says of a constraint's kind, for the trace ("2020", "2023", "第二艘")."""
+    if constraint.kind == "year":
+        return [str(y) for y in sorted(years(text))]
+    if constraint.kind == "date":
+        return [f"{m}月{d}日" for m, d in sorted(dates(text))]
+    if constraint.kind == "number":
+        return [text[q.start : q.end].strip() for q in quantities(text) if q.unit == constraint.unit]
+    return []
+
+
+def meets(constraint: Constraint, text: str) -> Status:
+    """Whether `text` (a unit with its title and heading path) says what the question pins down: "met";
+    "conflict" when it speaks of a different value of the same kind (another year, another date, another
+    count of the same unit); "absent" when it says nothing of it."""
+    if constraint.kind == "year":
+        said = years(text)
+        return "met" if constraint.value in said else "conflict" if said else "absent"
+    if constraint.kind == "date":
+        said = dates(text)
+        return "met" if constraint.value in said else "conflict" if said else "absent"
+    if constraint.kind == "number":
+        said = quantities(text)
+        if _folded(constraint.surface) in _folded(text):
+            return "met"
+        same_unit = [q for q in said if constraint.unit and q.unit == constraint.unit]
+        if any(q.value == constraint.value and (q.unit == constraint.unit or not q.unit or not constraint.unit) for q in said):
+            return "met"
+        return "conflict" if same_unit else "absent"
+    folded = _folded(text)
+    if _folded(constraint.surface) in folded:
+        return "met"
+    parts = [p for p in re.split(r"[\s\-·•]+", constraint.surface.casefold()) if p and p not in _QUESTION_OPENERS]
+    if len(parts) > 1 and all(_folded(p) in folded for p in parts):
+        return "met"  # "Red Hat Developer Hub 1.8": every word of the name, not necessarily side by side
+    return "absent"
+
+
+@dataclass(frozen=True)
+class ConstraintCheck:
+    """The question's constraints against the cited units: each met, conflicting or absent."""
+
+    met: tuple[Constraint, ...]
+    conflict: tuple[Constraint, ...]
+    absent: tuple[Constraint, ...]
+    spoken: dict[str, tuple[str, ...]]
+    """Per conflicting constraint's surface: what the evidence says of that kind instead ("2020", "2023")."""
+
+    @property
+    def missed(self) -> tuple[Constraint, ...]:
+        return self.conflict + self.absent
+
+    def reason(self) -> str | None:
+        """The first constraint missed, in the user's words: "the question asks about 2021; the evidence
+        speaks of 2020 and 2023", "the question names 北京; the cited evidence does not" (None: all met)."""
+        for c in self.conflict:
+            said = self.spoken.get(c.surface) or ()
+            if said:
+                shown = ", ".join(said[:-1]) + " and " + said[-1] if len(said) > 1 else said[0]
+                return f"the question asks about {c.surface}; the evidence speaks of {shown}"
+            return f"the question asks about {c.surface}; the evidence gives another value"
+        for c in self.absent:
+            return f"the question names {c.surface}; the cited evidence does not"
+        return None
+
+
+def check(question: Question, units: list[str]) -> ConstraintCheck:
+    """Each constraint of `question` against the cited `units` (texts with their titles and heading paths):
+    met when one unit meets it, a conflict when none does and one speaks of another value."""
+    met: list[Constraint] = []
+    conflict: list[Constraint] = []
+    absent: list[Constraint] = []
+    spoken: dict[str, tuple[str, ...]] = {}
+    for c in question.constraints:
+        statuses = [meets(c, u) for u in units]
+        if "met" in statuses:
+            met.append(c)
+        elif "conflict" in statuses:
+            conflict.append(c)
+            said = [m for u in units for m in _mentions(u, c)]
+            spoken[c.surface] = tuple(dict.fromkeys(said))
+        else:
+            absent.append(c)
+    return ConstraintCheck(tuple(met), tuple(conflict), tuple(absent), spoken)
+
+
+_VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b|版本\s*\d+")
+
+
+def holds_asked(question: Question, text: str) -> bool | None:
+    """Whether `text` holds an answer of the asked kind the question does not itself name (None: the
+    question asks for no particular kind). Money needs a currency beside the number, a version a dotted
+    number, a person or a named thing a name the taggers find."""
+    from petrichor_serving.answer.answer_types import ANSWER_TYPES, find_spans, holds_answer
+
+    if question.asked is None:
+        return None
+    named = {c.value for c in question.constraints}
+    if question.asked == "money":
+        return any(q.unit in CURRENCY_UNITS and q.value not in named for q in quantities(text))
+    if question.asked == "version":
+        asked = {c.surface for c in question.constraints}
+        return any(m.group(0) not in asked for m in _VERSION.finditer(text))
+    kind = next((t for t in ANSWER_TYPES if t.name == question.asked), None)
+    if kind is not None:
+        return holds_answer(kind, text, question.text)
+    asked_names = {_folded(c.surface) for c in question.constraints}
+    return any(_folded(s.text) not in asked_names for s in find_spans(question.asked, text))
