@@ -37,12 +37,13 @@ def _dagster_home(settings: Settings) -> None:
         home.mkdir(parents=True, exist_ok=True)
         os.environ["DAGSTER_HOME"] = str(home)
         return
+    from petrichor_pipeline.instance import write_instance_yaml
+
     home = Path("dagster_home")
     if not ((home / "dagster.yaml").exists() and settings.data_dir.resolve() == Path("data").resolve()):
         home = settings.data_dir / "dagster_home"
         home.mkdir(parents=True, exist_ok=True)
-        if not (home / "dagster.yaml").exists():
-            (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+        write_instance_yaml(home)
     os.environ["DAGSTER_HOME"] = str(home.resolve())
 
 
