@@ -23,23 +23,33 @@ set asked of another set's corpus; `petrichor.evaluation.answerability_sweep` re
   missing paraphrase of a common word little. It decides when the margin is waived (`MARGIN_WAIVED_AT`).
 - `type_held`: whether a cited quote holds an answer of the kind the question asks for (a number, a date, a
   place), where its wording says.
-- `retrieval`: the search score of the best cited chunk, recorded for the sweep.
+- `retrieval`: the search score of the best cited chunk.
+- constraints (`question.check`): how many of what the question pins down (years, dates, numbers with units,
+  names, quoted terms) the cited units meet, contradict (another year, another count of the same thing) or
+  leave unsaid; `type_held` asks the same of the asked answer kind, money and versions included
+  (`question.holds_asked`).
 
-A verdict names the signal that fell short, its value and its threshold, for the trace.
+The product's verdict combines the signals with a logistic model fitted on all development sets together
+(`petrichor.evaluation.answerability_fit`, shipped as `answerability_model.json`): a near miss that shares the
+subject and the genre but not the year or the figure asked scores low on the constraint and kind signals,
+which no single threshold on closeness can see. Without the shipped model the per-signal thresholds decide
+(`judge`). A verdict names the signal or constraint that fell short, in the user's words, for the trace.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from petrichor_serving.answer.answer_types import asked_type, holds_answer
 from petrichor_pipeline.text.lang import has_cjk
-from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
-from petrichor_serving.agent.words import content_words
+from petrichor_serving.agent.question import Question, check, holds_asked, parse
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS
 from petrichor_serving.recall.tables import rows_for
 
@@ -111,6 +121,17 @@ class Signals:
     """The question's script (`script_of`): the margin's scale is the embedder's for that script."""
     weighted_coverage: float | None = None
     """`coverage` with each word weighted by its idf in the chunk index (None: not measured)."""
+    constraints: int = 0
+    """How many constraints the question pins down (`question.Question.constraints`)."""
+    met: int = 0
+    conflict: int = 0
+    """Constraints no cited unit meets and one contradicts (another year, date or count of the same unit)."""
+    absent: int = 0
+    """Constraints no cited unit mentions at all."""
+    constraint_reason: str | None = None
+    """The first constraint missed, in the user's words (`question.ConstraintCheck.reason`)."""
+    missing_words: tuple[str, ...] = ()
+    """`missing` as the user wrote them ("series", not "seri")."""
 
     @property
     def held_share(self) -> float | None:
@@ -138,6 +159,9 @@ class Verdict:
     threshold: float | None
     signals: Signals
 
+    weakest: str | None = None
+    """For the combined model's verdict: the signal that pulled the score down most."""
+
     def reason(self) -> str:
         if self.answerable:
             return "the cited evidence answers the question"
@@ -147,15 +171,48 @@ class Verdict:
             return f"{self.signal}: no threshold calibrated for this embedder"
         shown = f"{self.value:.3f}" if isinstance(self.value, float) else str(self.value)
         text = f"{self.signal} {shown} below {self.threshold}"
-        if self.signal == "coverage" and self.signals.missing:
-            text += f" (missing: {', '.join(self.signals.missing)})"
+        if self.signal == "constraints":
+            return f"{self.signals.constraint_reason} ({self.signals.met} of {self.signals.constraints} constraints met)"
+        if self.signal == "combined":
+            told = self.told()
+            return f"{told} (combined score {shown} below {self.threshold})" if told else text
+        if self.signal == "coverage" and self.signals.missing_words:
+            text += f" (missing: {', '.join(self.signals.missing_words)})"
         return text
+
+    def told(self) -> str | None:
+        """What fell short, in the user's words: a missed constraint first, then the asked kind, then the
+        words nothing cited holds, then the weakest measured signal."""
+        s = self.signals
+        if s.constraint_reason and (s.conflict or s.absent):
+            return s.constraint_reason
+        if s.type_held is False and s.asked:
+            return f"the question asks for {KIND_WORDS.get(s.asked, s.asked)}; the cited evidence holds none"
+        if s.missing_words and self.weakest in ("coverage", "weighted_coverage", None):
+            return f"the cited evidence does not mention {', '.join(s.missing_words)}"
+        if self.weakest:
+            value = getattr(s, self.weakest, None)
+            return f"{self.weakest} is low ({value})" if value is not None else f"{self.weakest} is low"
+        return None
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["signals"]["missing"] = list(self.signals.missing)
+        out["signals"]["missing_words"] = list(self.signals.missing_words)
         out["reason"] = self.reason()
         return out
+
+
+KIND_WORDS = {
+    "time": "a date or time",
+    "number": "a number",
+    "place": "a place",
+    "alias": "another name",
+    "person": "a person",
+    "entity": "a name",
+    "money": "an amount of money",
+    "version": "a version",
+}
 
 
 def _model_id(fingerprint: str | None) -> str:
@@ -205,10 +262,150 @@ def clears_by(signals: Signals, by: float, thresholds: Thresholds = DEFAULT_THRE
     return verdict
 
 
-def no_citations(question: str) -> Verdict:
-    kind = asked_type(question)
-    signals = Signals(None, None, None, (), kind.name if kind else None, None, None)
+def no_citations(question: Question | str) -> Verdict:
+    record = parse(question) if isinstance(question, str) else question
+    signals = Signals(None, None, None, (), record.asked, None, None, constraints=len(record.constraints))
     return Verdict(False, "citations", 0.0, 1.0, signals)
+
+
+# ------------------------------------------------------------------------------------ the combined model
+
+MODEL_PATH = Path(__file__).with_name("answerability_model.json")
+"""The fitted combiner (`petrichor.evaluation.answerability_fit`); absent, the per-signal thresholds decide."""
+
+LEXICAL = ("coverage", "weighted_coverage", "retrieval", "cjk", "asked", "type_missing", "constraints", "met", "conflict", "absent")
+SEMANTIC = ("semantic", "margin")
+FEATURES = SEMANTIC + LEXICAL
+"""The combiner's inputs (`features`). The lexical ones apply to any knowledge base; the two cosines only for
+the embedders the model was fitted with, so the model ships a variant without them (`variant`)."""
+
+
+def features(signals: Signals | Mapping[str, Any]) -> dict[str, float | None]:
+    """The combiner's inputs from a verdict's signals (a `Signals` or its JSON): None where not measured."""
+    s = asdict(signals) if isinstance(signals, Signals) else dict(signals)
+    asked = s.get("asked") is not None
+
+    def num(key: str) -> float | None:
+        value = s.get(key)
+        return None if value is None else float(value)
+
+    return {
+        "semantic": num("semantic"),
+        "margin": num("margin"),
+        "coverage": num("coverage"),
+        "weighted_coverage": num("weighted_coverage") if s.get("weighted_coverage") is not None else num("coverage"),
+        "retrieval": num("retrieval"),
+        "cjk": 1.0 if s.get("script") == "cjk" else 0.0,
+        "asked": 1.0 if asked else 0.0,
+        "type_missing": 1.0 if asked and s.get("type_held") is False else 0.0,
+        "constraints": float(s.get("constraints") or 0),
+        "met": float(s.get("met") or 0),
+        "conflict": float(s.get("conflict") or 0),
+        "absent": float(s.get("absent") or 0),
+    }
+
+
+@dataclass(frozen=True)
+class Combiner:
+    """A logistic model over named features, standardised with the training means and scales; a feature
+    not measured takes the training mean (it neither raises nor lowers the score)."""
+
+    names: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Combiner:
+        names = tuple(raw["features"])
+        parts = [tuple(float(v) for v in raw[k]) for k in ("mean", "scale", "weights")]
+        if any(len(p) != len(names) for p in parts) or any(n not in FEATURES for n in names):
+            raise ValueError(f"answerability model: features and coefficients disagree ({names})")
+        return cls(names, *parts, float(raw["bias"]), float(raw["threshold"]))
+
+    def contributions(self, values: Mapping[str, float | None]) -> dict[str, float]:
+        out = {}
+        for name, mean, scale, weight in zip(self.names, self.mean, self.scale, self.weights):
+            value = values.get(name)
+            out[name] = 0.0 if value is None else weight * (value - mean) / (scale or 1.0)
+        return out
+
+    def score(self, values: Mapping[str, float | None]) -> float:
+        z = self.bias + sum(self.contributions(values).values())
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+@dataclass(frozen=True)
+class Model:
+    full: Combiner
+    lexical: Combiner
+    embedders: frozenset[str]
+    """The embedding models the cosines were fitted with: for any other the lexical variant decides."""
+
+    def variant(self, signals: Signals) -> Combiner:
+        usable = signals.semantic is not None and _model_id(signals.embedder) in self.embedders
+        return self.full if usable else self.lexical
+
+
+def load_model(path: Path = MODEL_PATH) -> Model | None:
+    """The shipped combiner, or None when no model file is shipped; a malformed one is an error."""
+    if not path.is_file():
+        return None
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        return Model(Combiner.from_json(raw["full"]), Combiner.from_json(raw["lexical"]), frozenset(raw["embedders"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"answerability model {path}: {exc}") from exc
+
+
+@lru_cache(maxsize=1)
+def shipped_model() -> Model | None:
+    return load_model()
+
+
+def combined(signals: Signals, model: Model) -> Verdict:
+    """The combiner's verdict; when it withholds, the weakest signal (largest pull below the mean) is named."""
+    comb = model.variant(signals)
+    values = features(signals)
+    p = round(comb.score(values), 4)
+    if p >= comb.threshold:
+        return Verdict(True, None, None, None, signals)
+    pulls = comb.contributions(values)
+    weakest = min(pulls, key=pulls.get) if pulls and min(pulls.values()) < 0 else None
+    return Verdict(False, "combined", p, comb.threshold, signals, weakest)
+
+
+def constrained(verdict: Verdict) -> Verdict:
+    """`verdict`, withheld when the cited units miss a constraint of the question (another year, another
+    figure, a name they never mention): for an answer a chat model wrote, whose words the gate cannot weigh,
+    what the question pins down must be in what it cites."""
+    s = verdict.signals
+    if not verdict.answerable or not (s.conflict or s.absent):
+        return verdict
+    return Verdict(False, "constraints", float(s.met), float(s.constraints), s, "constraints")
+
+
+def decide(signals: Signals, thresholds: Thresholds | None = None) -> Verdict:
+    """The product's verdict: the per-signal thresholds (`judge`), then the shipped combiner on what they
+    pass. The thresholds stay the floor — what they refuse (a question about what the knowledge base never
+    mentions) stays refused — and the combiner refuses the near misses they let through. Thresholds given
+    explicitly use `judge` alone."""
+    verdict = judge(signals, thresholds or DEFAULT_THRESHOLDS)
+    model = shipped_model() if thresholds is None else None
+    if model is None or not verdict.answerable:
+        return verdict
+    return combined(signals, model)
+
+
+def signals_of(raw: Mapping[str, Any]) -> Signals:
+    """`Signals` from a verdict's JSON (`Verdict.to_json`), for refitting and sweeping."""
+    known = {f for f in Signals.__dataclass_fields__}
+    values = {k: v for k, v in raw.items() if k in known}
+    for key in ("missing", "missing_words"):
+        values[key] = tuple(values.get(key) or ())
+    return Signals(**{"semantic": None, "embedder": None, "coverage": None, "missing": (), "asked": None, "type_held": None, "retrieval": None, **values})
 
 
 # -------------------------------------------------------------------------------------------- signals
@@ -279,15 +476,9 @@ def semantic_agreement(snap: Any, embedder: Any, query: str, chunk_ids: Sequence
     return round(best, 4), (round(best - background, 4) if background is not None else None)
 
 
-def question_words(question: str) -> list[str]:
-    """The question's content words the coverage signals count (the offline model's function words left out)."""
-    return [w for w in content_words(question) if w not in ENGLISH and w not in CHINESE]
-
-
-def word_coverage(question: str, passages: Sequence[str], words: Sequence[str] | None = None) -> tuple[float | None, tuple[str, ...]]:
-    """The share of the question's content words (`words` when already known) found in the passages, and the
-    words not found."""
-    words = question_words(question) if words is None else words
+def word_coverage(question: Question | str, passages: Sequence[str]) -> tuple[float | None, tuple[str, ...]]:
+    """The share of the question's content words found in the passages, and the words (keys) not found."""
+    words = (parse(question) if isinstance(question, str) else question).keys
     if not words:
         return None, ()
     text = "\n".join(passages).lower()
@@ -316,7 +507,8 @@ def weighted_coverage(index: Any, words: Sequence[str], missing: Sequence[str]) 
     return round(1 - sum(v for w, v in weights.items() if w in lost) / total, 4)
 
 
-def _passage_text(item: Mapping[str, Any]) -> str:
+def unit_text(item: Mapping[str, Any]) -> str:
+    """A cited unit as the constraints are checked against it: its article title, heading path and text."""
     heading = " ".join(item.get("heading_path") or ())
     return f"{item.get('article_title') or item.get('title') or ''}\n{heading}\n{item.get('content') or ''}"
 
@@ -324,46 +516,56 @@ def _passage_text(item: Mapping[str, Any]) -> str:
 def measure(
     snap: Any,
     embedder: Any,
-    question: str,
+    question: Question | str,
     items: Sequence[Mapping[str, Any]],
     quotes: Sequence[str],
     scores: Mapping[str, float] | None = None,
 ) -> Signals:
     """The signals of the cited evidence `items` (Read results) and the `quotes` taken from them."""
+    record = parse(question) if isinstance(question, str) else question
     chunk_ids = [str(i["chunk_id"]) for i in items if i.get("chunk_id")]
-    semantic, margin = semantic_agreement(snap, embedder, question, chunk_ids)
-    words = question_words(question)
-    coverage, missing = word_coverage(question, [_passage_text(i) for i in items], words)
-    weighted = weighted_coverage(getattr(snap, "recall", None), words, missing) if coverage is not None else None
-    kind = asked_type(question)
-    held = any(holds_answer(kind, q, question) for q in quotes) if kind is not None else None
+    semantic, margin = semantic_agreement(snap, embedder, record.text, chunk_ids)
+    units = [unit_text(i) for i in items]
+    coverage, missing = word_coverage(record, units)
+    weighted = weighted_coverage(getattr(snap, "recall", None), record.keys, missing) if coverage is not None else None
+    held = None
+    if record.asked is not None:
+        held = any(holds_asked(record, q) for q in quotes)
+    checked = check(record, units)
     found = [scores[c] for c in chunk_ids if scores and c in scores]
+    surface = {w.key: w.surface for w in record.words}
     return Signals(
         semantic,
         embedder.fingerprint if semantic is not None else None,
         coverage,
         missing,
-        kind.name if kind else None,
+        record.asked,
         held,
         round(max(found), 4) if found else None,
         margin,
-        script_of(question),
+        record.script,
         weighted,
+        len(record.constraints),
+        len(checked.met),
+        len(checked.conflict),
+        len(checked.absent),
+        checked.reason(),
+        tuple(surface.get(m, m) for m in missing),
     )
 
 
 def assess(
     snap: Any,
     embedder: Any,
-    question: str,
+    question: Question | str,
     evidence: Mapping[str, Mapping[str, Any]],
     cited: Sequence[Mapping[str, Any]],
     scores: Mapping[str, float] | None = None,
-    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    thresholds: Thresholds | None = None,
 ) -> Verdict:
-    """The verdict on an answer's citations (`{evidence_id, quote}`) against the run's evidence."""
+    """The verdict on an answer's citations (`{evidence_id, quote}`) against the run's evidence (`decide`)."""
     ids = list(dict.fromkeys(str(c.get("evidence_id")) for c in cited if c.get("evidence_id") in evidence))
     if not ids:
         return no_citations(question)
     quotes = [str(c.get("quote") or "") for c in cited]
-    return judge(measure(snap, embedder, question, [evidence[i] for i in ids], quotes, scores), thresholds)
+    return decide(measure(snap, embedder, question, [evidence[i] for i in ids], quotes, scores), thresholds)

@@ -35,6 +35,7 @@ from typing import Any, Sequence
 from petrichor_pipeline.models.protocols import CallContext, ModelError
 from petrichor_serving import toolspec
 from petrichor_serving.agent import answerability, citations, offline, tools
+from petrichor_serving.agent.question import Question
 from petrichor_serving.agent.budget import MAX_NO_PROGRESS, BudgetExceeded
 from petrichor_serving.agent.runtime import Run
 from petrichor_serving.agent.trace import StopReason
@@ -112,6 +113,7 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
     """The model's answer to `question`; `query` (a follow-up's question with its subject) seeds the search
     and the offline fallback, the model itself sees the question as asked beside the history."""
     query = query or question
+    record = offline.record(run, query)  # the question's record, read once: the gate and the not-found text share it
     seed: list[str] = []
     try:
         seed = run.read_many(offline._chunk_targets(run.search(query), run.budget.max_reads, run.prefer))
@@ -182,15 +184,15 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
         if final and checked.citations:
             ok = {(c["evidence_id"], c["quote"]) for c in checked.citations}
             keep = [c for c in cited if isinstance(c, dict) and any(c.get("quote", "").strip() == q for _, q in ok)]
-            verdict = answerability.assess(run.snap, run.embedder, query, run.evidence.items, keep)
+            verdict = answerability.constrained(answerability.assess(run.snap, run.embedder, record, run.evidence.items, keep))
             run.trace.answerability = verdict.to_json()
             if verdict.answerable:
                 return offline.Draft(final["answer"], keep)
             run.trace.answerability["withheld"] = offline.withheld(run, offline.Draft(final["answer"], keep))
             run.trace.notes.append(f"answerability: the model's answer is not given, {verdict.reason()}")
-            return offline.nothing_found(run, query)
+            return offline.nothing_found(run, record, verdict)
         if final and not final.get("citations"):
-            return found_nothing(run, query)
+            return found_nothing(run, record)
         if not retried:
             retried = True
             ids = ", ".join(run.evidence.items) or "none"
@@ -212,17 +214,18 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
     return draft
 
 
-def found_nothing(run: Run, query: str) -> offline.Draft:
+def found_nothing(run: Run, query: Question) -> offline.Draft:
     """The model read the evidence and found no answer. Its verdict stands unless the offline answer's
     evidence clears the answerability gate by `answerability.OVERRULE_MARGIN`: on a near miss (the subject
     is there, the asked year or figure is not) the offline quote clears the gate narrowly and is the wrong
-    fact. The trace records the decision with the scores it was made on (`answerability.model_not_found`)."""
-    draft = offline._quote(run, query, list(run.evidence.items))
+    fact; so is one whose cited units miss what the question pins down (`answerability.constrained`). The trace
+    records the decision with the scores it was made on (`answerability.model_not_found`)."""
+    draft = offline._quote(run, query.text, list(run.evidence.items))
     if draft is None or not draft.cited:
         run.trace.notes.append("the model found no answer in the evidence and nothing offline was quoted: the model's not-found kept")
         return offline.nothing_found(run, query)
     verdict = answerability.assess(run.snap, run.embedder, query, run.evidence.items, draft.cited)
-    clear = answerability.clears_by(verdict.signals, answerability.OVERRULE_MARGIN)
+    clear = answerability.constrained(answerability.clears_by(verdict.signals, answerability.OVERRULE_MARGIN))
     overruled = verdict.answerable and clear.answerable
     run.trace.answerability = verdict.to_json()
     run.trace.answerability["model_not_found"] = {
@@ -242,7 +245,7 @@ def found_nothing(run: Run, query: str) -> offline.Draft:
     run.trace.notes.append(
         f"the model found no answer in the evidence; the offline answer's evidence does not clear the gate by {answerability.OVERRULE_MARGIN} ({scores}; {shortfall}): the model's not-found kept"
     )
-    return offline.nothing_found(run, query)
+    return offline.nothing_found(run, query, verdict)
 
 
 REPEATED = "repeated call: its result is already above; read something else or answer"

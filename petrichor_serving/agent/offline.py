@@ -24,6 +24,7 @@ from petrichor_pipeline.models.protocols import CallContext, ModelError
 from petrichor_pipeline.text.lang import NOT_FOUND
 from petrichor_serving.agent import answerability, structure
 from petrichor_serving.agent.budget import BudgetExceeded
+from petrichor_serving.agent.question import Question, check, parse
 from petrichor_serving.agent.router import QuestionClass
 from petrichor_serving.agent.runtime import Run
 from petrichor_serving.agent.trace import StopReason
@@ -64,16 +65,30 @@ def _in_language(run: Run, cands: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(cands, key=lambda c: languages.get(c.get("article_id") or "") != run.route.language)
 
 
-def _missing(run: Run, question: str) -> str:
-    """The question's content words that nothing read contains: what the knowledge base lacks."""
+def record(run: Run, question: str) -> Question:
+    """The question's record: the route's when the plan works on the question as asked, else the record of
+    the text it works on (a sub-question, a follow-up's query)."""
+    routed = run.route.question
+    return routed if routed is not None and routed.text == question.strip() else parse(question)
+
+
+def _missing(run: Run, question: Question, verdict: answerability.Verdict | None = None) -> list[str]:
+    """What the question pins down or names that nothing cited or read holds, in the user's words: the
+    constraints the gate found missed first, then the content words nothing read contains."""
     read = " ".join(v.get("content") or "" for v in run.evidence.items.values()).lower()
-    words = [w for w in content_words(question) if w not in structure.STRUCTURE_WORDS]
-    return ("、" if run.route.language == "zh" else ", ").join(w for w in words if w not in read)
+    out: list[str] = []
+    if verdict is not None and verdict.signals.constraint_reason:
+        units = [answerability.unit_text(v) for v in run.evidence.items.values()]
+        out += [c.surface for c in check(question, units).missed] if units else []
+    out += [w.surface for w in question.words if w.key not in structure.STRUCTURE_WORDS and w.key not in read]
+    return [w for w in dict.fromkeys(out) if not any(w != o and w.lower() in o.lower() for o in out)]
 
 
-def nothing_found(run: Run, question: str) -> Draft:
+def nothing_found(run: Run, question: str | Question, verdict: answerability.Verdict | None = None) -> Draft:
+    """The not-found text, naming what was searched for and not found in the user's own words."""
     lang = run.route.language
-    missing = _missing(run, question)
+    q = record(run, question) if isinstance(question, str) else question
+    missing = ("、" if lang == "zh" else ", ").join(_missing(run, q, verdict))
     text = NOT_FOUND[lang]
     if missing:
         text += f"没有读到与“{missing}”相关的内容。" if lang == "zh" else f" Nothing read mentions: {missing}."
@@ -109,18 +124,19 @@ def _quote(run: Run, question: str, ids: list[str], *, max_units: int = 2) -> Dr
 def gated(run: Run, question: str, draft: Draft | None, cands: list[dict[str, Any]] | None = None) -> Draft:
     """`draft` when its cited evidence answers `question` (`answerability`), else the not-found answer;
     the verdict goes into the trace either way."""
+    q = record(run, question)
     if draft is None:
-        return nothing_found(run, question)
+        return nothing_found(run, q)
     if not draft.cited:
         return draft
     scores = {c["chunk_id"]: float(c.get("score") or 0.0) for c in cands or () if c.get("chunk_id")}
-    verdict = answerability.assess(run.snap, run.embedder, question, run.evidence.items, draft.cited, scores)
+    verdict = answerability.assess(run.snap, run.embedder, q, run.evidence.items, draft.cited, scores)
     run.trace.answerability = verdict.to_json()
     if verdict.answerable:
         return draft
     run.trace.answerability["withheld"] = withheld(run, draft)
     run.trace.notes.append(f"answerability: not answered, {verdict.reason()}")
-    return nothing_found(run, question)
+    return nothing_found(run, q, verdict)
 
 
 def withheld(run: Run, draft: Draft) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from petrichor_serving.agent import answerability
+from petrichor_serving.agent.question import parse
 from petrichor_serving.agent.answerability import Signals, Thresholds, assess, judge, word_coverage
 from petrichor_serving.recall.dense import DenseVectors
 
@@ -171,14 +172,14 @@ def test_weighted_coverage_weighs_a_missing_subject_over_a_missing_common_word()
     """A subject no passage names is most of what a question asks; a missing word every passage has is little."""
     index = _lexical([f"Snapshots are kept for {n} days after a build." for n in range(8)] + ["Mercury boils."])
     question = "How long are snapshots kept after a build?"
-    words = answerability.question_words(question)
+    words = parse(question).keys
     assert {"snapshot", "build"} <= set(words)
     common = answerability.weighted_coverage(index, words, ["build"])
     assert common is not None and common > 1 - 1 / len(words)  # the word every passage holds weighs under its count
     assert answerability.word_weight(index, "zeppelin") > answerability.word_weight(index, "mercury") > answerability.word_weight(index, "build")
     asked = "How long are zeppelins kept?"
     _, missing = word_coverage(asked, ["Snapshots are kept."])
-    rare = answerability.weighted_coverage(_lexical(["Snapshots are kept."] * 8), answerability.question_words(asked), missing)
+    rare = answerability.weighted_coverage(_lexical(["Snapshots are kept."] * 8), parse(asked).keys, missing)
     assert rare is not None and rare < 0.5
     assert answerability.weighted_coverage(index, words, []) == 1.0
     assert answerability.weighted_coverage(SimpleNamespace(), words, []) is None  # no index: not measured

