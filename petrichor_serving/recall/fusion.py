@@ -14,16 +14,19 @@ from collections.abc import Mapping, Sequence
 
 from petrichor_serving.recall.config import DEFAULT_CONFIG
 from petrichor_serving.recall.hits import Hit
+from petrichor_serving.recall.routes import display_priorities
+from petrichor_serving.recall.routes.base import MATCHED_WINDOW
 
 RRF_K = 60
 """The reference's (and the RRF paper's) constant: it damps the lead of a list's first ranks."""
 
 
-def _display_rank(hit: Hit) -> int:
-    """Whose title and snippet a merged chunk shows: a matched window's, else the chunk's own, else a question's."""
+def _display_rank(hit: Hit, priorities: Mapping[str, int]) -> int:
+    """Whose title and snippet a merged chunk shows: a matched window's, else the hit of the route with the
+    highest declared `display_priority` (the chunk's own text over an alias such as a generated question)."""
     if hit.window is not None:
-        return 2
-    return 1 if any(r.startswith("chunk_") for r in hit.routes) else 0
+        return MATCHED_WINDOW
+    return max((priorities.get(r, 0) for r in hit.routes), default=0)
 
 
 def fuse(
@@ -37,6 +40,7 @@ def fuse(
     route's contributions (by the route that produced the list; 1 when absent); `group_weights`, when given,
     is each list's own weight instead."""
     merged: dict[str, Hit] = {}
+    priorities = display_priorities()
     for n, group in enumerate(groups):
         if group_weights is not None:
             weight = group_weights[n]
@@ -48,7 +52,7 @@ def fuse(
                 entry = hit.copy()
                 entry.routes, entry.score, entry.route_scores = [], 0.0, {}
                 merged[hit.key] = entry
-            elif hit.chunk_id and _display_rank(hit) > _display_rank(entry):
+            elif hit.chunk_id and _display_rank(hit, priorities) > _display_rank(entry, priorities):
                 routes, score, route_scores = entry.routes, entry.score, entry.route_scores
                 entry = hit.copy()
                 entry.routes, entry.score, entry.route_scores = routes, score, route_scores

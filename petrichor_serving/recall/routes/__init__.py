@@ -64,6 +64,11 @@ def default_weights() -> dict[str, float]:
     return {r.name: r.weight for r in ROUTES}
 
 
+def display_priorities() -> dict[str, int]:
+    """Each route's declared display priority (`Route.display_priority`): whose title and snippet a merged hit shows."""
+    return {r.name: r.display_priority for r in ROUTES}
+
+
 def vector_tables() -> dict[str, VectorTable]:
     """The vector tables some route searches, by manifest name: what `RecallIndex.build` is given to load."""
     return {r.vectors.name: r.vectors for r in ROUTES if r.vectors is not None}
@@ -71,5 +76,5 @@ def vector_tables() -> dict[str, VectorTable]:
 
 __all__ = [
     "CHUNK_BM25", "CHUNK_VECTOR", "QUESTION_BM25", "QUESTION_ROUTES", "QUESTION_VECTOR", "ROUTES", "WIKI", "Route", "RouteContext",
-    "RouteQuery", "Tier", "VectorTable", "WINDOW_BM25", "WINDOW_VECTOR", "default_off", "default_weights", "registered", "switchable", "vector_tables",
+    "RouteQuery", "Tier", "VectorTable", "WINDOW_BM25", "WINDOW_VECTOR", "default_off", "default_weights", "display_priorities", "registered", "switchable", "vector_tables",
 ]

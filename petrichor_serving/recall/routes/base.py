@@ -49,6 +49,13 @@ class RouteQuery:
     (`dense.DenseVectors.products`)."""
 
 
+CHUNK_TEXT = 1
+"""`Route.display_priority` of a route that finds chunks by their own text: its hit shows the chunk's title and
+snippet in place of an alias's (0, the default)."""
+MATCHED_WINDOW = 2
+"""The display priority of a hit that carries a matched window, whichever route found it: above every route's."""
+
+
 class Tier(Enum):
     PRIMARY = "primary"
     """Runs for every query; can be switched off by name (`RecallConfig.disabled_routes`)."""
@@ -74,6 +81,10 @@ class Route:
     """False: skipped when the search focuses on one article."""
     default_on: bool = True
     """False: runs only when `RecallConfig.enabled_routes` names it."""
+    display_priority: int = 0
+    """Whose title and snippet a chunk found by several routes shows: the hit of the route with the highest
+    priority (a route that finds the chunk itself outranks one that finds it through an alias, such as a
+    generated question). A hit that carries a matched window outranks every route (`fusion`)."""
 
     @property
     def switchable(self) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from petrichor_serving.recall.hits import Hit
-from petrichor_serving.recall.routes.base import Route, RouteContext, RouteQuery
+from petrichor_serving.recall.routes.base import CHUNK_TEXT, Route, RouteContext, RouteQuery
 
 NAME = "chunk_bm25"
 
@@ -13,4 +13,4 @@ def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
     return [ctx.index.chunk_hit(r.row, NAME, r.score) for r in ranked]
 
 
-ROUTE = Route(NAME, run, diagnostics_key="chunkBm25Keys")
+ROUTE = Route(NAME, run, diagnostics_key="chunkBm25Keys", display_priority=CHUNK_TEXT)

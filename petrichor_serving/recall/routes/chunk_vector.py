@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from petrichor_serving.recall.hits import Hit
-from petrichor_serving.recall.routes.base import Route, RouteContext, RouteQuery, VectorTable
+from petrichor_serving.recall.routes.base import CHUNK_TEXT, Route, RouteContext, RouteQuery, VectorTable
 from petrichor_serving.recall.routes.nearest import nearest
 
 NAME = "chunk_vector"
@@ -16,4 +16,4 @@ def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
     return [index.chunk_hit(row, NAME, similarity) for row, similarity in found]
 
 
-ROUTE = Route(NAME, run, diagnostics_key="chunkVectorKeys", vectors=TABLE)
+ROUTE = Route(NAME, run, diagnostics_key="chunkVectorKeys", vectors=TABLE, display_priority=CHUNK_TEXT)
