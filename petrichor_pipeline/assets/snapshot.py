@@ -4,8 +4,19 @@ when none of the blocking ones failed (Dagster skips a step downstream of a fail
 
 import time
 
-from dagster import AssetExecutionContext, AssetKey, DagsterEventType, DagsterInstance, Failure, MaterializeResult, MetadataValue, asset
+from dagster import (
+    AssetExecutionContext,
+    AssetKey,
+    AssetsDefinition,
+    DagsterEventType,
+    DagsterInstance,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
 
+from petrichor_pipeline.assets import chunks, embeddings, knowledge, sources
 from petrichor_pipeline.assets._metadata import run_context
 from petrichor_pipeline.assets.sources import WHOLE_CORPUS
 from petrichor_pipeline.build import bucket_prefetch
@@ -18,6 +29,15 @@ from petrichor_pipeline.contract.manifest import read_manifest
 from petrichor_pipeline.resources import PetrichorResource
 
 SNAPSHOT = AssetKey("snapshot")
+BUILD_MODULES = (sources, chunks, knowledge, embeddings)
+"""The modules of the assets a build materializes before it publishes: the snapshot assembles what they write."""
+
+
+def built_assets() -> list[AssetKey]:
+    """Every asset `BUILD_MODULES` define, in their order: the `snapshot` asset's deps, read from the modules
+    so that an asset added to one is upstream of the snapshot without a list to keep in step."""
+    keys = [key for module in BUILD_MODULES for value in vars(module).values() if isinstance(value, AssetsDefinition) for key in value.keys]
+    return list(dict.fromkeys(keys))
 
 
 def staged_in_run(instance: DagsterInstance, run_id: str) -> str | None:
@@ -49,7 +69,7 @@ def discard_unpublished(instance: DagsterInstance, run_id: str, snapshots_dir) -
 
 
 @asset(
-    deps=["chunks", "chunk_windows", "questions", "page_index", "wiki_pages", "chunk_vectors", "window_vectors", "question_vectors", WHOLE_CORPUS],
+    deps=[*built_assets(), WHOLE_CORPUS],
     group_name="publish",
     code_version="1",
     description="Assembles every bucket into an immutable, versioned snapshot folder (Parquet + LanceDB table "
