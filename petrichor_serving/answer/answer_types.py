@@ -190,8 +190,28 @@ def name_start(text: str, start: int, end: int) -> int:
     return start + len(re.match(r"(?:[a-z]\S*\s+)*", text[start:end]).group(0))
 
 
+_CURRENCY = re.compile(r"^[$€£¥]|(?:元|美元|欧元|英镑|日元|港元|人民币|\s?(?:dollars?|usd|eur|euros?|rmb|yuan|cents?))$", re.I)
+_CURRENCY_AFTER = re.compile(r"\s?(?:元|美元|欧元|英镑|日元|港元|人民币|dollars?\b|usd\b|eur\b|euros?\b|rmb\b|yuan\b)", re.I)
+VERSION_SPAN = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")
+
+
 def find_spans(kind: str, text: str) -> list[Span]:
-    """Spans of `text` that can answer a question of `kind`, in order, possibly overlapping."""
+    """Spans of `text` that can answer a question of `kind`, in order, possibly overlapping. An amount of
+    money is a number with its currency (a sign before it or a currency word after it, which the span takes
+    in); a version is a dotted number."""
+    if kind == "money":
+        spans = []
+        for m in NUMBER_SPAN.finditer(text):
+            start, end = m.start(), m.end()
+            if start and text[start - 1] in "$€£¥":
+                start -= 1
+            after = _CURRENCY_AFTER.match(text, end)
+            end = after.end() if after else end
+            if _CURRENCY.search(text[start:end].strip()):
+                spans.append(Span(start, end, text[start:end].strip()))
+        return spans
+    if kind == "version":
+        return [Span(m.start(), m.end(), m.group(0)) for m in VERSION_SPAN.finditer(text)]
     if kind == "number":
         found = [m for m in NUMBER_SPAN.finditer(text) if m.group(0).strip()]
     elif kind == "time":
@@ -330,6 +350,26 @@ def is_yes_no(question: str) -> bool:
     return bool(_MAIN_CLAUSE_EN.search(question)) and not _WH_CLAUSE_EN.search(question)
 
 
+# ------------------------------------------------------------------------------------------- how-to
+
+_HOW_TO = re.compile(
+    r"\bhow\s+(?:do|does|can|could|should|would|to|shall|may|might)\b(?!\s+(?:\w+\s+){0,3}(?:differ|compare|relate|work|look|feel|mean)\b)"
+    r"|\b(?:steps?|procedure|instructions?)\s+(?:to|for)\b"
+    r"|如何|怎么|怎样|步骤|方法是什么|怎么办",
+    re.I,
+)
+"""How-to wording: "how do I / how can we / how to …", "steps to …", 如何 / 怎么 / 怎样 / 步骤. "How does X
+work / differ / compare" asks for an explanation, not for steps; 怎么样 asks for an opinion (`is_how_to`)."""
+
+
+def is_how_to(question: str) -> bool:
+    """Whether the question asks how to do something: answered by the steps, commands or code of the
+    section that matches, whole. Count and measure questions ("how many", "多少") and 怎么样 are not."""
+    if asked_type(question) is not None or "怎么样" in question or "为什么" in question:
+        return False
+    return bool(_HOW_TO.search(question))
+
+
 # ---------------------------------------------------------------------------------------- definitions
 
 _DEFINE_EN = re.compile(
@@ -363,7 +403,22 @@ def defines(term: str, text: str, expansion: str | None = None) -> bool:
             return True
     if expansion and re.search(rf"{re.escape(expansion)}\s*[（(]\s*{re.escape(term)}\s*[)）]|{re.escape(term)}\s*[（(]\s*{re.escape(expansion)}", text, re.I):
         return True
+    if _subject_of(term, text) or (expansion and _subject_of(expansion, text)):
+        return True
     return bool(re.search(rf"[\w\s-]{{3,60}}[（(]\s*{re.escape(term)}\s*[)）]", text)) if term.isupper() else False
+
+
+_VERB_AFTER_SUBJECT = re.compile(r"\s+(?:also\s+|then\s+|only\s+)?[a-z]+(?:s|es|ed)\b")
+
+
+def _subject_of(term: str, text: str) -> bool:
+    """Whether an English sentence opens with `term` as its subject and a verb in the present or past
+    ("Reciprocal rank fusion merges…", "The outline holds…"): the sentence says what the term does, which is
+    how a glossary defines it. Chinese sentences open on the term with a copula (`defines` above)."""
+    if has_cjk(term):
+        return False
+    m = re.match(rf"\s*(?:(?:the|an?)\s+)?{re.escape(term)}(?:\s*\([^)]{{1,80}}\))?", text, re.I)
+    return bool(m) and bool(_VERB_AFTER_SUBJECT.match(text, m.end()))
 
 
 _WORD = re.compile(r"[A-Za-z][\w-]*")

@@ -22,6 +22,7 @@ from petrichor_serving.answer.answer_types import (
     asked_type,
     defined_term,
     defines,
+    is_how_to,
     expand_acronym,
     find_spans,
     holds_answer,
@@ -30,6 +31,8 @@ from petrichor_serving.answer.answer_types import (
     short_kind,
 )
 from petrichor_pipeline.models.protocols import EvidenceText
+from petrichor_serving.agent.question import Question, meets
+from petrichor_serving.agent.question import parse as parse_question
 from petrichor_pipeline.text.prose import Sentence, informative, split_sentences
 from petrichor_serving.answer.overlap import search_tokens
 from petrichor_pipeline.text.stopwords import CHINESE
@@ -65,6 +68,8 @@ class Unit:
     start: int = 0
     end: int = 0
     """Where `text` sits in its passage: `passage[start:end] == text`."""
+    block: bool = False
+    """A whole fenced block or list (quoted for how-to questions: the steps or commands, whole)."""
 
     @property
     def scored(self) -> str:
@@ -74,7 +79,7 @@ class Unit:
     def display(self) -> str:
         """How the answer shows the unit: a table row beside its labels, a block ending on its own line (a
         marker after a closing fence would break it), anything else as quoted."""
-        if self.lead:
+        if self.lead or self.block:
             return self.text + "\n"
         if not self.header:
             return self.text
@@ -94,21 +99,30 @@ class _Span:
     unit: Unit
 
 
-def answer_units(markdown: str) -> list[Unit]:
+def answer_units(markdown: str, whole_blocks: bool = False) -> list[Unit]:
     """Quotable units of a passage in order: table rows and short list items whole, prose sentence by
     sentence, code line by line; a sentence ending in a colon also as one unit with the list, table or
-    fenced block it introduces (`_with_blocks`). A line that addresses the assistant as instructions
-    (`addresses_the_assistant`) gives no unit: evidence is data, never the answer's voice."""
+    fenced block it introduces (`_with_blocks`); with `whole_blocks`, each fenced block and each list of
+    two or more items also as one unit (`_whole_blocks`). A line that addresses the assistant as
+    instructions (`addresses_the_assistant`) gives no unit: evidence is data, never the answer's voice."""
     lines = list(scan_lines(markdown))
     spans: list[_Span] = []
     path: list[tuple[int, str]] = []
     long_lines: list[tuple[int, int]] = []
     header = ""
-    for scanned in lines:
+    fenced = False
+    for i, scanned in enumerate(lines):
         line, start = scanned.text, scanned.start
         stripped = line.strip()
-        if scanned.kind is LineKind.FENCE or not stripped:
+        if scanned.kind is LineKind.FENCE:
+            fenced = not fenced
+            if fenced and whole_blocks:
+                spans.extend(_whole_block(markdown, lines, i, tuple(t for _, t in path)))
             continue
+        if not stripped:
+            continue
+        if whole_blocks and scanned.kind is LineKind.BODY and _LIST_ITEM.match(line) and not (i and _in_list(lines[i - 1])):
+            spans.extend(_whole_block(markdown, lines, i, tuple(t for _, t in path)))
         if scanned.kind is LineKind.CODE:
             lead = len(line) - len(line.lstrip())
             spans.append(_Span(start + lead, start + lead + len(stripped), Unit(stripped, tuple(t for _, t in path), code=True)))
@@ -166,7 +180,7 @@ def _with_blocks(markdown: str, lines: list[Line], spans: list[_Span]) -> list[U
 
 def _carried(markdown: str, lines: list[Line], line_at: dict[int, int], span: _Span) -> Unit:
     unit = span.unit
-    if unit.code or unit.header or not _INTRODUCES.search(unit.text):
+    if unit.code or unit.header or unit.block or not _INTRODUCES.search(unit.text):
         return unit
     nl = markdown.find("\n", span.end)
     if nl < 0 or markdown[span.end : nl].strip():
@@ -175,6 +189,24 @@ def _carried(markdown: str, lines: list[Line], line_at: dict[int, int], span: _S
     if end is None or end - span.start > MAX_BLOCK_QUOTE or addresses_the_assistant(markdown[nl + 1 : end]):
         return unit
     return Unit(markdown[span.start : end], unit.heading_path, lead=unit.text)
+
+
+def _in_list(line: Line) -> bool:
+    """A list item or an indented continuation of one."""
+    return line.kind is LineKind.BODY and bool(line.text.strip()) and (bool(_LIST_ITEM.match(line.text)) or line.text[:1] in " \t")
+
+
+def _whole_block(markdown: str, lines: list[Line], i: int, heading_path: tuple[str, ...]) -> list[_Span]:
+    """The fenced block or list starting at line `i` as one unit, when it is whole in the passage, spans two
+    lines or more, stays within `MAX_BLOCK_QUOTE` and holds no instruction to the assistant."""
+    end = _block_end(lines, i)
+    start = lines[i].start
+    if end is None or end - start > MAX_BLOCK_QUOTE:
+        return []
+    text = markdown[start:end]
+    if text.count("\n") < (3 if lines[i].kind is LineKind.FENCE else 1) or addresses_the_assistant(text):
+        return []
+    return [_Span(start, end, Unit(text, heading_path, block=True))]
 
 
 def _block_end(lines: list[Line], i: int | None) -> int | None:
@@ -264,6 +296,40 @@ copula or definition verb, or spelt out in a parenthesis) this many times: the u
 answers it, not one that only uses X."""
 
 
+HOW_TO_WEIGHT = 1.5
+"""A how-to question ("How do I create a key?", "如何修改端口？") scores the steps, commands and code blocks
+whole (a fenced block, a list, a sentence with the block it introduces) of a section whose headings hold a
+question word this many times, and counts those heading words as the block's own: the section "Creating a
+key" answers with its commands, not a checklist line that only uses the words."""
+REASON_WEIGHT = 1.3
+"""A why-question scores a unit that gives a reason (`_REASON`) this many times."""
+_REASON = re.compile(r"\b(?:because|since|so that|therefore|thus|hence|which is why|in order to|the reason)\b|因为|所以|因此|由于|为了|以便|从而|以免", re.I)
+_WHY = re.compile(r"\bwhy\b|为什么|为何|何以|原因", re.I)
+_MD_HEADING_LINE = re.compile(r"^(?:#{1,6}|//+|--)\s*\S")
+_EMPHASIS_LINE = re.compile(r"^(?:\*\*|__)[^*_]+(?:\*\*|__):?$")
+_BARE = re.compile(r"[\W_]+")
+
+
+def _bare(text: str) -> str:
+    return _BARE.sub("", text.casefold())
+
+
+def heading_only(unit: Unit, title: str) -> bool:
+    """Whether a unit is a heading's text and nothing more: a line inside a fence that is a Markdown heading
+    or a comment (`# Reciprocal rank fusion`, `# 1. Generate a key`), a line set in bold alone, or a line
+    that repeats its article's title or a heading of its section path. Such a line labels an answer; it is
+    never one (`score_units` answers with the best body unit of its section instead)."""
+    if unit.block or unit.lead or unit.header:
+        return False
+    text = unit.text.strip()
+    if unit.code:
+        return bool(_MD_HEADING_LINE.match(text))
+    if _EMPHASIS_LINE.match(text):
+        return True
+    bare = _bare(text)
+    return bool(bare) and any(bare == _bare(h) for h in (title, *unit.heading_path) if h)
+
+
 def _question_terms(question: str) -> list[str]:
     """Content tokens of the question, then the one-character nouns the tagger reads in it (卵 in
     鱼的卵有什么特征): `search_tokens` drops one-character words, yet a one-character noun is often the very
@@ -350,15 +416,20 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
     named = _Named(question)
     term = defined_term(question)
     expansion = _expansion(term, evidence) if term else None
+    how_to = is_how_to(question)
+    why = bool(_WHY.search(question))
     pool: list[tuple[int, Unit, str, set[str], float, str]] = []
     for n, item in enumerate(evidence, start=1):
         title = item.title.lower()
-        for unit in answer_units(item.content):
+        for unit in answer_units(item.content, whole_blocks=how_to):
             heading = named.heading_points((item.title, *unit.heading_path, unit.header), wanted)
             pool.append((n, unit, unit.scored.lower(), set(search_tokens(unit.scored)), heading, title))
     held = [{t for t in wanted if _matches(t, text, toks)} for _, _, text, toks, _, _ in pool]
+    if how_to:  # the steps of a section are about what its heading names: its words count as the block's own
+        held = [h | _section_terms(unit, wanted) if unit.block or unit.lead else h for h, (_, unit, *_rest) in zip(held, pool)]
     df = Counter(t for terms in held for t in terms)
     scored: list[Scored] = []
+    labels: list[Scored] = []
     for order, ((n, unit, text, _, heading, title), overlap) in enumerate(zip(pool, held)):
         if not overlap:
             continue
@@ -371,6 +442,10 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
             score *= TYPE_MISSING
         if term and defines(term, unit.scored, expansion):
             score *= DEFINITION_WEIGHT
+        if why and _REASON.search(unit.scored):
+            score *= REASON_WEIGHT
+        if how_to and (unit.block or unit.lead) and _section_terms(unit, wanted):
+            score *= HOW_TO_WEIGHT
         if _ASKS.search(unit.scored):
             score *= ASKING_WEIGHT
         if unit.code:
@@ -378,9 +453,73 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
         if len(unit.scored) < 8:
             score *= 0.5
         score /= 1.0 + EVIDENCE_RANK_DECAY * (n - 1)
-        scored.append(Scored(score, order, n, unit))
-    scored.sort(key=lambda s: (-s.score, s.order))
-    return scored
+        (labels if heading_only(unit, evidence[n - 1].title) else scored).append(Scored(score, order, n, unit))
+    return _body_for_labels(scored, labels, pool, evidence)
+
+
+def _section_terms(unit: Unit, wanted: Sequence[str]) -> set[str]:
+    """The question terms the headings of a unit's section hold."""
+    text = " ".join(unit.heading_path).lower()
+    toks = set(search_tokens(text))
+    return {t for t in wanted if _matches(t, text, toks)}
+
+
+def _body_for_labels(
+    scored: list[Scored], labels: list[Scored], pool: Sequence[tuple[int, Unit, str, set[str], float, str]], evidence: Sequence[EvidenceText]
+) -> list[Scored]:
+    """The scored units, best first, with each heading-only unit (`heading_only`) replaced by the body of its
+    section at the label's score, when that is higher than the body's own: a question the heading names is
+    answered by what the section says under it, which need not repeat the heading's words. A label inside a
+    fence (a Markdown heading or a comment in a listing) is followed by the lines under it up to the next
+    label, quoted as one slice; any other label by the best scored unit of its section (same passage, same
+    heading path), else the first one after it."""
+    by_order = {s.order: s for s in scored}
+    label_orders = {lb.order for lb in labels}
+    for label in sorted(labels, key=lambda s: -s.score):
+        if label.unit.code:
+            body = _under_code_label(label, pool, label_orders, evidence[label.evidence - 1].content)
+            if body is not None:  # the lines under the label, whole, at the better of the two scores
+                own = by_order[body.order].score if body.order in by_order else 0.0
+                by_order[body.order] = Scored(max(own, label.score), body.order, label.evidence, body.unit)
+            continue
+        section = [
+            order
+            for order, (n, unit, *_rest) in enumerate(pool)
+            if n == label.evidence and unit.heading_path == label.unit.heading_path and order not in label_orders and not unit.code
+        ]
+        if not section:
+            continue
+        after = [o for o in section if o > label.order] or section
+        best = max(section, key=lambda o: (by_order[o].score if o in by_order else 0.0, -abs(o - label.order) if o in after else -len(pool)))
+        if best in by_order and by_order[best].score >= label.score:
+            continue
+        by_order[best] = Scored(label.score, best, label.evidence, pool[best][1])
+    return sorted(by_order.values(), key=lambda s: (-s.score, s.order))
+
+
+@dataclass(frozen=True)
+class _Body:
+    order: int
+    unit: Unit
+
+
+def _under_code_label(label: Scored, pool: Sequence[tuple[int, Unit, str, set[str], float, str]], labels: set[int], passage: str) -> _Body | None:
+    """The code lines after a label inside a fence, up to the next label or the fence's end, as one unit
+    placed at the first of them (None when the label has nothing under it)."""
+    lines: list[tuple[int, Unit]] = []
+    for order in range(label.order + 1, len(pool)):
+        n, unit = pool[order][0], pool[order][1]
+        if n != label.evidence or unit.block:
+            continue
+        if not unit.code or order in labels or _MD_HEADING_LINE.match(unit.text.strip()):
+            break
+        if "```" in passage[lines[-1][1].end : unit.start] if lines else "```" in passage[label.unit.end : unit.start]:
+            break  # another fence
+        lines.append((order, unit))
+    if not lines:
+        return None
+    first, last = lines[0][1], lines[-1][1]
+    return _Body(lines[0][0], Unit(passage[first.start : last.end], first.heading_path, code=True, start=first.start, end=last.end))
 
 
 SPAN_FLOOR = 0.2
@@ -457,10 +596,18 @@ def _span_answer(
     best = scored[0].score
     focus = _focus(question) if kind == "number" else None
     q = question.lower()
+    parsed = parse_question(question)
+    measure = _measure_word(question) if kind == "number" else None
     options: list[tuple[bool, Scored, Span]] = []
     for s in scored[:SPAN_UNITS]:
         text = s.unit.scored
-        spans = [sp for sp in find_spans(kind, text) if _POSSESSIVE.sub("", sp.text).lower() not in q and not (kind == "number" and re.sub(r"\D", "", sp.text) and re.sub(r"\D", "", sp.text) in re.sub(r"\D", " ", question).split())]
+        if not _meets_constraints(parsed, s, evidence):
+            continue
+        spans = [sp for sp in find_spans(kind, text) if _POSSESSIVE.sub("", sp.text).lower() not in q and not (kind in ("number", "money") and re.sub(r"\D", "", sp.text) and re.sub(r"\D", "", sp.text) in re.sub(r"\D", " ", question).split())]
+        if measure:
+            spans = [sp for sp in spans if _measured(sp, text, measure)]
+        if LEAD_CLAUSE:
+            spans = [sp for sp in spans if _in_asked_clause(sp, text, wanted)]
         if not spans:
             continue
         attached = [sp for sp in spans if _attached(focus, text, sp.end)]
@@ -537,6 +684,64 @@ def _yes_no(question: str, scored: Sequence[Scored], wanted: Sequence[str], lang
     return ShortAnswer(UNDECIDED[lang], scored[0])
 
 
+LEAD_CLAUSE = True
+"""A short answer must sit in the clause holding the question's words (`_in_asked_clause`)."""
+LEAD_STRICT = False
+"""A short answer's unit must state every constraint of the question, not only contradict none."""
+_CLAUSE_CUT = re.compile(r"[,;:，；：。！？!?\n]")
+_FRONTED = 12
+"""A clause this short before the clause holding the question's words is its fronted adverbial ("2021年，…",
+"In 2019, …"): a span there belongs to the clause after it."""
+
+
+def _in_asked_clause(span: Span, text: str, wanted: Sequence[str]) -> bool:
+    """Whether the span sits in a clause of `text` that holds one of the question's words (or in a short
+    clause fronted to one): a span of another clause answers another statement."""
+    bounds = [0, *(m.end() for m in _CLAUSE_CUT.finditer(text)), len(text) + 1]
+    clauses = [(a, b) for a, b in zip(bounds, bounds[1:]) if a < b]
+
+    def holds(a: int, b: int) -> bool:
+        piece = text[a:b].lower()
+        toks = set(search_tokens(piece))
+        return any(_matches(t, piece, toks) for t in wanted)
+
+    for i, (a, b) in enumerate(clauses):
+        if a <= span.start < b:
+            if holds(a, b):
+                return True
+            return b - a <= _FRONTED and i + 1 < len(clauses) and holds(*clauses[i + 1])
+    return False
+
+
+def _meets_constraints(parsed: Question, s: Scored, evidence: Sequence[EvidenceText]) -> bool:
+    """Whether the unit, read with its article's title and section path, says what the question pins down
+    (a year, a date, a number, a quoted term or a name): none of them is spoken of with another value, and
+    (strict) none is missing."""
+    if not parsed.constraints:
+        return True
+    item = evidence[s.evidence - 1] if evidence else None
+    context = " ".join([item.title if item else "", *(item.heading_path if item else ()), *s.unit.heading_path, s.unit.scored])
+    statuses = [meets(c, context) for c in parsed.constraints]
+    if "conflict" in statuses:
+        return False
+    return not LEAD_STRICT or all(st == "met" for st in statuses)
+
+
+_MEASURE_ASKED = re.compile(r"(?:多少|几)([个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘])")
+
+
+def _measure_word(question: str) -> str | None:
+    """The measure word a Chinese count question asks with ("多少人" 人, "几项" 项), None otherwise."""
+    m = _MEASURE_ASKED.search(question)
+    return m.group(1) if m and m.group(1) != "个" else None
+
+
+def _measured(span: Span, text: str, measure: str) -> bool:
+    """A count span that carries a measure word carries the asked one ("七项" does not answer "多少人")."""
+    said = re.search(r"[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克元吨亩度分秒年月日周]$", span.text)
+    return not said or said.group(0) == measure
+
+
 def short_answer(question: str, scored: Sequence[Scored], evidence: Sequence[EvidenceText]) -> ShortAnswer | None:
     """What the answer opens with, if the question asks for something short: a yes/no verdict, an acronym's
     spelt-out form for "What is X?", or a span of the asked kind (`short_kind`)."""
@@ -550,7 +755,7 @@ def short_answer(question: str, scored: Sequence[Scored], evidence: Sequence[Evi
     if term:
         expansion = _expansion(term, evidence) if lang == "en" else None  # initials spell Latin words only
         return ShortAnswer(f"{term}: {expansion}", None) if expansion else None
-    kind = short_kind(question)
+    kind = parse_question(question).asked
     return _span_answer(question, kind, scored, wanted, evidence) if kind else None
 
 
