@@ -136,6 +136,9 @@ class Signals:
     the sentence it quotes holds another fact, without the question's attribute ("出生率", "throughput")."""
     quote_met: int = 0
     """Constraints the quoted sentences themselves meet (the unit's title and headings aside)."""
+    quote_semantic: float | None = None
+    """The best cosine of the question's vector with the quoted sentences' passage vectors: the passage may be
+    on the subject while the sentence quoted states a neighbouring fact."""
 
     @property
     def held_share(self) -> float | None:
@@ -275,7 +278,7 @@ LEXICAL = (
     "coverage", "weighted_coverage", "quote_coverage", "retrieval", "cjk", "asked", "type_missing",
     "constraints", "met", "conflict", "absent", "quote_met",
 )
-SEMANTIC = ("semantic", "margin")
+SEMANTIC = ("semantic", "margin", "quote_semantic")
 FEATURES = SEMANTIC + LEXICAL
 """The combiner's inputs (`features`). The lexical ones apply to any knowledge base; the two cosines only for
 the embedders the model was fitted with, so the model ships a variant without them (`variant`)."""
@@ -305,6 +308,7 @@ def features(signals: Signals | Mapping[str, Any]) -> dict[str, float | None]:
         "absent": float(s.get("absent") or 0),
         "quote_coverage": num("quote_coverage"),
         "quote_met": float(s.get("quote_met") or 0),
+        "quote_semantic": num("quote_semantic"),
     }
 
 
@@ -479,6 +483,23 @@ def semantic_agreement(snap: Any, embedder: Any, query: str, chunk_ids: Sequence
     return round(best, 4), (round(best - background, 4) if background is not None else None)
 
 
+def quote_agreement(embedder: Any, query: str, quotes: Sequence[str]) -> float | None:
+    """The best cosine of the query's vector with the quotes' passage vectors (None without an embedder or
+    quotes; an embedder failing here only costs the signal)."""
+    texts = [q for q in dict.fromkeys(quotes) if q.strip()]
+    if embedder is None or not texts:
+        return None
+    try:
+        vector = np.asarray(QUERY_VECTORS.embed(embedder, [query])[query], dtype=np.float32)
+        passages = np.asarray(embedder.embed_passages(texts), dtype=np.float32)
+    except Exception:
+        return None
+    norms = np.linalg.norm(passages, axis=1) * float(np.linalg.norm(vector))
+    if not len(passages) or not norms.all():
+        return None
+    return round(float(((passages @ vector) / norms).max()), 4)
+
+
 def word_coverage(question: Question | str, passages: Sequence[str]) -> tuple[float | None, tuple[str, ...]]:
     """The share of the question's content words found in the passages, and the words (keys) not found."""
     words = (parse(question) if isinstance(question, str) else question).keys
@@ -559,6 +580,7 @@ def measure(
         tuple(surface.get(m, m) for m in missing),
         quote_weighted,
         len(check(record, quoted).met) if quoted else 0,
+        quote_agreement(embedder, record.text, quoted) if semantic is not None else None,
     )
 
 
