@@ -10,8 +10,8 @@ only (no baseline retrievers), for refitting on a busy machine:
 
 Each row is one question's answerability record (`harness`): the signals of the evidence Petrichor's answer
 cited, whether the question is answerable (`kind`), and whether it was cited at all. The model is a logistic
-regression (numpy, Newton's method with a small ridge) over `answerability.FEATURES`, each class weighted so
-every set's answerable and unanswerable questions count alike; a second variant without the two cosines serves
+regression (numpy, Newton's method with a small ridge) over `answerability.FEATURES`, weighted so every set's
+answerable, in-domain unanswerable and off-topic questions count alike (`_groups`); a second variant without the cosines serves
 embedders the model was not fitted with. The operating point is the highest score threshold at which false
 not-found stays at or below `FALSE_NOT_FOUND_MAX` on every set's answerable questions, so the gate refuses as
 much as that bar allows and no set pays for another.
@@ -86,25 +86,29 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, ridge: float = RID
 
 
 def _groups(rows: list[dict[str, Any]]) -> list[str]:
-    return [f"{r['dataset']}:{'answerable' if r['kind'] == 'answerable' else 'unanswerable'}" for r in rows]
+    """Each set's answerable, in-domain unanswerable and off-topic questions: each group weighs the same in the
+    fit, so the few in-domain near misses are not outvoted by the many easy off-topic questions."""
+    return [f"{r['dataset']}:{'cross' if str(r['kind']).startswith('cross:') else r['kind']}" for r in rows]
 
 
 def fit_variant(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None) -> dict[str, Any]:
     """One combiner over `names`: standardisation, weights, and the operating point over all sets."""
     raw = matrix(rows, names, embedders)
     fitted = ~np.isnan(raw).all(axis=1)
-    mean = np.nanmean(raw[fitted], axis=0)
-    mean = np.where(np.isnan(mean), 0.0, mean)
-    scale = np.nanstd(raw[fitted], axis=0)
-    scale = np.where(np.isnan(scale) | (scale < 1e-6), 1.0, scale)
+    seen = ~np.isnan(raw[fitted])
+    counts = np.maximum(seen.sum(axis=0), 1)
+    filled = np.where(seen, raw[fitted], 0.0)
+    mean = filled.sum(axis=0) / counts  # a signal never measured: mean 0, so it adds nothing to any score
+    scale = np.sqrt((np.where(seen, filled - mean, 0.0) ** 2).sum(axis=0) / counts)
+    scale = np.where(scale < 1e-6, 1.0, scale)
     x = np.where(np.isnan(raw), mean, raw)
     x = (x - mean) / scale
     y = np.array([r["kind"] == "answerable" for r in rows], dtype=float)
     groups = _groups(rows)
-    counts = defaultdict(int)
+    per_group: dict[str, int] = defaultdict(int)
     for g, f in zip(groups, fitted):
-        counts[g] += int(f)
-    w = np.array([1.0 / counts[g] if f else 0.0 for g, f in zip(groups, fitted)])
+        per_group[g] += int(f)
+    w = np.array([1.0 / per_group[g] if f else 0.0 for g, f in zip(groups, fitted)])
     w *= fitted.sum() / w.sum()
     weights, bias = fit_logistic(x[fitted], y[fitted], w[fitted])
     scores = 1 / (1 + np.exp(-np.clip(x @ weights + bias, -30, 30)))

@@ -124,3 +124,19 @@ def test_the_fit_separates_near_misses_and_keeps_false_not_found_under_the_bar()
 
 def load_model_from(raw: dict) -> Model:
     return Model(Combiner.from_json(raw["full"]), Combiner.from_json(raw["lexical"]), frozenset(raw["embedders"]))
+
+
+def test_the_fit_command_writes_a_model_the_gate_loads(tmp_path):
+    rng = np.random.default_rng(1)
+    rows = [_row("a", "answerable", float(rng.uniform(0.86, 0.95)), 0) for _ in range(60)]
+    rows += [_row("a", "null", float(rng.uniform(0.82, 0.9)), int(rng.random() < 0.7)) for _ in range(40)]
+    rows += [_row("a", "cross:b", 0.83, 0) for _ in range(10)]
+    signals = tmp_path / "a.jsonl"
+    signals.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "model.json"
+    assert answerability_fit.main(["fit", str(signals), "--out", str(out)]) == 0
+    model = load_model(out)
+    assert model is not None and model.embedders == frozenset({MODEL})
+    assert out.stat().st_size < 16_000  # a few kilobytes in the package
+    with pytest.raises(SystemExit):
+        answerability_fit.main(["fit", str(tmp_path / "missing.jsonl")])
