@@ -7,9 +7,10 @@ started by `dagster dev`, sensors and schedules carry none and read the environm
 No `from __future__ import annotations` here: Dagster reads the field types at run time.
 """
 
+import dataclasses
 import os
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, ClassVar, Optional, get_args, get_type_hints
 
 from dagster import Config, ConfigurableResource, EnvVar, InitResourceContext, ResourceDependency
 from pydantic import PrivateAttr
@@ -49,69 +50,96 @@ def _secret(value: Optional[str]) -> Optional[str]:
     return value.strip() if value else value
 
 
-class EndpointSettings(Config):
-    """`config.ModelEndpoint`."""
+class SettingsRecord(Config):
+    """A frozen settings dataclass (`source`) as typed run config, field for field: a path as text, a nested
+    dataclass as its own record, a credential (`config.CREDENTIAL_ENV`) as a reference to its environment
+    variable. The fields are generated from the dataclass (`settings_record`), so a setting is declared once,
+    in `config`, and both directions of the conversion go through every field."""
 
-    base_url: str
-    model: str
-    api_key: str
-    timeout_s: float
-    max_retries: int
-    provider: str
-    response_format: str
-    input_type: str
+    source: ClassVar[type]
 
     @classmethod
-    def of(cls, name: str, endpoint: ModelEndpoint) -> "EndpointSettings":
-        fields = {k: getattr(endpoint, k) for k in cls.model_fields}
-        return cls(**{**fields, "api_key": _credential(f"{name}.api_key", endpoint.api_key)})
+    def of(cls, value: Any, path: str = "") -> Any:
+        """The record of `value`, found at the dotted `path` of `Settings` (how its credentials are named)."""
+        return cls(**{name: _to_config(f"{path}.{name}" if path else name, getattr(value, name)) for name in cls.model_fields})
 
-    def endpoint(self) -> ModelEndpoint:
-        return ModelEndpoint(**{**{k: getattr(self, k) for k in type(self).model_fields}, "api_key": _secret(self.api_key)})
-
-
-class LimitsSettings(Config):
-    """`config.BuildLimits`."""
-
-    article_concurrency: int
-    article_timeout_s: float
-    question_batch_concurrency: int
-    page_batch_concurrency: int
-    model_concurrency: int
-    max_file_bytes: int
-    embed_batch_size: int
-    embed_concurrency: int
-
-    @classmethod
-    def of(cls, limits: BuildLimits) -> "LimitsSettings":
-        return cls(**{k: getattr(limits, k) for k in cls.model_fields})
-
-    def limits(self) -> BuildLimits:
-        return BuildLimits(**{k: getattr(self, k) for k in type(self).model_fields})
+    def record(self) -> Any:
+        """The dataclass this record carries; credentials read back from the environment."""
+        hints = get_type_hints(self.source)
+        return self.source(**{name: _from_config(name, getattr(self, name), hints[name]) for name in type(self).model_fields})
 
 
-OBJECT_STORE_CREDENTIALS = ("access_key_id", "secret_access_key", "session_token")
+class _RunSettingsRecord(SettingsRecord):
+    def settings(self) -> Settings:
+        return self.record()
 
 
-class ObjectStoreSettings(Config):
-    """`object_store.S3Location`."""
+_RECORDS: dict[type, type[SettingsRecord]] = {}
+"""Each nested settings dataclass -> its generated record (`settings_record`)."""
+_CREDENTIAL_FIELDS = frozenset(name.rsplit(".", 1)[-1] for name in CREDENTIAL_ENV)
 
-    bucket: str
-    prefix: str
-    endpoint_url: str
-    region: str
-    access_key_id: str
-    secret_access_key: str
-    session_token: str
 
-    @classmethod
-    def of(cls, store: S3Location) -> "ObjectStoreSettings":
-        fields = {k: getattr(store, k) for k in cls.model_fields}
-        return cls(**{**fields, **{k: _credential(f"object_store.{k}", fields[k]) for k in OBJECT_STORE_CREDENTIALS}})
+def _optional(hint: Any) -> tuple[Any, bool]:
+    """(the type, whether None is allowed) of `X` or `X | None`."""
+    args = get_args(hint)
+    if type(None) in args:
+        (inner,) = (a for a in args if a is not type(None))
+        return inner, True
+    return hint, False
 
-    def location(self) -> S3Location:
-        fields = {k: getattr(self, k) for k in type(self).model_fields}
-        return S3Location(**{**fields, **{k: _secret(fields[k]) for k in OBJECT_STORE_CREDENTIALS}})
+
+def _config_type(hint: Any) -> Any:
+    """The run config type of a settings field: a path as text, a nested dataclass as its record."""
+    inner, optional = _optional(hint)
+    inner = str if inner is Path else _RECORDS.get(inner, inner)
+    return Optional[inner] if optional else inner
+
+
+def settings_record(name: str, source: type, doc: str, base: type[SettingsRecord] = SettingsRecord) -> Any:
+    """The record class of a settings dataclass: one field per dataclass field, typed for Dagster's run config
+    (which reads the annotations, so they are made here rather than written out)."""
+    hints = get_type_hints(source)
+    annotations = {f.name: _config_type(hints[f.name]) for f in dataclasses.fields(source)}
+    namespace = {"__annotations__": annotations, "__module__": __name__, "__qualname__": name, "__doc__": doc, "source": source}
+    record = type(base)(name, (base,), namespace)
+    _RECORDS[source] = record
+    return record
+
+
+def _to_config(dotted: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if dotted in CREDENTIAL_ENV:
+        return _credential(dotted, value)
+    if isinstance(value, Path):
+        return str(value)
+    if type(value) in _RECORDS:
+        return _RECORDS[type(value)].of(value, dotted)
+    return value
+
+
+def _from_config(name: str, value: Any, hint: Any) -> Any:
+    inner, optional = _optional(hint)
+    if value is None or (optional and inner is Path and not value):
+        return None
+    if name in _CREDENTIAL_FIELDS:
+        return _secret(value)
+    if isinstance(value, SettingsRecord):
+        return value.record()
+    if inner is Path:
+        return Path(value)
+    return value
+
+
+EndpointSettings = settings_record("EndpointSettings", ModelEndpoint, "`config.ModelEndpoint`.")
+LimitsSettings = settings_record("LimitsSettings", BuildLimits, "`config.BuildLimits`.")
+ObjectStoreSettings = settings_record("ObjectStoreSettings", S3Location, "`object_store.S3Location`.")
+RunSettings = settings_record(
+    "RunSettings",
+    Settings,
+    "`config.Settings`, field for field, as typed run config (credentials as environment references).",
+    base=_RunSettingsRecord,
+)
 
 
 def _config_value(value):
@@ -121,78 +149,6 @@ def _config_value(value):
     if isinstance(value, Config):
         return {k: _config_value(getattr(value, k)) for k in type(value).model_fields}
     return value
-
-
-def _path(value: Union[Path, str, None]) -> Optional[str]:
-    return None if value is None else str(value)
-
-
-class RunSettings(Config):
-    """`config.Settings`, field for field, as typed run config (credentials as environment references)."""
-
-    data_dir: str
-    corpus_dir: str
-    api_keys_file: Optional[str]
-    api_key: Optional[str]
-    chat: EndpointSettings
-    embed: EndpointSettings
-    vision: EndpointSettings
-    limits: LimitsSettings
-    keep_snapshots: int
-    history_keep_days: float
-    history_pin_days: float
-    reload_interval_s: float
-    lexical_tokenizer: str
-    embed_enabled: bool
-    embed_cache: Optional[str]
-    question_routes: str
-    object_store: Optional[ObjectStoreSettings]
-    build_workers: int
-
-    @classmethod
-    def of(cls, s: Settings) -> "RunSettings":
-        return cls(
-            data_dir=str(s.data_dir),
-            corpus_dir=str(s.corpus_dir),
-            api_keys_file=_path(s.api_keys_file),
-            api_key=_credential("api_key", s.api_key),
-            chat=EndpointSettings.of("chat", s.chat),
-            embed=EndpointSettings.of("embed", s.embed),
-            vision=EndpointSettings.of("vision", s.vision),
-            limits=LimitsSettings.of(s.limits),
-            keep_snapshots=s.keep_snapshots,
-            history_keep_days=s.history_keep_days,
-            history_pin_days=s.history_pin_days,
-            reload_interval_s=s.reload_interval_s,
-            lexical_tokenizer=s.lexical_tokenizer,
-            embed_enabled=s.embed_enabled,
-            embed_cache=_path(s.embed_cache),
-            question_routes=s.question_routes,
-            object_store=ObjectStoreSettings.of(s.object_store) if s.object_store else None,
-            build_workers=s.build_workers,
-        )
-
-    def settings(self) -> Settings:
-        return Settings(
-            data_dir=Path(self.data_dir),
-            corpus_dir=Path(self.corpus_dir),
-            api_keys_file=Path(self.api_keys_file) if self.api_keys_file else None,
-            api_key=_secret(self.api_key),
-            chat=self.chat.endpoint(),
-            embed=self.embed.endpoint(),
-            vision=self.vision.endpoint(),
-            limits=self.limits.limits(),
-            keep_snapshots=self.keep_snapshots,
-            history_keep_days=self.history_keep_days,
-            history_pin_days=self.history_pin_days,
-            reload_interval_s=self.reload_interval_s,
-            lexical_tokenizer=self.lexical_tokenizer,
-            embed_enabled=self.embed_enabled,
-            embed_cache=Path(self.embed_cache) if self.embed_cache else None,
-            question_routes=self.question_routes,
-            object_store=self.object_store.location() if self.object_store else None,
-            build_workers=self.build_workers,
-        )
 
 
 class PetrichorResource(ConfigurableResource):

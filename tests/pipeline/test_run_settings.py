@@ -15,7 +15,7 @@ from petrichor_pipeline.config import BuildLimits, ModelEndpoint, Settings, load
 from petrichor_pipeline.contract.current import read_current
 from petrichor_pipeline.contract.manifest import read_manifest
 from petrichor_pipeline.object_store import S3Location
-from petrichor_pipeline.resources import EndpointSettings, LimitsSettings, ObjectStoreSettings, PetrichorResource, RunSettings
+from petrichor_pipeline.resources import EndpointSettings, LimitsSettings, ObjectStoreSettings, PetrichorResource, RunSettings, settings_record
 from petrichor_pipeline.runner import run_build
 from tests.conftest import isolated_env
 from tests.pipeline.tiny_corpus import write_corpus
@@ -55,7 +55,7 @@ def _unusual(tmp_path: Path) -> Settings:
 
 
 def test_settings_round_trip_with_credentials_as_environment_references(tmp_path, monkeypatch):
-    for name, value in {"PETRICHOR_LLM_API_KEY": "sk-chat", "PETRICHOR_API_KEY": "pk-mcp", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "s3cret"}.items():
+    for name, value in _CREDENTIALS.items():
         monkeypatch.setenv(name, value)
     settings = _unusual(tmp_path)
     record = RunSettings.of(settings)
@@ -66,6 +66,38 @@ def test_settings_round_trip_with_credentials_as_environment_references(tmp_path
     assert config["settings"]["object_store"]["secret_access_key"] == {"env": "AWS_SECRET_ACCESS_KEY"}
     assert config["settings"]["embed"]["api_key"] == "unused" and config["settings"]["limits"]["model_concurrency"] == 5
     assert not {"sk-chat", "pk-mcp", "s3cret"} & set(_leaves(config))
+
+
+_CREDENTIALS = {"PETRICHOR_LLM_API_KEY": "sk-chat", "PETRICHOR_API_KEY": "pk-mcp", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "s3cret"}
+
+
+@pytest.mark.parametrize("name", [f.name for f in dataclasses.fields(Settings)])
+def test_every_setting_round_trips_on_its_own(tmp_path, monkeypatch, name):
+    """Each setting changed alone reaches the run and comes back: a field the record dropped or mistyped would
+    read back as its default, or fail to convert."""
+    for var, value in _CREDENTIALS.items():
+        monkeypatch.setenv(var, value)
+    base = Settings(data_dir=tmp_path / "d", corpus_dir=tmp_path / "c")
+    changed = dataclasses.replace(base, **{name: getattr(_unusual(tmp_path), name)})
+    assert changed != base
+    record = RunSettings.of(changed)
+    assert record.settings() == changed
+    assert name in PetrichorResource(settings=record).run_config()["petrichor"]["config"]["settings"]
+
+
+def test_a_setting_added_to_the_dataclass_is_carried_without_being_written_out_again(tmp_path):
+    """The record's fields are generated from the dataclass: a new setting (here a path) is in the record,
+    typed as run config, and round-trips."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Wider(Settings):
+        scratch_dir: Path | None = None
+
+    record_type = settings_record("WiderSettings", Wider, "`Settings` with one more field.")
+    assert set(record_type.model_fields) == {f.name for f in dataclasses.fields(Wider)}
+    wide = Wider(data_dir=tmp_path / "d", corpus_dir=tmp_path / "c", scratch_dir=tmp_path / "s", keep_snapshots=9)
+    record = record_type.of(wide)
+    assert record.scratch_dir == str(tmp_path / "s") and record.record() == wide
 
 
 def _leaves(value):
