@@ -3,7 +3,8 @@
 `parse(text)` gives the language and script, the content words (each with the user's surface form, the key
 passages are matched with and a weight), the asked answer kind, the constraints the question pins down —
 years, dates, numbers, quantities with units, named entities and product names, quoted terms, each keeping
-the user's words — and the structure intent (the router's class). The answerability gate checks the
+the user's words — and the structure intent: its class from the words that shape it (Chinese and English),
+which the router turns into a plan. The answerability gate checks the
 constraints against the cited unit (`unit_facts`, `check`): a question about 2021 is not answered by a
 passage about 2020, one about 北京 not by one about 上海.
 
@@ -16,17 +17,86 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 from functools import lru_cache
 from typing import Literal
 
-from petrichor_pipeline.text.lang import Language, has_cjk, init_posseg
+from petrichor_pipeline.text.lang import Language, has_cjk, init_posseg, language_of
 from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
-from petrichor_serving.agent import router
 from petrichor_serving.agent.words import FUNCTION_WORDS, surface_words
 from petrichor_serving.answer.answer_types import defined_term, is_yes_no, short_kind
 
 ConstraintKind = Literal["year", "date", "number", "entity", "quoted"]
 CONSTRAINT_KINDS: tuple[ConstraintKind, ...] = ("year", "date", "number", "entity", "quoted")
+
+# ------------------------------------------------------------------------------------------ class
+
+
+class QuestionClass(str, Enum):
+    DIRECT = "direct"
+    FACT = "fact"
+    STRUCTURE = "structure"
+    CONCEPT = "concept"
+    COMPARISON = "comparison"
+    COMPLEX = "complex"
+
+
+_DIRECT = re.compile(r"^\s*(hi|hello|hey|thanks?|thank you|你好|您好|谢谢|多谢|嗨)[\s!！。.?？]*$", re.I)
+_COMPARISON = re.compile(
+    r"(区别|不同|差异|差别|对比|比较|相比|异同|\bvs\.?\b|\bversus\b|difference|differ|compare|comparison|contrast)", re.I
+)
+_CONCEPT = re.compile(r"(什么是|是什么意思|的概念|的含义|的原理|如何工作|怎么工作|^\s*(what is|what are|explain|define)\b|\bhow does .+ work\b)", re.I)
+_QUESTION_MARKS = re.compile(r"[?？]")
+
+ZH_FUNCTION_WORDS = re.compile(r"(的|了|吗|呢|是|在|和|与|如何|怎么|怎样|什么|哪些|哪个|为什么|需要|可以|多少|几)")
+"""A question with Chinese function words is asked in Chinese, however much Latin it names (`Kubernetes`)."""
+
+
+def answer_language(question: str) -> Language:
+    """The language to answer in: Chinese whenever the question uses Chinese function words.
+
+    `language_of` weighs Han against Latin letters (it feeds build outputs and stays as it is), so a
+    question like "如何配置 Kubernetes 的 Operator" would read as English; the function words decide here.
+    """
+    if ZH_FUNCTION_WORDS.search(question):
+        return "zh"
+    return language_of(question)
+
+
+_ZH_PAIR = re.compile(r"^(?:请问)?(?P<a>.+?)(?:和|与|跟|同|及|还是|、)(?P<b>.+?)(?:之间)?(?:的|有|在|相比|比较|对比|哪)")
+_EN_BETWEEN = re.compile(r"between (?:the )?(?P<a>.+?) and (?:the )?(?P<b>.+?)(?:[?.!]|$| in | for | when )", re.I)
+_EN_COMPARE = re.compile(r"(?:compare|comparing|contrast) (?:the )?(?P<a>.+?) (?:and|with|to|vs\.?|versus) (?:the )?(?P<b>.+?)(?:[?.!]|$| in | for )", re.I)
+_EN_DIFFER = re.compile(r"(?:how )?(?:does|do|is|are) (?:the )?(?P<a>.+?) (?:differ from|compare (?:to|with)|different from) (?:the )?(?P<b>.+?)(?:[?.!]|$)", re.I)
+_EN_VS = re.compile(r"(?P<a>[\w .\-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .\-]+)", re.I)
+
+
+def compared_items(question: str) -> tuple[str, ...]:
+    """The two things a comparison question names, or () when no pattern finds them."""
+    q = question.strip()
+    for pattern in (_EN_BETWEEN, _EN_COMPARE, _EN_DIFFER, _EN_VS, _ZH_PAIR):
+        m = pattern.search(q)
+        if m:
+            items = tuple(s.strip(" ，,。？?“”\"'《》") for s in (m.group("a"), m.group("b")))
+            if all(items):
+                return items
+    return ()
+
+
+def question_class(q: str) -> tuple[QuestionClass, tuple[str, ...]]:
+    """The class the question's wording gives it, and a comparison's compared items."""
+    if not q or _DIRECT.match(q):
+        kind = QuestionClass.DIRECT
+    elif _COMPARISON.search(q) and compared_items(q):
+        kind = QuestionClass.COMPARISON
+    elif len(_QUESTION_MARKS.findall(q)) >= 2:
+        kind = QuestionClass.COMPLEX
+    elif _CONCEPT.search(q):
+        kind = QuestionClass.CONCEPT
+    else:
+        kind = QuestionClass.FACT
+    return kind, (compared_items(q) if kind is QuestionClass.COMPARISON else ())
+
+
 
 # ------------------------------------------------------------------------------------------- numbers
 
@@ -242,14 +312,14 @@ class Constraint:
 class Question:
     text: str
     language: Language
-    """The answer's language (`router.answer_language`)."""
+    """The answer's language (`answer_language`)."""
     script: Literal["cjk", "latin"]
     words: tuple[Word, ...]
     asked: str | None
     """The asked answer kind: `answer_types.SPAN_KINDS`, refined to "money" or "version" where the wording says."""
     constraints: tuple[Constraint, ...]
-    intent: router.QuestionClass
-    """The router's class (a structure question is recognised later, over the knowledge base's headings)."""
+    intent: QuestionClass
+    """The question's class (a structure question is recognised later, over the knowledge base's headings)."""
     items: tuple[str, ...] = ()
     """A comparison's compared items."""
     yes_no: bool = False
@@ -358,10 +428,10 @@ def parse(text: str) -> Question:
         raise TypeError(f"a question is a string, not {type(text).__name__}")
     q = text.strip()
     constraints = _constraints(q)
-    intent, items = router.question_class(q)
+    intent, items = question_class(q)
     return Question(
         text=q,
-        language=router.answer_language(q),
+        language=answer_language(q),
         script="cjk" if has_cjk(q) else "latin",
         words=_words(q, constraints),
         asked=_asked(q),
