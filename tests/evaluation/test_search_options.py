@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
+import re
+
 import pytest
 
-from petrichor_serving.recall import Scope, RecallConfig, routes, search
+from petrichor_serving.agent import tools
+from petrichor_serving.recall import Scope, RecallConfig, balance, diversity, fusion, rerank, routes, search
+from tests.conftest import REPO
 from tests.recall.synthetic import SnapshotRows
 
 
@@ -26,9 +31,38 @@ def keys(result):
     return result.diagnostics["finalKeys"]
 
 
-def test_defaults_are_the_products_behaviour(index):
-    query = "Redis 哨兵怎么切换主节点"
-    assert keys(search(index, query, scope=Scope(), config=RecallConfig())) == keys(search(index, query, scope=Scope()))
+STAGE_DEFAULTS = [
+    (fusion.fuse, "limit", "fusion_top_k"),
+    (balance.select_articles, "article_top_k", "article_top_k"),
+    (balance.select_articles, "per_article_top_k", "per_article_top_k"),
+    (balance.select_articles, "rank_weights", "article_rank_weights"),
+    (rerank.rerank, "prior_weight", "rerank_prior"),
+    (rerank.rerank, "sentence_weight", "rerank_sentence"),
+    (diversity.select_diverse, "max_per_article", "max_per_article"),
+    (diversity.tail_candidates, "articles", "tail_articles"),
+    (diversity.tail_candidates, "rank_weights", "article_rank_weights"),
+]
+"""(stage function, its keyword, the `RecallConfig` field it stands for): a stage called alone does what the
+default configuration says."""
+
+
+@pytest.mark.parametrize(("function", "keyword", "field"), STAGE_DEFAULTS, ids=[f"{f.__name__}.{k}" for f, k, _ in STAGE_DEFAULTS])
+def test_each_stage_called_alone_follows_the_default_config(function, keyword, field):
+    assert inspect.signature(function).parameters[keyword].default == getattr(RecallConfig(), field)
+
+
+def test_what_serving_and_the_agent_search_with_is_the_default_config():
+    """Serving's search and the agent's search tool pass no configuration: they run `RecallConfig()`, which
+    the ablations vary one field at a time."""
+    for function in (search, tools.search):
+        assert inspect.signature(function).parameters["config"].default == RecallConfig()
+
+
+def test_the_documented_list_length_is_the_default():
+    text = (REPO / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    documented = re.search(r"\((\d+), `RecallConfig\.limit`\)", text)
+    assert documented, "docs/evaluation.md states the search's list length"
+    assert int(documented.group(1)) == RecallConfig().limit
 
 
 def test_a_disabled_route_is_not_run(index):

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import random
+
 from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, capped
 from petrichor_pipeline.text.chunking import ChunkResult, chunk_key, chunk_markdown
 from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION
@@ -24,8 +28,36 @@ def _spans(markdown: str) -> list[tuple[int, int]]:
     return [(c.start, c.end) for c in result.chunks]
 
 
-def test_algorithm_version_and_keys() -> None:
-    assert CHUNK_ALGORITHM_VERSION == 2
+def _samples() -> list[tuple[str, str]]:
+    """(markdown, title) articles that exercise every rule: nested headings, fences, short sections that merge,
+    sections past the target and the cap that split, a preamble, Chinese and English text."""
+    rng = random.Random(20261207)
+    words = ["Redis", "哨兵", "副本", "failover", "集群", "the", "primary", "节点", "切换", "snapshot", "。", ".", "\n"]
+    articles = []
+    for n in range(12):
+        parts = [" ".join(rng.choices(words, k=rng.randint(3, 40)))] if n % 3 else []
+        for s in range(rng.randint(1, 7)):
+            parts.append("#" * rng.randint(1, 4) + f" 第{s}节 section {s}")
+            if rng.random() < 0.2:
+                parts.append("```\n# not a heading\n" + " ".join(rng.choices(words, k=20)) + "\n```")
+            parts.append(" ".join(rng.choices(words, k=rng.choice([5, 60, 400, 1500]))))
+        articles.append(("\n\n".join(parts), f"文章 {n}" if n % 4 else ""))
+    return articles
+
+
+CHUNKER_OUTPUT = {2: "dba2bfc366c2ae45c1b765913d8f238a1adc2d7245a8119aff8e08dff5dd99d2"}
+"""`CHUNK_ALGORITHM_VERSION` -> the sha256 of the chunker's output over `_samples()`. Chunks are reused by the
+version, so output that changes under the same version would mix two chunkings in one knowledge base."""
+
+
+def test_the_chunker_output_changes_only_with_its_algorithm_version() -> None:
+    out = [[(c.key, c.position, c.heading, c.heading_path, c.start, c.end) for c in chunk_markdown(md, t).chunks] for md, t in _samples()]
+    digest = hashlib.sha256(json.dumps(out, ensure_ascii=False).encode()).hexdigest()
+    assert CHUNK_ALGORITHM_VERSION in CHUNKER_OUTPUT, "a new CHUNK_ALGORITHM_VERSION records its output's digest here"
+    assert digest == CHUNKER_OUTPUT[CHUNK_ALGORITHM_VERSION], f"the chunker's output changed ({digest}): raise CHUNK_ALGORITHM_VERSION"
+
+
+def test_chunk_keys() -> None:
     assert chunk_key(0) == "chunk-001"
     assert chunk_key(98) == "chunk-099"
     assert chunk_key(999) == "chunk-1000"
