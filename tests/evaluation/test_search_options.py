@@ -27,10 +27,6 @@ def index():
     return r.index()
 
 
-def keys(result):
-    return result.diagnostics["finalKeys"]
-
-
 STAGE_DEFAULTS = [
     (fusion.fuse, "limit", "fusion_top_k"),
     (balance.select_articles, "article_top_k", "article_top_k"),
