@@ -92,7 +92,7 @@ _DATE_PART = re.compile(r"\d{1,4}\s*[年月日号]")
 _COUNTS_TIME = re.compile(r"(?:多少|几)(?:个)?(?:年|月|天|日|周|小时|分钟|秒)|多久|how\s+long|how\s+old", re.I)
 
 
-def _date_parts(text: str, question: str) -> list[tuple[int, int]]:
+def date_parts(text: str, question: str) -> list[tuple[int, int]]:
     """Where `text` has a date's parts (2021年, 12月, 10日) that a count question cannot take as its number:
     none when the question counts time ("多少年", "how long")."""
     return [] if _COUNTS_TIME.search(question) else [m.span() for m in _DATE_PART.finditer(text)]
@@ -102,7 +102,7 @@ def holds_answer(kind: AnswerType, text: str, question: str) -> bool:
     """Whether `text` holds an answer of `kind` that the question does not already name. A number that is
     part of a date (12月10日) is a date, not a count (`_date_parts`)."""
     named = set(_DIGITS.findall(question))
-    dates = _date_parts(text, question) if kind.name == "number" else []
+    dates = date_parts(text, question) if kind.name == "number" else []
     for m in kind.held.finditer(text):
         if any(a <= m.start() < b for a, b in dates):
             continue
