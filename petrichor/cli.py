@@ -339,17 +339,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("mcp", help="serve the knowledge tools over MCP on stdio (key: PETRICHOR_API_KEY)")
     p.set_defaults(fn=cmd_mcp)
 
+    from petrichor.evaluation.cli import add_arguments as add_eval_arguments
+
     p = sub.add_parser("eval", help="evaluate retrieval and answers on a dataset (docs.jsonl + qa.jsonl)")
-    p.add_argument("--dataset", required=True)
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--answers", action="store_true", help="also run the agent and score answers")
-    p.add_argument("--plot", metavar="DIR", help="write Recall@K charts as PNG into DIR")
-    p.add_argument("--limit", type=int, default=0, help="evaluate only the first N questions")
-    p.add_argument("--no-ablation", action="store_true")
-    p.add_argument("--unanswerable-from", action="append", default=[], metavar="DIR",
-                   help="with --answers: ask a sample of another set's questions of this set's corpus, as unanswerable questions (repeatable)")
-    p.add_argument("--unanswerable-sample", type=int, default=50, metavar="N", help="questions taken from each --unanswerable-from set (default 50)")
-    p.add_argument("--signals", metavar="FILE", help="with --answers: write Petrichor's answerability signals per question as JSON lines")
+    add_eval_arguments(p)
     p.set_defaults(fn=cmd_eval)
 
     args = parser.parse_args(argv)

@@ -9,8 +9,14 @@ sentence of the naive hybrid's top window that shares the most question words, c
 never says "not found".
 
 An answer without a citation is a not-found answer. On answerable questions its share is the false
-not-found rate; on unanswerable ones (null queries, and questions of another set asked of this set's
-corpus) the not-found rate.
+not-found rate; on unanswerable ones the not-found rate, apart for in-domain questions (the set's own:
+MultiHop-RAG's null queries, `rgb_zh_reject`'s unanswerable half, a leave-gold-out sample) and off-topic
+ones (another set's questions asked of this set's corpus).
+
+The lead-in is the short answer an answer opens with ("1843年——…", "4 — …"), read off the answer text: the
+words before the answerer's separator, unless the first quote itself starts with them. Short-answer exact
+match and F1 score it where an answer has one, else the answer text (CMRC 2018's official scoring in Chinese,
+SQuAD's in English); a wrong lead-in is one that neither holds nor lies inside a gold short answer.
 """
 
 from __future__ import annotations
@@ -23,15 +29,19 @@ from typing import Any
 
 from petrichor.evaluation.dataset import EvalQuestion
 from petrichor.evaluation.metrics import (
+    cmrc_exact_match,
+    cmrc_f1,
     exact_match,
     mean,
     holds_short_answer,
     percentile,
     quote_supports,
+    squeeze,
     token_f1,
 )
 from petrichor.evaluation.scoring import Scorer
 from petrichor_pipeline.models.protocols import CallContext, EvidenceText, ModelError
+from petrichor_pipeline.text.lang import has_cjk
 
 READ_BUDGET = 4
 _MARKER = re.compile(r"\[\d+\]")
@@ -51,32 +61,61 @@ class AnswerOutcome:
     latency_ms: float
     answerability: dict[str, Any] | None = None
     """Petrichor's verdict from the trace (signals, reason, the answer it withheld), else None."""
+    lead_in: str | None = None
+    """The short answer the answer opens with (`lead_in`), None when it opens on a quote."""
 
     @property
     def not_found(self) -> bool:
         return not self.quotes
 
 
+def lead_in(answer: str, first_quote: str, lang: str) -> str | None:
+    """The short answer `answer` opens with: the text before the answerer's separator ("——", " — ") ahead of
+    the first citation marker, unless the first quote itself starts with that text (a quote holding a dash)."""
+    from petrichor_serving.answer.answers import SEPARATOR
+
+    head = _MARKER.split(answer, 1)[0]
+    sep = SEPARATOR["zh" if lang == "zh" else "en"]
+    if sep not in head:
+        return None
+    lead = head.split(sep, 1)[0].strip()
+    if not lead or squeeze(first_quote).startswith(squeeze(lead)):
+        return None
+    return lead
+
+
 def agent_answer(
-    question: EvalQuestion, snapshot: Any, chat: Any, embedder: Any, doc_of_article: dict[str, str]
+    question: EvalQuestion,
+    snapshot: Any,
+    chat: Any,
+    embedder: Any,
+    doc_of_article: dict[str, str],
+    history: Sequence[dict[str, str]] = (),
 ) -> AnswerOutcome:
+    """The agent's answer as serving gives it; `history` as `/v1/chat/completions` passes earlier turns
+    (`{"role": "user" | "assistant", "content"}`, oldest first)."""
     from petrichor_serving.agent.loop import answer
     from petrichor_serving.recall.access import Scope
 
     started = time.perf_counter()
-    reply = answer(snapshot, question.question, Scope(), chat=chat, embedder=embedder)
+    reply = answer(snapshot, question.question, Scope(), chat=chat, embedder=embedder, history=history)
     quotes = tuple(Quote(c["quote"], doc_of_article.get(c["article_id"])) for c in reply["citations"])
     verdict = (reply.get("trace") or {}).get("answerability")
-    return AnswerOutcome(question.qid, reply["answer"], quotes, (time.perf_counter() - started) * 1000, verdict)
+    lead = lead_in(reply["answer"], quotes[0].text, question.lang) if quotes else None
+    return AnswerOutcome(question.qid, reply["answer"], quotes, (time.perf_counter() - started) * 1000, verdict, lead)
 
 
-def without_gate(outcome: AnswerOutcome, doc_of_article: dict[str, str]) -> AnswerOutcome:
-    """The answer Petrichor would have given without its answerability gate: the withheld one, if any."""
+def without_gate(outcome: AnswerOutcome, doc_of_article: dict[str, str], lang: str | None = None) -> AnswerOutcome:
+    """The answer Petrichor would have given without its answerability gate: the withheld one, if any
+    (`lang`, the question's, reads its lead-in; without it, the answer's own script decides)."""
     withheld = (outcome.answerability or {}).get("withheld")
     if not withheld:
         return outcome
     quotes = tuple(Quote(c["quote"], doc_of_article.get(c.get("article_id") or "")) for c in withheld.get("citations") or ())
-    return AnswerOutcome(outcome.qid, withheld.get("answer") or "", quotes, outcome.latency_ms, outcome.answerability)
+    text = withheld.get("answer") or ""
+    lang = lang or ("zh" if has_cjk(text) else "en")
+    lead = lead_in(text, quotes[0].text, lang) if quotes else None
+    return AnswerOutcome(outcome.qid, text, quotes, outcome.latency_ms, outcome.answerability, lead)
 
 
 def top_sentence_answer(question: EvalQuestion, retriever: Any) -> AnswerOutcome:
@@ -135,16 +174,32 @@ def summarise_answers(
 
     An extractive answer quotes a sentence, so EM and F1 stay low however right it is: `answer_contains_gold`
     (the answer, markers removed and normalised as EM normalises, contains one of `answers_all`) says
-    whether the answer holds what was asked."""
+    whether the answer holds what was asked.
+
+    `short_exact_match` / `short_f1` score the lead-in where the answer has one, else the answer text
+    (`short_from_lead_in`: the share scored on a lead-in), CMRC 2018's official way in Chinese; `lead_ins`
+    and `wrong_lead_ins` are shares of the questions with a short gold answer; `reference_f1` is token F1
+    against the free-text reference answer of questions without short answers (rhdh)."""
     by_id = {q.qid: q for q in questions}
     em, f1, contains, supported, from_gold, quotes = [], [], [], [], [], 0
+    short_em, short_f1, from_lead, leads, wrong, reference = [], [], [], [], [], []
     for o in outcomes:
         q = by_id[o.qid]
+        text = _MARKER.sub("", o.answer)
         if q.answers_all:
-            text = _MARKER.sub("", o.answer)
             em.append(exact_match(text, q.answers_all, q.lang))
             f1.append(token_f1(text, q.answers_all, q.lang))
             contains.append(float(answer_contains(text, q.answers_all, q.lang)))
+            scored = o.lead_in if o.lead_in is not None else text
+            short_em.append(cmrc_exact_match(scored, q.answers_all) if q.lang == "zh" else exact_match(scored, q.answers_all, q.lang))
+            short_f1.append(cmrc_f1(scored, q.answers_all) if q.lang == "zh" else token_f1(scored, q.answers_all, q.lang))
+            from_lead.append(float(o.lead_in is not None))
+            leads.append(float(o.lead_in is not None))
+            wrong.append(float(o.lead_in is not None and not lead_in_right(o.lead_in, q.answers_all, q.lang)))
+        elif q.answer and not o.not_found:
+            reference.append(token_f1(text, [q.answer], q.lang))
+        elif q.answer:
+            reference.append(0.0)
         for quote in o.quotes:
             quotes += 1
             supported.append(float(quote_supports(quote.text, scorer.passages[q.qid], q.answers_all, q.lang)))
@@ -159,16 +214,63 @@ def summarise_answers(
         "citation_precision": mean(supported),
         "citation_doc_precision": mean(from_gold),
         "citations_per_answer": round(quotes / len(outcomes), 3) if outcomes else None,
+        "short_exact_match": mean(short_em),
+        "short_f1": mean(short_f1),
+        "short_from_lead_in": mean(from_lead),
+        "short_answer_questions": len(short_em),
+        "lead_ins": mean(leads),
+        "wrong_lead_ins": mean(wrong),
+        "reference_f1": mean(reference),
+        "reference_questions": len(reference),
         "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
     }
 
 
+def lead_in_right(lead: str, answers: Sequence[str], lang: str) -> bool:
+    """Whether a lead-in is the gold short answer: it holds one ("2023年1月7日" for "1月7日") or lies inside
+    one ("四" for "四次"), normalised as EM normalises."""
+    return any(holds_short_answer(lead, a, lang) or holds_short_answer(a, lead, lang) for a in answers)
+
+
+def unanswerable_kind(question: EvalQuestion) -> str:
+    """`cross:<set>` for another set's question, `leave-gold-out` for a sampled one, else `null` (the set's own)."""
+    if question.subset.startswith("cross:") or question.subset == "leave-gold-out":
+        return question.subset
+    return "null"
+
+
+def unanswerable_scope(question: EvalQuestion) -> str:
+    """`off_topic` for another set's question asked here, `in_domain` for a question about this corpus's subjects."""
+    return "off_topic" if question.subset.startswith("cross:") else "in_domain"
+
+
 def summarise_not_found(questions: Sequence[EvalQuestion], outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
-    """Not-found rates on unanswerable questions: all of them, the set's own (`null`), and per other set
-    whose questions were asked here (`cross:<set>`), each with its question count."""
-    kind = {q.qid: q.subset if q.subset.startswith("cross:") else "null" for q in questions}
-    groups: dict[str, list[float]] = {"all": []}
+    """Not-found rates on unanswerable questions: all of them, `in_domain` and `off_topic` apart, and per kind
+    (`null`: the set's own, `leave-gold-out`, `cross:<set>` per other set), each with its question count."""
+    by_id = {q.qid: q for q in questions}
+    groups: dict[str, list[float]] = {"all": [], "in_domain": [], "off_topic": []}
     for o in outcomes:
-        groups["all"].append(float(o.not_found))
-        groups.setdefault(kind[o.qid], []).append(float(o.not_found))
-    return {name: {"rate": mean(values), "questions": len(values)} for name, values in groups.items()}
+        q = by_id[o.qid]
+        for group in ("all", unanswerable_scope(q), unanswerable_kind(q)):
+            groups.setdefault(group, []).append(float(o.not_found))
+    return {name: {"rate": mean(values), "questions": len(values)} for name, values in groups.items() if values}
+
+
+def followup_hit(question: EvalQuestion, outcome: AnswerOutcome) -> bool:
+    """A follow-up's answer holds a gold short answer, or where the question has none cites a gold document."""
+    if outcome.not_found:
+        return False
+    if question.answers_all:
+        return answer_contains(outcome.answer, question.answers_all, question.lang)
+    return any(quote.doc_id in question.gold_doc_ids for quote in outcome.quotes)
+
+
+def summarise_followups(questions: Sequence[EvalQuestion], outcomes: Sequence[AnswerOutcome]) -> dict[str, Any]:
+    """`hit`: the share of follow-ups whose answer holds the gold (`followup_hit`); `not_found`: answered
+    without a citation; with the number of follow-ups."""
+    by_id = {q.qid: q for q in questions}
+    return {
+        "questions": len(outcomes),
+        "hit": mean([float(followup_hit(by_id[o.qid], o)) for o in outcomes]),
+        "not_found": mean([float(o.not_found) for o in outcomes]),
+    }

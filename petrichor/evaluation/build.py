@@ -61,15 +61,23 @@ def _dagster_instance(home: Path):
 def build_set(
     dataset: Dataset, layout: EvalLayout, on_progress: Callable[[str, int, int], None] | None = None
 ) -> BuiltSet:
-    """Materialise the corpus, run the incremental build, and load the published snapshot."""
+    """Materialise the corpus (or take the set's own corpus folder as it is), run the incremental build, and load
+    the published snapshot."""
     from petrichor_pipeline.runner import run_build
     from petrichor_pipeline.models.providers import make_embedder
     from petrichor_pipeline.resources import build_context
     from petrichor_serving.snapshot import SnapshotStore
 
-    article_of = materialise_corpus(dataset.docs, layout.corpus_dir)
+    if dataset.corpus_dir is not None:
+        from petrichor_pipeline.sources.identity import article_id_of
+
+        corpus_dir = dataset.corpus_dir
+        article_of = {d.doc_id: article_id_of(d.doc_id) for d in dataset.docs}
+    else:
+        corpus_dir = layout.corpus_dir
+        article_of = materialise_corpus(dataset.docs, corpus_dir)
     logging.getLogger("dagster").setLevel(logging.ERROR)
-    ctx = build_context(data_dir=str(layout.data_dir), corpus_dir=str(layout.corpus_dir))
+    ctx = build_context(data_dir=str(layout.data_dir), corpus_dir=str(corpus_dir))
     with _dagster_instance(layout.dagster_home) as instance:
         summary = run_build(ctx, instance=instance, on_progress=on_progress)
     if not summary.ok:

@@ -1,5 +1,9 @@
 """An evaluation set on disk: `docs.jsonl` (one article per line) and `qa.jsonl` (one question per line).
 
+A set over a Petrichor corpus folder (the bundled knowledge bases) names it in `source.json` instead of
+`docs.jsonl`: `{"corpus": "<folder, relative to the set>"}`; its documents are the corpus's articles, doc_id
+their path (`petrichor-en/guides/configuration.md`), and it is built as that corpus is, knowledge bases kept.
+
 Only the fields the metrics need are kept; gold evidence stays as written so that each metric applies its
 own normalisation.
 """
@@ -69,6 +73,8 @@ class Dataset:
     """Questions left out of retrieval because they have no gold documents (MultiHop-RAG's `null_query`)."""
     unanswerable: tuple[EvalQuestion, ...] = ()
     """Those questions themselves: no document answers them, so answer metrics ask for "not found"."""
+    corpus_dir: Path | None = None
+    """The corpus folder the set is built from as it is (`source.json`); None: the documents are materialised."""
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -126,11 +132,44 @@ def parse_question(row: dict[str, Any]) -> EvalQuestion:
     )
 
 
+SOURCE = "source.json"
+
+
+def corpus_source(directory: Path) -> Path | None:
+    """The corpus folder a set's `source.json` names, resolved against the set; None without one."""
+    path = Path(directory) / SOURCE
+    if not path.is_file():
+        return None
+    try:
+        folder = json.loads(path.read_text(encoding="utf-8"))["corpus"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: needs {{\"corpus\": \"<folder>\"}} ({exc})") from exc
+    corpus = (Path(directory) / str(folder)).resolve()
+    if not corpus.is_dir():
+        raise ValueError(f"{path}: the corpus folder {corpus} does not exist")
+    return corpus
+
+
+def corpus_docs(corpus: Path) -> tuple[EvalDoc, ...]:
+    """A corpus folder's articles as the build reads them (front matter off, title resolved), doc_id their path."""
+    from petrichor_pipeline.sources.corpus import scan_corpus
+
+    scan = scan_corpus(corpus)
+    return tuple(EvalDoc(a.path, a.title, a.content) for a in scan.articles)
+
+
+def has_set_files(directory: Path) -> bool:
+    """Whether `directory` holds a set: `qa.jsonl` and its documents (`docs.jsonl` or `source.json`)."""
+    directory = Path(directory)
+    return (directory / "qa.jsonl").is_file() and ((directory / "docs.jsonl").is_file() or (directory / SOURCE).is_file())
+
+
 def load_dataset(directory: Path, limit: int = 0) -> Dataset:
     """The set in `directory`; questions without gold documents are kept apart as `unanswerable`; `limit`
     > 0 keeps only the first of each (all documents stay)."""
     directory = Path(directory)
-    docs = tuple(
+    corpus = None if (directory / "docs.jsonl").is_file() else corpus_source(directory)
+    docs = corpus_docs(corpus) if corpus else tuple(
         EvalDoc(str(r["doc_id"]), str(r.get("title") or r["doc_id"]), str(r.get("content") or ""))
         for r in _read_jsonl(directory / "docs.jsonl")
     )
@@ -140,7 +179,12 @@ def load_dataset(directory: Path, limit: int = 0) -> Dataset:
     if limit > 0:
         questions, unanswerable = questions[:limit], unanswerable[:limit]
     return Dataset(
-        directory.resolve().name, docs, questions, skipped=len(parsed) - sum(q.has_gold for q in parsed), unanswerable=unanswerable
+        directory.resolve().name,
+        docs,
+        questions,
+        skipped=len(parsed) - sum(q.has_gold for q in parsed),
+        unanswerable=unanswerable,
+        corpus_dir=corpus,
     )
 
 

@@ -24,6 +24,8 @@ from petrichor.evaluation.baselines import (
 )
 from petrichor.evaluation.build import BuiltSet, EvalLayout, build_set
 from petrichor.evaluation.dataset import Dataset, cross_questions, load_dataset
+from petrichor.evaluation.followups import FollowUp, construct, load_written
+from petrichor.evaluation.leave_gold_out import variant_dataset
 from petrichor.evaluation.hybrid import NaiveHybridRetriever
 from petrichor.evaluation.retrieval import PetrichorRetriever, Retriever
 from petrichor.evaluation.scoring import (
@@ -55,6 +57,12 @@ class EvalConfig:
     """How many questions of each such set (evenly spread)."""
     signals_path: Path | None = None
     """Where to write Petrichor's answerability signals, one JSON line per question (`answerability_sweep`)."""
+    leave_gold_out: int = 0
+    """With `answers`: about this many answerable questions lose their gold evidence from a corpus variant built
+    in `root` (`leave_gold_out`) and are asked as in-domain unanswerable questions; 0: the set as it is."""
+    followups: int = 0
+    """With `answers`: this many follow-ups constructed from the set's questions (`followups.construct`);
+    a set's hand-written `followups.jsonl` is asked whenever answers are."""
 
 
 def _run_questions(dataset: Dataset, retriever: Retriever, scorer: Scorer, log: Log) -> list[Outcome]:
@@ -98,7 +106,13 @@ class AnswerRun:
 
 
 def _answers(
-    dataset: Dataset, built: BuiltSet, retrievers: dict[str, Retriever], scorer: Scorer, unanswerable: tuple[Any, ...], log: Log
+    dataset: Dataset,
+    built: BuiltSet,
+    retrievers: dict[str, Retriever],
+    scorer: Scorer,
+    unanswerable: tuple[Any, ...],
+    log: Log,
+    followups: dict[str, tuple[FollowUp, ...]] | None = None,
 ) -> AnswerRun:
     from petrichor_pipeline.config import load_settings
     from petrichor.evaluation.answers import (
@@ -108,6 +122,8 @@ def _answers(
         summarise_answers,
         summarise_not_found,
         top_sentence_answer,
+        unanswerable_kind,
+        unanswerable_scope,
         without_gate,
     )
     from petrichor_pipeline.models.providers import make_answer_model
@@ -129,6 +145,7 @@ def _answers(
     }
     out: dict[str, Any] = {}
     signals: list[dict[str, Any]] = []
+    asked: dict[str, Any] = {}
     for name, answer_one in answerers.items():
         outcomes = [answer_one(q) for q in dataset.questions]
         out[name] = summarise_answers(dataset.questions, outcomes, scorer)
@@ -138,22 +155,53 @@ def _answers(
         log(f"{name}: answered {len(outcomes)} questions and {len(unanswered)} unanswerable ones")
         if name != "petrichor":
             continue
-        ungated = [without_gate(o, doc_of_article) for o in outcomes]
+        asked = {q.qid: o for q, o in zip(dataset.questions, outcomes)}
+        ungated = [without_gate(o, doc_of_article, q.lang) for q, o in zip(dataset.questions, outcomes)]
         before = summarise_answers(dataset.questions, ungated, scorer)
         if unanswered:
-            before["not_found"] = summarise_not_found(unanswerable, [without_gate(o, doc_of_article) for o in unanswered])
+            before["not_found"] = summarise_not_found(
+                unanswerable, [without_gate(o, doc_of_article, q.lang) for q, o in zip(unanswerable, unanswered)]
+            )
         out[name]["without_gate"] = before
         for q, o, u in [*zip(dataset.questions, outcomes, ungated), *zip(unanswerable, unanswered, unanswered)]:
             signals.append({
                 "dataset": dataset.name,
                 "qid": q.qid,
-                "kind": "answerable" if q.has_gold else (q.subset if q.subset.startswith("cross:") else "null"),
+                "kind": "answerable" if q.has_gold and q.subset != "leave-gold-out" else unanswerable_kind(q),
+                "scope": None if q.has_gold and q.subset != "leave-gold-out" else unanswerable_scope(q),
                 "lang": q.lang,
                 "cited": bool(o.quotes),
                 "answerability": o.answerability,
                 "holds_gold": answer_contains(u.answer, q.answers_all, q.lang) if q.has_gold and q.answers_all else None,
             })
+    for source, pairs in (followups or {}).items():
+        if not pairs:
+            continue
+        agent = lambda q, history=(): agent_answer(q, built.snapshot, chat, built.embedder, doc_of_article, history)  # noqa: E731
+        runs = _followup_runs(pairs, agent, answerers[ANSWER_BASELINE], asked)
+        for name, summary in runs.items():
+            out.setdefault(name, {}).setdefault("followups", {})[source] = summary
+        log(f"follow-ups ({source}): {len(pairs)} asked")
     return AnswerRun(out, signals)
+
+
+def _followup_runs(pairs: tuple[FollowUp, ...], agent: Callable[..., Any], baseline: Callable[[Any], Any], asked: dict[str, Any]) -> dict[str, Any]:
+    """Petrichor asked each follow-up with the first question and its answer as history (the first answered
+    afresh unless it was asked already), and without history; the answer baseline on the follow-up as asked."""
+    from petrichor.evaluation.answers import summarise_followups
+
+    questions = [p.question for p in pairs]
+    with_history, alone, base = [], [], []
+    for pair in pairs:
+        first = asked.get(pair.first.qid) or agent(pair.first)
+        history = [{"role": "user", "content": pair.first.question}, {"role": "assistant", "content": first.answer}]
+        with_history.append(agent(pair.question, history))
+        alone.append(agent(pair.question))
+        base.append(baseline(pair.question))
+    return {
+        "petrichor": {**summarise_followups(questions, with_history), "without_history": summarise_followups(questions, alone)},
+        ANSWER_BASELINE: summarise_followups(questions, base),
+    }
 
 
 def _ablation(dataset: Dataset, built: BuiltSet, petrichor: PetrichorRetriever, full: list[Outcome], scorer: Scorer, log: Log) -> dict[str, Any]:
@@ -180,16 +228,45 @@ def _ablation(dataset: Dataset, built: BuiltSet, petrichor: PetrichorRetriever, 
     return out
 
 
+def prepare(config: EvalConfig, log: Log) -> tuple[Dataset, dict[str, Any]]:
+    """The set as evaluated: its leave-gold-out variant with `leave_gold_out`, and what the variant left out."""
+    dataset = load_dataset(config.dataset_dir, config.limit)
+    if not config.leave_gold_out:
+        return dataset, {}
+    if dataset.corpus_dir is not None:
+        raise ValueError(f"{dataset.name} is built from its corpus folder as it is; leave-gold-out needs a set with docs.jsonl")
+    dataset, made = variant_dataset(dataset, config.leave_gold_out)
+    kept = {d.doc_id: d.content for d in made.docs}
+    info = {
+        "sampled": len(made.sampled),
+        "unanswerable": len(made.unanswerable),
+        "passed_over": made.passed_over,
+        "answerable": len(made.answerable),
+        "docs_dropped": sum(1 for d in load_dataset(config.dataset_dir).docs if d.doc_id not in kept),
+    }
+    log(f"leave-gold-out: {info['sampled']} questions sampled, {info['unanswerable']} lost their evidence "
+        f"({info['passed_over']} passed over), {info['docs_dropped']} documents dropped")
+    return dataset, info
+
+
 def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
     """The report: `{dataset, questions, skipped_questions, snapshot, methods: {petrichor, naive_hybrid,
     naive_vector, naive_bm25}, answer_baseline, unanswerable_questions, subsets, ablation, curves, seconds}`;
     `answer_baseline` and each method's `answer` only with `answers`."""
     started = time.perf_counter()
-    dataset = load_dataset(config.dataset_dir, config.limit)
+    dataset, left_out = prepare(config, log)
     log(f"{dataset.name}: {len(dataset.docs)} documents, {len(dataset.questions)} questions ({dataset.skipped} without gold skipped)")
     built = build_set(dataset, EvalLayout(config.root), on_progress=lambda stage, done, total: log(f"build {stage}: {done}/{total}"))
+    log(f"snapshot {built.snapshot.version} ready in {time.perf_counter() - started:.1f}s")
+    return evaluate(config, dataset, built, log, started=started, left_out=left_out)
+
+
+def evaluate(
+    config: EvalConfig, dataset: Dataset, built: BuiltSet, log: Log, *, started: float | None = None, left_out: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Everything after the build, on a built set (`run_eval`'s report); `started` dates the build's start."""
+    started = time.perf_counter() if started is None else started
     build_seconds = time.perf_counter() - started
-    log(f"snapshot {built.snapshot.version} ready in {build_seconds:.1f}s")
     embedder = built.embedder
 
     naive = chunk_corpus(dataset.docs)
@@ -220,11 +297,16 @@ def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
         subsets[name] = summarise_subsets(dataset.questions, outcomes[name])
     unanswerable: tuple[Any, ...] = ()
     answer_baseline: dict[str, Any] = {}
+    followups: dict[str, tuple[FollowUp, ...]] = {}
     if config.answers:
         unanswerable = dataset.unanswerable + tuple(
             q for other in config.unanswerable_from for q in cross_questions(other, config.unanswerable_sample)
         )
-        answered = _answers(dataset, built, retrievers, scorer, unanswerable, log)
+        followups = {
+            "constructed": construct(dataset.questions, dataset.docs, config.followups),
+            "written": load_written(config.dataset_dir),
+        }
+        answered = _answers(dataset, built, retrievers, scorer, unanswerable, log, followups)
         for name, summary in answered.methods.items():
             if name in methods:
                 methods[name]["answer"] = summary
@@ -254,9 +336,12 @@ def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
         "methods": methods,
         "answer_baseline": answer_baseline,
         "unanswerable_questions": {
-            "null": len(dataset.unanswerable),
+            "null": sum(q.subset != "leave-gold-out" for q in dataset.unanswerable),
+            "leave-gold-out": sum(q.subset == "leave-gold-out" for q in dataset.unanswerable),
             **{f"cross:{p.resolve().name}": sum(q.subset == f"cross:{p.resolve().name}" for q in unanswerable) for p in config.unanswerable_from},
         },
+        "leave_gold_out": left_out or {},
+        "followups": {source: len(pairs) for source, pairs in followups.items()},
         "subsets": {name: s for name, s in subsets.items() if s},
         "ablation": ablation,
         "curves": curves,

@@ -206,3 +206,70 @@ def mean(values: Sequence[float]) -> float | None:
 
 def percentile(values: Sequence[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 2) if len(values) else None
+
+
+# ------------------------------------------------------------------------- CMRC 2018's official scoring
+
+CMRC_PUNCTUATION = frozenset(
+    ["-", ":", "_", "*", "^", "/", "\\", "~", "`", "+", "=", "，", "。", "：", "？", "！", "“", "”", "；", "’", "《", "》",
+     "……", "·", "、", "「", "」", "（", "）", "－", "～", "『", "』"]
+)
+"""The characters CMRC 2018's `cmrc2018_evaluate.py` removes (its `sp_char`); "……" never matches one character, as there."""
+_HAN = re.compile(r"[\u4e00-\u9fa5]")
+_LATIN_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def cmrc_segments(text: str) -> list[str]:
+    """CMRC 2018's `mixed_segmentation(rm_punc=True)`: lower-cased, its punctuation removed, each Han character a
+    token, the runs between them split into words (the official script uses NLTK's word tokenizer there; a
+    word-or-symbol split gives the same tokens on these answers without the NLTK data download)."""
+    out: list[str] = []
+    run = ""
+    for ch in str(text).lower().strip():
+        if ch in CMRC_PUNCTUATION:
+            continue
+        if _HAN.match(ch):
+            out.extend(_LATIN_TOKEN.findall(run))
+            run = ""
+            out.append(ch)
+        else:
+            run += ch
+    out.extend(_LATIN_TOKEN.findall(run))
+    return out
+
+
+def _longest_common_run(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common contiguous run of tokens (the official `find_lcs`)."""
+    best = 0
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0] * (len(b) + 1)
+        for j, y in enumerate(b, 1):
+            if x == y:
+                current[j] = previous[j - 1] + 1
+                best = max(best, current[j])
+        previous = current
+    return best
+
+
+def cmrc_exact_match(prediction: str, answers: Sequence[str]) -> float:
+    """CMRC 2018's EM: equal after lower-casing, stripping and removing its punctuation, against any answer."""
+
+    def norm(text: str) -> str:
+        return "".join(ch for ch in str(text).lower().strip() if ch not in CMRC_PUNCTUATION)
+
+    return float(any(norm(prediction) == norm(a) for a in answers))
+
+
+def cmrc_f1(prediction: str, answers: Sequence[str]) -> float:
+    """CMRC 2018's F1: over `cmrc_segments`, precision and recall of the longest common run of tokens, the best
+    over the gold answers (0 when there is none)."""
+    pred = cmrc_segments(prediction)
+    best = 0.0
+    for answer in answers:
+        gold = cmrc_segments(answer)
+        common = _longest_common_run(gold, pred)
+        if common:
+            precision, recall = common / len(pred), common / len(gold)
+            best = max(best, 2 * precision * recall / (precision + recall))
+    return best

@@ -53,7 +53,13 @@ def test_not_found_rates_per_kind_and_false_not_found():
         AnswerOutcome("x:1", "nothing", (), 1.0), AnswerOutcome("x:2", "nothing", (), 1.0),
     ]
     rates = summarise_not_found(unanswerable, outcomes)
-    assert rates == {"all": {"rate": 0.75, "questions": 4}, "null": {"rate": 0.5, "questions": 2}, "cross:x": {"rate": 1.0, "questions": 2}}
+    assert rates == {
+        "all": {"rate": 0.75, "questions": 4},
+        "in_domain": {"rate": 0.5, "questions": 2},
+        "off_topic": {"rate": 1.0, "questions": 2},
+        "null": {"rate": 0.5, "questions": 2},
+        "cross:x": {"rate": 1.0, "questions": 2},
+    }
     answerable = [EvalQuestion("a1", "q", ("d",), answers_all=("5",)), EvalQuestion("a2", "q", ("d",), answers_all=("6",))]
     summary = summarise_answers(answerable, [AnswerOutcome("a1", "5 [1]", (Quote("5", "d"),), 1.0), AnswerOutcome("a2", "no", (), 1.0)], Scorer(answerable))
     assert summary["false_not_found"] == 0.5 and summary["questions"] == 2 and summary["answer_contains_gold"] == 0.5
