@@ -91,8 +91,9 @@ def _groups(rows: list[dict[str, Any]]) -> list[str]:
     return [f"{r['dataset']}:{'cross' if str(r['kind']).startswith('cross:') else r['kind']}" for r in rows]
 
 
-def fit_variant(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None) -> dict[str, Any]:
-    """One combiner over `names`: standardisation, weights, and the operating point over all sets."""
+def fit_variant(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None, hard_conflict: bool = False) -> dict[str, Any]:
+    """One combiner over `names`: standardisation, weights, and the operating point over all sets (with a
+    contradicted constraint refused outright when `hard_conflict`)."""
     raw = matrix(rows, names, embedders)
     fitted = ~np.isnan(raw).all(axis=1)
     seen = ~np.isnan(raw[fitted])
@@ -112,7 +113,8 @@ def fit_variant(rows: list[dict[str, Any]], names: Sequence[str], embedders: set
     w *= fitted.sum() / w.sum()
     weights, bias = fit_logistic(x[fitted], y[fitted], w[fitted])
     scores = 1 / (1 + np.exp(-np.clip(x @ weights + bias, -30, 30)))
-    threshold = operating_point(rows, scores, fitted)
+    floor = _floor(rows, hard_conflict)
+    threshold = operating_point(rows, scores, fitted, floor)
     return {
         "features": list(names),
         "mean": [round(float(v), 6) for v in mean],
@@ -120,28 +122,29 @@ def fit_variant(rows: list[dict[str, Any]], names: Sequence[str], embedders: set
         "weights": [round(float(v), 6) for v in weights],
         "bias": round(bias, 6),
         "threshold": threshold,
-        "figures": figures(rows, scores, fitted, threshold),
+        "figures": figures(rows, scores, fitted, threshold, floor),
     }
 
 
-def _floor(rows: list[dict[str, Any]]) -> np.ndarray:
-    """Whether the per-signal thresholds (`answerability.judge`, the gate's floor) pass each gated row."""
-    return np.array([s is not None and judge(signals_of(s)).answerable for s in map(_measured, rows)])
+def _floor(rows: list[dict[str, Any]], hard_conflict: bool = False) -> np.ndarray:
+    """Whether the per-signal thresholds (`answerability.judge`, the gate's floor) pass each gated row, and
+    with `hard_conflict` no constraint is contradicted."""
+    return np.array(
+        [s is not None and judge(signals_of(s)).answerable and not (hard_conflict and s.get("conflict")) for s in map(_measured, rows)]
+    )
 
 
-def _answered(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, threshold: float, floor: np.ndarray | None = None) -> np.ndarray:
+def _answered(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, threshold: float, floor: np.ndarray) -> np.ndarray:
     """Whether each question gets an answer at `threshold`: a gated one when the thresholds pass it and it
     scores there (`answerability.decide`), an ungated one (no gate ran on it) when it cited anything."""
     cited = np.array([bool(r.get("cited")) or bool((r.get("answerability") or {}).get("withheld")) for r in rows])
-    floor = _floor(rows) if floor is None else floor
     return np.where(gated, cited & floor & (scores >= threshold), np.array([bool(r.get("cited")) for r in rows]))
 
 
-def operating_point(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray) -> float:
+def operating_point(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, floor: np.ndarray) -> float:
     """The highest threshold keeping false not-found at or below `FALSE_NOT_FOUND_MAX` on every set."""
     answerable = np.array([r["kind"] == "answerable" for r in rows])
     sets = sorted({r["dataset"] for r in rows})
-    floor = _floor(rows)
     for t in np.round(np.arange(0.95, 0.0, -0.005), 3):
         answered = _answered(rows, scores, gated, float(t), floor)
         worst = max(
@@ -153,11 +156,11 @@ def operating_point(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.nd
     return 0.0
 
 
-def figures(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, threshold: float) -> dict[str, Any]:
+def figures(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, threshold: float, floor: np.ndarray) -> dict[str, Any]:
     """Per set: false not-found on the answerable questions, not-found on the in-domain unanswerable ones
     (null queries, near misses) and on the off-topic ones (other sets' questions), with question counts."""
-    answered = _answered(rows, scores, gated, threshold)
-    before = _answered(rows, scores, gated, 0.0)  # the thresholds alone
+    answered = _answered(rows, scores, gated, threshold, floor)
+    before = _answered(rows, scores, gated, 0.0, _floor(rows))  # the thresholds alone: the gate before
     out: dict[str, Any] = {}
     for s in sorted({r["dataset"] for r in rows}):
         for label, test in (
@@ -169,24 +172,43 @@ def figures(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, t
             if mask.any():
                 rate, floor_rate = 1 - answered[mask].mean(), 1 - before[mask].mean()
                 out.setdefault(s, {})[label] = {"rate": round(float(rate), 3), "thresholds_alone": round(float(floor_rate), 3), "questions": int(mask.sum())}
+        gold = np.array([r["dataset"] == s and r.get("holds_gold") is not None for r in rows])
+        if gold.any():
+            held = np.array([bool(r.get("holds_gold")) for r in rows])
+            out[s]["holds_gold"] = {
+                "rate": round(float((held & answered)[gold].mean()), 3),
+                "thresholds_alone": round(float((held & before)[gold].mean()), 3),
+                "questions": int(gold.sum()),
+            }
     return out
 
 
+def _in_domain(variant: dict[str, Any]) -> float:
+    """The mean in-domain not-found over the sets that have in-domain unanswerable questions."""
+    rates = [f["in_domain_not_found"]["rate"] for f in variant["figures"].values() if "in_domain_not_found" in f]
+    return sum(rates) / len(rates) if rates else 0.0
+
+
 def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Both variants, and the embedders the full one's cosines come from."""
-    embedders = sorted(
-        {((_measured(r) or {}).get("embedder") or "").split(":", 1)[0] for r in rows} - {""}
-    )
+    """Both variants, and the embedders the full one's cosines come from. A contradicted constraint (another
+    year, date or count asked) is refused outright when that refuses more in-domain near misses at the same
+    bar than leaving it to the combiner's weights (`hard_conflict`)."""
+    embedders = sorted({((_measured(r) or {}).get("embedder") or "").split(":", 1)[0] for r in rows} - {""})
+    options = [
+        {"full": fit_variant(rows, FEATURES, set(embedders), hard), "lexical": fit_variant(rows, LEXICAL, set(), hard), "hard_conflict": hard}
+        for hard in (False, True)
+    ]
+    best = max(options, key=lambda o: (_in_domain(o["full"]), not o["hard_conflict"]))
     return {
         "embedders": embedders,
-        "full": fit_variant(rows, FEATURES, set(embedders)),
-        "lexical": fit_variant(rows, LEXICAL, set()),
+        **best,
         "fitted_on": {s: sum(r["dataset"] == s for r in rows) for s in sorted({r["dataset"] for r in rows})},
     }
 
 
-def collect(dataset_dir: Path, others: Sequence[Path], sample: int, out: Path) -> int:
-    """Petrichor's answers with their answerability records, as `petrichor eval --signals` writes them."""
+def collect(dataset_dir: Path, others: Sequence[Path], sample: int, out: Path, stride: int = 1, only: str | None = None) -> int:
+    """Petrichor's answers with their answerability records, as `petrichor eval --signals` writes them; every
+    `stride`-th question of each group (answerable, in-domain unanswerable, off-topic), or one group (`only`)."""
     from petrichor.evaluation.answers import agent_answer, answer_contains, without_gate
     from petrichor.evaluation.build import EvalLayout, build_set
     from petrichor.evaluation.dataset import cross_questions, load_dataset
@@ -199,11 +221,14 @@ def collect(dataset_dir: Path, others: Sequence[Path], sample: int, out: Path) -
     built = build_set(dataset, EvalLayout(settings.data_dir / "eval" / dataset_dir.resolve().name))
     chat = make_answer_model(settings) or OFFLINE
     doc_of_article = {a: d for d, a in built.article_of.items()}
-    unanswerable = dataset.unanswerable + tuple(q for o in others for q in cross_questions(o, sample))
+    groups = {
+        "answerable": dataset.questions[::stride],
+        "unanswerable": dataset.unanswerable[::stride] + tuple(q for o in others for q in cross_questions(o, sample)[::stride]),
+    }
     out.parent.mkdir(parents=True, exist_ok=True)
     n = 0
     with out.open("w", encoding="utf-8") as fh:
-        for q in (*dataset.questions, *unanswerable):
+        for q in (q for name, group in groups.items() if only in (None, name) for q in group):
             o = agent_answer(q, built.snapshot, chat, built.embedder, doc_of_article)
             u = without_gate(o, doc_of_article)
             row = {
@@ -216,6 +241,7 @@ def collect(dataset_dir: Path, others: Sequence[Path], sample: int, out: Path) -
                 "holds_gold": answer_contains(u.answer, q.answers_all, q.lang) if q.has_gold and q.answers_all else None,
             }
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.flush()
             n += 1
             if n % 50 == 0:
                 print(f"{dataset.name}: {n} questions", file=sys.stderr)
@@ -233,11 +259,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--unanswerable-from", type=Path, action="append", default=[])
     c.add_argument("--unanswerable-sample", type=int, default=50)
     c.add_argument("--out", type=Path, required=True)
+    c.add_argument("--stride", type=int, default=1, help="every N-th question of each group (default 1: all)")
+    c.add_argument("--only", choices=("answerable", "unanswerable"), help="one group of questions only")
     args = parser.parse_args(argv)
     if args.command == "collect":
         if not (args.dataset / "qa.jsonl").is_file():
             parser.error(f"{args.dataset}: no qa.jsonl")
-        n = collect(args.dataset, args.unanswerable_from, args.unanswerable_sample, args.out)
+        if args.stride < 1:
+            parser.error("--stride must be at least 1")
+        n = collect(args.dataset, args.unanswerable_from, args.unanswerable_sample, args.out, args.stride, args.only)
         print(f"{n} questions written to {args.out}", file=sys.stderr)
         return 0
     missing = [p for p in args.signals if not p.is_file()]

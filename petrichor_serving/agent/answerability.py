@@ -350,6 +350,9 @@ class Model:
     lexical: Combiner
     embedders: frozenset[str]
     """The embedding models the cosines were fitted with: for any other the lexical variant decides."""
+    hard_conflict: bool = False
+    """A contradicted constraint (another year, date or count than asked) is refused whatever the score: the
+    fit's choice where that refuses more near misses at the same false not-found."""
 
     def variant(self, signals: Signals) -> Combiner:
         usable = signals.semantic is not None and _model_id(signals.embedder) in self.embedders
@@ -362,7 +365,7 @@ def load_model(path: Path = MODEL_PATH) -> Model | None:
         return None
     raw = json.loads(path.read_text(encoding="utf-8"))
     try:
-        return Model(Combiner.from_json(raw["full"]), Combiner.from_json(raw["lexical"]), frozenset(raw["embedders"]))
+        return Model(Combiner.from_json(raw["full"]), Combiner.from_json(raw["lexical"]), frozenset(raw["embedders"]), bool(raw.get("hard_conflict", False)))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"answerability model {path}: {exc}") from exc
 
@@ -374,6 +377,8 @@ def shipped_model() -> Model | None:
 
 def combined(signals: Signals, model: Model) -> Verdict:
     """The combiner's verdict; when it withholds, the weakest signal (largest pull below the mean) is named."""
+    if model.hard_conflict and signals.conflict:
+        return Verdict(False, "constraints", float(signals.met), float(signals.constraints), signals, "conflict")
     comb = model.variant(signals)
     values = features(signals)
     p = round(comb.score(values), 4)

@@ -3,6 +3,7 @@ what they pass, the constraint checks of the question's record, and the trace te
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -118,7 +119,7 @@ def test_the_fit_separates_near_misses_and_keeps_false_not_found_under_the_bar()
         figures = full["figures"][dataset]
         assert figures["false_not_found"]["rate"] <= answerability_fit.FALSE_NOT_FOUND_MAX
         assert figures["in_domain_not_found"]["rate"] > 0.5 and figures["in_domain_not_found"]["questions"] == 60
-    assert load_model_from(model).full.threshold == full["threshold"]
+    assert load_model_from(model).full.threshold == full["threshold"] and isinstance(model["hard_conflict"], bool)
     assert answerability_fit.fit(rows) == model  # deterministic
 
 
@@ -140,3 +141,11 @@ def test_the_fit_command_writes_a_model_the_gate_loads(tmp_path):
     assert out.stat().st_size < 16_000  # a few kilobytes in the package
     with pytest.raises(SystemExit):
         answerability_fit.main(["fit", str(tmp_path / "missing.jsonl")])
+
+
+def test_a_hard_conflict_model_refuses_any_contradicted_constraint_whatever_the_score():
+    reason = "the question asks about 2022; the evidence speaks of 2023"
+    model = dataclasses.replace(_model({}, threshold=0.0), hard_conflict=True)
+    verdict = combined(_signals(met=0, conflict=1, constraint_reason=reason), model)
+    assert not verdict.answerable and verdict.signal == "constraints" and verdict.reason().startswith(reason)
+    assert combined(_signals(), model).answerable
