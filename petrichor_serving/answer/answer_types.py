@@ -353,13 +353,14 @@ def is_yes_no(question: str) -> bool:
 # ------------------------------------------------------------------------------------------- how-to
 
 _HOW_TO = re.compile(
-    r"\bhow\s+(?:do|does|can|could|should|would|to|shall|may|might)\b(?!\s+(?:\w+\s+){0,3}(?:differ|compare|relate|work|look|feel|mean)\b)"
+    r"\bhow\s+(?:(?:do|can|could|should|would|shall|may|might|must)\s+(?:i|we|you|one|users?|developers?|admins?|administrators?)|to)\b"
     r"|\b(?:steps?|procedure|instructions?)\s+(?:to|for)\b"
     r"|如何|怎么|怎样|步骤|方法是什么|怎么办",
     re.I,
 )
-"""How-to wording: "how do I / how can we / how to …", "steps to …", 如何 / 怎么 / 怎样 / 步骤. "How does X
-work / differ / compare" asks for an explanation, not for steps; 怎么样 asks for an opinion (`is_how_to`)."""
+"""How-to wording: "how do I / how can we / how to …" (a person as the doer), "steps to …", 如何 / 怎么 / 怎样 /
+步骤. "How does X simplify / work / differ" asks for an explanation, not for steps (rhdh_docs_en: such
+questions quoted a prerequisites list); 怎么样 asks for an opinion (`is_how_to`)."""
 
 
 def is_how_to(question: str) -> bool:
