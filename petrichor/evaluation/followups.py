@@ -28,9 +28,9 @@ from petrichor.evaluation.dataset import EvalDoc, EvalQuestion, parse_question
 from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 
 FILE = "followups.jsonl"
-MIN_RARITY = math.log(10)
-"""A subject is held by at most about a tenth of the set's questions: "Red Hat Developer Hub", in most rhdh
-questions, names the product every question is about, not the subject of this one."""
+MAX_SHARE = 0.1
+"""A subject is held by at most a tenth of the set's questions (or by the pair alone): "Red Hat Developer Hub",
+in most rhdh questions, names the product every question is about, not the subject of this one."""
 MIN_LEFT = {"zh": 4, "en": 2}
 """What the follow-up must keep besides the pronoun: Han characters (zh) or content words (en); less is no question."""
 _HAN = re.compile(r"[\u3400-\u9fff]|[A-Za-z0-9]+")
@@ -113,14 +113,21 @@ class PhraseRarity:
 
     def __init__(self, questions: Sequence[str]):
         self._texts = [q.lower() for q in questions]
-        self._cache: dict[str, float] = {}
+        self._cache: dict[str, int] = {}
 
-    def weight(self, phrase: str) -> float:
+    def held_by(self, phrase: str) -> int:
+        """How many of the questions hold `phrase` (case aside)."""
         phrase = phrase.lower()
         if phrase not in self._cache:
-            df = sum(phrase in t for t in self._texts)
-            self._cache[phrase] = math.log((len(self._texts) + 1) / (df + 1))
+            self._cache[phrase] = sum(phrase in t for t in self._texts)
         return self._cache[phrase]
+
+    def weight(self, phrase: str) -> float:
+        return math.log((len(self._texts) + 1) / (self.held_by(phrase) + 1))
+
+    def rare(self, phrase: str) -> bool:
+        """Held by at most `MAX_SHARE` of the questions, or by two at most."""
+        return self.held_by(phrase) <= max(2, MAX_SHARE * len(self._texts))
 
 
 def subject_span(first: str, second: str, lang: str, rarity: PhraseRarity, title: str = "") -> tuple[int, int] | None:
@@ -141,9 +148,8 @@ one capitalised mid-sentence, in English);
         if lang == "en" and len(content) < 2 and not (span[0].start and content[0].text[:1].isupper()):
             continue  # one lower-case word ("start", "defense") is a topic, not a subject to refer back to
         text = second[span[0].start : span[-1].end]
-        weight = rarity.weight(text)
-        score = weight * (len(text) if lang == "zh" else len(content))
-        if weight >= MIN_RARITY and (best is None or score > best[0]):
+        score = rarity.weight(text) * (len(text) if lang == "zh" else len(content))
+        if rarity.rare(text) and (best is None or score > best[0]):
             best = (score, span[0].start, span[-1].end)
     return (best[1], best[2]) if best else None
 

@@ -80,7 +80,7 @@ def test_eval_command(tmp_path, monkeypatch, capsys):
     assert main(["eval", "--dataset", str(dataset), "--json", "--answers", "--plot", str(tmp_path / "plots"),
                  "--unanswerable-from", str(other), "--unanswerable-sample", "2", "--signals", str(signals)]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["unanswerable_questions"] == {"null": 0, "cross:other_set": 2}
+    assert report["unanswerable_questions"] == {"null": 0, "leave-gold-out": 0, "cross:other_set": 2}
     for name in ("petrichor", "naive_hybrid"):
         assert report["methods"][name]["answer"]["not_found"]["cross:other_set"]["questions"] == 2
     assert report["methods"]["petrichor"]["answer"]["not_found"]["all"]["rate"] == 1.0
@@ -115,3 +115,56 @@ def test_eval_command(tmp_path, monkeypatch, capsys):
     again = json.loads(capsys.readouterr().out)
     assert again["snapshot"]["version"] == report["snapshot"]["version"]
     assert again["questions"] == 1 and again["ablation"] == {}
+
+    # the leave-gold-out variant: built beside the set, the left-out question asked as in-domain unanswerable
+    assert main(["eval", "--dataset", str(dataset), "--json", "--no-ablation", "--answers", "--leave-gold-out", "1", "--followups", "1"]) == 0
+    variant = json.loads(capsys.readouterr().out)
+    assert variant["dataset"] == "tiny_set.leave-gold-out" and variant["leave_gold_out"]["sampled"] == 1
+    left = variant["unanswerable_questions"]["leave-gold-out"]
+    assert left >= 1 and variant["questions"] == 3 - left
+    assert variant["methods"]["petrichor"]["answer"]["not_found"]["in_domain"]["questions"] == left
+    assert (tmp_path / "data" / "eval" / "tiny_set.leave-gold-out" / "corpus" / "eval").is_dir()
+
+
+def _tiny(tmp_path):
+    dataset = tmp_path / "tiny_set"
+    dataset.mkdir()
+    (dataset / "docs.jsonl").write_text("\n".join(json.dumps(d, ensure_ascii=False) for d in DOCS), encoding="utf-8")
+    (dataset / "qa.jsonl").write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in QUESTIONS), encoding="utf-8")
+    return dataset
+
+
+@pytest.mark.parametrize("option", ["--leave-gold-out", "--followups"])
+def test_new_options_need_answers(tmp_path, capsys, option):
+    assert main(["eval", "--dataset", str(_tiny(tmp_path)), option, "3"]) == 2
+    assert "need --answers" in " ".join(capsys.readouterr().err.split())
+
+
+@pytest.mark.parametrize("value", ["-1", "two"])
+def test_counts_must_be_whole_and_not_negative(tmp_path, capsys, value):
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "--dataset", str(_tiny(tmp_path)), "--answers", "--leave-gold-out", value])
+    assert exc.value.code == 2
+    assert "--leave-gold-out" in capsys.readouterr().err
+
+
+def test_a_corpus_folder_set_cannot_leave_gold_out(capsys):
+    from tests.conftest import REPO
+
+    assert main(["eval", "--dataset", str(REPO / "tests" / "fixtures" / "bundled_eval"), "--answers", "--leave-gold-out", "5"]) == 2
+    assert "needs a set with docs.jsonl" in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_set_without_its_documents_is_refused(tmp_path, capsys):
+    folder = tmp_path / "half"
+    folder.mkdir()
+    (folder / "qa.jsonl").write_text("{}\n", encoding="utf-8")
+    assert main(["eval", "--dataset", str(folder)]) == 2
+    assert "needs qa.jsonl and docs.jsonl (or source.json" in " ".join(capsys.readouterr().err.split())
+
+
+def test_help_documents_the_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["eval", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--leave-gold-out N" in text and "--followups N" in text and "leave-gold-out/" in text
