@@ -11,6 +11,7 @@ but `petrichor_pipeline.text`.
 - `vectors`: LanceDB reads, the vector digest, the compact vector files and quantiser training;
 - `lexical_files`: the mapped BM25 postings;
 - `history`: the article history store's layout and read side;
+- `reader`: the one reader of a snapshot, whose checks the publish check and serving's load both make;
 - `current`: the `CURRENT` pointer, publishing, the whole-snapshot check and garbage collection.
 
 The names below are re-exported for callers that import them from the package; new code imports the module.
@@ -51,9 +52,9 @@ from petrichor_pipeline.contract.manifest import (
     utc_now_iso,
     verify_articles,
     verify_file,
-    verify_files,
     write_manifest,
 )
+from petrichor_pipeline.contract.reader import INDEX_ONLY, FileCheck, SnapshotReader, open_snapshot
 from petrichor_pipeline.contract.schemas import (
     CANDIDATE_SCHEMA,
     SCHEMAS,

@@ -2,7 +2,7 @@
 
 A snapshot is published by writing its manifest last and then renaming CURRENT over the old pointer, so
 serving loads either the old snapshot or the new one. `verify_snapshot` is the check serving applies before
-it loads, plus the history records its citations need; collection never removes what CURRENT names nor a
+it loads (the one reader, `contract.reader`), plus the history records its citations need; collection never removes what CURRENT names nor a
 folder a build may still be writing.
 
 CURRENT is read only as a small regular file (`inspect_current`): anyone who can write the snapshots folder
@@ -32,9 +32,8 @@ import pyarrow.parquet as pq
 
 from petrichor_pipeline.contract.files import write_text_atomic
 from petrichor_pipeline.contract.history import stored_records
-from petrichor_pipeline.contract.lexical_files import open_lexical_files
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, Manifest, read_manifest, verify_files, write_manifest
-from petrichor_pipeline.contract.vectors import open_vector_files, open_vector_table
+from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, Manifest, write_manifest
+from petrichor_pipeline.contract.reader import open_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -178,24 +177,16 @@ def collect_garbage(snapshots_dir: Path, keep: int) -> list[str]:
 
 
 def verify_snapshot(data_dir: Path, version: str) -> None:
-    """The whole check serving applies before it loads, minus parsing (files, then vector tables), and the
-    history records its citations resolve from.
+    """The check serving applies before it loads (`contract.reader`: the same reader, every file the manifest
+    records hashed, nothing parsed), and the history records its citations resolve from.
 
     `petrichor build` calls it on `CURRENT` so that a snapshot serving would refuse, or one whose articles
     lost their history records (a deleted `history/` folder), gets republished: the publish writes them.
     """
-    snaps = data_dir / "snapshots"
-    try:
-        manifest = read_manifest(snaps, version)
-    except (OSError, ValueError, TypeError) as exc:
-        raise IntegrityError(f"manifest of {version}: {type(exc).__name__}: {exc}") from exc
-    verify_files(snaps, manifest)
-    if files := manifest.lexical.get("files"):
-        open_lexical_files(snaps / version, files)
-    for name, info in manifest.vector_tables.items():
-        open_vector_table(data_dir / "lance", info)
-        if "compact" in info:
-            open_vector_files(snaps / version, name, info)
-    versions = set(pq.read_table(snaps / version / manifest.tables["articles"]["file"], columns=["article_version"]).column("article_version").to_pylist())
+    reader = open_snapshot(data_dir, version)
+    for check in reader.file_checks(every_file=True):
+        check.run()
+    manifest = reader.manifest
+    versions = set(pq.read_table(reader.folder / manifest.tables["articles"]["file"], columns=["article_version"]).column("article_version").to_pylist())
     if lost := versions - set(stored_records(data_dir).values()):
         raise IntegrityError(f"{len(lost)} of the {len(versions)} article versions of {version} have no history record, so their citations cannot resolve")

@@ -155,16 +155,6 @@ def verify_file(snapshots_dir: Path, manifest: Manifest, name: str) -> None:
     verified(snapshots_dir / manifest.version / info["file"], info)
 
 
-def verify_files(snapshots_dir: Path, manifest: Manifest) -> None:
-    """Hash every Parquet file of the snapshot, and the mapped copy of a table that has one, against its
-    manifest entry (no parsing)."""
-    require_checksums(manifest)
-    for name in SCHEMAS:
-        verify_file(snapshots_dir, manifest, name)
-        if mapped := manifest.tables.get(name, {}).get("mapped"):
-            verified(snapshots_dir / manifest.version / mapped["file"], mapped)
-
-
 def read_table(snapshots_dir: Path, manifest: Manifest, name: str, *, verify: bool = True, omit: tuple[str, ...] = ()) -> pa.Table:
     """A snapshot table conformed to its schema; a table the manifest lacks reads as empty.
 
