@@ -156,7 +156,9 @@ def retrieval_answer(question: EvalQuestion, retriever: Any, chat: Any, titles: 
         quote = c.get("quote") if found else None
         if isinstance(quote, str) and quote.strip() and quote in found[0].content:
             quotes.append(Quote(quote, found[1].doc_id))
-    return AnswerOutcome(question.qid, str(reply.get("answer") or ""), tuple(quotes), (time.perf_counter() - started) * 1000)
+    text = str(reply.get("answer") or "")
+    lead = lead_in(text, quotes[0].text, question.lang) if quotes else None
+    return AnswerOutcome(question.qid, text, tuple(quotes), (time.perf_counter() - started) * 1000, lead_in=lead)
 
 
 def answer_contains(answer: str, answers: Sequence[str], lang: str) -> bool:
