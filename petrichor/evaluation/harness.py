@@ -235,18 +235,19 @@ def prepare(config: EvalConfig, log: Log) -> tuple[Dataset, dict[str, Any]]:
         return dataset, {}
     if dataset.corpus_dir is not None:
         raise ValueError(f"{dataset.name} is built from its corpus folder as it is; leave-gold-out needs a set with docs.jsonl")
-    dataset, made = variant_dataset(dataset, config.leave_gold_out)
+    variant, made = variant_dataset(dataset, config.leave_gold_out)
     kept = {d.doc_id: d.content for d in made.docs}
     info = {
         "sampled": len(made.sampled),
         "unanswerable": len(made.unanswerable),
         "passed_over": made.passed_over,
         "answerable": len(made.answerable),
-        "docs_dropped": sum(1 for d in load_dataset(config.dataset_dir).docs if d.doc_id not in kept),
+        "docs_dropped": sum(d.doc_id not in kept for d in dataset.docs),
+        "docs_cut": sum(d.doc_id in kept and kept[d.doc_id] != d.content for d in dataset.docs),
     }
     log(f"leave-gold-out: {info['sampled']} questions sampled, {info['unanswerable']} lost their evidence "
-        f"({info['passed_over']} passed over), {info['docs_dropped']} documents dropped")
-    return dataset, info
+        f"({info['passed_over']} passed over), {info['docs_dropped']} documents dropped, {info['docs_cut']} cut")
+    return variant, info
 
 
 def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
