@@ -178,13 +178,13 @@ def summarise_answers(
     (the answer, markers removed and normalised as EM normalises, contains one of `answers_all`) says
     whether the answer holds what was asked.
 
-    `short_exact_match` / `short_f1` score the lead-in where the answer has one, else the answer text
-    (`short_from_lead_in`: the share scored on a lead-in), CMRC 2018's official way in Chinese; `lead_ins`
-    and `wrong_lead_ins` are shares of the questions with a short gold answer; `reference_f1` is token F1
+    `short_exact_match` / `short_f1` score the lead-in where the answer has one, else the answer text,
+    CMRC 2018's official way in Chinese; `lead_ins` (answers with a lead-in, so scored on it) and
+    `wrong_lead_ins` are shares of the questions with a short gold answer; `reference_f1` is token F1
     against the free-text reference answer of questions without short answers (rhdh)."""
     by_id = {q.qid: q for q in questions}
     em, f1, contains, supported, from_gold, quotes = [], [], [], [], [], 0
-    short_em, short_f1, from_lead, leads, wrong, reference = [], [], [], [], [], []
+    short_em, short_f1, leads, wrong, reference = [], [], [], [], []
     for o in outcomes:
         q = by_id[o.qid]
         text = _MARKER.sub("", o.answer)
@@ -195,7 +195,6 @@ def summarise_answers(
             scored = o.lead_in if o.lead_in is not None else text
             short_em.append(cmrc_exact_match(scored, q.answers_all) if q.lang == "zh" else exact_match(scored, q.answers_all, q.lang))
             short_f1.append(cmrc_f1(scored, q.answers_all) if q.lang == "zh" else token_f1(scored, q.answers_all, q.lang))
-            from_lead.append(float(o.lead_in is not None))
             leads.append(float(o.lead_in is not None))
             wrong.append(float(o.lead_in is not None and not lead_in_right(o.lead_in, q.answers_all, q.lang)))
         elif q.answer and not o.not_found:
@@ -218,7 +217,6 @@ def summarise_answers(
         "citations_per_answer": round(quotes / len(outcomes), 3) if outcomes else None,
         "short_exact_match": mean(short_em),
         "short_f1": mean(short_f1),
-        "short_from_lead_in": mean(from_lead),
         "short_answer_questions": len(short_em),
         "lead_ins": mean(leads),
         "wrong_lead_ins": mean(wrong),

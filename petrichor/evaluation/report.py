@@ -35,13 +35,13 @@ METHOD_ROWS = (
 )
 ANSWER_ROWS = (
     "questions", "exact_match", "f1", "answer_contains_gold", "short_answer_questions", "short_exact_match", "short_f1",
-    "short_from_lead_in", "lead_ins", "wrong_lead_ins", "reference_questions", "reference_f1", "citation_precision",
+    "lead_ins", "wrong_lead_ins", "reference_questions", "reference_f1", "citation_precision",
     "citation_doc_precision", "citations_per_answer", "false_not_found",
 )
 """`answer_contains_gold` is answer-holds-gold: the normalised answer contains a gold short answer."""
 NOT_FOUND_FIRST = ("in_domain", "off_topic")
 ANCHORS = (
-    "short_exact_match / short_f1: the lead-in where the answer has one (short_from_lead_in), else the answer text; "
+    "short_exact_match / short_f1: the lead-in where the answer has one (lead_ins), else the answer text; "
     "Chinese scored as CMRC 2018's official script scores. Anchor: a BERT-base reader scores 65.5 EM / 84.5 F1 on "
     "CMRC 2018 dev. wrong_lead_ins: lead-ins that are not a gold short answer, over the questions with one."
 )

@@ -51,3 +51,28 @@ def test_every_table_sets_petrichor_beside_naive_hybrid():
     assert "+0.125" in all_r5
     assert text.count("petrichor − naive_hybrid") == 2  # the set and its subset
     assert "h +0.200" in text  # ablation: no_rerank's doc R@1 against naive_hybrid
+
+
+def test_answers_show_not_found_apart_and_follow_ups_beside_the_baseline():
+    def answer(nf_in, hit):
+        return {
+            "questions": 5, "short_exact_match": 0.4, "wrong_lead_ins": 0.2, "false_not_found": 0.0,
+            "not_found": {"all": {"rate": nf_in, "questions": 6}, "in_domain": {"rate": nf_in, "questions": 4},
+                          "off_topic": {"rate": 1.0, "questions": 2}, "null": {"rate": nf_in, "questions": 4}},
+            "followups": {"constructed": {"questions": 3, "hit": hit, "not_found": 0.0}},
+        }
+
+    petrichor = answer(0.75, 0.667)
+    petrichor["followups"]["constructed"]["without_history"] = {"questions": 3, "hit": 0.333, "not_found": 0.0}
+    report = {**REPORT, "methods": {**REPORT["methods"], "petrichor": {**REPORT["methods"]["petrichor"], "answer": petrichor}},
+              "answer_baseline": {"name": "naive_top_sentence", **answer(0.0, 0.333)}, "ablation": {}}
+    console = Console(record=True, width=250)
+    print_report(report, console)
+    lines = console.export_text().splitlines()
+    rows = [line.split("│")[1].strip() for line in lines if line.startswith("│")]
+    assert rows.index("answer not_found in_domain") < rows.index("answer not_found off_topic") < rows.index("answer not_found null")
+    assert any("wrong_lead_ins" in line and "0.200" in line for line in lines)
+    assert any("65.5 EM / 84.5 F1" in line for line in lines)
+    hit = next(line for line in lines if "followup hit" in line)
+    assert "0.667" in hit and "0.333" in hit
+    assert any("petrichor without history" in line for line in lines)
