@@ -593,7 +593,14 @@ def _span_answer(
     answer. An English name question takes every name of the best units to the vote (`_agreed_name`):
     capitalisation finds organisations, places and titles beside the person asked for, and the one nearest the
     question's words is as often one of those. All four dev sets: multihop +12 answers holding gold of 218
-    (54 → 66), cmrc and rgb unchanged (Chinese questions keep the nearest span), rhdh has no short answers."""
+    (54 → 66), cmrc and rgb unchanged (Chinese questions keep the nearest span), rhdh has no short answers.
+
+    A span is the answer only where it is of the asked kind (`question.parse`'s asked kind: an amount of money
+    needs its currency, a version a dotted number, a count the asked measure word and no date part), in a
+    unit that contradicts none of the question's constraints (`_meets_constraints`) and in the clause holding
+    the most question words (`_in_asked_clause`); otherwise there is no lead-in. rgb_zh_reject (a real run):
+    wrong lead-ins on the 40 answerable questions 13 → 10, lead-ins on answered unanswerable ones 24 → 18,
+    answers holding gold 35 → 36."""
     best = scored[0].score
     focus = _focus(question) if kind == "number" else None
     q = question.lower()
@@ -610,8 +617,7 @@ def _span_answer(
             spans = [sp for sp in spans if not any(a <= sp.start < b for a, b in dated)]
         if measure:
             spans = [sp for sp in spans if _measured(sp, text, measure)]
-        if LEAD_CLAUSE:
-            spans = _in_asked_clause(spans, text, wanted)
+        spans = _in_asked_clause(spans, text, wanted)
         if not spans:
             continue
         attached = [sp for sp in spans if _attached(focus, text, sp.end)]
@@ -688,10 +694,6 @@ def _yes_no(question: str, scored: Sequence[Scored], wanted: Sequence[str], lang
     return ShortAnswer(UNDECIDED[lang], scored[0])
 
 
-LEAD_CLAUSE = True
-"""A short answer must sit in the clause holding the question's words (`_in_asked_clause`)."""
-LEAD_STRICT = False
-"""A short answer's unit must state every constraint of the question, not only contradict none."""
 _CLAUSE_CUT = re.compile(r"[,;:，；：。！？!?\n]")
 _FRONTED = 12
 """A clause this short before the clause holding the question's words is its fronted adverbial ("2021年，…",
@@ -726,17 +728,15 @@ def _in_asked_clause(spans: Sequence[Span], text: str, wanted: Sequence[str]) ->
 
 
 def _meets_constraints(parsed: Question, s: Scored, evidence: Sequence[EvidenceText]) -> bool:
-    """Whether the unit, read with its article's title and section path, says what the question pins down
-    (a year, a date, a number, a quoted term or a name): none of them is spoken of with another value, and
-    (strict) none is missing."""
+    """Whether the unit, read with its article's title and section path, contradicts nothing the question pins
+    down (a year, a date, a number, a quoted term or a name): none of them is spoken of with another value.
+    Requiring each to be stated as well moved leads to worse spans of other units (rgb_zh_reject answerable:
+    right leads 17 → 15, wrong ones unchanged at 10)."""
     if not parsed.constraints:
         return True
     item = evidence[s.evidence - 1] if evidence else None
     context = " ".join([item.title if item else "", *(item.heading_path if item else ()), *s.unit.heading_path, s.unit.scored])
-    statuses = [meets(c, context) for c in parsed.constraints]
-    if "conflict" in statuses:
-        return False
-    return not LEAD_STRICT or all(st == "met" for st in statuses)
+    return all(meets(c, context) != "conflict" for c in parsed.constraints)
 
 
 _MEASURE_ASKED = re.compile(r"(?:多少|几)([个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘])")
