@@ -12,8 +12,8 @@ Each row is one question's answerability record (`harness`): the signals of the 
 cited, whether the question is answerable (`kind`), and whether it was cited at all. The model is a logistic
 regression (numpy, Newton's method with a small ridge) over `answerability.FEATURES`, weighted so every set's
 answerable, in-domain unanswerable and off-topic questions count alike (`_groups`); a second variant without the cosines serves
-embedders the model was not fitted with. The operating point is the highest score threshold at which false
-not-found stays at or below `FALSE_NOT_FOUND_MAX` on every set's answerable questions, so the gate refuses as
+embedders the model was not fitted with. The operating point, one per question script as the margins have, is the highest score
+threshold at which false not-found stays at or below `FALSE_NOT_FOUND_MAX` on every set's answerable questions, so the gate refuses as
 much as that bar allows and no set pays for another.
 """
 
@@ -114,7 +114,9 @@ def fit_variant(rows: list[dict[str, Any]], names: Sequence[str], embedders: set
     weights, bias = fit_logistic(x[fitted], y[fitted], w[fitted])
     scores = 1 / (1 + np.exp(-np.clip(x @ weights + bias, -30, 30)))
     floor = _floor(rows, hard_conflict)
-    threshold = operating_point(rows, scores, fitted, floor)
+    scripts = np.array([_script(r) for r in rows])
+    threshold = {script: operating_point([r for r, m in zip(rows, scripts == script) if m], scores[scripts == script], fitted[scripts == script], floor[scripts == script]) for script in sorted(set(scripts))}
+    per_row = np.array([threshold[script] for script in scripts])
     return {
         "features": list(names),
         "mean": [round(float(v), 6) for v in mean],
@@ -122,8 +124,13 @@ def fit_variant(rows: list[dict[str, Any]], names: Sequence[str], embedders: set
         "weights": [round(float(v), 6) for v in weights],
         "bias": round(bias, 6),
         "threshold": threshold,
-        "figures": figures(rows, scores, fitted, threshold, floor),
+        "figures": figures(rows, scores, fitted, per_row, floor),
     }
+
+
+def _script(row: dict[str, Any]) -> str:
+    """The question's script as the gate measured it, else from the set's language."""
+    return (_measured(row) or {}).get("script") or ("cjk" if row.get("lang") == "zh" else "latin")
 
 
 def _floor(rows: list[dict[str, Any]], hard_conflict: bool = False) -> np.ndarray:
@@ -134,7 +141,7 @@ def _floor(rows: list[dict[str, Any]], hard_conflict: bool = False) -> np.ndarra
     )
 
 
-def _answered(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, threshold: float, floor: np.ndarray) -> np.ndarray:
+def _answered(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, threshold: float | np.ndarray, floor: np.ndarray) -> np.ndarray:
     """Whether each question gets an answer at `threshold`: a gated one when the thresholds pass it and it
     scores there (`answerability.decide`), an ungated one (no gate ran on it) when it cited anything."""
     cited = np.array([bool(r.get("cited")) or bool((r.get("answerability") or {}).get("withheld")) for r in rows])
@@ -142,7 +149,8 @@ def _answered(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray,
 
 
 def operating_point(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, floor: np.ndarray) -> float:
-    """The highest threshold keeping false not-found at or below `FALSE_NOT_FOUND_MAX` on every set."""
+    """The highest threshold keeping false not-found at or below `FALSE_NOT_FOUND_MAX` on every set (the
+    rows of one script: each script has its own operating point)."""
     answerable = np.array([r["kind"] == "answerable" for r in rows])
     sets = sorted({r["dataset"] for r in rows})
     for t in np.round(np.arange(0.95, 0.0, -0.005), 3):
@@ -156,7 +164,7 @@ def operating_point(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.nd
     return 0.0
 
 
-def figures(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, threshold: float, floor: np.ndarray) -> dict[str, Any]:
+def figures(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, threshold: float | np.ndarray, floor: np.ndarray) -> dict[str, Any]:
     """Per set: false not-found on the answerable questions, not-found on the in-domain unanswerable ones
     (null queries, near misses) and on the off-topic ones (other sets' questions), with question counts."""
     answered = _answered(rows, scores, gated, threshold, floor)
@@ -275,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"no such signals file: {', '.join(map(str, missing))}")
     model = fit(load(args.signals))
     args.out.write_text(json.dumps(model, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps({k: model[k]["figures"] for k in ("full", "lexical")} | {"threshold": model["full"]["threshold"]}, indent=1))
+    print(json.dumps({k: model[k]["figures"] for k in ("full", "lexical")} | {"threshold": model["full"]["threshold"], "hard_conflict": model["hard_conflict"]}, indent=1))
     return 0
 
 

@@ -275,13 +275,15 @@ MODEL_PATH = Path(__file__).with_name("answerability_model.json")
 """The fitted combiner (`petrichor.evaluation.answerability_fit`); absent, the per-signal thresholds decide."""
 
 LEXICAL = (
-    "coverage", "weighted_coverage", "quote_coverage", "retrieval", "cjk", "asked", "type_missing",
+    "coverage", "weighted_coverage", "quote_coverage", "retrieval", "asked", "type_missing",
     "constraints", "met", "conflict", "absent", "quote_met",
 )
 SEMANTIC = ("semantic", "margin", "quote_semantic")
 FEATURES = SEMANTIC + LEXICAL
 """The combiner's inputs (`features`). The lexical ones apply to any knowledge base; the two cosines only for
-the embedders the model was fitted with, so the model ships a variant without them (`variant`)."""
+the embedders the model was fitted with, so the model ships a variant without them (`variant`). The script is
+no input: with the sets' languages apart it would learn which set a question came from; each script has its
+own operating point instead (`Combiner.threshold`), as the margins have."""
 
 
 def features(signals: Signals | Mapping[str, Any]) -> dict[str, float | None]:
@@ -299,7 +301,6 @@ def features(signals: Signals | Mapping[str, Any]) -> dict[str, float | None]:
         "coverage": num("coverage"),
         "weighted_coverage": num("weighted_coverage") if s.get("weighted_coverage") is not None else num("coverage"),
         "retrieval": num("retrieval"),
-        "cjk": 1.0 if s.get("script") == "cjk" else 0.0,
         "asked": 1.0 if asked else 0.0,
         "type_missing": 1.0 if asked and s.get("type_held") is False else 0.0,
         "constraints": float(s.get("constraints") or 0),
@@ -322,7 +323,8 @@ class Combiner:
     scale: tuple[float, ...]
     weights: tuple[float, ...]
     bias: float
-    threshold: float
+    threshold: Mapping[str, float]
+    """The operating point per question script ("cjk", "latin"): a score below it is withheld."""
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> Combiner:
@@ -330,7 +332,14 @@ class Combiner:
         parts = [tuple(float(v) for v in raw[k]) for k in ("mean", "scale", "weights")]
         if any(len(p) != len(names) for p in parts) or any(n not in FEATURES for n in names):
             raise ValueError(f"answerability model: features and coefficients disagree ({names})")
-        return cls(names, *parts, float(raw["bias"]), float(raw["threshold"]))
+        threshold = raw["threshold"]
+        if not isinstance(threshold, Mapping) or not threshold:
+            raise ValueError("answerability model: threshold must map each script to its operating point")
+        return cls(names, *parts, float(raw["bias"]), {k: float(v) for k, v in threshold.items()})
+
+    def threshold_for(self, script: str | None) -> float:
+        """The script's operating point; a script the fit never saw takes the strictest one."""
+        return self.threshold.get(script or "", max(self.threshold.values()))
 
     def contributions(self, values: Mapping[str, float | None]) -> dict[str, float]:
         out = {}
@@ -382,11 +391,12 @@ def combined(signals: Signals, model: Model) -> Verdict:
     comb = model.variant(signals)
     values = features(signals)
     p = round(comb.score(values), 4)
-    if p >= comb.threshold:
+    threshold = comb.threshold_for(signals.script)
+    if p >= threshold:
         return Verdict(True, None, None, None, signals)
     pulls = comb.contributions(values)
     weakest = min(pulls, key=pulls.get) if pulls and min(pulls.values()) < 0 else None
-    return Verdict(False, "combined", p, comb.threshold, signals, weakest)
+    return Verdict(False, "combined", p, threshold, signals, weakest)
 
 
 def constrained(verdict: Verdict) -> Verdict:

@@ -25,7 +25,7 @@ def _signals(**over) -> Signals:
 
 def _model(weights: dict[str, float], threshold: float = 0.5) -> Model:
     def comb(names):
-        return Combiner(tuple(names), tuple(0.0 for _ in names), tuple(1.0 for _ in names), tuple(weights.get(n, 0.0) for n in names), 0.0, threshold)
+        return Combiner(tuple(names), tuple(0.0 for _ in names), tuple(1.0 for _ in names), tuple(weights.get(n, 0.0) for n in names), 0.0, {"cjk": threshold, "latin": threshold})
 
     return Model(comb(FEATURES), comb(LEXICAL), frozenset({MODEL}))
 
@@ -57,8 +57,16 @@ def test_an_embedder_the_model_was_not_fitted_with_gets_the_lexical_variant():
     assert model.variant(_signals()) is model.full
 
 
+def test_each_script_has_its_own_operating_point_and_an_unseen_one_the_strictest():
+    comb = Combiner(("coverage",), (0.0,), (1.0,), (1.0,), 0.0, {"cjk": 0.3, "latin": 0.6})
+    assert comb.threshold_for("cjk") == 0.3 and comb.threshold_for("latin") == 0.6 and comb.threshold_for(None) == 0.6
+    model = Model(comb, comb, frozenset())
+    assert combined(_signals(coverage=0.0, weighted_coverage=0.0, script="cjk"), model).answerable
+    assert not combined(_signals(coverage=0.0, weighted_coverage=0.0, script="latin"), model).answerable
+
+
 def test_a_feature_not_measured_takes_the_training_mean():
-    comb = Combiner(("semantic", "coverage"), (0.8, 0.5), (0.1, 0.2), (2.0, 1.0), 0.0, 0.5)
+    comb = Combiner(("semantic", "coverage"), (0.8, 0.5), (0.1, 0.2), (2.0, 1.0), 0.0, {"latin": 0.5})
     assert comb.score({"semantic": None, "coverage": 0.5}) == pytest.approx(0.5)
     assert comb.score({"semantic": 0.9, "coverage": 0.5}) == pytest.approx(1 / (1 + math.exp(-2.0)))
 
@@ -97,7 +105,7 @@ def test_the_shipped_model_loads_when_present():
     if model is None:
         pytest.skip("no fitted model shipped")
     assert set(model.full.names) <= set(FEATURES) and set(model.lexical.names) <= set(LEXICAL)
-    assert 0.0 < model.full.threshold < 1.0
+    assert all(0.0 < t < 1.0 for t in model.full.threshold.values())
 
 
 def _row(dataset: str, kind: str, semantic: float, conflict: int) -> dict:
@@ -120,6 +128,7 @@ def test_the_fit_separates_near_misses_and_keeps_false_not_found_under_the_bar()
         assert figures["false_not_found"]["rate"] <= answerability_fit.FALSE_NOT_FOUND_MAX
         assert figures["in_domain_not_found"]["rate"] > 0.5 and figures["in_domain_not_found"]["questions"] == 60
     assert load_model_from(model).full.threshold == full["threshold"] and isinstance(model["hard_conflict"], bool)
+    assert set(full["threshold"]) == {"cjk"}  # one operating point per script the sets hold
     assert answerability_fit.fit(rows) == model  # deterministic
 
 
