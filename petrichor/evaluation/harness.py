@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -228,11 +228,21 @@ def _ablation(dataset: Dataset, built: BuiltSet, petrichor: PetrichorRetriever, 
     return out
 
 
-def prepare(config: EvalConfig, log: Log) -> tuple[Dataset, dict[str, Any]]:
-    """The set as evaluated: its leave-gold-out variant with `leave_gold_out`, and what the variant left out."""
-    dataset = load_dataset(config.dataset_dir, config.limit)
+def _limited(dataset: Dataset, limit: int) -> Dataset:
+    """The first `limit` answerable and unanswerable questions (all when `limit` is 0); documents untouched."""
+    if limit <= 0:
+        return dataset
+    return replace(dataset, questions=dataset.questions[:limit], unanswerable=dataset.unanswerable[:limit])
+
+
+def prepare(config: EvalConfig, log: Log) -> tuple[Dataset, dict[str, Any], tuple[FollowUp, ...]]:
+    """The set as evaluated (its leave-gold-out variant with `leave_gold_out`), what the variant left out, and
+    the constructed follow-ups. The variant and the follow-ups come from the whole set, so `limit` changes
+    neither the corpus built nor the follow-ups asked."""
+    dataset = load_dataset(config.dataset_dir)
+    pairs = construct(dataset.questions, dataset.docs, config.followups) if config.answers and config.followups else ()
     if not config.leave_gold_out:
-        return dataset, {}
+        return _limited(dataset, config.limit), {}, pairs
     if dataset.corpus_dir is not None:
         raise ValueError(f"{dataset.name} is built from its corpus folder as it is; leave-gold-out needs a set with docs.jsonl")
     variant, made = variant_dataset(dataset, config.leave_gold_out)
@@ -247,7 +257,9 @@ def prepare(config: EvalConfig, log: Log) -> tuple[Dataset, dict[str, Any]]:
     }
     log(f"leave-gold-out: {info['sampled']} questions sampled, {info['unanswerable']} lost their evidence "
         f"({info['passed_over']} passed over), {info['docs_dropped']} documents dropped, {info['docs_cut']} cut")
-    return variant, info
+    if pairs:
+        pairs = construct(variant.questions, variant.docs, config.followups)
+    return _limited(variant, config.limit), info, pairs
 
 
 def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
@@ -255,17 +267,25 @@ def run_eval(config: EvalConfig, log: Log) -> dict[str, Any]:
     naive_vector, naive_bm25}, answer_baseline, unanswerable_questions, subsets, ablation, curves, seconds}`;
     `answer_baseline` and each method's `answer` only with `answers`."""
     started = time.perf_counter()
-    dataset, left_out = prepare(config, log)
+    dataset, left_out, pairs = prepare(config, log)
     log(f"{dataset.name}: {len(dataset.docs)} documents, {len(dataset.questions)} questions ({dataset.skipped} without gold skipped)")
     built = build_set(dataset, EvalLayout(config.root), on_progress=lambda stage, done, total: log(f"build {stage}: {done}/{total}"))
     log(f"snapshot {built.snapshot.version} ready in {time.perf_counter() - started:.1f}s")
-    return evaluate(config, dataset, built, log, started=started, left_out=left_out)
+    return evaluate(config, dataset, built, log, started=started, left_out=left_out, followups=pairs)
 
 
 def evaluate(
-    config: EvalConfig, dataset: Dataset, built: BuiltSet, log: Log, *, started: float | None = None, left_out: dict[str, Any] | None = None
+    config: EvalConfig,
+    dataset: Dataset,
+    built: BuiltSet,
+    log: Log,
+    *,
+    started: float | None = None,
+    left_out: dict[str, Any] | None = None,
+    followups: tuple[FollowUp, ...] | None = None,
 ) -> dict[str, Any]:
-    """Everything after the build, on a built set (`run_eval`'s report); `started` dates the build's start."""
+    """Everything after the build, on a built set (`run_eval`'s report); `started` dates the build's start;
+    `followups`: the constructed follow-ups (None: constructed here from `dataset`)."""
     started = time.perf_counter() if started is None else started
     build_seconds = time.perf_counter() - started
     embedder = built.embedder
@@ -304,7 +324,7 @@ def evaluate(
             q for other in config.unanswerable_from for q in cross_questions(other, config.unanswerable_sample)
         )
         followups = {
-            "constructed": construct(dataset.questions, dataset.docs, config.followups),
+            "constructed": construct(dataset.questions, dataset.docs, config.followups) if followups is None else followups,
             "written": load_written(config.dataset_dir),
         }
         answered = _answers(dataset, built, retrievers, scorer, unanswerable, log, followups)

@@ -145,3 +145,27 @@ def test_shared_sets(name):
         for p in q.gold_passages:
             assert not any(GoldPassage.of(p, q.lang).found_in(f"{d.title}\n{d.content}") for d in made.docs)
     assert len(made.docs) >= len(dataset.docs) - len(made.sampled)
+
+
+def test_limit_changes_neither_the_variant_corpus_nor_the_follow_ups(tmp_path):
+    import json
+
+    from petrichor.evaluation.harness import EvalConfig, prepare
+
+    dataset, docs = _cmrc_like(12, 0)
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "docs.jsonl").write_text("\n".join(json.dumps(d.__dict__, ensure_ascii=False) for d in docs), encoding="utf-8")
+    rows = [{"qid": q.qid, "question": f"标题{q.qid[1:]}的答案是什么？", "answers_all": list(q.answers_all),
+             "gold_doc_ids": list(q.gold_doc_ids), "gold_passages": list(q.gold_passages)} for q in dataset.questions]
+    (folder / "qa.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+
+    def run(limit):
+        config = EvalConfig(dataset_dir=folder, root=tmp_path / "root", embed_cache_dir=tmp_path, limit=limit, answers=True,
+                            leave_gold_out=3, followups=4)
+        return prepare(config, log=lambda _: None)
+
+    whole, info, pairs = run(0)
+    part, info_part, pairs_part = run(2)
+    assert whole.docs == part.docs and info == info_part and pairs == pairs_part and len(pairs) == 4
+    assert len(whole.questions) == 9 and len(part.questions) == 2 and len(part.unanswerable) == 2
