@@ -415,7 +415,8 @@ _VERB_AFTER_SUBJECT = re.compile(r"\s+(?:also\s+|then\s+|only\s+)?[a-z]+(?:s|es|
 def _subject_of(term: str, text: str) -> bool:
     """Whether an English sentence opens with `term` as its subject and a verb in the present or past
     ("Reciprocal rank fusion merges…", "The outline holds…"): the sentence says what the term does, which is
-    how a glossary defines it. Chinese sentences open on the term with a copula (`defines` above)."""
+    how a glossary defines it. Chinese sentences open on the term with a copula (`defines` above).
+    rhdh_docs_en and rgb_zh_reject (replayed on recorded evidence): no answer moves."""
     if has_cjk(term):
         return False
     m = re.match(rf"\s*(?:(?:the|an?)\s+)?{re.escape(term)}(?:\s*\([^)]{{1,80}}\))?", text, re.I)

@@ -301,9 +301,14 @@ HOW_TO_WEIGHT = 1.5
 """A how-to question ("How do I create a key?", "如何修改端口？") scores the steps, commands and code blocks
 whole (a fenced block, a list, a sentence with the block it introduces) of a section whose headings hold a
 question word this many times, and counts those heading words as the block's own: the section "Creating a
-key" answers with its commands, not a checklist line that only uses the words."""
+key" answers with its commands, not a checklist line that only uses the words. rhdh_docs_en, 119 questions
+(a real run): of its 32 how-to questions, answers quoting steps or commands 5 → 22; citations from a gold
+document 0.865 → 0.874; token F1 against the reference answers 0.393 → 0.392; false not-found 2 → 2.
+rgb_zh_reject: no answer moves."""
 REASON_WEIGHT = 1.3
-"""A why-question scores a unit that gives a reason (`_REASON`) this many times."""
+"""A why-question scores a unit that gives a reason (`_REASON`: because, so that, 因为, 因此…) this many times:
+"Why is X used?" is answered by the sentence saying why, not one that only uses X. rhdh_docs_en and
+rgb_zh_reject (replayed on recorded evidence): no answer moves."""
 _REASON = re.compile(r"\b(?:because|since|so that|therefore|thus|hence|which is why|in order to|the reason)\b|因为|所以|因此|由于|为了|以便|从而|以免", re.I)
 _WHY = re.compile(r"\bwhy\b|为什么|为何|何以|原因", re.I)
 _MD_HEADING_LINE = re.compile(r"^(?:#{1,6}|//+|--)\s*\S")

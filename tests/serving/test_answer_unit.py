@@ -142,6 +142,27 @@ def test_a_definition_question_quotes_the_sentence_that_defines_the_term(questio
     assert best.unit.text.startswith(defining)
 
 
+@pytest.mark.parametrize(
+    ("question", "passage", "reason"),
+    [
+        (
+            "Why is reciprocal rank fusion used?",
+            "Reciprocal rank fusion uses a constant of 60 for every route.\n\n"
+            "Reciprocal rank fusion is used because the routes' scores live on different scales.",
+            "because the routes' scores",
+        ),
+        (
+            "为什么要用倒数排名融合？",
+            "倒数排名融合按名次合并多路召回的结果，常数 k 默认为 60。\n\n采用倒数排名融合，是因为不同召回路的原始分数无法直接比较。",
+            "是因为",
+        ),
+    ],
+)
+def test_a_why_question_quotes_the_unit_that_gives_the_reason(question, passage, reason):
+    best = score_units(question, [EvidenceText("e1", "t", (), passage)])[0]
+    assert reason in best.unit.text
+
+
 # -------------------------------------------------------------------------------------- short answers
 
 
