@@ -68,3 +68,24 @@ def test_collect_only_prints_the_total() -> None:
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )
     assert re.search(r"\d+ tests? collected", done.stdout), done.stdout[-500:]
+
+
+EXTRAS = ("postgres", "celery", "k8s")
+
+
+def test_the_extras_pair_with_the_pinned_dagster_and_the_test_lock_holds_them() -> None:
+    """Dagster's integration libraries are released as 0.(16+minor).patch beside dagster 1.minor.patch: each
+    extra pins the one paired with the runtime lock's dagster (and its core libraries the same release), so
+    `pip install '.[postgres]'` (celery, k8s) installs beside the lock; the test lock holds every extra's
+    packages for tests/distributed."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    runtime, test = _pins(REPO / "requirements.lock"), _pins(REPO / "requirements-test.lock")
+    major, minor, patch = runtime["dagster"].split(".")
+    assert major == "1"
+    for core in ("dagster-graphql", "dagster-pipes", "dagster-shared", "dagster-webserver"):
+        assert runtime[core] == runtime["dagster"], core
+    for extra in EXTRAS:
+        for name, version in map(_name, project["optional-dependencies"][extra]):
+            if name.startswith("dagster-"):
+                assert version == f"0.{16 + int(minor)}.{patch}", f"{name}=={version} does not pair with dagster=={runtime['dagster']}"
+            assert test.get(name) == version, f"{extra}: {name} is not pinned at {version} in requirements-test.lock"
