@@ -17,7 +17,6 @@ from dagster import (
     RunRequest,
     ScheduleEvaluationContext,
     define_asset_job,
-    multi_or_in_process_executor,
     schedule,
 )
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
@@ -25,6 +24,7 @@ from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PART
 from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
 from petrichor_pipeline.assets._metadata import EMBED_STEP, MODEL_STEP, MODEL_TAG
 from petrichor_pipeline.config import BUCKETS, Settings, load_settings
+from petrichor_pipeline.executors import bucket_executor, celery_execution
 from petrichor_pipeline.models.providers import UnknownProviderError, embed_provider_entry
 from petrichor_pipeline.partitions import buckets
 
@@ -89,7 +89,12 @@ def model_step_limits(settings: Settings | None) -> list[dict]:
 
 def parallel_execution(max_concurrent: int | None = None, settings: Settings | None = None) -> dict:
     """Run config of the multiprocess executor: `max_concurrent` step processes (`Settings.build_workers`;
-    default one per core), the model steps limited by `model_step_limits` (one at a time without settings)."""
+    default one per core), the model steps limited by `model_step_limits` (one at a time without settings).
+    With `PETRICHOR_CELERY_CONFIG` set, the Celery executor of that file instead (`executors`): its workers
+    are the processes, and the model pools on the instance limit the model steps."""
+    celery = celery_execution()
+    if celery is not None:
+        return celery
     return {
         "execution": {
             "config": {
@@ -111,11 +116,11 @@ bucket_build_job = define_asset_job(
     "bucket_build",
     selection=AssetSelection.assets(*PARTITIONED_ASSETS),
     partitions_def=buckets,
-    executor_def=multi_or_in_process_executor,
+    executor_def=bucket_executor,
     config=IN_PROCESS,
     description="Rebuild hash buckets (one, or a range in one run); unchanged articles inside a bucket reuse "
     "their rows. In one process unless the run config asks for the multiprocess executor (the nightly full "
-    "rebuild and `petrichor build` with many articles to build: one step process per core).",
+    "rebuild and `petrichor build` with many articles to build: one step process per core) or for Celery workers.",
 )
 
 publish_job = define_asset_job(
