@@ -541,7 +541,7 @@ def check(question: Question, units: list[str]) -> ConstraintCheck:
     return ConstraintCheck(tuple(met), tuple(conflict), tuple(absent), spoken)
 
 
-_VERSION = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b|版本\s*\d+")
+_DOTTED_NUMBER = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b|版本\s*\d+")
 
 
 def holds_asked(question: Question, text: str) -> bool | None:
@@ -557,7 +557,7 @@ def holds_asked(question: Question, text: str) -> bool | None:
         return any(q.unit in CURRENCY_UNITS and q.value not in named for q in quantities(text))
     if question.asked == "version":
         asked = {c.surface for c in question.constraints}
-        return any(m.group(0) not in asked for m in _VERSION.finditer(text))
+        return any(m.group(0) not in asked for m in _DOTTED_NUMBER.finditer(text))
     kind = next((t for t in ANSWER_TYPES if t.name == question.asked), None)
     if kind is not None:
         return holds_answer(kind, text, question.text)
