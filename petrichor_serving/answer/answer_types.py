@@ -195,10 +195,17 @@ _CURRENCY_AFTER = re.compile(r"\s?(?:元|美元|欧元|英镑|日元|港元|人�
 VERSION_SPAN = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")
 
 
+def _address(match: re.Match[str], text: str) -> bool:
+    """A dotted number that is a network address, not a version: four parts that are all bytes (an IPv4
+    address, `127.0.0.1`) or one followed by a port (`host:8000`)."""
+    parts = match.group(0).lstrip("v").split(".")
+    return (len(parts) == 4 and all(int(p) <= 255 for p in parts)) or bool(re.match(r":\d", text[match.end():]))
+
+
 def find_spans(kind: str, text: str) -> list[Span]:
     """Spans of `text` that can answer a question of `kind`, in order, possibly overlapping. An amount of
     money is a number with its currency (a sign before it or a currency word after it, which the span takes
-    in); a version is a dotted number."""
+    in); a version is a dotted number that is not a network address."""
     if kind == "money":
         spans = []
         for m in NUMBER_SPAN.finditer(text):
@@ -211,7 +218,7 @@ def find_spans(kind: str, text: str) -> list[Span]:
                 spans.append(Span(start, end, text[start:end].strip()))
         return spans
     if kind == "version":
-        return [Span(m.start(), m.end(), m.group(0)) for m in VERSION_SPAN.finditer(text)]
+        return [Span(m.start(), m.end(), m.group(0)) for m in VERSION_SPAN.finditer(text) if not _address(m, text)]
     if kind == "number":
         found = [m for m in NUMBER_SPAN.finditer(text) if m.group(0).strip()]
     elif kind == "time":

@@ -224,3 +224,17 @@ def test_the_bundled_corpus_answers_a_definition_with_a_body_not_a_heading(serve
     quotes = [c["quote"] for c in doc["citations"]]
     assert quotes and all(not q.lstrip().startswith("#") for q in quotes)
     assert any("reciprocal rank fusion" in q.lower() and len(q.split()) > 6 for q in quotes)
+
+
+@pytest.mark.parametrize(
+    "text,versions",
+    [
+        ("`petrichor serve` 默认监听 127.0.0.1:8000。", []),
+        ("The server listens on 10.0.0.12 by default.", []),
+        ("Install Podman 5.3 or later.", ["5.3"]),
+        ("升级到 v1.13.27 版本。", ["v1.13.27"]),
+        ("Windows 10.0.19041.1 is supported.", ["10.0.19041.1"]),
+    ],
+)
+def test_a_network_address_is_no_version(text, versions):
+    assert [s.text for s in find_spans("version", text)] == versions
