@@ -37,16 +37,20 @@ def current(data: Path) -> str:
     return version
 
 
-def assert_refused_when_damaged(data: Path, version: str, file: str, damage: str, embedder: Any) -> None:
-    """Flip one byte of a snapshot file (`damage` "flip") or delete it ("missing"): loading and verifying the
-    snapshot both refuse it, naming the file."""
-    path = data / "snapshots" / version / file
+def damage_file(path: Path, damage: str) -> None:
+    """Flip one byte in the middle of `path` (`damage` "flip") or delete it ("missing")."""
     if damage == "flip":
         raw = bytearray(path.read_bytes())
         raw[len(raw) // 2] ^= 0x01
         path.write_bytes(bytes(raw))
     else:
         path.unlink()
+
+
+def assert_refused_when_damaged(data: Path, version: str, file: str, damage: str, embedder: Any) -> None:
+    """Flip one byte of a snapshot file (`damage` "flip") or delete it ("missing"): loading and verifying the
+    snapshot both refuse it, naming the file."""
+    damage_file(data / "snapshots" / version / file, damage)
     with pytest.raises(IntegrityError, match=file):
         load_snapshot(data, version, embed_fingerprint=embedder.fingerprint)
     with pytest.raises(IntegrityError, match=file):

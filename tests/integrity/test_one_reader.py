@@ -13,7 +13,7 @@ from petrichor_pipeline.contract.current import verify_snapshot
 from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError
 from petrichor_pipeline.contract.reader import FileCheck
 from petrichor_serving.snapshot import load_snapshot
-from tests.integrity.helpers import copy_built, current
+from tests.integrity.helpers import copy_built, current, damage_file
 
 pytestmark = pytest.mark.slow  # builds a corpus
 
@@ -68,13 +68,7 @@ def test_both_refuse_a_damaged_file_with_the_same_error(built_corpus, served_sna
     version = current(data)
     manifest = json.loads((data / "snapshots" / version / MANIFEST_FILE).read_text(encoding="utf-8"))
     file = _files(manifest)[kind]
-    path = data / "snapshots" / version / file
-    if damage == "flip":
-        raw = bytearray(path.read_bytes())
-        raw[len(raw) // 2] ^= 0x01
-        path.write_bytes(bytes(raw))
-    else:
-        path.unlink()
+    damage_file(data / "snapshots" / version / file, damage)
     refusals = {}
     for name, read in _readers(data, embedder).items():
         with pytest.raises(IntegrityError) as exc:
