@@ -14,8 +14,10 @@ in an order that rotates each round, every command in a fresh process as a run w
   folder's instance (`petrichor_pipeline/instance.py`'s configuration), the run the UI's Materialize submits for
   the edited partition of the bucket assets (GraphQL, as the UI does), queued, dequeued and launched by the
   daemon, then the publish run `publish_after_build` requests at its next tick, until `CURRENT` names a
-  snapshot holding the edited article's new version. With `--daemon` every path is measured while `dagster dev`
-  runs, so all of them share its idle cost.
+  snapshot holding the edited article's new version;
+- `ui_job` (`--daemon`): the same wait for the UI's other way, Jobs > `build_and_publish` > Materialize with the
+  edited bucket: one queued run that builds the bucket and publishes, as `petrichor build` does.
+  With `--daemon` every path is measured while `dagster dev` runs, so all of them share its idle cost.
 
 Each path's time runs from its first process's start to its last one's exit, and the published snapshot must
 hold the edited article's new version. Prints every round, each path's median and its ratio to the CLI.
@@ -49,6 +51,7 @@ DAGSTER = str(Path(sys.executable).parent / "dagster")
 REMOTE_SETTINGS = ("PETRICHOR_LLM_BASE_URL", "PETRICHOR_EMBED_BASE_URL", "PETRICHOR_VISION_BASE_URL")
 PATHS = ("cli", "ui", "ui_graph")
 DAEMON_PATH = "ui_daemon"
+JOB_PATH = "ui_job"
 PUBLISH_TIMEOUT_S = 300
 
 
@@ -173,19 +176,20 @@ def dagster_dev(env: dict[str, str]) -> Iterator[object]:
         log.close()
 
 
-def through_daemon(work: Path, client: object, steps: list[str], bucket: str) -> dict[str, float]:
-    """Submit the bucket assets' run for `bucket` as the UI's Materialize does, then wait until the published
-    snapshot holds the edited article's new version (the publish run the sensor requests)."""
+def through_daemon(work: Path, client: object, steps: list[str] | None, bucket: str, job: str = "__ASSET_JOB") -> dict[str, float]:
+    """Submit a run for `bucket` as the UI does (the asset graph's Materialize of the bucket assets `steps`, or
+    a job's Materialize), then wait until the published snapshot holds the edited article's new version
+    (through the publish run the sensor requests, or the run itself)."""
     from dagster import DagsterInstance
 
     wanted = corpus_version(work)
     started = time.perf_counter()
     run_id = client.submit_job_execution(  # type: ignore[attr-defined]
-        "__ASSET_JOB", asset_selection=steps, tags={"dagster/partition": bucket}
+        job, asset_selection=steps, tags={"dagster/partition": bucket}
     )
     while published_version(work) != wanted:
         if time.perf_counter() - started > PUBLISH_TIMEOUT_S:
-            raise SystemExit(f"ui_daemon: nothing published within {PUBLISH_TIMEOUT_S} s (bucket run {run_id})")
+            raise SystemExit(f"{job}: nothing published within {PUBLISH_TIMEOUT_S} s (run {run_id})")
         time.sleep(0.1)
     total = time.perf_counter() - started
     with DagsterInstance.get() as instance:
@@ -210,6 +214,8 @@ def one_change(
         timing = {"total": bucket_run + publish_run, "bucket_run": bucket_run, "publish_run": publish_run}
     elif path == DAEMON_PATH:
         timing = through_daemon(work, client, steps, bucket)
+    elif path == JOB_PATH:
+        timing = through_daemon(work, client, None, bucket, "build_and_publish")
     else:
         timing = {"total": materialize(env, steps + publish, bucket)}
     if published_version(work) != corpus_version(work):
@@ -227,9 +233,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--embed", choices=("on", "off"), default="on")
-    parser.add_argument("--daemon", action="store_true", help="also measure ui_daemon, with dagster dev running")
+    parser.add_argument("--daemon", action="store_true", help="also measure ui_daemon and ui_job, with dagster dev running")
     args = parser.parse_args()
-    paths = PATHS + ((DAEMON_PATH,) if args.daemon else ())
+    paths = PATHS + ((DAEMON_PATH, JOB_PATH) if args.daemon else ())
     work = args.workdir or Path(tempfile.mkdtemp(prefix="petrichor-dagster-ui-"))
     env = environment(work, args.embed)
     os.environ.update(env)  # this process reads the same instance and settings (the sensor, the checks)

@@ -9,6 +9,7 @@ from petrichor_pipeline.jobs import (
     PUBLISH_ASSETS,
     all_assets,
     bucket_build_job,
+    build_and_publish_job,
     nightly_full_rebuild,
     publish_job,
 )
@@ -32,7 +33,7 @@ def definitions(petrichor: PetrichorResource) -> Definitions:
     return Definitions(
         assets=all_assets(),
         asset_checks=ASSET_CHECKS,
-        jobs=[bucket_build_job, publish_job],
+        jobs=[bucket_build_job, publish_job, build_and_publish_job],
         schedules=[nightly_full_rebuild],
         sensors=[corpus_observer, corpus_sensor, publish_after_build, discard_refused_snapshot],
         resources={"petrichor": petrichor},

@@ -7,7 +7,7 @@ Runs launched from the UI, a sensor or a schedule wait in the run queue until th
 looks every 5 s by default, and a partition materialized from the UI publishes through two queued runs (the
 bucket run, then the publish run `publish_after_build` requests), so the queue alone added up to 10 s to a
 change the CLI publishes in 15–20 s. The queue is looked at every second instead (`dequeue_interval_seconds`),
-a database read per second on an idle instance."""
+a database read per second on an idle instance. Runs that publish (`jobs.PUBLISH_TAG`) start one at a time."""
 
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ run_coordinator:
   config:
     max_concurrent_runs: 4
     dequeue_interval_seconds: 1
+    tag_concurrency_limits:  # one run that moves CURRENT at a time (petrichor_pipeline/jobs.py: PUBLISH_TAG)
+      - key: petrichor/publish
+        limit: 1
 """
 
 

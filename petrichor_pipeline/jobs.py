@@ -17,6 +17,7 @@ from dagster import (
     RunRequest,
     ScheduleEvaluationContext,
     define_asset_job,
+    in_process_executor,
     schedule,
 )
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
@@ -123,11 +124,28 @@ bucket_build_job = define_asset_job(
     "rebuild and `petrichor build` with many articles to build: one step process per core) or for Celery workers.",
 )
 
+PUBLISH_TAG = ("petrichor/publish", "true")
+"""Every job that moves `CURRENT` carries this tag; the instance's run queue starts one such run at a time
+(`instance.INSTANCE_YAML`'s `tag_concurrency_limits`), so two publishes Dagster launched never race."""
+
 publish_job = define_asset_job(
     "publish",
     selection=AssetSelection.assets(*PUBLISH_ASSETS),
+    tags=dict([PUBLISH_TAG]),
     description="Aggregate the wiki over all buckets, stage a new snapshot, run its checks and, unless a blocking "
     "one failed, publish it (CURRENT moves atomically).",
+)
+
+build_and_publish_job = define_asset_job(
+    "build_and_publish",
+    selection=AssetSelection.assets(*PARTITIONED_ASSETS, *PUBLISH_ASSETS),
+    partitions_def=buckets,
+    executor_def=in_process_executor,
+    tags=dict([PUBLISH_TAG]),
+    description="Rebuild the chosen bucket and publish, in one run and one process: what `petrichor build` does "
+    "for a change, launched from the UI (Jobs > build_and_publish > Materialize, pick the stale bucket). "
+    "Materializing the bucket assets alone publishes too, through `publish_after_build`, at the cost of a "
+    "sensor tick and a second run.",
 )
 
 FULL_REBUILD_CONFIG = {"resources": {"petrichor": {"config": {"full_rebuild": True}}}}

@@ -18,7 +18,7 @@ from dagster._core.definitions.reconstruct import ReconstructableRepository
 
 from petrichor_pipeline.build.steps.articles import current_bucket_versions
 from petrichor_pipeline.definitions import PUBLISH_ASSETS, defs
-from petrichor_pipeline.jobs import asset_keys, bucket_assets
+from petrichor_pipeline.jobs import PUBLISH_TAG, asset_keys, bucket_assets, build_and_publish_job
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.sensors import publish_after_build
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
@@ -90,6 +90,25 @@ def test_a_partition_materialized_with_the_publish_assets_publishes_in_the_same_
     settings = build_context().settings
     assert published_articles(settings.data_dir) == corpus_articles(settings.data_dir, settings.corpus_dir)
     assert isinstance(_publish_sensor(instance, run), SkipReason)  # nothing left to publish
+
+
+def test_the_build_and_publish_job_publishes_a_partition_in_one_run_and_one_process(edited):
+    """Jobs > build_and_publish > Materialize with the stale bucket: what `petrichor build` does for a change."""
+    instance = edited
+    repo = ReconstructableRepository.for_module("petrichor_pipeline.definitions", "defs", working_directory=str(REPO))
+    job = defs.resolve_job_def(build_and_publish_job.name)
+    tags = job.partitioned_config.get_tags_for_partition_key(BUCKET) if job.partitioned_config else {"dagster/partition": BUCKET}
+    with execute_job(repo.get_reconstructable_job(job.name), instance=instance, tags={**job.tags, **tags}) as result:
+        assert result.success
+        run = result.dagster_run
+    events = instance.all_logs(run.run_id)
+    assert len({e.dagster_event.pid for e in events if e.dagster_event_type == DagsterEventType.STEP_START}) == 1
+    built = {e.dagster_event.partition for e in events if e.dagster_event_type == DagsterEventType.ASSET_MATERIALIZATION}
+    assert built == {BUCKET, None}  # the chosen bucket's steps, then the unpartitioned publish assets
+    settings = build_context().settings
+    assert published_articles(settings.data_dir) == corpus_articles(settings.data_dir, settings.corpus_dir)
+    assert run.tags.get(PUBLISH_TAG[0]) == PUBLISH_TAG[1]  # the queue starts one publishing run at a time
+    assert isinstance(_publish_sensor(instance, run), SkipReason)
 
 
 def test_no_publish_while_the_edited_bucket_is_half_built(edited):

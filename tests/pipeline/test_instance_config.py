@@ -37,3 +37,16 @@ def test_the_publish_sensor_ticks_as_often_as_the_daemon_evaluates_sensors():
     from dagster._daemon.sensor import MIN_INTERVAL_LOOP_TIME
 
     assert publish_after_build.minimum_interval_seconds == PUBLISH_SENSOR_INTERVAL_S <= MIN_INTERVAL_LOOP_TIME
+
+
+def test_the_queue_starts_one_publishing_run_at_a_time_and_every_publishing_job_is_tagged(tmp_path):
+    from petrichor_pipeline.definitions import defs
+    from petrichor_pipeline.jobs import PUBLISH_TAG
+
+    write_instance_yaml(tmp_path)
+    with DagsterInstance.from_config(str(tmp_path)) as instance:
+        limits = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
+    assert {"key": PUBLISH_TAG[0], "limit": 1} in limits
+    publishing = [j for j in defs.jobs if any(k.to_user_string() == "published_snapshot" for k in defs.resolve_job_def(j.name).asset_layer.executable_asset_keys)]
+    assert sorted(j.name for j in publishing) == ["build_and_publish", "publish"]
+    assert all(defs.resolve_job_def(j.name).tags.get(PUBLISH_TAG[0]) == PUBLISH_TAG[1] for j in publishing)
