@@ -4,12 +4,14 @@ from dagster import (
     AssetExecutionContext,
     BackfillPolicy,
     DataVersionsByPartition,
+    Failure,
     MaterializeResult,
     asset,
     observable_source_asset,
 )
 
-from petrichor_pipeline.assets._metadata import materialize_buckets
+from petrichor_pipeline.assets._metadata import materialize_buckets, run_context
+from petrichor_pipeline.build.publish_guard import PublishRefused, check_corpus
 from petrichor_pipeline.build.steps.articles import articles_step, current_bucket_versions
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
@@ -45,9 +47,14 @@ WHOLE_CORPUS = AssetDep(corpus, partition_mapping=AllPartitionMapping())
     backfill_policy=BackfillPolicy.single_run(),
     description="Markdown and PDF articles of the corpus in this hash bucket, normalised, with front matter "
     "and per-file errors. Records the bucket's data version, so downstream partitions go stale only where "
-    "the bucket's articles changed.",
+    "the bucket's articles changed. A corpus folder that is missing or holds no articles fails the run before "
+    "any bucket is rewritten, unless the petrichor resource's allow_empty says so.",
 )
 def articles(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
+    try:
+        check_corpus(run_context(context, petrichor))
+    except PublishRefused as exc:  # a mistyped corpus path: the run fails before any bucket is rewritten empty
+        raise Failure(description=str(exc), metadata={"corpus_dir": str(exc.corpus_dir)}, allow_retries=False) from None
     return materialize_buckets(
         context, petrichor, articles_step, ("path", "title", "tenant", "visibility", "article_version")
     )

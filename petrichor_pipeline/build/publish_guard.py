@@ -4,8 +4,9 @@ A corpus folder that does not exist (a typo in `PETRICHOR_CORPUS`) or holds no a
 would drop more than half of the live snapshot's articles, are refused before anything is published, unless
 the build says the change is intended (`config.PublishOptions`: `petrichor build --allow-empty` or
 `--allow-shrink`, or the same fields of the `petrichor` resource's run config). `petrichor build` asks before
-its bucket run, so a refused build leaves the warehouse as well as `CURRENT` as they were; the `snapshot`
-asset asks again before it stages, so the runs Dagster starts (schedules, sensors, the UI) keep the same rule.
+its bucket run, so a refused build leaves the warehouse as well as `CURRENT` as they were; in the runs Dagster
+starts (schedules, sensors, the UI) the `articles` step refuses a missing or empty corpus before it touches a
+bucket, and the `snapshot` asset asks again before it stages.
 """
 
 from __future__ import annotations
@@ -60,6 +61,16 @@ def refusal(corpus_dir: Path, article_ids: set[str], live: LiveSnapshot | None, 
         f"would drop {dropped:,} of {len(live.article_ids):,} articles of the live snapshot {live.version} "
         f"(corpus folder {corpus_dir} holds {len(article_ids):,}); pass --allow-shrink (run config: allow_shrink) if that is intended"
     )
+
+
+def check_corpus(ctx: BuildContext) -> None:
+    """Raise `PublishRefused` when the run's corpus folder is missing or holds no articles (unless allowed):
+    the `articles` step asks first, so a bucket run Dagster starts on a mistyped corpus path fails before it
+    rewrites any bucket as empty, as `petrichor build` refuses before its bucket run."""
+    corpus_dir = Path(ctx.settings.corpus_dir)
+    reason = refusal(corpus_dir, {a.article_id for a in ctx.scan().articles}, None, ctx.publish)
+    if reason:
+        raise PublishRefused(reason, corpus_dir)
 
 
 def check_publish(ctx: BuildContext) -> None:

@@ -11,7 +11,8 @@ from dagster import DagsterInstance, materialize
 from petrichor.cli import main
 from petrichor_pipeline.build.publish_guard import LiveSnapshot, refusal
 from petrichor_pipeline.config import PublishOptions, load_settings
-from petrichor_pipeline.definitions import ASSET_CHECKS, PUBLISH_ASSETS, all_assets
+from petrichor_pipeline.definitions import ASSET_CHECKS, PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets
+from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
 from tests.conftest import isolated_env
 from tests.pipeline.tiny_corpus import ARTICLES, FAST, build, copy_tree, published_articles
@@ -99,8 +100,9 @@ def test_the_shrink_guard_refuses_then_allow_shrink_publishes(tiny_build, tmp_pa
     assert list(published_articles(data)) == [list(ARTICLES)[0]]
 
 
-def _publish_run(data: Path, corpus: Path, monkeypatch, run_config: dict | None = None):
-    """A run of the publish assets as Dagster starts one (a sensor's, the UI's): not through `petrichor build`."""
+def _publish_run(data: Path, corpus: Path, monkeypatch, run_config: dict | None = None, selection=PUBLISH_ASSETS, partition: str | None = None):
+    """A run of the publish assets (or `selection` for one `partition`) as Dagster starts one (a sensor's, the
+    UI's): not through `petrichor build`."""
     isolated_env(monkeypatch, data, corpus, data.parent / "home")
     for name, value in FAST.items():
         monkeypatch.setenv(name, value)
@@ -108,7 +110,7 @@ def _publish_run(data: Path, corpus: Path, monkeypatch, run_config: dict | None 
     with DagsterInstance.ephemeral() as instance:
         result = materialize(
             [*all_assets(), *ASSET_CHECKS], instance=instance, resources={"petrichor": resource},
-            selection=PUBLISH_ASSETS, raise_on_error=False, run_config=run_config,
+            selection=selection, raise_on_error=False, run_config=run_config, partition_key=partition,
         )
         failures = [e.event_specific_data.error.message for e in result.get_step_failure_events()]
     return result, failures
@@ -136,3 +138,16 @@ def test_a_dagster_run_publishes_an_empty_corpus_only_when_its_run_config_allows
     allowed = {"resources": {"petrichor": {"config": {"allow_empty": True}}}}
     result, _ = _publish_run(data, corpus, monkeypatch, allowed)
     assert result.success and _current(data)
+
+
+@pytest.mark.slow
+def test_a_dagster_bucket_run_on_a_mistyped_corpus_fails_before_it_empties_a_bucket(tiny_build, tmp_path, monkeypatch):
+    """The UI's or a sensor's bucket run: `articles` refuses first, so no bucket is rewritten as empty and the
+    next build of the right folder has nothing to redo."""
+    _, data, _ = _copy(tiny_build, tmp_path / "b")
+    warehouse = data / "warehouse"
+    before = {p: p.read_bytes() for p in warehouse.rglob("*") if p.is_file()}
+    bucket = bucket_of(article_id_of(list(ARTICLES)[0]))
+    result, failures = _publish_run(data, tmp_path / "corpsu", monkeypatch, selection=PARTITIONED_ASSETS, partition=bucket)
+    assert not result.success and any(f"corpus folder {tmp_path / 'corpsu'} does not exist" in f for f in failures), failures
+    assert {p: p.read_bytes() for p in warehouse.rglob("*") if p.is_file()} == before
