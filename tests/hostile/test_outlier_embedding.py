@@ -102,3 +102,31 @@ def test_the_build_embeds_the_outsized_files_first_rows_and_every_other_article_
     assert len(embedder.texts) <= sum(MAX_EMBEDDED.values()) + others
     [warning] = [w for w in warnings if "not embedded" in w.message]
     assert warning.path == "kb/outsized.md" and "keyword search all of them" in warning.message
+
+
+def test_the_questions_step_asks_only_about_the_outsized_files_embedded_chunks(tmp_path) -> None:
+    """With a model configured every question is a model call and a question vector: one outsized file costs
+    at most `MAX_EMBEDDED["chunk"]` chunks' worth, and the step says what it left out."""
+    from petrichor_pipeline.build.steps.questions import questions_step
+
+    kb = tmp_path / "corpus" / "kb"
+    kb.mkdir(parents=True)
+    (kb / "outsized.md").write_text(long_line(400_000), encoding="utf-8")
+    (kb / "note.md").write_text("# Note\n\n" + "Tide table says the water rises. " * 60, encoding="utf-8")
+    ctx = BuildContext(Settings(data_dir=tmp_path / "data", corpus_dir=tmp_path / "corpus", embed_cache=tmp_path / "cache"))
+    warnings = []
+    for bucket in BUCKETS:
+        articles_step(ctx, bucket)
+        chunks_step(ctx, bucket)
+        warnings += questions_step(ctx, bucket).warnings
+    outsized = next(a.article_id for a in ctx.scan().articles if a.path == "kb/outsized.md")
+    asked: dict[str, set[str]] = {}
+    for bucket in BUCKETS:
+        table = ctx.warehouse.read("questions", bucket)
+        for row in table.to_pylist() if table is not None else []:
+            asked.setdefault(row["article_id"], set()).add(row["chunk_id"])
+    chunks = _by_article(ctx, "chunks")
+    assert chunks[outsized] > MAX_EMBEDDED["chunk"] and len(asked[outsized]) == MAX_EMBEDDED["chunk"]
+    assert all(len(asked[aid]) == n for aid, n in chunks.items() if aid != outsized)
+    [warning] = [w for w in warnings if "no generated questions" in w.message]
+    assert warning.path == "kb/outsized.md"

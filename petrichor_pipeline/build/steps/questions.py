@@ -4,7 +4,9 @@ An edited article is rebuilt whole, but its chunks whose text did not change kee
 chunk's questions are remembered under the key of what its request holds (`question_input`), and only the
 chunks without a remembered answer go to the model. A one-paragraph edit asks about one chunk, not the
 article's every chunk. Template questions given for a failed call or a reply that left a chunk out are not
-remembered, so a later build asks again; `--full` asks about every chunk.
+remembered, so a later build asks again; `--full` asks about every chunk. Of one article only the chunks
+that are embedded get questions (`text.limits.MAX_EMBEDDED`): an outsized file costs at most that many chunks'
+model calls and question vectors, never one per chunk of a 5 MB line.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from petrichor_pipeline.contract.schemas import SCHEMAS
 from petrichor_pipeline.knowledge.questions import generate_questions
 from petrichor_pipeline.models.protocols import CallContext
 from petrichor_pipeline.text.index_text import index_text
+from petrichor_pipeline.text.limits import MAX_EMBEDDED, embedded_rows
 from petrichor_pipeline.text.normalize import sha256_hex
 
 MEMO = "question_memo"
@@ -55,9 +58,14 @@ def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
     remembered: Memo = {}
 
     def build(art: dict[str, Any]) -> ArticleOutput:
-        rows_in = chunks.get(art["article_id"], [])
-        if not rows_in:
+        every = chunks.get(art["article_id"], [])
+        if not every:
             return ArticleOutput([])
+        rows_in = embedded_rows("chunk", every)
+        capped = [] if len(rows_in) == len(every) else [
+            f"{len(every) - len(rows_in):,} of its {len(every):,} chunks get no generated questions (an article's "
+            f"first {MAX_EMBEDDED['chunk']} chunks do): keyword search over their text still finds them"
+        ]
         guide = kb_guides.get(art["kb_id"], "")
         items = [ChunkView(r) for r in rows_in]
         inputs = {c.key: question_input(model.fingerprint, art["kb_id"], guide, c) for c in items}
@@ -89,7 +97,7 @@ def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
                         "content_hash": sha256_hex(text),
                     }
                 )
-        return ArticleOutput(rows, list(warnings))
+        return ArticleOutput(rows, [*capped, *warnings])
 
     result = run_articles(ctx, "questions", bucket, SCHEMAS["questions"], lambda a: model_key(ctx, a, model.fingerprint, kb_guides), build)
     if remembered or previous:
