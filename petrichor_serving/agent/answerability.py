@@ -78,6 +78,11 @@ more than one passage holds (0.2 already costs 15 % of multihop's answerable que
 stops a passage that shares none of the question's subject."""
 TYPE_SEMANTIC_MIN: float | None = None
 """When set: a cited quote lacking the asked kind of answer still passes only at this cosine or above."""
+OTHER_TIME_REFUSED = True
+"""Evidence about another point in time than the one the question pins down (`Signals.other_time`) is refused
+whatever its closeness: "2022年春节档首日票房冠军" cited from 2023's. Questions pinning several times (a
+multi-document comparison of two dates) are exempt: one cited unit may speak of each. Its all-set ablation is
+in `docs/evaluation.md`."""
 OVERRULE_MARGIN = 0.03
 """How far above each of the gate's thresholds (cosines and shares of the question alike, the margin and the
 held share that waives it both required) the offline answer's evidence must be to overrule a chat model that
@@ -139,6 +144,9 @@ class Signals:
     quote_semantic: float | None = None
     """The best cosine of the question's vector with the quoted sentences' passage vectors: the passage may be
     on the subject while the sentence quoted states a neighbouring fact."""
+    other_time: bool = False
+    """The question pins down one point in time (`Question.time_points`) and the cited units speak of other
+    times only: evidence about another year's or another day's event, however close in meaning."""
 
     @property
     def held_share(self) -> float | None:
@@ -421,6 +429,8 @@ def decide(signals: Signals, thresholds: Thresholds | None = None) -> Verdict:
     mentions) stays refused — and the combiner refuses the near misses they let through. Thresholds given
     explicitly use `judge` alone."""
     verdict = judge(signals, thresholds or DEFAULT_THRESHOLDS)
+    if verdict.answerable and OTHER_TIME_REFUSED and signals.other_time:
+        return Verdict(False, "constraints", float(signals.met), float(signals.constraints), signals, "other_time")
     model = shipped_model() if thresholds is None else None
     if model is None or not verdict.answerable:
         return verdict
@@ -582,6 +592,8 @@ def measure(
     quote_weighted = weighted_coverage(getattr(snap, "recall", None), record.keys, quote_missing) if coverage is not None else None
     found = [scores[c] for c in chunk_ids if scores and c in scores]
     surface = {w.key: w.surface for w in record.words}
+    points = record.time_points
+    other_time = len(points) == 1 and points[0] in checked.conflict
     return Signals(
         semantic,
         embedder.fingerprint if semantic is not None else None,
@@ -602,6 +614,7 @@ def measure(
         quote_weighted,
         len(check(record, quoted).met) if quoted else 0,
         quote_agreement(embedder, record.text, quoted) if semantic is not None else None,
+        other_time,
     )
 
 

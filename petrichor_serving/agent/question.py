@@ -340,6 +340,12 @@ class Question:
     def of_kind(self, kind: ConstraintKind) -> tuple[Constraint, ...]:
         return tuple(c for c in self.constraints if c.kind == kind)
 
+    @property
+    def time_points(self) -> tuple[Constraint, ...]:
+        """The points in time the question pins down, each by its most specific constraint: its dates when it
+        names any (a year beside them only qualifies them: "2022年1月5日", "October 12, 2023"), else its years."""
+        return self.of_kind("date") or self.of_kind("year")
+
 
 MONEY_ASKED = re.compile(r"多少钱|价格|价钱|售价|定价|费用|收费|年费|起售价|\bhow\s+much\b.*\b(?:cost|costs|pay|charge|price)\b|\b(?:price|cost|fee|fees|pricing)\b", re.I)
 VERSION_ASKED = re.compile(r"哪个版本|什么版本|版本号|\b(?:which|what)\s+version\b|\bversion\s+number\b", re.I)

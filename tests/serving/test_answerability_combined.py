@@ -158,3 +158,36 @@ def test_a_hard_conflict_model_refuses_any_contradicted_constraint_whatever_the_
     verdict = combined(_signals(met=0, conflict=1, constraint_reason=reason), model)
     assert not verdict.answerable and verdict.signal == "constraints" and verdict.reason().startswith(reason)
     assert combined(_signals(), model).answerable
+
+
+@pytest.mark.parametrize(
+    ("question", "units", "refused"),
+    [
+        ("2022年春节档首日票房冠军", ["2023年春节档首日票房冠军是《满江红》。"], True),  # another year's event
+        ("2022年1月5日全国新增确诊病例数？", ["2022年1月8日0—24时，新增确诊病例159例。"], True),  # another day
+        ("2022年春节档首日票房冠军", ["2022年春节档首日票房冠军是《长津湖之水门桥》。"], False),  # the asked year
+        ("谁赢得了2022年澳大利亚大选？", ["工党领袖阿尔巴尼斯赢得大选。"], False),  # no time stated: absent, not another
+        ("What happened between October 7 and October 12, 2023?", ["On October 10, 2023 the company said ..."], False),
+    ],
+)
+def test_evidence_about_another_point_in_time_is_refused(question, units, refused):
+    """One point in time pinned down and only other times in the evidence: a near miss, not a near hit. Several
+    times pinned (a comparison across documents) are exempt."""
+    from petrichor_serving.agent.question import check, parse
+
+    record = parse(question)
+    checked = check(record, units)
+    points = record.time_points
+    other_time = len(points) == 1 and points[0] in checked.conflict
+    verdict = answerability.decide(_signals(other_time=other_time, met=len(checked.met), conflict=len(checked.conflict), constraint_reason=checked.reason()))
+    assert verdict.answerable is not refused
+    if refused:
+        assert verdict.signal == "constraints" and "the question asks about 2022" in verdict.reason()
+
+
+def test_a_date_and_its_year_are_one_point_in_time():
+    from petrichor_serving.agent.question import parse
+
+    assert [c.kind for c in parse("2022年1月5日全国新增确诊病例数？").time_points] == ["date"]
+    assert [c.surface for c in parse("2021年中国经济增长了多少？").time_points] == ["2021年"]
+    assert len(parse("What happened between October 7 and October 12, 2023?").time_points) == 2
