@@ -18,10 +18,10 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, mo
 # tool's arguments as they are) are the HTTP API's too
 from petrichor_serving.toolspec import (
     MAX_QUESTION_CHARS,
-    MAX_RESULTS,
+    MAX_RESULTS as MAX_RESULTS,
     Id,
     Names,
-    OutlineRequest,
+    OutlineRequest as OutlineRequest,
     ReadArguments,
     Request,
     SearchArguments,

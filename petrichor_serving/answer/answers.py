@@ -29,7 +29,6 @@ from petrichor_serving.answer.answer_types import (
     holds_answer,
     is_yes_no,
     name_start,
-    short_kind,
 )
 from petrichor_pipeline.models.protocols import EvidenceText
 from petrichor_serving.agent.question import Question, meets

@@ -148,5 +148,8 @@ def test_idf_rerank_lets_the_rare_token_decide():
     # both titles hold one query token; uniform weights keep the fused order, IDF puts the rare match first
     hits = [hit(1, title="install guide", score=0.03), hit(2, title="sentinel notes", score=0.03)]
     assert rerank("install sentinel", hits, str.split)[0].chunk_id == "1"
-    weights = lambda tokens: idf_weights(tokens, lambda t: bm25_idf(100, {"install": 90, "sentinel": 2}[t]))
+
+    def weights(tokens):
+        return idf_weights(tokens, lambda t: bm25_idf(100, {"install": 90, "sentinel": 2}[t]))
+
     assert rerank("install sentinel", hits, str.split, weights)[0].chunk_id == "2"

@@ -176,7 +176,9 @@ def _drop_volatile(value: Any) -> Any:
 
 def _search(cell: Cell) -> None:
     cell.send("POST", "/api/knowledge/search", json_body={"query": QUESTION, "limit": 20})
-    ask = lambda aid: cell.send("POST", "/api/knowledge/search", json_body={"query": QUESTION, "article_id": aid})
+    def ask(aid: str) -> tuple[int, str]:
+        return cell.send("POST", "/api/knowledge/search", json_body={"query": QUESTION, "article_id": aid})
+
     cell.probe(ask, cell.foreign[0], MISSING_ARTICLE)
 
 
@@ -211,7 +213,10 @@ def _read(cell: Cell) -> None:
 
 def _read_many(cell: Cell) -> None:
     own = [{"article_id": cell.own}, {"chunk_id": cell.world.chunks[cell.own][0]}] if cell.own else []
-    ask = lambda aid: cell.send("POST", "/api/knowledge/read", json_body={"targets": [*own, {"article_id": aid}, {"chunk_id": f"{aid}:chunk-001"}]})
+
+    def ask(aid: str) -> tuple[int, str]:
+        return cell.send("POST", "/api/knowledge/read", json_body={"targets": [*own, {"article_id": aid}, {"chunk_id": f"{aid}:chunk-001"}]})
+
     for aid in cell.foreign[:2]:  # the failures echo the targets asked for, nothing else
         cell.probe(ask, aid, MISSING_ARTICLE)
 
@@ -220,12 +225,18 @@ def _chat(path: str, focus: bool) -> Callable[[Cell], None]:
     def run(cell: Cell) -> None:
         cell.send("POST", path, json_body={"question": QUESTION})
         if focus:  # an article focus the caller may not read is an article that does not exist
-            ask = lambda aid: cell.send("POST", path, json_body={"question": QUESTION, "article_id": aid})
-            cell.probe(ask, cell.foreign[0], MISSING_ARTICLE)
-        ask = lambda kb: cell.send("POST", path, json_body={"question": QUESTION, "kb_ids": [kb]})
+
+            def ask_article(aid: str) -> tuple[int, str]:
+                return cell.send("POST", path, json_body={"question": QUESTION, "article_id": aid})
+
+            cell.probe(ask_article, cell.foreign[0], MISSING_ARTICLE)
+
+        def ask_kb(kb: str) -> tuple[int, str]:
+            return cell.send("POST", path, json_body={"question": QUESTION, "kb_ids": [kb]})
+
         unread = sorted(kb for kb in KBS if kb.lower() in cell.world.forbidden(cell.readable))
         if unread:
-            cell.probe(ask, unread[0], "no-such-kb")
+            cell.probe(ask_kb, unread[0], "no-such-kb")
 
     return run
 
@@ -237,7 +248,10 @@ def _articles(path: str) -> Callable[[Cell], None]:
         for aid in cell.foreign:
             cell.probe(lambda a: cell.send("GET", f"{path}/{a}"), aid, MISSING_ARTICLE)
             if cell.own:  # another article's chunk adds no heading path
-                ask = lambda c: cell.send("GET", f"{path}/{cell.own}", params={"chunk_id": c})
+
+                def ask(c: str) -> tuple[int, str]:
+                    return cell.send("GET", f"{path}/{cell.own}", params={"chunk_id": c})
+
                 cell.probe(ask, cell.world.chunks[aid][0], f"{MISSING_ARTICLE}:chunk-001")
 
     return run
@@ -245,7 +259,9 @@ def _articles(path: str) -> Callable[[Cell], None]:
 
 def _citations(path: str) -> Callable[[Cell], None]:
     def run(cell: Cell) -> None:
-        ask = lambda ref: cell.send("GET", path, params={"article_id": ref[0], "article_version": ref[1], "start": 0, "end": 12})
+        def ask(ref: tuple[str, str]) -> tuple[int, str]:
+            return cell.send("GET", path, params={"article_id": ref[0], "article_version": ref[1], "start": 0, "end": 12})
+
         if cell.own:
             ask((cell.own, cell.world.versions[cell.own]))
         for aid in cell.foreign:
@@ -270,7 +286,9 @@ def _models(cell: Cell) -> None:
 
 def _completions(stream: bool) -> Callable[[Cell], None]:
     def run(cell: Cell) -> None:
-        body = lambda model: {"model": model, "stream": stream, "messages": [{"role": "user", "content": QUESTION}]}
+        def body(model: str) -> dict[str, Any]:
+            return {"model": model, "stream": stream, "messages": [{"role": "user", "content": QUESTION}]}
+
         cell.send("POST", "/v1/chat/completions", json_body=body("petrichor"))
         unread = sorted(kb for kb in KBS if kb.lower() in cell.world.forbidden(cell.readable))
         if unread:  # a knowledge base the key reads nothing of is a model that does not exist
@@ -293,7 +311,10 @@ def _mcp(cell: Cell) -> None:
         if kind == "article_id":
             cell.probe(lambda a: call("knowledge_outline", {"article_id": a}), foreign[kind], missing[kind])
         cell.probe(lambda v: call("knowledge_read", {**foreign, kind: v}), foreign[kind], missing[kind])
-    ask = lambda a: call("knowledge_read_many", {"targets": [{"article_id": a}]})
+
+    def ask(a: str) -> tuple[int, str]:
+        return call("knowledge_read_many", {"targets": [{"article_id": a}]})
+
     cell.probe(ask, cell.foreign[0], MISSING_ARTICLE)
 
 

@@ -65,8 +65,6 @@ def test_get_tokenizer():
 
 # ------------------------------------------------------------------ MediaWiki language-variant markup
 
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 from petrichor_pipeline.text.tokenize import REVISION, TOKENIZERS  # noqa: E402
 

@@ -86,7 +86,7 @@ def _serve(conn: Connection) -> None:
             conn.send(reply)
         except (OSError, ValueError):
             return
-        except Exception as exc:  # noqa: BLE001 - an exception pickle cannot carry
+        except Exception:  # noqa: BLE001 - an exception pickle cannot carry
             conn.send((False, RuntimeError(f"{type(reply[1]).__name__}: {reply[1]}")))
 
 
