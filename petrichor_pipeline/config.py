@@ -173,7 +173,7 @@ class Settings:
     def embed_cache_dir(self) -> Path:
         return self.embed_cache or self.warehouse_dir / "embedding_cache"
 
-    def with_paths(self, data_dir: Path | str, corpus_dir: Path | str | None = None) -> "Settings":
+    def with_paths(self, data_dir: Path | str, corpus_dir: Path | str | None = None) -> Settings:
         return replace(self, data_dir=Path(data_dir), corpus_dir=Path(corpus_dir) if corpus_dir else self.corpus_dir)
 
 

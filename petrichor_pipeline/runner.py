@@ -20,7 +20,8 @@ import os
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from dagster import AssetCheckSeverity, DagsterInstance, execute_job, reconstructable
 

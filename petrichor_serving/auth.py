@@ -48,7 +48,7 @@ class KeyStore:
     """sha256 hex of the key -> principal"""
 
     @classmethod
-    def load(cls, path: Path) -> "KeyStore":
+    def load(cls, path: Path) -> KeyStore:
         try:
             raw = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:

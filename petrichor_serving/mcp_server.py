@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable
+from typing import Any
+from collections.abc import AsyncIterator, Callable
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer

@@ -19,7 +19,8 @@ import re
 import time
 import uuid
 from datetime import datetime
-from typing import Any, AsyncIterator
+from typing import Any
+from collections.abc import AsyncIterator
 
 from pydantic import ValidationError
 from starlette.requests import Request

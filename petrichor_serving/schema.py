@@ -190,7 +190,7 @@ class ChatCompletionRequest(Request):
     stream: bool = False
 
     @model_validator(mode="after")
-    def _asks_a_question(self) -> "ChatCompletionRequest":
+    def _asks_a_question(self) -> ChatCompletionRequest:
         if self._question_index() is None:
             raise ValueError("a user message with text is required")
         if len(self.question()) > MAX_QUESTION_CHARS:

@@ -34,7 +34,8 @@ import tempfile
 import threading
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import dagster
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME

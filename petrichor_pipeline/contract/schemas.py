@@ -4,7 +4,7 @@ with the same rules (`validate_table`)."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, cache
 from typing import Any
 
 import pyarrow as pa
@@ -200,7 +200,7 @@ def _polars_type(t: pa.DataType):
     return pl.from_arrow(pa.array([], type=t)).dtype
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema_for(name: str, omit: tuple[str, ...] = ()):
     """The pandera (polars) schema of a snapshot table: types from `SCHEMAS` plus row rules; `omit` names
     columns a reader left unparsed (their bytes are covered by the file's checksum)."""

@@ -19,7 +19,8 @@ import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -224,7 +225,7 @@ class _Items:
     lengths: np.ndarray
 
     @classmethod
-    def of(cls, column: pa.ChunkedArray) -> "_Items":
+    def of(cls, column: pa.ChunkedArray) -> _Items:
         lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy().astype(np.int64)
         return cls(pc.list_flatten(column), np.cumsum(lengths) - lengths, lengths)
 
@@ -289,7 +290,7 @@ class _Contributions:
     sources: _Items
 
     @classmethod
-    def of(cls, table: pa.Table) -> "_Contributions":
+    def of(cls, table: pa.Table) -> _Contributions:
         ids = table.column("article_id")
         return cls(
             ids, ids.to_pylist(), table.column("digest").to_pylist(), table.column("article_version"),

@@ -8,7 +8,8 @@ relations survive only between candidates of this article.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Collection, Mapping, Sequence
+from typing import Any
+from collections.abc import Collection, Mapping, Sequence
 
 from petrichor_pipeline.knowledge.document import SUMMARY_MAX_CHARS, local_document_summary
 from petrichor_pipeline.knowledge.page_keys import candidate_page_key, normalize_any_page_key

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 from petrichor_pipeline.knowledge.document import clip, plain_text
 from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError, TreeNodeText

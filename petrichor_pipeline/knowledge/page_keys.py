@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Collection, Sequence
+from collections.abc import Collection, Sequence
 
 KINDS = ("entity", "concept")
 

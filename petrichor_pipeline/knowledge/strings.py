@@ -6,7 +6,7 @@ Every length here is counted in Unicode code points, so Chinese and English text
 from __future__ import annotations
 
 import unicodedata
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def cut(text: str, limit: int) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 from petrichor_pipeline.knowledge.candidates import Candidate, ExistingPage, Extraction, Relation, extract_candidates
 from petrichor_pipeline.knowledge.chunk_view import ChunkLike, heading_label
@@ -100,12 +101,12 @@ class ArticleKnowledge:
         return row_of(data, contribution_digest(json.dumps(data, ensure_ascii=False)))
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> "ArticleKnowledge":
+    def from_row(cls, row: Mapping[str, Any]) -> ArticleKnowledge:
         data = {k: v for k, v in row.items() if k != "digest"}
         return cls.from_dict({**data, "source_page": row["pages"][0], "pages": row["pages"][1:]})
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "ArticleKnowledge":
+    def from_dict(cls, data: Mapping[str, Any]) -> ArticleKnowledge:
         def page(d: Mapping[str, Any]) -> PageContribution:
             return PageContribution(**{**d, "aliases": tuple(d["aliases"]), "category_path": tuple(d["category_path"])})
 

@@ -8,7 +8,8 @@ concurrency limit, bounded retries, usage per op and article), recovers the JSON
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from openai.types.chat import ChatCompletion
 

@@ -15,7 +15,8 @@ value schema of a keyed map.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 from petrichor_pipeline.models.jsonparse import JSONReplyError, parse_json_reply
 from petrichor_pipeline.models.protocols import ModelError

@@ -12,7 +12,8 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
+from collections.abc import Callable
 
 import openai
 

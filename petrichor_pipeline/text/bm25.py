@@ -97,7 +97,7 @@ class BM25Index:
         return len(self.lengths)
 
     @classmethod
-    def build(cls, docs: Iterable[Sequence[str]], tokenize: Callable[[str], list[str]]) -> "BM25Index":
+    def build(cls, docs: Iterable[Sequence[str]], tokenize: Callable[[str], list[str]]) -> BM25Index:
         """`docs` yields (title, summary, content) per row.
 
         A field's tokens are repeated `weight` times, so one C-level `Counter` yields the weighted counts
@@ -105,7 +105,7 @@ class BM25Index:
         return cls.from_counts(weighted_counts(fields, tokenize) for fields in docs)
 
     @classmethod
-    def from_counts(cls, rows: Iterable[Mapping[str, float]]) -> "BM25Index":
+    def from_counts(cls, rows: Iterable[Mapping[str, float]]) -> BM25Index:
         """The index of rows given as their weighted term counts; a row's length is the sum of its counts.
 
         Term ids are the terms' ranks in code point order, so an index is the same however its rows' counts

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterator
+from collections.abc import Iterator
 
 from petrichor_pipeline.text.lang import CJK, LATIN, has_cjk
 from petrichor_pipeline.text.markdown import LineKind, drop_code_blocks, is_table_rule, scan_lines

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 from petrichor_pipeline.text.lang import has_cjk, init_posseg
 from petrichor_serving.agent import structure, tools

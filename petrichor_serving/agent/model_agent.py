@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from petrichor_pipeline.models.protocols import CallContext, ModelError
 from petrichor_serving import toolspec

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from petrichor_pipeline.models.protocols import AnswerModel
 from petrichor_serving.agent import tools

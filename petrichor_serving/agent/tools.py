@@ -7,7 +7,8 @@ tool applies the caller's scope itself, so a locator guessed from outside the sc
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from petrichor_serving.errors import ToolError
 from petrichor_serving.recall.pipeline import search as recall_search

@@ -11,7 +11,8 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Sequence
+from typing import Any
+from collections.abc import Iterator, Sequence
 
 from petrichor_serving.answer.address import addresses_the_assistant
 from petrichor_serving.answer.answer_types import (

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import faiss
 import numpy as np
@@ -74,7 +75,7 @@ class DenseVectors:
     """Vector i belongs to recall row i, for every row: the access mask applies as it is."""
     ann: Any = None
     """The quantised index for tables of at least `ANN_MIN_ROWS` vectors, else None."""
-    shared: "SharedVectors | None" = None
+    shared: SharedVectors | None = None
     """The vectors this table holds exactly as another table does (`share_identical`), scored from that
     table's product, or for a quantised table found through that table's quantised scan."""
     ranking_depth: int = 0
@@ -101,7 +102,7 @@ class DenseVectors:
         return self._centroids[fingerprint]
 
     @classmethod
-    def from_lance(cls, table: Any, row_of: Mapping[str, int]) -> "DenseVectors":
+    def from_lance(cls, table: Any, row_of: Mapping[str, int]) -> DenseVectors:
         data = table.to_arrow()
         ids = data.column("id").to_pylist()
         rows = rows_for(row_of, ids)
@@ -123,7 +124,7 @@ class DenseVectors:
         )
 
     @classmethod
-    def from_files(cls, files: VectorFiles, row_of: Mapping[str, int]) -> "DenseVectors":
+    def from_files(cls, files: VectorFiles, row_of: Mapping[str, int]) -> DenseVectors:
         """From a snapshot's verified compact files: nothing is parsed or copied but the rows and the
         quantised index. `row_of` maps the recall table's ids to its rows, in row order."""
         rows = files.rows.astype(np.int64)

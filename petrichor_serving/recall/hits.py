@@ -66,7 +66,7 @@ class Hit:
     route_scores: dict[str, float] = field(default_factory=dict)
     """After fusion: each route's own best score for this hit (cosine, BM25, field score), for the rerank."""
 
-    def copy(self) -> "Hit":
+    def copy(self) -> Hit:
         """A shallow copy (lists and dicts shared, as `copy.copy` gives) at a fraction of its cost: fusion and
         the rerank copy every hit they keep."""
         new = object.__new__(Hit)

@@ -10,7 +10,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from functools import lru_cache
 from typing import Any
 
@@ -83,7 +83,7 @@ class RecallIndex:
         tokenizer: str,
         lexical: Mapping[str, BM25Index] | None = None,
         chunk_windows: pa.Table | None = None,
-    ) -> "RecallIndex":
+    ) -> RecallIndex:
         """`vector_tables` are the tables the routes search (`routes.vector_tables()`), passed in so the
         index need not know the route registry; of `vectors` (LanceDB tables already checked out at the
         snapshot's versions, by manifest name), those are loaded (into memory when they fit), keyed by the
@@ -145,11 +145,11 @@ class RecallIndex:
 
     def allowed_article_ids(self, scope: Scope, now: datetime | None = None) -> frozenset[str]:
         """The articles `scope` may read (its focus aside), for tools that read by id."""
-        return self.access(scope, now or datetime.now(timezone.utc)).readable_ids
+        return self.access(scope, now or datetime.now(UTC)).readable_ids
 
     def page_allowed(self, scope: Scope, page: Mapping[str, Any], now: datetime | None = None) -> bool:
         """Whether `scope` may read a wiki page row (any kind), by the same rule search applies."""
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         scope = self._today(scope, now)
         readable = self.allowed_article_ids(scope, now)
         sources = tuple(page.get("article_ids") or ())

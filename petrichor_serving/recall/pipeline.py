@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from functools import partial
 from typing import Any
 
@@ -60,7 +60,7 @@ class Candidate:
     """For a chunk matched through a child window: that window, whose text the snippet shows."""
 
     @classmethod
-    def from_hit(cls, hit: Hit) -> "Candidate":
+    def from_hit(cls, hit: Hit) -> Candidate:
         return cls(
             article_id=hit.article_id,
             kb_id=hit.kb_id,
@@ -488,7 +488,7 @@ def search(
     if limit < 1:
         raise ValueError("limit must be at least 1")
     state = SearchState(
-        index, Query.of(query), scope, config, limit, now or datetime.now(timezone.utc), embedder, cache, sub_queries
+        index, Query.of(query), scope, config, limit, now or datetime.now(UTC), embedder, cache, sub_queries
     )
     for name, stage in STAGES:
         started = time.perf_counter()

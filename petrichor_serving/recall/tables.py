@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 import numpy as np
@@ -102,8 +102,8 @@ def parse_expiry(value: str | None) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
-        return datetime.min.replace(tzinfo=timezone.utc)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+        return datetime.min.replace(tzinfo=UTC)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ class Articles:
     """Some article's generated questions came from a configured model (`contract.manifest.generated_by_model`)."""
 
     @classmethod
-    def from_arrow(cls, table: pa.Table) -> "Articles":
+    def from_arrow(cls, table: pa.Table) -> Articles:
         ids = _text(_col(table, "article_id"))
         kb_ids = _text(_col(table, "kb_id"))
         visibility = _col(table, "visibility")
@@ -159,7 +159,7 @@ class Chunks:
     row_of: Mapping[str, int] = field(repr=False)
 
     @classmethod
-    def from_arrow(cls, table: pa.Table, articles: Articles) -> "Chunks":
+    def from_arrow(cls, table: pa.Table, articles: Articles) -> Chunks:
         return cls(
             ids=_lazy(table, "chunk_id"),
             kb_ids=_lazy(table, "kb_id"),
@@ -184,7 +184,7 @@ class Windows:
     row_of: Mapping[str, int] = field(repr=False)
 
     @classmethod
-    def from_arrow(cls, table: pa.Table, articles: Articles, chunks: Chunks) -> "Windows":
+    def from_arrow(cls, table: pa.Table, articles: Articles, chunks: Chunks) -> Windows:
         return cls(
             ids=_lazy(table, "window_id"),
             chunk_rows=_rows_of(table.column("chunk_id"), chunks.ids),
@@ -268,7 +268,7 @@ class Questions:
     row_of: Mapping[str, int] = field(repr=False)
 
     @classmethod
-    def from_arrow(cls, table: pa.Table, articles: Articles, chunks: Chunks) -> "Questions":
+    def from_arrow(cls, table: pa.Table, articles: Articles, chunks: Chunks) -> Questions:
         return cls(
             chunk_rows=_rows_of(table.column("chunk_id"), chunks.ids),
             article_rows=_rows_of(table.column("article_id"), articles.ids),
@@ -296,7 +296,7 @@ class WikiPages:
     norm_extra: list[str] = field(repr=False)
 
     @classmethod
-    def from_arrow(cls, table: pa.Table) -> "WikiPages":
+    def from_arrow(cls, table: pa.Table) -> WikiPages:
         keys = _text(_col(table, "page_key"))
         titles = _text(_col(table, "title"))
         summaries = _text(_col(table, "summary"))
@@ -357,7 +357,7 @@ class TreeNodes:
     row_of: Mapping[str, int] = field(repr=False)
 
     @classmethod
-    def from_arrow(cls, table: pa.Table, articles: Articles) -> "TreeNodes":
+    def from_arrow(cls, table: pa.Table, articles: Articles) -> TreeNodes:
         keys, titles = _lazy(table, "node_key"), _lazy(table, "title")
         depths = table.column("depth").fill_null(0).to_numpy().astype(np.int64) if table.num_rows else np.zeros(0, np.int64)
         return cls(

@@ -6,7 +6,8 @@ import json
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pytest
 

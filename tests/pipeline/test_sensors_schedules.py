@@ -4,7 +4,7 @@ which `publish_after_build` publishes."""
 from __future__ import annotations
 
 import shutil
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 import pytest
 
 from dagster import DagsterInstance, RunRequest, SensorResult, SkipReason, build_schedule_context, build_sensor_context
@@ -44,7 +44,7 @@ def test_nightly_schedule_is_off_and_requests_one_run_of_every_bucket_without_re
     assert nightly_full_rebuild.default_status.value == "STOPPED"
     assert publish_after_build.default_status.value == "RUNNING"
     ctx = build_schedule_context(
-        scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=timezone.utc), repository_def=defs.get_repository_def()
+        scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=UTC), repository_def=defs.get_repository_def()
     )
     (request,) = nightly_full_rebuild.evaluate_tick(ctx).run_requests
     assert request.partition_key is None
@@ -114,7 +114,7 @@ def test_with_embedding_off_no_request_or_plan_includes_the_vector_steps(tmp_pat
 
     from petrichor_pipeline.definitions import defs
 
-    ctx = build_schedule_context(scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=timezone.utc), repository_def=defs.get_repository_def())
+    ctx = build_schedule_context(scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=UTC), repository_def=defs.get_repository_def())
     (request,) = nightly_full_rebuild.evaluate_tick(ctx).run_requests
     assert "chunks" in {k.to_user_string() for k in request.asset_selection}
     assert not {k.to_user_string() for k in request.asset_selection if k.to_user_string().endswith("_vectors")}

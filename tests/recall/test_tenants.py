@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import pytest
 
@@ -13,7 +13,7 @@ from petrichor_serving.recall.access import sql_quote
 
 from .synthetic import SnapshotRows
 
-NOW = datetime(2029, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2029, 6, 1, tzinfo=UTC)
 ACME_KB, GLOBEX_KB = "acme-ops", "globex-core"
 
 MARKERS = {
@@ -117,7 +117,7 @@ def test_share_expiry_follows_the_clock(index):
     scope = Scope(tenant="globex", public_only=True)
     before = search(index, "Redis", scope=scope, now=NOW)
     assert {c.article_id for c in before.candidates} == {"g4"}
-    after = search(index, "Redis", scope=scope, now=datetime(2031, 1, 1, tzinfo=timezone.utc))
+    after = search(index, "Redis", scope=scope, now=datetime(2031, 1, 1, tzinfo=UTC))
     assert after.candidates == [] and after.diagnostics["fusionKeys"] == []
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import lancedb
 import numpy as np
@@ -16,7 +16,7 @@ from petrichor_serving.recall.query_vectors import QueryVectorCache
 from .synthetic import FailingEmbedder, FixedEmbedder, SnapshotRows
 from .test_tenants import ACME_KB, GLOBEX_KB, tenant_rows
 
-NOW = datetime(2029, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2029, 6, 1, tzinfo=UTC)
 FP = "fixed:4:v1"
 QUERY = "持久化方案"
 NEAR = [1.0, 0.0, 0.0, 0.0]

@@ -4,7 +4,7 @@ a question about its subject, so derived text never outranks the source of a fac
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ from petrichor_serving.recall.routes import RouteContext, RouteQuery, wiki
 from .synthetic import SnapshotRows
 
 QUESTION = "主节点心跳超时后哨兵如何选举新的主节点"
-NOW = datetime(2025, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 def rows() -> SnapshotRows:

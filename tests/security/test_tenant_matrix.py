@@ -34,6 +34,7 @@ import pytest
 from petrichor_serving.app import ENDPOINTS
 from tests.security.conftest import KEYS
 from tests.security.corpus import ARTICLES, CHANGES, KBS, NOW, PAST, Article
+from datetime import UTC
 
 pytestmark = pytest.mark.slow  # builds a corpus
 
@@ -451,7 +452,7 @@ def test_each_change_is_read_under_todays_scope_in_the_older_snapshot(past_app, 
     """Each edit, on the older snapshot itself: its old rows let the caller read the article, yet search,
     outline and every read locator answer as for an article that does not exist; a caller that keeps
     its articles still reads them there."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from petrichor_serving.agent import tools
     from petrichor_serving.recall.access import readable_articles
@@ -463,7 +464,7 @@ def test_each_change_is_read_under_todays_scope_in_the_older_snapshot(past_app, 
     aid = next(i for i, row in then.articles.items() if row["path"] == relpath)
     for who in losers:
         scope = _scope_of(services, who)
-        mask, _ = readable_articles(scope, datetime.now(timezone.utc), then.recall.articles)
+        mask, _ = readable_articles(scope, datetime.now(UTC), then.recall.articles)
         assert mask[then.recall.articles.row_of[aid]], (change, who, "the old rows alone allowed it")
         assert aid not in then.recall.allowed_article_ids(scope), (change, who)
         found = json.dumps(tools.search(then, scope, QUESTION, embedder=services.embedder, limit=20))
@@ -486,7 +487,7 @@ def test_the_past_rows_see_what_each_caller_still_reads(past_app, past_world, pa
     """The past rows test something: naming the older snapshot, each key finds exactly the articles it may
     read there and today (in memory, in the vector prefilter, over HTTP and MCP); a tenant that gained
     articles since does not find them there either."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from petrichor_serving.recall.access import Scope
 
@@ -496,7 +497,7 @@ def test_the_past_rows_see_what_each_caller_still_reads(past_app, past_world, pa
         scope = _scope_of(services, who)
         readable = past_world.readable(key, secured=key is not None)
         assert then.recall.allowed_article_ids(scope) == readable, who
-        prefilter = then.recall.access(scope, datetime.now(timezone.utc)).vector_filter  # LanceDB's, when not in memory
+        prefilter = then.recall.access(scope, datetime.now(UTC)).vector_filter  # LanceDB's, when not in memory
         assert set(re.findall(r"'([0-9a-f]{16})'", prefilter or "")) == readable and prefilter.startswith("article_id IN ("), (who, prefilter)
         if key is None:
             continue

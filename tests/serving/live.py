@@ -18,7 +18,8 @@ import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 REPO = Path(__file__).resolve().parents[2]
 KEYS = {"acme-key": ("acme", "*"), "globex-key": ("globex", "*")}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any, Iterator, Sequence
+from typing import Any
+from collections.abc import Iterator, Sequence
 
 from petrichor_pipeline.models.protocols import CandidateRequest
 from petrichor_pipeline.text.prose import Sentence, cut, is_prose, split_sentences

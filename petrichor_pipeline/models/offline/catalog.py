@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from petrichor_pipeline.text.prose import strip_section_number
 from petrichor_pipeline.models.offline.terms import name_identity, term_for

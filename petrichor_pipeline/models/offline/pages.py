@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from petrichor_pipeline.models.protocols import PageRequest
 from petrichor_pipeline.text.prose import Sentence, cut, is_prose, split_sentences

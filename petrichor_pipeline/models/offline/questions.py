@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 from petrichor_pipeline.models.protocols import QuestionChunk
 from petrichor_pipeline.text.prose import Sentence, cut, split_sentences, strip_section_number

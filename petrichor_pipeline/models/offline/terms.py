@@ -12,7 +12,7 @@ import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from petrichor_pipeline.text.prose import Sentence, informative
 from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH

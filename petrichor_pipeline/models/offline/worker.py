@@ -21,7 +21,8 @@ import os
 import threading
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
+from collections.abc import Callable, Iterator, Sequence
 
 log = logging.getLogger(__name__)
 
