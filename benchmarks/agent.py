@@ -65,11 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     from petrichor_pipeline.config import load_settings
     from petrichor_pipeline.models.providers import make_embedder
     from petrichor_serving.agent import loop, tools
+    from petrichor_serving.answer.answerer import OfflineAnswerer
     from petrichor_serving.recall.access import Scope
     from petrichor_serving.recall.pipeline import QUERY_VECTORS
     from petrichor_serving.snapshot import SnapshotStore
-
-    from petrichor_serving.answer.answerer import OfflineAnswerer
 
     answerer = OfflineAnswerer()
     settings = load_settings()

@@ -91,8 +91,8 @@ def child_build(layout: Layout, result_file: Path) -> None:
     """One `petrichor build` in this process; writes its summary, usage per article, wall time and peak RSS."""
     import logging
 
-    from petrichor_pipeline.runner import run_build
     from petrichor_pipeline.resources import build_context
+    from petrichor_pipeline.runner import run_build
 
     logging.getLogger("dagster").setLevel(logging.ERROR)
     scans = count_corpus_scans()

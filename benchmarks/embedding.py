@@ -74,8 +74,8 @@ def corpus_documents(root: Path) -> list[tuple[str, str]]:
 
 def question_texts(chunks: list[tuple[str, tuple[str, ...], str, str]]) -> list[str]:
     """The offline chat model's questions for each chunk, as the build indexes them."""
-    from petrichor_pipeline.models.protocols import QuestionChunk
     from petrichor_pipeline.models.offline.questions import chunk_questions
+    from petrichor_pipeline.models.protocols import QuestionChunk
     from petrichor_pipeline.text.index_text import index_text
 
     out = []

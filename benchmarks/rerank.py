@@ -19,8 +19,8 @@ import statistics
 import time
 
 from petrichor_pipeline.text.tokenize import query_tokens
-from petrichor_serving.recall.hits import Hit, knowledge_sentences
 from petrichor_serving.recall.config import DEFAULT_CONFIG
+from petrichor_serving.recall.hits import Hit, knowledge_sentences
 from petrichor_serving.recall.rerank import rerank
 
 _EN = ("install configure the helm chart operator route secret plugin catalog backstage cluster database "

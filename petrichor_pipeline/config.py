@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from petrichor_pipeline.object_store import S3Location, is_object_uri, parse_location
 from petrichor_pipeline.contract.route_tables import check_question_routes
+from petrichor_pipeline.object_store import S3Location, is_object_uri, parse_location
 from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER, get_tokenizer
 
 BUCKET_COUNT = 16

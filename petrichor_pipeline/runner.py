@@ -18,10 +18,10 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
 
 from dagster import AssetCheckSeverity, DagsterInstance, execute_job, reconstructable
 
@@ -34,17 +34,16 @@ from petrichor_pipeline.build.lock import build_lock
 from petrichor_pipeline.build.publish import BUCKET_SOURCES
 from petrichor_pipeline.build.publish_guard import PublishRefused, check_publish
 from petrichor_pipeline.build.run_progress import RunProgress
+from petrichor_pipeline.build.scan_handoff import SCAN_TAG, hold_scan, remove_scan, write_scan
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import read_current, verify_snapshot
 from petrichor_pipeline.contract.manifest import read_manifest
 from petrichor_pipeline.definitions import bucket_build_job_def, definitions
-from petrichor_pipeline.jobs import asset_keys, bucket_assets, bucket_build_job, publish_job
-from petrichor_pipeline.jobs import parallel_execution
+from petrichor_pipeline.jobs import asset_keys, bucket_assets, bucket_build_job, parallel_execution, publish_job
 from petrichor_pipeline.models.providers import chat_provider
 from petrichor_pipeline.object_store import ObjectStore
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.build.scan_handoff import SCAN_TAG, hold_scan, remove_scan, write_scan
 from petrichor_pipeline.staleness import STALE_TAG, observe_corpus, stale_buckets
 
 log = logging.getLogger(__name__)

@@ -15,9 +15,9 @@ planning build's own warehouse still holds exactly those files.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
-from collections.abc import Iterable, Mapping, Sequence
 
 from dagster import AssetKey, AssetObservation, AssetRecordsFilter, DagsterEventType, DagsterInstance
 from dagster._core.definitions.data_version import DATA_VERSION_TAG

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from petrichor_pipeline.contract.current import published_snapshots

@@ -10,9 +10,9 @@ over stdio (`petrichor mcp`) the key the process was started with.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
-from collections.abc import AsyncIterator, Callable
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer

@@ -18,10 +18,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, mo
 # tool's arguments as they are) are the HTTP API's too
 from petrichor_serving.toolspec import (
     MAX_QUESTION_CHARS,
-    MAX_RESULTS as MAX_RESULTS,
     Id,
     Names,
-    OutlineRequest as OutlineRequest,
     ReadArguments,
     Request,
     SearchArguments,
@@ -29,6 +27,12 @@ from petrichor_serving.toolspec import (
     Text,
     alias,
     optional_fields_take_null,
+)
+from petrichor_serving.toolspec import (
+    MAX_RESULTS as MAX_RESULTS,
+)
+from petrichor_serving.toolspec import (
+    OutlineRequest as OutlineRequest,
 )
 
 MAX_BODY_BYTES = 512 * 1024

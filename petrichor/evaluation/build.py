@@ -63,9 +63,9 @@ def build_set(
 ) -> BuiltSet:
     """Materialise the corpus (or take the set's own corpus folder as it is), run the incremental build, and load
     the published snapshot."""
-    from petrichor_pipeline.runner import run_build
     from petrichor_pipeline.models.providers import make_embedder
     from petrichor_pipeline.resources import build_context
+    from petrichor_pipeline.runner import run_build
     from petrichor_serving.snapshot import SnapshotStore
 
     if dataset.corpus_dir is not None:

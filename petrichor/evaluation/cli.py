@@ -57,11 +57,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
-    from petrichor_pipeline.config import load_settings
     from petrichor.evaluation.dataset import corpus_source, has_set_files
     from petrichor.evaluation.harness import EvalConfig, run_eval
     from petrichor.evaluation.leave_gold_out import SUFFIX
     from petrichor.evaluation.report import print_report, write_plots
+    from petrichor_pipeline.config import load_settings
 
     err = Console(stderr=True)
     dataset_dir = Path(args.dataset)

@@ -25,8 +25,8 @@ from petrichor.evaluation.baselines import (
 from petrichor.evaluation.build import BuiltSet, EvalLayout, build_set
 from petrichor.evaluation.dataset import Dataset, cross_questions, load_dataset
 from petrichor.evaluation.followups import FollowUp, construct, load_written
-from petrichor.evaluation.leave_gold_out import variant_dataset
 from petrichor.evaluation.hybrid import NaiveHybridRetriever
+from petrichor.evaluation.leave_gold_out import variant_dataset
 from petrichor.evaluation.retrieval import PetrichorRetriever, Retriever
 from petrichor.evaluation.scoring import (
     Outcome,
@@ -114,7 +114,6 @@ def _answers(
     log: Log,
     followups: dict[str, tuple[FollowUp, ...]] | None = None,
 ) -> AnswerRun:
-    from petrichor_pipeline.config import load_settings
     from petrichor.evaluation.answers import (
         agent_answer,
         answer_contains,
@@ -126,6 +125,7 @@ def _answers(
         unanswerable_scope,
         without_gate,
     )
+    from petrichor_pipeline.config import load_settings
     from petrichor_pipeline.models.providers import make_answer_model
     from petrichor_serving.answer.answerer import OFFLINE
 

@@ -8,10 +8,10 @@ sidecar JSON written after the Parquet file, so a crash between the two only cau
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc

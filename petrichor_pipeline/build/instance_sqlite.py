@@ -32,10 +32,10 @@ import shutil
 import sqlite3
 import tempfile
 import threading
+from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 import dagster
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME

@@ -20,11 +20,11 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -37,8 +37,8 @@ from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import collect_garbage, mark_staged, point_current, read_current
 from petrichor_pipeline.contract.files import full_disk_named, write_parquet_atomic
 from petrichor_pipeline.contract.lexical_files import write_lexical_files
-from petrichor_pipeline.contract.mapped import write_mapped_table
 from petrichor_pipeline.contract.manifest import Manifest, file_entry, new_version, utc_now_iso, write_manifest
+from petrichor_pipeline.contract.mapped import write_mapped_table
 from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA, VECTOR_TABLES, conform
 from petrichor_pipeline.contract.vectors import IDENTICAL_SOURCES, read_vector_rows, vector_digest, write_identical_file, write_vector_files
 from petrichor_pipeline.object_store import ObjectStore, PublishConflict, collect_remote, publish_remote

@@ -4,7 +4,7 @@ with the same rules (`validate_table`)."""
 
 from __future__ import annotations
 
-from functools import lru_cache, cache
+from functools import cache, lru_cache
 from typing import Any
 
 import pyarrow as pa

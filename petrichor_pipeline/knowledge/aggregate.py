@@ -16,11 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
-from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
-from collections.abc import Callable, Sequence
 
 T = TypeVar("T")
 R = TypeVar("R")

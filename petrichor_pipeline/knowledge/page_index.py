@@ -7,9 +7,9 @@ answers badly. Node keys are `a{articleId}-{position}` with positions in documen
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Mapping, Sequence
 
 from petrichor_pipeline.knowledge.document import clip, plain_text
 from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError, TreeNodeText

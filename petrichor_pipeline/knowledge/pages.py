@@ -8,8 +8,8 @@ an object the extraction found.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from petrichor_pipeline.knowledge.batching import map_ordered
 from petrichor_pipeline.knowledge.candidates import CANDIDATE_SUMMARY_CHARS, Candidate, Relation

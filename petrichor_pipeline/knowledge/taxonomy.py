@@ -7,8 +7,8 @@ without one are sent to the model.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from petrichor_pipeline.knowledge.candidates import Candidate, ExistingPage
 from petrichor_pipeline.knowledge.page_keys import normalize_any_page_key

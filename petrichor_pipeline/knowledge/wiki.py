@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
-from collections.abc import Mapping, Sequence
 
 from petrichor_pipeline.knowledge.candidates import Candidate, ExistingPage, Extraction, Relation, extract_candidates
 from petrichor_pipeline.knowledge.chunk_view import ChunkLike, heading_label
 from petrichor_pipeline.knowledge.document import whole_document_context
-from petrichor_pipeline.knowledge.pages import generate_pages
 from petrichor_pipeline.knowledge.page_keys import KINDS
+from petrichor_pipeline.knowledge.pages import generate_pages
 from petrichor_pipeline.knowledge.strings import capped_warnings
 from petrichor_pipeline.knowledge.taxonomy import plan_categories
 from petrichor_pipeline.knowledge.wiki_links import linked_keys, wiki_link

@@ -8,8 +8,8 @@ concurrency limit, bounded retries, usage per op and article), recovers the JSON
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Sequence
+from typing import Any
 
 from openai.types.chat import ChatCompletion
 
@@ -29,7 +29,6 @@ from petrichor_pipeline.models.reply_contract import ContractViolation
 from petrichor_pipeline.models.response_format import ResponseFormats, response_format
 from petrichor_pipeline.models.transport import EndpointClient
 from petrichor_pipeline.versions import CHAT_PROMPT_VERSION
-
 
 TOOL_OP = "agent.tools"
 """The usage op of the agent's tool-calling turns."""

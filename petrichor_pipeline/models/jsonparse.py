@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 from collections.abc import Callable, Iterator
+from typing import Any
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)```", re.DOTALL)
 _DECODER = json.JSONDecoder()

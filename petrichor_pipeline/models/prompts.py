@@ -6,9 +6,9 @@ questions, candidates and pages built with the old wording are re-derived.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Mapping, Sequence
 
 from petrichor_pipeline.models.protocols import (
     CandidateRequest,

@@ -10,9 +10,9 @@ fallback rules in `petrichor_pipeline.knowledge` treat both the same way. A fail
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from collections.abc import Sequence
 
 import numpy as np
 

@@ -10,10 +10,10 @@ provider `make_answer_model` gives None, and the build-side offline model is nev
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Callable, Mapping
 
 from petrichor_pipeline.config import ModelEndpoint, Settings
 from petrichor_pipeline.models.protocols import AnswerModel, ChatModel, Embedder, UsageMeter

@@ -14,9 +14,9 @@ value schema of a keyed map.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Mapping, Sequence
 
 from petrichor_pipeline.models.jsonparse import JSONReplyError, parse_json_reply
 from petrichor_pipeline.models.protocols import ModelError

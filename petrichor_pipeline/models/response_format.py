@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from collections.abc import Callable, Sequence
 
 import openai
 

@@ -11,9 +11,9 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
-from collections.abc import Callable
 
 import openai
 

@@ -7,9 +7,9 @@ from them is a verbatim substring of what it was given. Headings and fences are 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from collections.abc import Iterator
 
 from petrichor_pipeline.text.lang import CJK, LATIN, has_cjk
 from petrichor_pipeline.text.markdown import LineKind, drop_code_blocks, is_table_rule, scan_lines

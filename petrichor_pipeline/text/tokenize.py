@@ -28,8 +28,7 @@ from itertools import chain
 import numpy as np
 
 from petrichor_pipeline.text.lang import CJK_CLASS as _CJK
-from petrichor_pipeline.text.lang import CJK_RANGES
-from petrichor_pipeline.text.lang import init_jieba
+from petrichor_pipeline.text.lang import CJK_RANGES, init_jieba
 
 _BMP_END = 0x10000
 

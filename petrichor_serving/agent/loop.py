@@ -10,8 +10,8 @@ question is searched with the previous turn's subject (`followup`) on both paths
 from __future__ import annotations
 
 import time
-from typing import Any
 from collections.abc import Sequence
+from typing import Any
 
 from petrichor_pipeline.models.protocols import AnswerModel
 from petrichor_serving.agent import citations, followup, offline, structure, tools

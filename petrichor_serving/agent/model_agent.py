@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 from collections.abc import Sequence
+from typing import Any
 
 from petrichor_pipeline.models.protocols import CallContext, ModelError
 from petrichor_serving import toolspec
 from petrichor_serving.agent import answerability, citations, offline, tools
-from petrichor_serving.agent.question import Question
 from petrichor_serving.agent.budget import MAX_NO_PROGRESS, BudgetExceeded
+from petrichor_serving.agent.question import Question
 from petrichor_serving.agent.runtime import Run
 from petrichor_serving.agent.trace import StopReason
 from petrichor_serving.errors import failure

@@ -17,9 +17,9 @@ does not answer the question, the answer is the not-found text and the trace say
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
 
 from petrichor_pipeline.models.protocols import CallContext, ModelError
 from petrichor_pipeline.text.lang import NOT_FOUND

@@ -9,9 +9,9 @@ cannot be changed by a plan or a model: the tools take it from here.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-from collections.abc import Sequence
 
 from petrichor_pipeline.models.protocols import AnswerModel
 from petrichor_serving.agent import tools

@@ -16,12 +16,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from petrichor_serving.agent.words import agent_stem as stem
-from petrichor_serving.agent.words import content_words
 from petrichor_pipeline.text.lang import Language, has_cjk, language_of
 from petrichor_pipeline.text.limits import ELLIPSIS
 from petrichor_pipeline.text.markdown import heading_of
+from petrichor_serving.agent.words import agent_stem as stem
+from petrichor_serving.agent.words import content_words
 from petrichor_serving.snapshot import Snapshot
+
 
 def _stems(words: str) -> frozenset[str]:
     return frozenset(stem(w) if w.isascii() else w for w in words.split())

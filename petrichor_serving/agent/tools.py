@@ -7,13 +7,13 @@ tool applies the caller's scope itself, so a locator guessed from outside the sc
 
 from __future__ import annotations
 
-from typing import Any
 from collections.abc import Sequence
+from typing import Any
 
 from petrichor_serving.errors import ToolError
-from petrichor_serving.recall.pipeline import search as recall_search
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.config import DEFAULT_CONFIG, RecallConfig
+from petrichor_serving.recall.pipeline import search as recall_search
 from petrichor_serving.recall.query import Query
 from petrichor_serving.snapshot import Snapshot
 from petrichor_serving.toolspec import MAX_READ_MANY

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from petrichor_pipeline.text.stopwords import ENGLISH
 from petrichor_pipeline.text.lang import has_cjk
+from petrichor_pipeline.text.stopwords import ENGLISH
 
 
 @dataclass(frozen=True)

@@ -10,35 +10,35 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
-from collections.abc import Iterator, Sequence
 
+from petrichor_pipeline.models.protocols import EvidenceText
+from petrichor_pipeline.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
+from petrichor_pipeline.text.markdown import Line, LineKind, is_table_rule, scan_lines
+from petrichor_pipeline.text.prose import Sentence, informative, split_sentences
+from petrichor_pipeline.text.stopwords import CHINESE
+from petrichor_serving.agent.question import Question, meets
+from petrichor_serving.agent.question import parse as parse_question
 from petrichor_serving.answer.address import addresses_the_assistant
 from petrichor_serving.answer.answer_types import (
     CLAUSE,
     NEGATION,
-    Span,
     YES_NO_FRAME,
+    Span,
     asked_type,
     date_parts,
     defined_term,
     defines,
-    is_how_to,
     expand_acronym,
     find_spans,
     holds_answer,
+    is_how_to,
     is_yes_no,
     name_start,
 )
-from petrichor_pipeline.models.protocols import EvidenceText
-from petrichor_serving.agent.question import Question, meets
-from petrichor_serving.agent.question import parse as parse_question
-from petrichor_pipeline.text.prose import Sentence, informative, split_sentences
 from petrichor_serving.answer.overlap import search_tokens
-from petrichor_pipeline.text.stopwords import CHINESE
-from petrichor_pipeline.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
-from petrichor_pipeline.text.markdown import Line, LineKind, is_table_rule, scan_lines
 
 MAX_ANSWER_UNITS = 3
 KEEP_RATIO = 0.6

@@ -21,9 +21,9 @@ excluded candidates are dropped before re-scoring, falling back to the exact sea
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
-from collections.abc import Mapping
 
 import faiss
 import numpy as np

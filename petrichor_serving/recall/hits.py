@@ -7,8 +7,8 @@ never leaves the recall package (`pipeline.Candidate` is what callers see).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from petrichor_pipeline.text.lang import CJK_CLASS
 from petrichor_pipeline.text.limits import SNIPPET_MAX_CHARS

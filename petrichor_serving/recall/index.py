@@ -10,21 +10,21 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.text.lang import has_cjk
-from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer
-from petrichor_serving.recall.spelling import Vocabulary
-from petrichor_serving.recall.access import Access, ReadableNow, Scope, compute_access, page_readable
-from petrichor_pipeline.text.bm25 import BM25Index
-from petrichor_serving.recall.dense import maybe_dense, share_identical
-from petrichor_pipeline.text.lexical import build_indexes, render_path
-from petrichor_serving.recall.hits import Hit, Window, compact_text
 from petrichor_pipeline.contract.schemas import SCHEMAS
+from petrichor_pipeline.text.bm25 import BM25Index
+from petrichor_pipeline.text.lang import has_cjk
+from petrichor_pipeline.text.lexical import build_indexes, render_path
+from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer
+from petrichor_serving.recall.access import Access, ReadableNow, Scope, compute_access, page_readable
+from petrichor_serving.recall.dense import maybe_dense, share_identical
+from petrichor_serving.recall.hits import Hit, Window, compact_text
+from petrichor_serving.recall.spelling import Vocabulary
 from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, VectorTable, WikiPages, Windows
 
 _ACCESS_CACHE_SIZE = 256

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -34,10 +34,10 @@ from petrichor_serving.recall.hits import Hit, Window
 from petrichor_serving.recall.index import RecallIndex
 from petrichor_serving.recall.query import Query
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS, QueryVectorCache
-from petrichor_serving.recall.spelling import corrected
 from petrichor_serving.recall.rerank import STRATEGY, idf_weights, rerank
 from petrichor_serving.recall.rewrite import build_queries
 from petrichor_serving.recall.routes import Route, RouteContext, RouteQuery, Tier
+from petrichor_serving.recall.spelling import corrected
 
 
 @dataclass(frozen=True)

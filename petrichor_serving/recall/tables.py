@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from petrichor_pipeline.contract.manifest import generated_by_model
 from petrichor_pipeline.text.lexical import wiki_extra
 from petrichor_serving.recall.hits import normalize_knowledge_text
+
 
 @dataclass(frozen=True)
 class VectorTable:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.browser.conftest import screenshot_path
-from tests.serving.live import free_port
 from tests.conftest import CORPUS, EMBED_CACHE, REPO
+from tests.serving.live import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

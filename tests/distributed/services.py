@@ -18,10 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable, Iterator
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"

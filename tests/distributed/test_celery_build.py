@@ -36,7 +36,6 @@ from petrichor_pipeline.object_store import SnapshotMirror
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.runner import run_build
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
-
 from tests.conftest import CORPUS, EMBED_CACHE, REPO
 from tests.distributed.services import DEPLOY, celery_app
 from tests.storage.conftest import object_store

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from petrichor_serving.agent import tools
-from petrichor_serving.recall import Scope, RecallConfig, balance, diversity, fusion, rerank, routes, search
+from petrichor_serving.recall import RecallConfig, Scope, balance, diversity, fusion, rerank, routes, search
 from tests.conftest import REPO
 from tests.recall.synthetic import SnapshotRows
 

@@ -1,5 +1,6 @@
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from petrichor_pipeline.contract.schemas import SCHEMAS, conform
 from petrichor_pipeline.knowledge.aggregate import aggregate_wiki, render_aggregated_page

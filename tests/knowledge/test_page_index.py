@@ -3,8 +3,8 @@ import hashlib
 from petrichor_pipeline.contract.schemas import to_table
 from petrichor_pipeline.knowledge.page_index import (
     build_page_index,
-    node_key,
     local_tree_summary,
+    node_key,
     parse_markdown_tree,
     summarize_tree,
     token_estimate,

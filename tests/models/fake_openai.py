@@ -10,10 +10,10 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from collections.abc import Callable
 
 CHAT = "/v1/chat/completions"
 EMBEDDINGS = "/v1/embeddings"

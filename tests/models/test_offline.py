@@ -7,6 +7,7 @@ import re
 import jieba
 import pytest
 
+from petrichor_pipeline.models.offline.model import OfflineChatModel
 from petrichor_pipeline.models.protocols import (
     CallContext,
     CandidateRequest,
@@ -16,9 +17,8 @@ from petrichor_pipeline.models.protocols import (
     TreeNodeText,
     UsageMeter,
 )
-from petrichor_pipeline.models.offline.model import OfflineChatModel
-from petrichor_pipeline.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
 from petrichor_pipeline.text.lang import NOT_FOUND, has_cjk, init_jieba
+from petrichor_pipeline.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
 from petrichor_serving.answer.answerer import OfflineAnswerer
 
 ANSWERER = OfflineAnswerer()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from petrichor_pipeline.models.protocols import EvidenceText
 from petrichor_serving.answer.answer_types import asked_type, holds_answer
 from petrichor_serving.answer.answers import answer, score_units
-from petrichor_pipeline.models.protocols import EvidenceText
 
 
 @pytest.mark.parametrize(

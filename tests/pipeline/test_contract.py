@@ -6,8 +6,8 @@ import pytest
 
 from petrichor_pipeline.contract.current import collect_garbage, publish, read_current
 from petrichor_pipeline.contract.manifest import Manifest, read_manifest
-from petrichor_pipeline.versions import SCHEMA_VERSION
 from petrichor_pipeline.contract.schemas import to_table, validate_table
+from petrichor_pipeline.versions import SCHEMA_VERSION
 
 
 def _manifest(version: str) -> Manifest:

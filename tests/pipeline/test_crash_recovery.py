@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import pytest
 import signal
 import subprocess
 import sys
 import time
+
+import pytest
 
 from petrichor_serving.snapshot import load_snapshot
 from tests.conftest import EMBED_CACHE, REPO, run_cli_build

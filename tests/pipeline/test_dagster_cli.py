@@ -4,10 +4,11 @@ checked in a browser (`tests/browser/test_dagster_ui.py`)."""
 from __future__ import annotations
 
 import os
-import pytest
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import CORPUS, EMBED_CACHE, REPO
 

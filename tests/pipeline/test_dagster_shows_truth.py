@@ -6,13 +6,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from petrichor_pipeline.build.warehouse import Warehouse
 import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
 from petrichor_pipeline import runner
 from petrichor_pipeline.assets import snapshot as snapshot_assets
+from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.checks import SNAPSHOT_CHECKS
 from petrichor_pipeline.contract.current import read_current
 from petrichor_pipeline.definitions import ASSET_CHECKS, defs

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from dagster import DagsterInstance
 import pytest
+from dagster import DagsterInstance
 
 from petrichor_pipeline.build import bucket_prefetch, publish
 from petrichor_pipeline.resources import build_context

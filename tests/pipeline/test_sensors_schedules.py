@@ -4,9 +4,9 @@ which `publish_after_build` publishes."""
 from __future__ import annotations
 
 import shutil
-from datetime import datetime, UTC
-import pytest
+from datetime import UTC, datetime
 
+import pytest
 from dagster import DagsterInstance, RunRequest, SensorResult, SkipReason, build_schedule_context, build_sensor_context
 
 from petrichor_pipeline.jobs import nightly_full_rebuild

@@ -8,17 +8,18 @@ import shutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings, strategies as st
 from dagster import DagsterInstance, Definitions
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from petrichor_pipeline.config import load_settings
 from petrichor_pipeline.contract.manifest import MANIFEST_FILE, file_entry
 from petrichor_pipeline.definitions import all_assets
 from petrichor_pipeline.knowledge import lint
 from petrichor_pipeline.knowledge.wiki_links import linked_keys
 from petrichor_pipeline.lint_checks import LINT_CHECKS
-from petrichor_pipeline.snapshot_checks import ASSET_CHECKS
-from petrichor_pipeline.config import load_settings
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
+from petrichor_pipeline.snapshot_checks import ASSET_CHECKS
 from tests.conftest import EMBED_CACHE
 
 

@@ -13,7 +13,6 @@ from petrichor_pipeline.text.index_text import index_text
 from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER
 from petrichor_serving.recall import RecallIndex, routes
 
-
 MODEL_FINGERPRINT = "openai:test-model:1"
 
 

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from petrichor_pipeline.text.bm25 import FIELD_WEIGHTS, K1, B, BM25Index, row_sums, top_ranked
 from petrichor_pipeline.text.tokenize import index_tokens, query_tokens
-from petrichor_pipeline.text.bm25 import B, FIELD_WEIGHTS, K1, BM25Index, row_sums, top_ranked
 
 
 def test_field_weights_reference_case():

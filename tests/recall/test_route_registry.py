@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from petrichor_serving.recall import Scope, RecallConfig, routes, search
+from petrichor_serving.recall import RecallConfig, Scope, routes, search
 from petrichor_serving.recall.hits import Hit
 from petrichor_serving.recall.query_vectors import QueryVectorCache
 from petrichor_serving.recall.routes import Route, RouteContext, RouteQuery, Tier

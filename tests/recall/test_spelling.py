@@ -1,7 +1,8 @@
 """Unknown query words gain the indexed word they misspell; known words and inflections are left alone."""
 
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from petrichor_serving.recall.spelling import Vocabulary, corrected
 

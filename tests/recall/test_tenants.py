@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 
 import pytest
 
 from petrichor_serving.recall import Scope, search
-from petrichor_serving.recall.config import CONCEPT_CONFIG
 from petrichor_serving.recall.access import sql_quote
+from petrichor_serving.recall.config import CONCEPT_CONFIG
 
 from .synthetic import SnapshotRows
 

@@ -4,7 +4,7 @@ a question about its subject, so derived text never outranks the source of a fac
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest

@@ -27,6 +27,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any
 
 import pytest
@@ -34,7 +35,6 @@ import pytest
 from petrichor_serving.app import ENDPOINTS
 from tests.security.conftest import KEYS
 from tests.security.corpus import ARTICLES, CHANGES, KBS, NOW, PAST, Article
-from datetime import UTC
 
 pytestmark = pytest.mark.slow  # builds a corpus
 

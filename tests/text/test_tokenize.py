@@ -6,11 +6,11 @@ from hypothesis import strategies as st
 
 from petrichor_pipeline.text.lang import init_jieba
 from petrichor_pipeline.text.tokenize import (
+    changed_line_pieces,
     get_tokenizer,
     index_tokens,
     jieba_index_tokens,
     jieba_query_tokens,
-    changed_line_pieces,
     line_pieces,
     query_tokens,
 )

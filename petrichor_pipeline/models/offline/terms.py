@@ -10,15 +10,14 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from collections.abc import Iterable, Sequence
 
-from petrichor_pipeline.text.prose import Sentence, informative
-from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 from petrichor_pipeline.text.lang import CJK, CJK_RUN, idf_table, init_jieba, init_posseg
+from petrichor_pipeline.text.prose import Sentence, informative
 from petrichor_pipeline.text.stem import stem
-
+from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 
 ENTITY = "entity"
 CONCEPT = "concept"

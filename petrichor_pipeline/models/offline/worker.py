@@ -19,10 +19,10 @@ import logging
 import multiprocessing
 import os
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from typing import Any
-from collections.abc import Callable, Iterator, Sequence
 
 log = logging.getLogger(__name__)
 
