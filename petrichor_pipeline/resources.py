@@ -20,9 +20,7 @@ from petrichor_pipeline.config import CREDENTIAL_ENV, NO_API_KEY, BuildLimits, M
 from petrichor_pipeline.object_store import S3Location
 
 
-def build_context(
-    data_dir: str = "", corpus_dir: str = "", full_rebuild: bool = False, embed_dim: int | None = None
-) -> BuildContext:
+def build_context(data_dir: str = "", corpus_dir: str = "", full_rebuild: bool = False, embed_dim: int | None = None) -> BuildContext:
     """A fresh context over the environment's settings, with the given paths in place of theirs."""
     settings = load_settings()
     if data_dir or corpus_dir:

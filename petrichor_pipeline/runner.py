@@ -402,12 +402,16 @@ class HandedScan:
 def _materialize_in_process(instance: Any, resource: PetrichorResource, job: str, selection: Any, tags: dict[str, str]) -> Any:
     """One run of the named `job` in this process (`selection` of its assets, None for all; a selected asset's
     checks run with it), with the build's resource; failures land in the result."""
-    return definitions(resource).resolve_job_def(job).execute_in_process(
-        instance=instance,
-        asset_selection=None if selection is None else asset_keys(selection),
-        raise_on_error=False,
-        run_config=QUIET_RUN_CONFIG,
-        tags=tags,
+    return (
+        definitions(resource)
+        .resolve_job_def(job)
+        .execute_in_process(
+            instance=instance,
+            asset_selection=None if selection is None else asset_keys(selection),
+            raise_on_error=False,
+            run_config=QUIET_RUN_CONFIG,
+            tags=tags,
+        )
     )
 
 
@@ -447,14 +451,17 @@ def _run_buckets(
             "resources": resource.run_config(),  # the step processes rebuild the resource from it
         }
         heard = RunProgress(instance, {SCAN_TAG: tags[SCAN_TAG]}, stale, report, resource.progress.count)
-        with heard, execute_job(
-            reconstructable(bucket_build_job_def),
-            instance=instance,
-            run_config=run_config,
-            tags=tags,
-            raise_on_error=False,
-            asset_selection=asset_keys(steps),
-        ) as res:
+        with (
+            heard,
+            execute_job(
+                reconstructable(bucket_build_job_def),
+                instance=instance,
+                run_config=run_config,
+                tags=tags,
+                raise_on_error=False,
+                asset_selection=asset_keys(steps),
+            ) as res,
+        ):
             pending = _collect(ctx, res, summary, built, ",".join(covered))
             success, run_id = res.success, res.run_id
         for asset in (a.key.to_user_string() for a in steps):

@@ -136,7 +136,17 @@ class BodyDeadline:
                 timed_out = True
                 if not started:
                     body = _error_body("body", self.body_s)
-                    await send({"type": "http.response.start", "status": 408, "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), (b"connection", b"close")]})
+                    await send(
+                        {
+                            "type": "http.response.start",
+                            "status": 408,
+                            "headers": [
+                                (b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close"),
+                            ],
+                        }
+                    )
                     await send({"type": "http.response.body", "body": body})
                 raise _BodyTooSlow from None
             if message["type"] != "http.request" or not message.get("more_body", False):

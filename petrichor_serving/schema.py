@@ -40,9 +40,7 @@ MAX_HISTORY_ITEMS = 24
 MAX_HISTORY_CHARS = 32_000
 """A chat's history: at most 24 user/assistant turns and 32,000 characters in all."""
 
-SnapshotVersion = Annotated[
-    str | None, Field(description="answer against this retained snapshot (`GET /api/snapshots`); default the current one")
-]
+SnapshotVersion = Annotated[str | None, Field(description="answer against this retained snapshot (`GET /api/snapshots`); default the current one")]
 
 
 class SearchRequest(SearchArguments):  # knowledge_search's arguments, and the retained snapshot to search

@@ -94,10 +94,12 @@ class SearchArguments(Request):
     query: SearchText = Field(description="what to look for, in the articles' language")
     kb_ids: Names | None = Field(None, validation_alias=alias("kb_ids", "knowledge_base_id"), description=_KB_FILTER)
     article_id: Id | None = Field(None, description="search inside this article only")
-    limit: Annotated[int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), BeforeValidator(_integral), AfterValidator(lambda n: min(n, MAX_RESULTS))] = DEFAULT_RESULTS
-    sub_queries: Annotated[Names, AfterValidator(lambda qs: qs[:MAX_SUB_QUERIES]), Field(description=f"only the first {MAX_SUB_QUERIES} are searched")] | None = Field(
-        None, validation_alias=alias("sub_queries", "subQueries")
-    )
+    limit: Annotated[
+        int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), BeforeValidator(_integral), AfterValidator(lambda n: min(n, MAX_RESULTS))
+    ] = DEFAULT_RESULTS
+    sub_queries: (
+        Annotated[Names, AfterValidator(lambda qs: qs[:MAX_SUB_QUERIES]), Field(description=f"only the first {MAX_SUB_QUERIES} are searched")] | None
+    ) = Field(None, validation_alias=alias("sub_queries", "subQueries"))
 
 
 class OutlineRequest(Request):
@@ -164,7 +166,10 @@ class ToolSpec:
 
     def function(self) -> dict[str, Any]:
         """The tool as an OpenAI function for the model agent."""
-        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.agent_arguments.model_json_schema()}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.agent_arguments.model_json_schema()},
+        }
 
 
 SEARCH = ToolSpec(

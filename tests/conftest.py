@@ -68,6 +68,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         import shutil
 
         shutil.rmtree(base, ignore_errors=True)
+
+
 CORPUS = REPO / "data" / "corpus"
 SHARED_EVAL = REPO.parent / "shared" / "eval"
 

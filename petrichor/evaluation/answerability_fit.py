@@ -143,9 +143,7 @@ def fit_variant(rows: list[dict[str, Any]], names: Sequence[str], embedders: set
     for script in sorted(set(scripts)):
         m = scripts == script
         part = [r for r, keep in zip(rows, m) if keep]
-        threshold[str(script)] = min(
-            operating_point(part, scores[m], fitted[m], floor[m]), operating_point(part, held_out[m], fitted[m], floor[m])
-        )
+        threshold[str(script)] = min(operating_point(part, scores[m], fitted[m], floor[m]), operating_point(part, held_out[m], fitted[m], floor[m]))
     per_row = np.array([threshold[str(script)] for script in scripts])
     mean, scale, weights, bias = params
     return {
@@ -168,9 +166,7 @@ def _script(row: dict[str, Any]) -> str:
 def _floor(rows: list[dict[str, Any]], hard_conflict: bool = False) -> np.ndarray:
     """Whether the per-signal thresholds (`answerability.judge`, the gate's floor) pass each gated row, and
     with `hard_conflict` no constraint is contradicted."""
-    return np.array(
-        [s is not None and judge(signals_of(s)).answerable and not (hard_conflict and s.get("conflict")) for s in map(_measured, rows)]
-    )
+    return np.array([s is not None and judge(signals_of(s)).answerable and not (hard_conflict and s.get("conflict")) for s in map(_measured, rows)])
 
 
 def _answered(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, threshold: float | np.ndarray, floor: np.ndarray) -> np.ndarray:
@@ -211,7 +207,11 @@ def figures(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, t
             mask = np.array([r["dataset"] == s and test(r) for r in rows])
             if mask.any():
                 rate, floor_rate = 1 - answered[mask].mean(), 1 - before[mask].mean()
-                out.setdefault(s, {})[label] = {"rate": round(float(rate), 3), "thresholds_alone": round(float(floor_rate), 3), "questions": int(mask.sum())}
+                out.setdefault(s, {})[label] = {
+                    "rate": round(float(rate), 3),
+                    "thresholds_alone": round(float(floor_rate), 3),
+                    "questions": int(mask.sum()),
+                }
         gold = np.array([r["dataset"] == s and r.get("holds_gold") is not None for r in rows])
         if gold.any():
             held = np.array([bool(r.get("holds_gold")) for r in rows])
@@ -320,7 +320,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"no such signals file: {', '.join(map(str, missing))}")
     model = fit(load(args.signals))
     args.out.write_text(json.dumps(model, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps({k: model[k]["figures"] for k in ("full", "lexical")} | {"threshold": model["full"]["threshold"], "hard_conflict": model["hard_conflict"]}, indent=1))
+    print(
+        json.dumps(
+            {k: model[k]["figures"] for k in ("full", "lexical")}
+            | {"threshold": model["full"]["threshold"], "hard_conflict": model["hard_conflict"]},
+            indent=1,
+        )
+    )
     return 0
 
 

@@ -58,9 +58,7 @@ def _heading_marks(text: str) -> tuple[list[int], list[tuple[str, ...]]]:
     return offsets, paths
 
 
-def naive_chunks(
-    doc: EvalDoc, size: int = NAIVE_CHUNK_CHARS, overlap: int = NAIVE_OVERLAP_CHARS
-) -> list[NaiveChunk]:
+def naive_chunks(doc: EvalDoc, size: int = NAIVE_CHUNK_CHARS, overlap: int = NAIVE_OVERLAP_CHARS) -> list[NaiveChunk]:
     """Windows of `size` code points starting every `size - overlap`; the last one ends at the text's end."""
     text = normalize_text(doc.content).strip()
     if not text:
@@ -140,9 +138,7 @@ class NaiveVectorRetriever:
 
     name = "naive_vector"
 
-    def __init__(
-        self, chunks: Sequence[NaiveChunk], vectors: np.ndarray, queries: QueryEmbeddings, limit: int = SEARCH_LIMIT
-    ):
+    def __init__(self, chunks: Sequence[NaiveChunk], vectors: np.ndarray, queries: QueryEmbeddings, limit: int = SEARCH_LIMIT):
         self.chunks = list(chunks)
         self.vectors = vectors
         self.queries = queries

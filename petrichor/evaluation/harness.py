@@ -164,16 +164,18 @@ def _answers(
             )
         out[name]["without_gate"] = before
         for q, o, u in [*zip(dataset.questions, outcomes, ungated), *zip(unanswerable, unanswered, unanswered)]:
-            signals.append({
-                "dataset": dataset.name,
-                "qid": q.qid,
-                "kind": "answerable" if q.has_gold and q.subset != "leave-gold-out" else unanswerable_kind(q),
-                "scope": None if q.has_gold and q.subset != "leave-gold-out" else unanswerable_scope(q),
-                "lang": q.lang,
-                "cited": bool(o.quotes),
-                "answerability": o.answerability,
-                "holds_gold": answer_contains(u.answer, q.answers_all, q.lang) if q.has_gold and q.answers_all else None,
-            })
+            signals.append(
+                {
+                    "dataset": dataset.name,
+                    "qid": q.qid,
+                    "kind": "answerable" if q.has_gold and q.subset != "leave-gold-out" else unanswerable_kind(q),
+                    "scope": None if q.has_gold and q.subset != "leave-gold-out" else unanswerable_scope(q),
+                    "lang": q.lang,
+                    "cited": bool(o.quotes),
+                    "answerability": o.answerability,
+                    "holds_gold": answer_contains(u.answer, q.answers_all, q.lang) if q.has_gold and q.answers_all else None,
+                }
+            )
     for source, pairs in (followups or {}).items():
         if not pairs:
             continue
@@ -205,9 +207,7 @@ def _followup_runs(pairs: tuple[FollowUp, ...], agent: Callable[..., Any], basel
 
 
 def _ablation(dataset: Dataset, built: BuiltSet, petrichor: PetrichorRetriever, full: list[Outcome], scorer: Scorer, log: Log) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "full": {"description": "the product's defaults", **summarise(dataset.questions, full, with_latency=False)}
-    }
+    out: dict[str, Any] = {"full": {"description": "the product's defaults", **summarise(dataset.questions, full, with_latency=False)}}
     indexes = {"bigram": petrichor.index}
     for variant in variants():
         if variant.tokenizer not in indexes:
@@ -255,8 +255,10 @@ def prepare(config: EvalConfig, log: Log) -> tuple[Dataset, dict[str, Any], tupl
         "docs_dropped": sum(d.doc_id not in kept for d in dataset.docs),
         "docs_cut": sum(d.doc_id in kept and kept[d.doc_id] != d.content for d in dataset.docs),
     }
-    log(f"leave-gold-out: {info['sampled']} questions sampled, {info['unanswerable']} lost their evidence "
-        f"({info['passed_over']} passed over), {info['docs_dropped']} documents dropped, {info['docs_cut']} cut")
+    log(
+        f"leave-gold-out: {info['sampled']} questions sampled, {info['unanswerable']} lost their evidence "
+        f"({info['passed_over']} passed over), {info['docs_dropped']} documents dropped, {info['docs_cut']} cut"
+    )
     if pairs:
         pairs = construct(variant.questions, variant.docs, config.followups)
     return _limited(variant, config.limit), info, pairs

@@ -48,6 +48,4 @@ WHOLE_CORPUS = AssetDep(corpus, partition_mapping=AllPartitionMapping())
     "the bucket's articles changed.",
 )
 def articles(context: AssetExecutionContext, petrichor: PetrichorResource) -> MaterializeResult:
-    return materialize_buckets(
-        context, petrichor, articles_step, ("path", "title", "tenant", "visibility", "article_version")
-    )
+    return materialize_buckets(context, petrichor, articles_step, ("path", "title", "tenant", "visibility", "article_version"))

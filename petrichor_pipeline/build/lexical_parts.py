@@ -310,7 +310,9 @@ def _page_hashes(tokenizer_key: str, pages: pa.Table) -> list[str]:
     the pages' texts (248 MB at 10,000 articles) never become Python strings, only the few fields around them."""
     pages = pages.select(list(lexical.WIKI_COLUMNS)).combine_chunks()
     start = hashlib.sha256(f"{LEXICAL_PARTS_VERSION}\x1f{tokenizer_key}\x1f".encode())
-    titles, summaries, bodies = (_utf8_slices(pages.column(name).chunk(0)) for name in ("title", "summary", "content_md")) if pages.num_rows else ((), (), ())
+    titles, summaries, bodies = (
+        (_utf8_slices(pages.column(name).chunk(0)) for name in ("title", "summary", "content_md")) if pages.num_rows else ((), (), ())
+    )
     extras = [lexical.wiki_extra(k, a) for k, a in zip(pages.column("page_key").to_pylist(), pages.column("aliases").to_pylist())]
     out = []
     for title, summary, body, extra in zip(titles, summaries, bodies, extras):
@@ -351,7 +353,9 @@ def _earlier_counts(
     return out
 
 
-def _edited_counts(before: Sequence[str], counts: Mapping[str, float], after: Sequence[str], tokenize: Callable[[str], list[str]]) -> dict[str, float] | None:
+def _edited_counts(
+    before: Sequence[str], counts: Mapping[str, float], after: Sequence[str], tokenize: Callable[[str], list[str]]
+) -> dict[str, float] | None:
     """`after`'s weighted term counts from `before`'s (`counts`): each field's lines that `after` lacks are
     taken away, its new lines added (`tokenize.changed_line_pieces`); None when a field cannot be cut into lines."""
     out = Counter(counts)

@@ -86,7 +86,8 @@ def check_matches_scan(ctx: BuildContext, articles: pa.Table) -> None:
     if foreign:
         parts.append(f"{foreign} not in the corpus")
     raise IncompleteSnapshot(
-        "refusing to publish a snapshot that does not match the corpus: " + "; ".join(parts)
+        "refusing to publish a snapshot that does not match the corpus: "
+        + "; ".join(parts)
         + ". The previous snapshot keeps serving; `petrichor build --full` rebuilds every bucket."
     )
 
@@ -119,7 +120,13 @@ def _bucket_tables(ctx: BuildContext, bucket: str) -> dict[str, pa.Table]:
     questions = questions.filter(pc.is_in(questions.column("chunk_id"), value_set=chunk_ids)) if questions.num_rows else questions
     windows = only_live(read("chunk_windows", SCHEMAS["chunk_windows"]))
     windows = windows.filter(pc.is_in(windows.column("chunk_id"), value_set=chunk_ids)) if windows.num_rows else windows
-    return {"articles": sources, "chunks": chunks, "chunk_windows": windows, "questions": questions, "tree_nodes": only_live(read("page_index", SCHEMAS["tree_nodes"]))}
+    return {
+        "articles": sources,
+        "chunks": chunks,
+        "chunk_windows": windows,
+        "questions": questions,
+        "tree_nodes": only_live(read("page_index", SCHEMAS["tree_nodes"])),
+    }
 
 
 def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
@@ -246,7 +253,14 @@ def sync_lance(ctx: BuildContext, name: str, table: pa.Table) -> dict[str, Any]:
         else:
             tbl = db.create_table(lance_name, table)
     written = tbl.to_arrow()  # read back: the digest covers what readers of this version will see
-    return {"uri": "lance", "table": lance_name, "version": tbl.version, "rows": written.num_rows, "fingerprint": fp, "sha256": vector_digest(written)}
+    return {
+        "uri": "lance",
+        "table": lance_name,
+        "version": tbl.version,
+        "rows": written.num_rows,
+        "fingerprint": fp,
+        "sha256": vector_digest(written),
+    }
 
 
 def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stats: dict[str, Any] | None = None) -> PublishResult:

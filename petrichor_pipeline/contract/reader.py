@@ -174,7 +174,9 @@ def _vector_checks(r: SnapshotReader, every_file: bool) -> Iterator[FileCheck]:
         if not (r.vectors_on or every_file):
             continue
         if "compact" in info:
-            yield FileCheck(("vectors", name), _size(*info["compact"]["files"].values()), lambda info=info, name=name: open_vector_files(r.folder, name, info))
+            yield FileCheck(
+                ("vectors", name), _size(*info["compact"]["files"].values()), lambda info=info, name=name: open_vector_files(r.folder, name, info)
+            )
         if "compact" not in info or every_file:
             yield FileCheck(("lance", name), 0, lambda info=info: open_vector_table(r.data_dir / "lance", info))
 
@@ -204,7 +206,9 @@ def _mapped_checks(r: SnapshotReader, every_file: bool) -> Iterator[FileCheck]:
     if every_file:
         for name, info in r.manifest.tables.items():
             if "mapped" in info and name not in r.copies:
-                yield FileCheck(("mapped", name), _size(info["mapped"]), lambda info=info: verified(r.folder / info["mapped"]["file"], info["mapped"]))
+                yield FileCheck(
+                    ("mapped", name), _size(info["mapped"]), lambda info=info: verified(r.folder / info["mapped"]["file"], info["mapped"])
+                )
 
 
 def _parsed_files(r: SnapshotReader, every_file: bool) -> Iterator[FileCheck]:

@@ -74,9 +74,7 @@ class Extraction:
     model_calls: int
 
 
-def normalize_candidates(
-    items: object, kind: str, known_keys: Collection[str] = (), rekeyed: dict[str, str] | None = None
-) -> list[Candidate]:
+def normalize_candidates(items: object, kind: str, known_keys: Collection[str] = (), rekeyed: dict[str, str] | None = None) -> list[Candidate]:
     """`normalizeKnowledgeCandidates`: named items only, one per key, ≤ 12 aliases, summary ≤ 500.
 
     A model key not derived from the name (nor reusing one of `known_keys`) is replaced by the name's

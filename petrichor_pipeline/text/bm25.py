@@ -152,9 +152,7 @@ class BM25Index:
         matched = np.flatnonzero(totals > 0)
         return matched.astype(np.int32), totals[matched]
 
-    def top(
-        self, terms: Sequence[str], k: int, mask: np.ndarray | None = None, group: Callable[[int], Hashable] | None = None
-    ) -> list[Ranked]:
+    def top(self, terms: Sequence[str], k: int, mask: np.ndarray | None = None, group: Callable[[int], Hashable] | None = None) -> list[Ranked]:
         """`top_ranked(*self.score(terms, mask), k, group)` without listing every matching row: only rows
         scoring at least a cheap lower bound of the k-th best score are ranked."""
         if k <= 0:
@@ -315,9 +313,7 @@ def _norm(tf: np.ndarray, lengths: np.ndarray, avg_len: float) -> np.ndarray:
     return tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths / avg_len))
 
 
-def top_ranked(
-    rows: np.ndarray, scores: np.ndarray, k: int, group: Callable[[int], Hashable] | None = None
-) -> list[Ranked]:
+def top_ranked(rows: np.ndarray, scores: np.ndarray, k: int, group: Callable[[int], Hashable] | None = None) -> list[Ranked]:
     """The best `k` by score, ties by row order; with `group`, only the first (best) row of each group
     counts, e.g. one question per chunk."""
     if k <= 0:

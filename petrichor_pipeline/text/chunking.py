@@ -203,9 +203,7 @@ def _parse_sections(body: str, title: str, preamble_heading: str) -> tuple[list[
     return sections, fences
 
 
-def _append_section(
-    sections: list[_Section], body: str, start: int, end: int, heading: str, path: tuple[str, ...]
-) -> None:
+def _append_section(sections: list[_Section], body: str, start: int, end: int, heading: str, path: tuple[str, ...]) -> None:
     # `start` is a heading line or the first non-space character of the body, so only the end needs trimming.
     while end > start and body[end - 1].isspace():
         end -= 1

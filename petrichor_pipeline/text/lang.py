@@ -46,7 +46,7 @@ def has_cjk(text: str) -> bool:
 
 
 def language_of(text: str) -> Language:
-    """"zh" when the text has Han characters and they outweigh its Latin letters 1:3, else "en"."""
+    """ "zh" when the text has Han characters and they outweigh its Latin letters 1:3, else "en"."""
     cjk = len(CJK.findall(text))
     return "zh" if cjk and cjk * CJK_TO_LATIN_RATIO >= len(LATIN.findall(text)) else "en"
 

@@ -23,7 +23,7 @@ _SECTION_NUMBER = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*(?:[.、)](?!\d)\s*|\
 
 
 def strip_section_number(heading: str) -> str:
-    """"5.1 参数" → "参数", "三、部署" → "部署": numbering is layout, not the topic's name."""
+    """ "5.1 参数" → "参数", "三、部署" → "部署": numbering is layout, not the topic's name."""
     return _SECTION_NUMBER.sub("", heading).strip()
 
 

@@ -281,8 +281,17 @@ thresholds' figure), and it withheld plain answers of the bundled corpus ("默�
 最新的 5 个快照版本"). Refit with cmrc, rgb_zh and the leave-gold-out sets before a point is set again."""
 
 LEXICAL = (
-    "coverage", "weighted_coverage", "quote_coverage", "retrieval", "asked", "type_missing",
-    "constraints", "met", "conflict", "absent", "quote_met",
+    "coverage",
+    "weighted_coverage",
+    "quote_coverage",
+    "retrieval",
+    "asked",
+    "type_missing",
+    "constraints",
+    "met",
+    "conflict",
+    "absent",
+    "quote_met",
 )
 SEMANTIC = ("semantic", "margin", "quote_semantic")
 FEATURES = SEMANTIC + LEXICAL
@@ -380,7 +389,9 @@ def load_model(path: Path = MODEL_PATH) -> Model | None:
         return None
     raw = json.loads(path.read_text(encoding="utf-8"))
     try:
-        return Model(Combiner.from_json(raw["full"]), Combiner.from_json(raw["lexical"]), frozenset(raw["embedders"]), bool(raw.get("hard_conflict", False)))
+        return Model(
+            Combiner.from_json(raw["full"]), Combiner.from_json(raw["lexical"]), frozenset(raw["embedders"]), bool(raw.get("hard_conflict", False))
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"answerability model {path}: {exc}") from exc
 
@@ -433,7 +444,9 @@ def signals_of(raw: Mapping[str, Any]) -> Signals:
     values = {k: v for k, v in raw.items() if k in known}
     for key in ("missing", "missing_words"):
         values[key] = tuple(values.get(key) or ())
-    return Signals(**{"semantic": None, "embedder": None, "coverage": None, "missing": (), "asked": None, "type_held": None, "retrieval": None, **values})
+    return Signals(
+        **{"semantic": None, "embedder": None, "coverage": None, "missing": (), "asked": None, "type_held": None, "retrieval": None, **values}
+    )
 
 
 # -------------------------------------------------------------------------------------------- signals

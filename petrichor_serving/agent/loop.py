@@ -64,7 +64,9 @@ def answer(
     follow = followup.resolve(snap, scope, question, history)
     run = Run(snap, scope, route, budget_for(route.kind, public=public), embedder, extractor, prefer=follow.prefer if follow else ())
     if follow is not None:
-        run.trace.notes.append(f"follow-up ({follow.reason}): searched with {', '.join(follow.terms)}; {len(follow.prefer)} chunk(s) of the previous answer read first")
+        run.trace.notes.append(
+            f"follow-up ({follow.reason}): searched with {', '.join(follow.terms)}; {len(follow.prefer)} chunk(s) of the previous answer read first"
+        )
     query = follow.query if follow else question
     if uses_tools(chat):
         from petrichor_serving.agent.model_agent import model_plan

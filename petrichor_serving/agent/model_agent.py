@@ -77,7 +77,14 @@ def _evidence_view(run: Run, ids: Sequence[str]) -> list[dict[str, Any]]:
     out = []
     for eid in ids:
         v = run.evidence.items[eid]
-        out.append({"evidence_id": eid, "title": v.get("article_title") or v.get("title"), "heading_path": v.get("heading_path", []), "content": v.get("content", "")})
+        out.append(
+            {
+                "evidence_id": eid,
+                "title": v.get("article_title") or v.get("title"),
+                "heading_path": v.get("heading_path", []),
+                "content": v.get("content", ""),
+            }
+        )
     return out
 
 
@@ -90,7 +97,11 @@ def _execute(run: Run, name: str, args: dict[str, Any]) -> Any:
         return {"candidates": [{k: c.get(k) for k in keep if c.get(k) is not None} for c in cands]}
     if name == toolspec.OUTLINE.name:
         tree = run.outline(body.article_id, max_nodes=body.max_nodes)
-        return {"article_id": tree["article_id"], "title": tree["title"], "nodes": [{k: n.get(k) for k in ("node_key", "chunk_id", "parent_key", "depth", "title")} for n in tree["nodes"]]}
+        return {
+            "article_id": tree["article_id"],
+            "title": tree["title"],
+            "nodes": [{k: n.get(k) for k in ("node_key", "chunk_id", "parent_key", "depth", "title")} for n in tree["nodes"]],
+        }
     targets = [t.target() for t in body.targets] if name == toolspec.READ_MANY.name else [body.target()]
     return {"evidence": _evidence_view(run, run.read_many(targets))}
 
@@ -155,13 +166,17 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
         if not reply["tool_calls"] and not constrained and (written := text_tool_calls(reply["content"], turn)):
             run.trace.notes.append(f"turn {turn}: {len(written)} tool call(s) written in the reply text, run as tool calls")
             reply = {"content": "", "tool_calls": written}
-        run.trace.record("answer", {"turn": turn, **({"constrained": True} if constrained else {})}, started, locators=[c["name"] for c in reply["tool_calls"]])
+        run.trace.record(
+            "answer", {"turn": turn, **({"constrained": True} if constrained else {})}, started, locators=[c["name"] for c in reply["tool_calls"]]
+        )
         if reply["tool_calls"]:
             messages.append(
                 {
                     "role": "assistant",
                     "content": reply["content"] or "",
-                    "tool_calls": [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}} for c in reply["tool_calls"]],
+                    "tool_calls": [
+                        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}} for c in reply["tool_calls"]
+                    ],
                 }
             )
             exhausted = False

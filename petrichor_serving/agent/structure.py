@@ -113,7 +113,9 @@ def _build_index(snap: Snapshot) -> HeadingIndex:
             if r["parent_key"]:
                 kids.setdefault(r["parent_key"], []).append(r["node_key"])
         headings[aid] = [
-            Heading(aid, r["node_key"], r["title"], r["depth"], r["position"], r["start_line"], tuple(kids.get(r["node_key"], ())), _tokens(r["title"]))
+            Heading(
+                aid, r["node_key"], r["title"], r["depth"], r["position"], r["start_line"], tuple(kids.get(r["node_key"], ())), _tokens(r["title"])
+            )
             for r in rows
         ]
     titles = {aid: _tokens(a["title"]) for aid, a in snap.articles.items()}

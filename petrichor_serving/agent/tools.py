@@ -43,9 +43,7 @@ def search(
         query = Query.of(query)
     except ValueError as err:
         raise ToolError(str(err)) from None
-    result = recall_search(
-        snap.recall, query, scope=scope, embedder=embedder, limit=limit, sub_queries=sub_queries, config=config
-    )
+    result = recall_search(snap.recall, query, scope=scope, embedder=embedder, limit=limit, sub_queries=sub_queries, config=config)
     return {
         "query": query,
         "snapshot_version": snap.version,

@@ -93,9 +93,7 @@ def sql_quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def page_readable(
-    scope: Scope, tenant: str | None, kb_id: str | None, article_ids: Sequence[str], readable_ids: Set[str]
-) -> bool:
+def page_readable(scope: Scope, tenant: str | None, kb_id: str | None, article_ids: Sequence[str], readable_ids: Set[str]) -> bool:
     """A wiki page is readable when its tenant and knowledge base are in scope and every article it was
     built from is readable; under `public_only`, or in a past snapshot, a page built from no article is
     not (no article readable today vouches for it)."""

@@ -121,5 +121,3 @@ def compact_text(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
             return head[:limit] + "…"
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "…"
-
-

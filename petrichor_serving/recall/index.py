@@ -103,13 +103,15 @@ class RecallIndex:
         windows = Windows.from_arrow(chunk_windows, art, ch)
         if lexical is None:
             tables = {
-                "articles": articles, "chunks": chunks, "chunk_windows": chunk_windows, "questions": questions,
-                "wiki_pages": wiki_pages, "tree_nodes": tree_nodes,
+                "articles": articles,
+                "chunks": chunks,
+                "chunk_windows": chunk_windows,
+                "questions": questions,
+                "wiki_pages": wiki_pages,
+                "tree_nodes": tree_nodes,
             }
             lexical = build_indexes(tables, tok.name)
-        index = cls(
-            tokenizer=tok, articles=art, chunks=ch, questions=qs, wiki=wiki, tree=tree, windows=windows, bm25=dict(lexical)
-        )
+        index = cls(tokenizer=tok, articles=art, chunks=ch, questions=qs, wiki=wiki, tree=tree, windows=windows, bm25=dict(lexical))
         for name, table in (vectors or {}).items():
             if table is not None and name in vector_tables:
                 index.vectors[name] = maybe_dense(table, getattr(index, vector_tables[name].rows).row_of)
@@ -133,9 +135,7 @@ class RecallIndex:
             if cached is not None and (cached.valid_until is None or now < cached.valid_until):
                 self._access.move_to_end(scope)
                 return cached
-        computed = compute_access(
-            scope, now, self.articles, self.chunks, self.questions, self.wiki, self.tree, self.windows
-        )
+        computed = compute_access(scope, now, self.articles, self.chunks, self.questions, self.wiki, self.tree, self.windows)
         with self._lock:
             self._access[scope] = computed
             self._access.move_to_end(scope)
@@ -157,9 +157,7 @@ class RecallIndex:
 
     # -------------------------------------------------------------------------------------------- hits
 
-    def chunk_hit(
-        self, row: int, route: str, score: float = 0.0, question_row: int | None = None, window_row: int | None = None
-    ) -> Hit:
+    def chunk_hit(self, row: int, route: str, score: float = 0.0, question_row: int | None = None, window_row: int | None = None) -> Hit:
         """A chunk hit; found through a generated question, its snippet quotes the question instead; found
         through a child window, the snippet shows that window and the hit carries its offsets."""
         kb_id, article_id, title, path, heading_path, snippet, content, chunk_id = self._chunk_display(row)

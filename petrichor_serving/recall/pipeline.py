@@ -333,9 +333,7 @@ def plan(state: SearchState) -> None:
     fingerprint = state.embedder.fingerprint if state.embedder else None
     state.ctx = RouteContext(index, index.access(state.scope, state.now), fingerprint, config.parent_score)
     model_questions = index.articles.model_questions
-    state.active = [
-        r for r in routes.registered() if config.runs(r.name, model_questions) and (r.focused or not state.focused)
-    ]
+    state.active = [r for r in routes.registered() if config.runs(r.name, model_questions) and (r.focused or not state.focused)]
     tokenize = index.tokenizer.query
     state.terms = (lambda q: corrected(tokenize(q), index.spelling)) if config.spelling else tokenize
 
@@ -345,8 +343,7 @@ def recall(state: SearchState) -> None:
     with _IN_FLIGHT.entered() as parallel:
         vectors = _embed_queries(state.run, state.embedder, state.texts, state.index, state.cache, state.active)
         queries = [
-            RouteQuery(q, state.terms(q), top_k=state.config.route_top_k, vector=vectors.get(q), primary=i == 0)
-            for i, q in enumerate(state.texts)
+            RouteQuery(q, state.terms(q), top_k=state.config.route_top_k, vector=vectors.get(q), primary=i == 0) for i, q in enumerate(state.texts)
         ]
         _recall(state.run, state.ctx, queries, state.active, parallel)
 
@@ -356,8 +353,7 @@ def fuse_lists(state: SearchState) -> None:
     config, run = state.config, state.run
     route_weights = config.weights()
     group_weights = [
-        route_weights.get(route.name, 1.0) * (1.0 if primary else config.sub_query_weight)
-        for (route, _), primary in zip(run.groups, run.primary)
+        route_weights.get(route.name, 1.0) * (1.0 if primary else config.sub_query_weight) for (route, _), primary in zip(run.groups, run.primary)
     ]
     state.fused = fuse([hits for _, hits in run.groups], config.fusion_top_k, group_weights=group_weights)
 
@@ -487,9 +483,7 @@ def search(
     limit = config.limit if limit is None else limit
     if limit < 1:
         raise ValueError("limit must be at least 1")
-    state = SearchState(
-        index, Query.of(query), scope, config, limit, now or datetime.now(UTC), embedder, cache, sub_queries
-    )
+    state = SearchState(index, Query.of(query), scope, config, limit, now or datetime.now(UTC), embedder, cache, sub_queries)
     for name, stage in STAGES:
         started = time.perf_counter()
         stage(state)

@@ -21,7 +21,19 @@ from tests.serving.live import free_port
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 DAGSTER = str(Path(sys.executable).parent / "dagster")
-ASSETS = ("articles", "chunks", "questions", "wiki_candidates", "chunk_vectors", "question_vectors", "chunk_windows", "window_vectors", "page_index", "wiki_pages", "snapshot")
+ASSETS = (
+    "articles",
+    "chunks",
+    "questions",
+    "wiki_candidates",
+    "chunk_vectors",
+    "question_vectors",
+    "chunk_windows",
+    "window_vectors",
+    "page_index",
+    "wiki_pages",
+    "snapshot",
+)
 
 
 def _group_members(pgid: int) -> list[int]:

@@ -138,4 +138,3 @@ class FakeOpenAI:
                 return
 
         return Handler
-

@@ -33,8 +33,7 @@ def test_question_chunks_render_as_the_reference_says() -> None:
         QuestionChunk("chunk-002", "Docker", ("安装", "Docker"), "步骤 A"),
     ]
     assert questions_user_message(chunks) == (
-        '<chunk id="chunk-001" heading="部署指南">\n导语一段。\n</chunk>\n\n'
-        '<chunk id="chunk-002" heading="安装 > Docker">\n步骤 A\n</chunk>'
+        '<chunk id="chunk-001" heading="部署指南">\n导语一段。\n</chunk>\n\n<chunk id="chunk-002" heading="安装 > Docker">\n步骤 A\n</chunk>'
     )
     assert '{"questions":{"chunk-001":["问题1","问题2","问题3"]}}' in QUESTIONS.system
 

@@ -37,4 +37,3 @@ def test_dagster_asset_materialize_from_the_workspace(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert (tmp_path / "data" / "warehouse" / "chunks" / "bucket=03.arrow").exists()
-

@@ -99,7 +99,5 @@ def test_the_bundled_snapshot_has_no_question_vectors_and_serves(built_corpus, s
     assert result.candidates
     assert not result.diagnostics.get("degraded"), result.diagnostics.get("degraded")
     # a search that asks for the question routes over offline questions runs without their vectors
-    asked = search(
-        snapshot.recall, "How do API keys work?", scope=Scope(), embedder=embedder, config=RecallConfig(question_routes="always")
-    )
+    asked = search(snapshot.recall, "How do API keys work?", scope=Scope(), embedder=embedder, config=RecallConfig(question_routes="always"))
     assert asked.candidates and set(asked.diagnostics["degraded"]) == {routes.QUESTION_VECTOR}

@@ -107,8 +107,12 @@ def _publish_run(data: Path, corpus: Path, monkeypatch, run_config: dict | None 
     resource = PetrichorResource(settings=RunSettings.of(load_settings()))
     with DagsterInstance.ephemeral() as instance:
         result = materialize(
-            [*all_assets(), *ASSET_CHECKS], instance=instance, resources={"petrichor": resource},
-            selection=PUBLISH_ASSETS, raise_on_error=False, run_config=run_config,
+            [*all_assets(), *ASSET_CHECKS],
+            instance=instance,
+            resources={"petrichor": resource},
+            selection=PUBLISH_ASSETS,
+            raise_on_error=False,
+            run_config=run_config,
         )
         failures = [e.event_specific_data.error.message for e in result.get_step_failure_events()]
     return result, failures

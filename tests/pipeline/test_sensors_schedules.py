@@ -43,9 +43,7 @@ def test_nightly_schedule_is_off_and_requests_one_run_of_every_bucket_without_re
 
     assert nightly_full_rebuild.default_status.value == "STOPPED"
     assert publish_after_build.default_status.value == "RUNNING"
-    ctx = build_schedule_context(
-        scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=UTC), repository_def=defs.get_repository_def()
-    )
+    ctx = build_schedule_context(scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=UTC), repository_def=defs.get_repository_def())
     (request,) = nightly_full_rebuild.evaluate_tick(ctx).run_requests
     assert request.partition_key is None
     assert (request.tags["dagster/asset_partition_range_start"], request.tags["dagster/asset_partition_range_end"]) == ("00", "0f")
@@ -64,7 +62,9 @@ def _dagster_stale(instance) -> list[str]:
     from petrichor_pipeline.definitions import defs
 
     graph = defs.resolve_asset_graph()
-    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None), instance=instance, asset_graph=graph)
+    view = AssetGraphView(
+        temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None), instance=instance, asset_graph=graph
+    )
     resolver = CachingStaleStatusResolver(instance, graph, view)
     return [b for b in (f"{i:02x}" for i in range(16)) if resolver.get_status(AssetKey("articles"), b) == StaleStatus.STALE]
 

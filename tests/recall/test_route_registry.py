@@ -84,8 +84,15 @@ def test_a_vector_route_needs_its_declared_table(tmp_path):
 # ------------------------------------------------------------------------------------------ golden
 
 
-QUERIES = ("Redis Sentinel 故障转移", "哨兵", "Zookeeper", "怎么部署 Redis", "持久化方案",
-           "请比较 Redis 的持久化方案，以及说明各自适用场景和恢复差异", "zzzz 无关")
+QUERIES = (
+    "Redis Sentinel 故障转移",
+    "哨兵",
+    "Zookeeper",
+    "怎么部署 Redis",
+    "持久化方案",
+    "请比较 Redis 的持久化方案，以及说明各自适用场景和恢复差异",
+    "zzzz 无关",
+)
 NOW = test_tenants.NOW
 
 

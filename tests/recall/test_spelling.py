@@ -18,7 +18,17 @@ def vocabulary() -> Vocabulary:
 def test_typos_gain_the_word_they_misspell():
     terms = ["what", "containr", "registy", "enabel", "githb", "chartt"]
     assert corrected(terms, vocabulary()) == [
-        "what", "containr", "container", "registy", "registry", "enabel", "enable", "githb", "github", "chartt", "chart",
+        "what",
+        "containr",
+        "container",
+        "registy",
+        "registry",
+        "enabel",
+        "enable",
+        "githb",
+        "github",
+        "chartt",
+        "chart",
     ]
 
 

@@ -117,7 +117,9 @@ class Cell:
         auth = {"Authorization": f"Bearer {self.key}"} if self.key else {}
         return {**auth, **(extra or {})}
 
-    def send(self, method: str, path: str, *, json_body: Any = None, params: dict[str, Any] | None = None, extra: dict[str, str] | None = None) -> tuple[int, str]:
+    def send(
+        self, method: str, path: str, *, json_body: Any = None, params: dict[str, Any] | None = None, extra: dict[str, str] | None = None
+    ) -> tuple[int, str]:
         if self.snapshot_version and isinstance(json_body, dict):
             json_body = _naming(json_body, self.snapshot_version)
         res = self.client.request(method, path, json=json_body, params=params, headers=self.headers(extra))
@@ -175,8 +177,10 @@ def _drop_volatile(value: Any) -> Any:
 
 # --- the rows: what each endpoint is asked, as the caller and about foreign locators ---------------------
 
+
 def _search(cell: Cell) -> None:
     cell.send("POST", "/api/knowledge/search", json_body={"query": QUESTION, "limit": 20})
+
     def ask(aid: str) -> tuple[int, str]:
         return cell.send("POST", "/api/knowledge/search", json_body={"query": QUESTION, "article_id": aid})
 
@@ -501,15 +505,23 @@ def test_the_past_rows_see_what_each_caller_still_reads(past_app, past_world, pa
         assert set(re.findall(r"'([0-9a-f]{16})'", prefilter or "")) == readable and prefilter.startswith("article_id IN ("), (who, prefilter)
         if key is None:
             continue
-        res = past_app.post("/api/knowledge/search", json={"query": QUESTION, "limit": 20, "snapshot_version": past_build.past}, headers={"Authorization": f"Bearer {key}"})
+        res = past_app.post(
+            "/api/knowledge/search",
+            json={"query": QUESTION, "limit": 20, "snapshot_version": past_build.past},
+            headers={"Authorization": f"Bearer {key}"},
+        )
         assert res.status_code == 200 and res.json()["snapshot_version"] == past_build.past, res.text
         assert {c["article_id"] for c in res.json()["candidates"] if c.get("article_id")} == readable, who
         tool = {"name": "knowledge_search", "arguments": {"query": QUESTION, "limit": 20, "snapshot_version": past_build.past}}
         mcp = past_app.post(
-            "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": tool},
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": tool},
             headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"},
         )
-        assert mcp.status_code == 200 and '"isError":false' in mcp.text.replace(" ", "") and all(a in mcp.text for a in readable), (who, mcp.text[:400])
+        assert mcp.status_code == 200 and '"isError":false' in mcp.text.replace(" ", "") and all(a in mcp.text for a in readable), (
+            who,
+            mcp.text[:400],
+        )
     gained = Scope(tenant="gamma")
     assert len(now.recall.allowed_article_ids(gained)) == 2 and not then.recall.allowed_article_ids(gained)
     everyone = Scope()

@@ -9,8 +9,6 @@ ACME = {"Authorization": "Bearer acme-key"}
 GLOBEX = {"Authorization": "Bearer globex-key"}
 
 
-
-
 def test_chat_takes_history_and_serves_its_trace_to_the_same_key_only(keyed):
     history = [{"role": "user", "content": "快照是什么？"}, {"role": "assistant", "content": "快照是一次构建发布的只读版本。"}]
     res = keyed.post("/api/assistant/chat", json={"question": "快照默认保留多少个版本？", "history": history}, headers=ACME)

@@ -49,7 +49,9 @@ def tool_calls(*calls: tuple[str, str]) -> Reply:
 
 
 def final(answer: str, *citations: tuple[str, str]) -> Reply:
-    return chat_reply(json.dumps({"answer": answer, "citations": [{"marker": i, "evidence_id": e, "quote": q} for i, (e, q) in enumerate(citations, 1)]}))
+    return chat_reply(
+        json.dumps({"answer": answer, "citations": [{"marker": i, "evidence_id": e, "quote": q} for i, (e, q) in enumerate(citations, 1)]})
+    )
 
 
 def _model(server: FakeOpenAI) -> OpenAIChatModel:
@@ -169,7 +171,9 @@ def test_a_model_that_times_out_falls_back_to_the_offline_answer(served_snapshot
     server = FakeOpenAI().start()
     try:
         server.script(CHAT, chat_reply(json.dumps({"answer": "too late", "citations": []}), delay_s=3.0))
-        slow = OpenAIChatModel(ModelEndpoint(base_url=server.base_url, model="test-model", api_key="k", timeout_s=0.5, max_retries=0), backoff_base_s=0.01)
+        slow = OpenAIChatModel(
+            ModelEndpoint(base_url=server.base_url, model="test-model", api_key="k", timeout_s=0.5, max_retries=0), backoff_base_s=0.01
+        )
         doc = loop.answer(snap, QUESTION, Scope(), chat=slow, embedder=embedder)
     finally:
         server.stop()
@@ -262,8 +266,14 @@ def test_an_answer_object_is_not_taken_for_a_written_tool_call():
 
     assert text_tool_calls('{"answer": "It is 60 [1].", "citations": []}', 0) == []
     assert text_tool_calls('{"name": "delete_everything", "arguments": {}}', 0) == []
-    both = text_tool_calls('<tool_call>{"name": "knowledge_search", "arguments": {"query": "rrf"}}</tool_call>\n<tool_call>{"name": "knowledge_outline", "arguments": "{\\"article_id\\": \\"a1\\"}"}', 3)
-    assert [(c["id"], c["name"], json.loads(c["arguments"])) for c in both] == [("text_3_0", "knowledge_search", {"query": "rrf"}), ("text_3_1", "knowledge_outline", {"article_id": "a1"})]
+    both = text_tool_calls(
+        '<tool_call>{"name": "knowledge_search", "arguments": {"query": "rrf"}}</tool_call>\n<tool_call>{"name": "knowledge_outline", "arguments": "{\\"article_id\\": \\"a1\\"}"}',
+        3,
+    )
+    assert [(c["id"], c["name"], json.loads(c["arguments"])) for c in both] == [
+        ("text_3_0", "knowledge_search", {"query": "rrf"}),
+        ("text_3_1", "knowledge_outline", {"article_id": "a1"}),
+    ]
     doubled = text_tool_calls('{{"name": "knowledge_search", "arguments": {"query": "RRF"}}}', 1)  # Qwen2.5's template example, tags dropped
     assert [(c["name"], json.loads(c["arguments"])) for c in doubled] == [("knowledge_search", {"query": "RRF"})]
     assert text_tool_calls("I will search now.", 0) == []
@@ -302,6 +312,9 @@ def test_the_retry_is_held_to_the_answer_contract_by_structured_output(served_sn
         assert len(sent) == 3 and sent[1]["response_format"]["type"] == "json_schema"
         assert retry["response_format"] == {"type": "json_object", "schema": schema}
     else:
-        assert len(sent) == 2 and retry["response_format"] == {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+        assert len(sent) == 2 and retry["response_format"] == {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": schema, "strict": True},
+        }
     assert doc["stop_reason"] == "answered" and [c["quote"] for c in doc["citations"]] == [sentence]
     assert [s["arguments"].get("constrained") for s in doc["trace"]["steps"] if s["tool"] == "answer"] == [None, True]

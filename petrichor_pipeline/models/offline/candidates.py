@@ -80,7 +80,7 @@ def extract_candidates(req: CandidateRequest) -> dict[str, Any]:
 
 
 def _acronym_aliases(document: str, ranked: Sequence[Term]) -> dict[str, str]:
-    """"Reciprocal Rank Fusion (RRF)" / "检索增强生成（RAG）": the long form and the acronym name each other."""
+    """ "Reciprocal Rank Fusion (RRF)" / "检索增强生成（RAG）": the long form and the acronym name each other."""
     names = sorted({term.text for term in ranked}, key=lambda n: (-len(n), n))  # longest match first
     out: dict[str, str] = {}
     for match in _acronym_matches(document):

@@ -88,9 +88,7 @@ def _page_links(
     return list(links.values())[:MAX_PAGE_LINKS]
 
 
-def _page_markdown(
-    name: str, summary: str, about: Sequence[Sentence], links: Sequence[tuple[str, str, str]], lang: str
-) -> str:
+def _page_markdown(name: str, summary: str, about: Sequence[Sentence], links: Sequence[tuple[str, str, str]], lang: str) -> str:
     zh = lang == "zh"
     empty = "暂无足够的原文信息生成详细页面。" if zh else "The source has little to say about this yet."
     blocks = [f"# {name}", summary or empty]

@@ -163,10 +163,7 @@ def _latin_entities(text: str, sentence_spans: dict[int, int], english: bool) ->
         if english and len(words) == 1 and name[1:].islower() and start in sentence_spans:
             continue  # "Then", "Each": capitalised only because a sentence starts there
         take(name, start, start + len(name))
-    terms = [
-        Term(name, ENTITY, len(spots) + (0.5 if is_identifier(name) else 0.0), min(spots))
-        for name, spots in found.items()
-    ]
+    terms = [Term(name, ENTITY, len(spots) + (0.5 if is_identifier(name) else 0.0), min(spots)) for name, spots in found.items()]
     return "".join(chars), terms
 
 
