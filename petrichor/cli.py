@@ -159,7 +159,8 @@ def _request(args: argparse.Namespace, model: type[Request], **fields: Any) -> R
     try:
         return model.model_validate({name: value for name, value in fields.items() if value is not None})
     except ValidationError as exc:
-        args.usage.error(validation_message(exc))
+        usage: argparse.ArgumentParser = args.usage
+        usage.error(validation_message(exc))
 
 
 def _scope(kb_ids: list[str] | None):

@@ -101,7 +101,8 @@ class ObjectStore:
         if self._fs is None:
             from pyarrow import fs
 
-            loc, kwargs = self.location, {}
+            loc = self.location
+            kwargs: dict[str, Any] = {}
             if loc.endpoint_url:
                 url = urlparse(loc.endpoint_url)
                 kwargs.update(endpoint_override=url.netloc, scheme=url.scheme)

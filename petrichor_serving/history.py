@@ -71,7 +71,7 @@ def resolve_citation(store: SnapshotStore, current: Snapshot | None, scope: Scop
     if record is None:
         raise missing
     live = current is not None and ref.article_id in current.articles
-    if live and ref.article_id not in current.recall.allowed_article_ids(scope, now):
+    if live and current is not None and ref.article_id not in current.recall.allowed_article_ids(scope, now):
         raise missing
     if scope.public_only and not live:
         raise missing  # a share exists only while its article is published

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.types.jsonrpc import JSONRPCMessage
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, model_validator
+from pydantic.json_schema import JsonDict
 
 # the tool contract; `schema.MAX_RESULTS` and `schema.OutlineRequest` (the outline endpoint's body is the
 # tool's arguments as they are) are the HTTP API's too
@@ -151,7 +152,7 @@ class ChatMessage(BaseModel):
         return self.content or ""
 
 
-_USER_QUESTION = {
+_USER_QUESTION: JsonDict = {
     "type": "object",
     "required": ["role", "content"],
     "properties": {

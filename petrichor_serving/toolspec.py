@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from pydantic import AfterValidator, AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
@@ -55,8 +55,11 @@ SearchText = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS), 
 Id = Annotated[str, Field(max_length=MAX_ID_CHARS)]
 WholeNumber = Annotated[int, BeforeValidator(_integral)]
 """An integer as JSON Schema counts one: `5` or `5.0`, never `"5"`, `5.5` or `true`."""
-Names = Annotated[str | list[str], AfterValidator(_as_list)]
-"""One string or a list of strings; handlers always see a list."""
+if TYPE_CHECKING:
+    Names = list[str]  # what handlers see: the validator makes every value a list
+else:
+    Names = Annotated[str | list[str], AfterValidator(_as_list)]
+    """One string or a list of strings; handlers always see a list."""
 
 
 def alias(*names: str) -> Any:
@@ -161,8 +164,9 @@ class ToolSpec:
     @cached_property
     def agent_arguments(self) -> type[Request]:
         """`arguments` without the `scope` fields, on the same bases: what the model agent may send."""
-        fields = {name: (info.annotation, info) for name, info in self.arguments.model_fields.items() if name not in self.scope}
-        return create_model(self.arguments.__name__, __base__=self.arguments.__bases__, **fields)
+        fields: dict[str, Any] = {name: (info.annotation, info) for name, info in self.arguments.model_fields.items() if name not in self.scope}
+        bases = cast("tuple[type[Request], ...]", self.arguments.__bases__)
+        return create_model(self.arguments.__name__, __base__=bases, **fields)
 
     def function(self) -> dict[str, Any]:
         """The tool as an OpenAI function for the model agent."""

@@ -31,6 +31,9 @@ import numpy as np
 
 from petrichor_serving.agent.answerability import FEATURES, LEXICAL, MODEL_PATH, SEMANTIC, features, judge, signals_of
 
+Params = tuple[np.ndarray, np.ndarray, np.ndarray, np.float64]
+"""A fitted combiner: (mean, scale, weights, bias)."""
+
 FALSE_NOT_FOUND_MAX = 0.045
 """The bar is 5 % false not-found on every answerable set; half a point is kept for questions not seen here."""
 RIDGE = 1.0
@@ -91,7 +94,7 @@ def _groups(rows: list[dict[str, Any]]) -> list[str]:
     return [f"{r['dataset']}:{'cross' if str(r['kind']).startswith('cross:') else r['kind']}" for r in rows]
 
 
-def _train(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None) -> tuple[np.ndarray, ...]:
+def _train(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None) -> Params:
     """Standardisation and weights fitted on `rows`: (mean, scale, weights, bias)."""
     raw = matrix(rows, names, embedders)
     fitted = ~np.isnan(raw).all(axis=1)
@@ -113,7 +116,7 @@ def _train(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str]
     return mean, scale, weights, np.float64(bias)
 
 
-def _score(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None, params: tuple[np.ndarray, ...]) -> np.ndarray:
+def _score(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None, params: Params) -> np.ndarray:
     mean, scale, weights, bias = params
     raw = matrix(rows, names, embedders)
     x = (np.where(np.isnan(raw), mean, raw) - mean) / scale
@@ -239,7 +242,7 @@ def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
     year, date or count asked) is refused outright when that refuses more in-domain near misses at the same
     bar than leaving it to the combiner's weights (`hard_conflict`)."""
     embedders = sorted({((_measured(r) or {}).get("embedder") or "").split(":", 1)[0] for r in rows} - {""})
-    options = [
+    options: list[dict[str, Any]] = [
         {"full": fit_variant(rows, FEATURES, set(embedders), hard), "lexical": fit_variant(rows, LEXICAL, set(), hard), "hard_conflict": hard}
         for hard in (False, True)
     ]

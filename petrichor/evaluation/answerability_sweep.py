@@ -195,7 +195,7 @@ def sweep(rows: Rows, max_false: float = MAX_FALSE, target: float = TARGET) -> t
         if key is not None and (best_key is None or key > best_key):
             best, best_key = s, key
     ungated = score(rows, None, 0.0, None)
-    if best is None:
+    if best is None or best_key is None:
         return ungated, ungated
     base, base_key = best, best_key
     for waiver in WAIVER_GRID:

@@ -152,7 +152,7 @@ def retrieval_answer(question: EvalQuestion, retriever: Any, chat: Any, titles: 
     for c in reply.get("citations") or []:
         found = by_id.get(str(c.get("evidence_id", ""))) if isinstance(c, dict) else None
         quote = c.get("quote") if found else None
-        if isinstance(quote, str) and quote.strip() and quote in found[0].content:
+        if found is not None and isinstance(quote, str) and quote.strip() and quote in found[0].content:
             quotes.append(Quote(quote, found[1].doc_id))
     text = str(reply.get("answer") or "")
     lead = lead_in(text, quotes[0].text, question.lang) if quotes else None

@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,7 @@ def _answers(
             name: (
                 (lambda q: agent_answer(q, built.snapshot, chat, built.embedder, doc_of_article))
                 if name == "petrichor"
-                else (lambda q, r=retriever: retrieval_answer(q, r, chat, titles))
+                else partial(retrieval_answer, retriever=retriever, chat=chat, titles=titles)
             )
             for name, retriever in retrievers.items()
         },
@@ -320,16 +321,16 @@ def evaluate(
         subsets[name] = summarise_subsets(dataset.questions, outcomes[name])
     unanswerable: tuple[Any, ...] = ()
     answer_baseline: dict[str, Any] = {}
-    followups: dict[str, tuple[FollowUp, ...]] = {}
+    followup_sets: dict[str, tuple[FollowUp, ...]] = {}
     if config.answers:
         unanswerable = dataset.unanswerable + tuple(
             q for other in config.unanswerable_from for q in cross_questions(other, config.unanswerable_sample)
         )
-        followups = {
+        followup_sets = {
             "constructed": construct(dataset.questions, dataset.docs, config.followups) if followups is None else followups,
             "written": load_written(config.dataset_dir),
         }
-        answered = _answers(dataset, built, retrievers, scorer, unanswerable, log, followups)
+        answered = _answers(dataset, built, retrievers, scorer, unanswerable, log, followup_sets)
         for name, summary in answered.methods.items():
             if name in methods:
                 methods[name]["answer"] = summary
@@ -364,7 +365,7 @@ def evaluate(
             **{f"cross:{p.resolve().name}": sum(q.subset == f"cross:{p.resolve().name}" for q in unanswerable) for p in config.unanswerable_from},
         },
         "leave_gold_out": left_out or {},
-        "followups": {source: len(pairs) for source, pairs in followups.items()},
+        "followups": {source: len(pairs) for source, pairs in followup_sets.items()},
         "subsets": {name: s for name, s in subsets.items() if s},
         "ablation": ablation,
         "curves": curves,

@@ -217,10 +217,12 @@ def bucket_parts(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tok
             if not regular[name]:
                 continue
             docs = list(lexical.documents(name, sub))
+            assert tok is not None  # made above whenever there are articles to index
             for aid, start, n in _runs(sub[lexical.INDEXES[name]].column("article_id")):
                 fresh[(aid, name)] = _postings_rows(name, [(aid, BM25Index.build(docs[start : start + n], tok.index))])
     for name in BUCKET_INDEXES:
         if not regular[name]:  # an article's rows apart: this index of the bucket is tokenised as one run
+            assert tok is not None  # made above whenever an index is not regular
             whole[name] = _postings_rows(name, [("", BM25Index.build(lexical.documents(name, tables), tok.index))])
 
     units: dict[str, list[Unit]] = {}
@@ -344,7 +346,7 @@ def _earlier_counts(
     text the cache still holds (a cache and snapshot of different builds hold none in common)."""
     if previous is None or not previous.num_rows:
         return {}
-    out = {}
+    out: dict[str, tuple[Sequence[str], dict[str, float]]] = {}
     for page, doc in zip(previous.column("page_key").to_pylist(), lexical.documents("wiki", {"wiki_pages": previous})):
         if (at := spans.get(_page_hash(tokenizer_key, doc))) is not None:
             part = cached.slice(at[0], at[1] - at[0])

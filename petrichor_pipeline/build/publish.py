@@ -316,8 +316,8 @@ def _narrow_written(tables: dict[str, pa.Table]) -> None:
     for name in list(tables):
         if name not in keep:
             del tables[name]
-        elif keep[name] is not None:
-            tables[name] = tables[name].select(list(keep[name]))
+        elif (columns := keep[name]) is not None:
+            tables[name] = tables[name].select(list(columns))
 
 
 def _write_table(folder: Path, name: str, table: pa.Table) -> dict[str, Any]:

@@ -33,7 +33,7 @@ literal to earn a retrieval route, measured in docs/evaluation.md) from a config
 
 def generated_by_model(chat_fingerprint: str | None) -> bool:
     """Whether an article's questions, wiki and summaries came from a configured model, not the offline one."""
-    return bool(chat_fingerprint) and not chat_fingerprint.startswith(OFFLINE_CHAT_PREFIX)
+    return bool(chat_fingerprint and not chat_fingerprint.startswith(OFFLINE_CHAT_PREFIX))
 
 
 @dataclass

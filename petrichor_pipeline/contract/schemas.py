@@ -5,7 +5,7 @@ with the same rules (`validate_table`)."""
 from __future__ import annotations
 
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -201,7 +201,7 @@ NULLABLE = {"share_expires_at", "parent_key", "chunk_id", "description", "note",
 def _polars_type(t: pa.DataType):
     import polars as pl
 
-    return pl.from_arrow(pa.array([], type=t)).dtype
+    return cast("pl.Series", pl.from_arrow(pa.array([], type=t))).dtype  # an Arrow array comes back as a Series
 
 
 @cache

@@ -37,7 +37,7 @@ def vector_digest(table: pa.Table) -> str:
         digest.update(np.diff(offsets).astype("<i4").tobytes())
         digest.update(col.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]] if len(col) else b"")
     vectors = t.column("vector").combine_chunks()
-    digest.update(memoryview(np.ascontiguousarray(pc.list_flatten(vectors).to_numpy(zero_copy_only=False), dtype="<f4")))
+    digest.update(np.ascontiguousarray(pc.list_flatten(vectors).to_numpy(zero_copy_only=False), dtype="<f4").data)
     return digest.hexdigest()
 
 

@@ -83,9 +83,9 @@ class OpenAIChatModel:
                 raise ModelError(TOOL_OP, "reply has no choices")
             message = reply.choices[0].message
             calls = [
-                {"id": call.id, "name": call.function.name, "arguments": call.function.arguments or ""}
+                {"id": call.id, "name": function.name, "arguments": function.arguments or ""}
                 for call in message.tool_calls or []
-                if getattr(call, "function", None) is not None
+                if (function := getattr(call, "function", None)) is not None
             ]
             return {"content": message.content, "tool_calls": calls}
 

@@ -13,17 +13,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from petrichor_pipeline.config import ModelEndpoint, Settings
 from petrichor_pipeline.models.protocols import AnswerModel, ChatModel, Embedder, UsageMeter
+
+if TYPE_CHECKING:
+    from petrichor_pipeline.models.chat import OpenAIChatModel
 
 
 class UnknownProviderError(ValueError):
     """A provider name that no table holds; the message lists the known ones."""
 
 
-def _openai_chat(settings: Settings, meter: UsageMeter | None) -> ChatModel:
+def _openai_chat(settings: Settings, meter: UsageMeter | None) -> OpenAIChatModel:
     from petrichor_pipeline.models.chat import OpenAIChatModel
 
     return OpenAIChatModel(settings.chat, settings.limits, meter)

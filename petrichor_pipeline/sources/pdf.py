@@ -86,7 +86,7 @@ def _convert(doc: pymupdf.Document, transcriber: PageTranscriber | None) -> tupl
         verb = "have" if len(scanned) > 1 else "has"
         noun = "pages" if len(scanned) > 1 else "page"
         warnings.append(f"{noun} {numbers} {verb} no text layer and no vision model is configured; left out")
-    elif scanned:
+    elif scanned and transcriber is not None:
         pages.update(_transcribe(doc, scanned, transcriber, warnings))
     return pages, warnings
 

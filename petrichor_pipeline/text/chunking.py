@@ -181,7 +181,8 @@ def _parse_sections(body: str, title: str, preamble_heading: str) -> tuple[list[
     sections: list[_Section] = []
     fences: list[tuple[int, int]] = []
     stack: list[tuple[int, str]] = []
-    section_start, heading, path = 0, preamble_heading, ()
+    section_start, heading = 0, preamble_heading
+    path: tuple[str, ...] = ()
     fence_start = -1
     for mark in scan_marks(body):
         if isinstance(mark, Fence):

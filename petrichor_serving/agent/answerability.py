@@ -223,12 +223,12 @@ def _model_id(fingerprint: str | None) -> str:
 def judge(signals: Signals, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Verdict:
     """The verdict on measured signals: every applicable signal must reach its threshold."""
     semantic_min = thresholds.semantic.get(_model_id(signals.embedder)) if signals.semantic is not None else None
-    if semantic_min is not None and signals.semantic < semantic_min:
+    if semantic_min is not None and signals.semantic is not None and signals.semantic < semantic_min:
         return Verdict(False, "semantic", signals.semantic, semantic_min, signals)
     margin_min = thresholds.margin.get(_model_id(signals.embedder), {}).get(signals.script or "") if signals.margin is not None else None
     held = signals.held_share
     waived = thresholds.margin_waived_at is not None and held is not None and held >= thresholds.margin_waived_at
-    if margin_min is not None and signals.margin < margin_min and not waived:
+    if margin_min is not None and signals.margin is not None and signals.margin < margin_min and not waived:
         return Verdict(False, "margin", signals.margin, margin_min, signals)
     if signals.coverage is not None and signals.coverage < thresholds.coverage:
         return Verdict(False, "coverage", signals.coverage, thresholds.coverage, signals)
@@ -350,7 +350,8 @@ class Combiner:
         threshold = raw["threshold"]
         if not isinstance(threshold, Mapping) or not threshold:
             raise ValueError("answerability model: threshold must map each script to its operating point")
-        return cls(names, *parts, float(raw["bias"]), {k: float(v) for k, v in threshold.items()})
+        mean, scale, weights = parts
+        return cls(names, mean, scale, weights, float(raw["bias"]), {k: float(v) for k, v in threshold.items()})
 
     def threshold_for(self, script: str | None) -> float:
         """The script's operating point; a script the fit never saw takes the strictest one."""
@@ -412,7 +413,7 @@ def combined(signals: Signals, model: Model) -> Verdict:
     if p >= threshold:
         return Verdict(True, None, None, None, signals)
     pulls = comb.contributions(values)
-    weakest = min(pulls, key=pulls.get) if pulls and min(pulls.values()) < 0 else None
+    weakest = min(pulls, key=pulls.__getitem__) if pulls and min(pulls.values()) < 0 else None
     return Verdict(False, "combined", p, threshold, signals, weakest)
 
 

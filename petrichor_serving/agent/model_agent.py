@@ -90,7 +90,7 @@ def _evidence_view(run: Run, ids: Sequence[str]) -> list[dict[str, Any]]:
 
 def _execute(run: Run, name: str, args: dict[str, Any]) -> Any:
     """One tool call, its arguments checked by the tool's model; scope and budget come from the run."""
-    body = toolspec.BY_NAME[name].agent_arguments.model_validate(args, strict=False)
+    body: Any = toolspec.BY_NAME[name].agent_arguments.model_validate(args, strict=False)  # the model of the tool named
     if name == toolspec.SEARCH.name:
         cands = run.search(body.query, limit=body.limit, sub_queries=body.sub_queries)
         keep = ("chunk_id", "page_key", "node_key", "article_id", "title", "heading_path", "snippet")

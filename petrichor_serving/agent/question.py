@@ -485,14 +485,14 @@ def meets(constraint: Constraint, text: str) -> Status:
         said = years(text)
         return "met" if constraint.value in said else "conflict" if said else "absent"
     if constraint.kind == "date":
-        said = dates(text)
-        return "met" if constraint.value in said else "conflict" if said else "absent"
+        said_dates = dates(text)
+        return "met" if constraint.value in said_dates else "conflict" if said_dates else "absent"
     if constraint.kind == "number":
-        said = quantities(text)
+        said_quantities = quantities(text)
         if _folded(constraint.surface) in _folded(text):
             return "met"
-        same_unit = [q for q in said if constraint.unit and q.unit == constraint.unit]
-        if any(q.value == constraint.value and (q.unit == constraint.unit or not q.unit or not constraint.unit) for q in said):
+        same_unit = [q for q in said_quantities if constraint.unit and q.unit == constraint.unit]
+        if any(q.value == constraint.value and (q.unit == constraint.unit or not q.unit or not constraint.unit) for q in said_quantities):
             return "met"
         return "conflict" if same_unit else "absent"
     folded = _folded(text)

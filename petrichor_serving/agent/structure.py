@@ -169,7 +169,7 @@ def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: l
     votes: Counter[str] = Counter()
     for rank, c in enumerate(hits):
         if c.get("article_id"):
-            votes[c["article_id"]] += 1.0 / (2 + rank)
+            votes[c["article_id"]] += 1.0 / (2 + rank)  # type: ignore[assignment]  # typeshed's Counter counts ints; it sums floats as well
     best: SectionMatch | None = None
     for aid in allowed:
         title = index.titles.get(aid, frozenset())
@@ -199,9 +199,9 @@ def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: l
             score = weight(matched) * math.sqrt(coverage) + 0.5 * title_hit + article_score
             score += 0.1 * len(raw & (_raw_words(h.title) - title_raw))
             candidates.append((score, h))
-        for score, h in candidates:
+        for score, section in candidates:
             if best is None or score > best.score + 1e-9:
-                best = SectionMatch(aid, h, score)
+                best = SectionMatch(aid, section, score)
     return best
 
 

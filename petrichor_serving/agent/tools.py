@@ -127,7 +127,7 @@ def _read_chunk(snap: Snapshot, scope: Scope, chunk_id: str, window: Any = None)
 
 def _matched_window(snap: Snapshot, chunk_id: str, window: Any) -> dict[str, Any]:
     """The search candidate's matched child window (`{"window_id", ...}`), when it is one of this chunk's."""
-    w = snap.windows.get(window.get("window_id")) if isinstance(window, dict) else None
+    w = snap.windows.get(wid) if isinstance(window, dict) and (wid := window.get("window_id")) is not None else None
     if w is None or w["chunk_id"] != chunk_id:
         return {}
     return {"window": {"window_id": w["window_id"], "start": w["start"], "end": w["end"]}}

@@ -190,7 +190,9 @@ def name_start(text: str, start: int, end: int) -> int:
     if re.search(rf"[^.!?:\s]\s+{re.escape(run)}\b", text):
         return start
     start += len(first) + 1
-    return start + len(re.match(r"(?:[a-z]\S*\s+)*", text[start:end]).group(0))
+    lower_run = re.match(r"(?:[a-z]\S*\s+)*", text[start:end])
+    assert lower_run is not None  # the pattern matches the empty string too
+    return start + len(lower_run.group(0))
 
 
 _CURRENCY = re.compile(r"^[$€£¥]|(?:元|美元|欧元|英镑|日元|港元|人民币|\s?(?:dollars?|usd|eur|euros?|rmb|yuan|cents?))$", re.I)
@@ -434,7 +436,7 @@ def _subject_of(term: str, text: str) -> bool:
     if has_cjk(term):
         return False
     m = re.match(rf"\s*(?:(?:the|an?)\s+)?{re.escape(term)}(?:\s*\([^)]{{1,80}}\))?", text, re.I)
-    return bool(m) and bool(_VERB_AFTER_SUBJECT.match(text, m.end()))
+    return m is not None and bool(_VERB_AFTER_SUBJECT.match(text, m.end()))
 
 
 _WORD = re.compile(r"[A-Za-z][\w-]*")

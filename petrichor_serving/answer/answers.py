@@ -11,6 +11,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -137,7 +138,9 @@ def answer_units(markdown: str, whole_blocks: bool = False) -> list[Unit]:
             continue
         if addresses_the_assistant(stripped):
             continue
-        lead = _LEAD.match(line).end()
+        lead_match = _LEAD.match(line)
+        assert lead_match is not None  # the pattern matches the empty string too
+        lead = lead_match.end()
         body = line[lead:].rstrip().rstrip("|").rstrip()
         row = "|" in body
         if not row:
@@ -360,7 +363,7 @@ def _phrases(text: str) -> set[str]:
     return grams | {f"{a} {b}" for a, b in zip(words, words[1:])}
 
 
-def _matches(term: str, text: str, tokens: set[str]) -> bool:
+def _matches(term: str, text: str, tokens: AbstractSet[str]) -> bool:
     """A Han term matches as a substring (jieba cuts a name differently in a question and in prose)."""
     return term in text if has_cjk(term) else term in tokens
 

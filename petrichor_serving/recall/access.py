@@ -105,7 +105,7 @@ def page_readable(scope: Scope, tenant: str | None, kb_id: str | None, article_i
         return False
     if (scope.public_only or scope.readable_now is not None) and not article_ids:
         return False
-    return readable_ids.issuperset(article_ids)
+    return all(aid in readable_ids for aid in article_ids)
 
 
 def _vector_filter(scope: Scope, articles: Articles, readable: np.ndarray) -> str | None:

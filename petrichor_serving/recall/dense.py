@@ -219,7 +219,7 @@ class DenseVectors:
         candidates = self.labels(query, depth, scans)
         if allowed is not None:
             candidates = candidates[allowed[candidates]]
-            if len(candidates) < min(limit, np.count_nonzero(allowed)):
+            if len(candidates) < min(limit, int(np.count_nonzero(allowed))):
                 return None
         return candidates, self.matrix[candidates] @ query
 
@@ -242,6 +242,7 @@ class DenseVectors:
         """The shared vectors' candidates from the source's quantised ranking (searched deeper by the share of
         its vectors this table holds), the few others scored exactly; None if too few remain."""
         shared = self.shared
+        assert shared is not None and shared.mine is not None  # `_approximate` calls it only then
         source_rows = len(shared.source.rows)
         held = share * len(shared.own) / source_rows
         if held < ANN_MIN_SHARE:
@@ -254,7 +255,7 @@ class DenseVectors:
             candidates = candidates[allowed[candidates]]
             kept = allowed[rest]
             rest, rest_matrix = rest[kept], rest_matrix[kept]
-            if len(candidates) + len(rest) < min(limit, np.count_nonzero(allowed)):
+            if len(candidates) + len(rest) < min(limit, int(np.count_nonzero(allowed))):
                 return None
         elif len(candidates) + len(rest) < min(limit, len(self.rows)):
             return None
@@ -312,6 +313,7 @@ def _share_recorded(out: dict[str, Any], name: str, table: DenseVectors) -> None
     holds at least `ANN_MIN_SHARE` of its vectors as this table's, and the rest is small enough to score
     exactly on every query (below `ANN_MIN_ROWS`). Else the table scans its own index. With 1,000,000
     one-window chunks the chunk route no longer scans a second million codes."""
+    assert table.identical is not None  # `share_identical` calls it only then
     source_name, found = table.identical
     source = out.get(source_name)
     if not isinstance(source, DenseVectors) or source.ann is None or source.fingerprint_codes.keys() != table.fingerprint_codes.keys():

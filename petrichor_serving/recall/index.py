@@ -64,10 +64,12 @@ class RecallIndex:
     @property
     def spelling(self) -> Vocabulary:
         """The chunk index's words, for matching a misspelled query word (`spelling.corrected`)."""
-        if self._spelling is None:
+        spelling = self._spelling
+        if spelling is None:
             chunk = self.bm25["chunk"]
-            object.__setattr__(self, "_spelling", Vocabulary(chunk.vocab, chunk.indptr))
-        return self._spelling
+            spelling = Vocabulary(chunk.vocab, chunk.indptr)
+            object.__setattr__(self, "_spelling", spelling)
+        return spelling
 
     @classmethod
     def build(

@@ -172,7 +172,7 @@ def _embed_queries(
             run.degraded[route.name] = "no query embedder configured"
         return {}
     for route in vector_routes:
-        if index.vectors.get(route.vectors.name) is None:
+        if route.vectors is not None and index.vectors.get(route.vectors.name) is None:
             run.degraded[route.name] = f"snapshot has no {route.vectors.name} table"
     started = time.perf_counter()
     try:
@@ -340,6 +340,7 @@ def plan(state: SearchState) -> None:
 
 def recall(state: SearchState) -> None:
     """Every query embedded once, then every active route run for it (`_recall`); timed per route."""
+    assert state.terms is not None and state.ctx is not None  # set by `plan`
     with _IN_FLIGHT.entered() as parallel:
         vectors = _embed_queries(state.run, state.embedder, state.texts, state.index, state.cache, state.active)
         queries = [
@@ -371,6 +372,7 @@ def balance(state: SearchState) -> None:
 def _rank(state: SearchState, hits: Sequence[Hit]) -> list[Hit]:
     """The local rerank of `hits` against the question, sharing this search's per-hit points."""
     config, index = state.config, state.index
+    assert state.terms is not None  # set by `plan`
     return rerank(
         state.query,
         hits,
@@ -422,6 +424,7 @@ def diversify(state: SearchState) -> None:
 def keep_fresh_tail(state: SearchState) -> None:
     """An unfocused list's last `fresh_tail` places for articles it does not list yet."""
     if state.config.fresh_tail and not state.focused:
+        assert state.selection is not None  # set by `diversify`
         state.selection.hits = fresh_tail(state.selection.hits, state.tail_order, state.limit, state.config.fresh_tail)
 
 
@@ -441,6 +444,7 @@ STAGES: tuple[tuple[str | None, Callable[[SearchState], None]], ...] = (
 
 def _diagnostics(state: SearchState) -> dict[str, Any]:
     run, texts, selection = state.run, state.texts, state.selection
+    assert selection is not None  # set by `diversify`
     out: dict[str, Any] = {
         "query": state.query,
         "rewrittenQueries": texts[1:],
@@ -490,4 +494,5 @@ def search(
         if name is not None:
             state.run.timed(name, started)
     state.run.timed("total", state.started)
+    assert state.selection is not None  # set by `diversify`
     return SearchResult(state.query, [Candidate.from_hit(h) for h in state.selection.hits], _diagnostics(state))

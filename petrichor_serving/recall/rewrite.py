@@ -138,7 +138,7 @@ def build_queries(primary: Query, sub_queries: Sequence[str] | None = None, *, c
     rules' (the clauses first, then the coordinated subjects, each rule only when switched on); repeats
     (ignoring case) and one-character values are dropped. `queries[1:]` are the rewritten ones."""
     extra = list(sub_queries or ()) or (rewrite_query(primary) if clauses else []) or (coordination_queries(primary) if coordination else [])
-    queries = [primary]
+    queries: list[str] = [primary]
     seen = {primary.lower()}
     for value in extra:
         value = value.strip()

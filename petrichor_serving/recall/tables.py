@@ -63,7 +63,7 @@ class ColumnValues(Sequence):
     def __len__(self) -> int:
         return len(self._column)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self._convert(v) for v in self._column[i].to_pylist()]
         return self._convert(self._column[i].as_py())
@@ -334,7 +334,7 @@ class HeadingPaths(Sequence[tuple[str, ...]]):
     def __len__(self) -> int:
         return len(self._parents)
 
-    def __getitem__(self, row):  # type: ignore[override]
+    def __getitem__(self, row):
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
         chain: list[int] = []

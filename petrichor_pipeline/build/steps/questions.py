@@ -62,7 +62,7 @@ def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
         items = [ChunkView(r) for r in rows_in]
         inputs = {c.key: question_input(model.fingerprint, art["kb_id"], guide, c) for c in items}
         known = previous.get(art["article_id"])
-        questions = {c.key: q for c in items if (q := _remembered(known, inputs[c.key]))}
+        questions = {c.key: found for c in items if (found := _remembered(known, inputs[c.key]))}
         todo = [c for c in items if c.key not in questions]
         warnings: tuple[str, ...] = ()
         fallback: frozenset[str] = frozenset()

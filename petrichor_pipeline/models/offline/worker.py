@@ -111,7 +111,7 @@ class _Worker:
                 raise _WorkerGone(str(exc) or type(exc).__name__) from exc
         if not ok:
             raise value
-        return value  # type: ignore[no-any-return]
+        return value
 
     def stop(self) -> None:
         self.process.terminate()
