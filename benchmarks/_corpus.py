@@ -44,8 +44,18 @@ UNITS_ZH = ("秒", "毫秒", "MB", "个连接", "次", "分钟")
 UNITS_EN = ("seconds", "ms", "MB", "connections", "attempts", "minutes")
 
 ZH_SECTIONS = ("概述", "安装", "配置", "工作原理", "运维操作", "监控与告警", "故障排查", "性能调优", "常见问题", "安全")
-EN_SECTIONS = ("Overview", "Installation", "Configuration", "How it works", "Operations", "Monitoring",
-               "Troubleshooting", "Tuning", "FAQ", "Security")
+EN_SECTIONS = (
+    "Overview",
+    "Installation",
+    "Configuration",
+    "How it works",
+    "Operations",
+    "Monitoring",
+    "Troubleshooting",
+    "Tuning",
+    "FAQ",
+    "Security",
+)
 ZH_FOLDERS = ("概念", "运维", "参考", "指南")
 EN_FOLDERS = ("concepts", "operations", "reference", "guides")
 
@@ -86,8 +96,7 @@ EN_SENTENCES = (
     "Note that changing the {c1} requires rebuilding the {c2}, otherwise the old {c3} stays in effect.",
 )
 ZH_STEPS = ("检查{c1}的状态", "备份{c1}", "执行 `{cmd}`", "确认 {env} 已设置", "观察{c2}指标", "重启 {comp}")
-EN_STEPS = ("check the {c1} status", "back up the {c1}", "run `{cmd}`", "make sure {env} is set",
-            "watch the {c2} metrics", "restart {comp}")
+EN_STEPS = ("check the {c1} status", "back up the {c1}", "run `{cmd}`", "make sure {env} is set", "watch the {c2} metrics", "restart {comp}")
 EDIT_ZH = "更新说明：自 {num} 版本起，{comp} 会在{c1}变化后自动重建{c2}。"
 EDIT_EN = "Update: since release {num}, {comp} rebuilds the {c2} automatically after the {c1} changes."
 
@@ -117,8 +126,23 @@ class ArticleWriter:
         prefix = component.upper()
         binary = f"{root.lower()}-ctl"
         concepts = tuple(rng.sample(ZH_CONCEPTS if lang == "zh" else EN_CONCEPTS, 8))
-        keys = rng.sample(("CACHE_SIZE", "DATA_DIR", "PORT", "TIMEOUT", "MAX_CONNECTIONS", "LOG_LEVEL", "REPLICAS",
-                           "BATCH_SIZE", "RETRY_LIMIT", "TLS_CERT", "QUOTA_MB", "SNAPSHOT_INTERVAL"), 4)
+        keys = rng.sample(
+            (
+                "CACHE_SIZE",
+                "DATA_DIR",
+                "PORT",
+                "TIMEOUT",
+                "MAX_CONNECTIONS",
+                "LOG_LEVEL",
+                "REPLICAS",
+                "BATCH_SIZE",
+                "RETRY_LIMIT",
+                "TLS_CERT",
+                "QUOTA_MB",
+                "SNAPSHOT_INTERVAL",
+            ),
+            4,
+        )
         envs = tuple(f"{prefix}_{key}" for key in keys)
         commands = tuple(f"{binary} {verb} {rng.choice(FLAGS)}" for verb in rng.sample(VERBS_EN, 3))
         paths = (f"/etc/{root.lower()}/config.yaml", f"/var/lib/{root.lower()}/data", f"/api/v1/{root.lower()}/status")
@@ -129,8 +153,15 @@ class ArticleWriter:
         c1, c2, c3 = rng.sample(t.concepts, 3)
         units = UNITS_ZH if t.lang == "zh" else UNITS_EN
         return template.format(
-            comp=t.component, c1=c1, c2=c2, c3=c3, env=rng.choice(t.envs), cmd=rng.choice(t.commands),
-            path=rng.choice(t.paths), num=rng.choice(NUMBERS), unit=rng.choice(units),
+            comp=t.component,
+            c1=c1,
+            c2=c2,
+            c3=c3,
+            env=rng.choice(t.envs),
+            cmd=rng.choice(t.commands),
+            path=rng.choice(t.paths),
+            num=rng.choice(NUMBERS),
+            unit=rng.choice(units),
         )
 
     def _paragraph(self, t: Topic) -> str:
@@ -151,10 +182,16 @@ class ArticleWriter:
         rng = self.rng
         if t.lang == "zh":
             head = "| 参数 | 默认值 | 说明 |\n|---|---|---|"
-            rows = [f"| `{env}` | {rng.choice(NUMBERS)} | 控制{rng.choice(t.concepts)}的{rng.choice(('上限', '间隔', '数量', '超时'))} |" for env in t.envs]
+            rows = [
+                f"| `{env}` | {rng.choice(NUMBERS)} | 控制{rng.choice(t.concepts)}的{rng.choice(('上限', '间隔', '数量', '超时'))} |"
+                for env in t.envs
+            ]
         else:
             head = "| Setting | Default | Meaning |\n|---|---|---|"
-            rows = [f"| `{env}` | {rng.choice(NUMBERS)} | limits the {rng.choice(t.concepts)} {rng.choice(('size', 'interval', 'count', 'timeout'))} |" for env in t.envs]
+            rows = [
+                f"| `{env}` | {rng.choice(NUMBERS)} | limits the {rng.choice(t.concepts)} {rng.choice(('size', 'interval', 'count', 'timeout'))} |"
+                for env in t.envs
+            ]
         return head + "\n" + "\n".join(rows)
 
     def _steps(self, t: Topic) -> str:
@@ -178,8 +215,11 @@ class ArticleWriter:
         t = self.topic(lang)
         target = 30_000 if rng.random() < 0.01 else int(rng.lognormvariate(8.5, 0.45))
         sections = ZH_SECTIONS if lang == "zh" else EN_SECTIONS
-        title = f"{t.component} {rng.choice(('运维手册', '使用指南', '设计说明'))}" if lang == "zh" else \
-            f"{t.component} {rng.choice(('operations guide', 'user guide', 'design notes'))}"
+        title = (
+            f"{t.component} {rng.choice(('运维手册', '使用指南', '设计说明'))}"
+            if lang == "zh"
+            else f"{t.component} {rng.choice(('operations guide', 'user guide', 'design notes'))}"
+        )
         parts = [f"# {title}", self._paragraph(t)]
         size = sum(len(p.encode()) for p in parts)
         order = list(sections)

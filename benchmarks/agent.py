@@ -65,11 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     from petrichor_pipeline.config import load_settings
     from petrichor_pipeline.models.providers import make_embedder
     from petrichor_serving.agent import loop, tools
+    from petrichor_serving.answer.answerer import OfflineAnswerer
     from petrichor_serving.recall.access import Scope
     from petrichor_serving.recall.pipeline import QUERY_VECTORS
     from petrichor_serving.snapshot import SnapshotStore
-
-    from petrichor_serving.answer.answerer import OfflineAnswerer
 
     answerer = OfflineAnswerer()
     settings = load_settings()
@@ -98,7 +97,13 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         doc = loop.answer(snap, row["question"], Scope(), chat=answerer, embedder=embedder)
         agent_ms.append((time.perf_counter() - started) * 1000)
-        result = {"qid": row["qid"], "class": doc["trace"]["question_class"], "plan": doc["trace"]["plan"], "stop_reason": doc["stop_reason"], "ms": round(agent_ms[-1], 1)}
+        result = {
+            "qid": row["qid"],
+            "class": doc["trace"]["question_class"],
+            "plan": doc["trace"]["plan"],
+            "stop_reason": doc["stop_reason"],
+            "ms": round(agent_ms[-1], 1),
+        }
         if "children" in row:
             result["coverage"] = round(in_order_coverage(doc["answer"], row["children"]), 3)
             result["cites_guide"] = any(c["title"] == row["guide"] for c in doc["citations"])
@@ -109,9 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         "agent_p50_ms": p50(agent_ms),
         "search_p50_ms": p50(search_ms),
         "ratio": round(p50(agent_ms) / max(p50(search_ms), 1e-9), 2),
-        "agent_p50_ms_by_class": {
-            kind: p50([r["ms"] for r in results if r["class"] == kind]) for kind in sorted({r["class"] for r in results})
-        },
+        "agent_p50_ms_by_class": {kind: p50([r["ms"] for r in results if r["class"] == kind]) for kind in sorted({r["class"] for r in results})},
         "cpu_count": os.cpu_count(),
         "load_average": [load_start, round(os.getloadavg()[0], 2)],
     }

@@ -91,8 +91,8 @@ def child_build(layout: Layout, result_file: Path) -> None:
     """One `petrichor build` in this process; writes its summary, usage per article, wall time and peak RSS."""
     import logging
 
-    from petrichor_pipeline.runner import run_build
     from petrichor_pipeline.resources import build_context
+    from petrichor_pipeline.runner import run_build
 
     logging.getLogger("dagster").setLevel(logging.ERROR)
     scans = count_corpus_scans()
@@ -170,7 +170,9 @@ def stage_rows(results: dict[str, dict[str, Any]]) -> list[tuple[str, list[float
     for r in results.values():
         names += [s for s in r["summary"]["stages"] if s not in names]
     rows = [(s, [r["summary"]["stages"].get(s, {}).get("seconds", 0.0) for r in results.values()]) for s in names]
-    rows.append(("other (Dagster runs, scan, I/O)", [r["wall_s"] - sum(v["seconds"] for v in r["summary"]["stages"].values()) for r in results.values()]))
+    rows.append(
+        ("other (Dagster runs, scan, I/O)", [r["wall_s"] - sum(v["seconds"] for v in r["summary"]["stages"].values()) for r in results.values()])
+    )
     rows.append(("run_build wall", [r["wall_s"] for r in results.values()]))
     rows.append(("process wall (with imports)", [r["process_s"] for r in results.values()]))
     rows.append(("incl. the corpus scan", [r.get("corpus_scans", {}).get("seconds", 0.0) for r in results.values()]))
@@ -181,9 +183,11 @@ def report(args: argparse.Namespace, corpus_mb: float, results: dict[str, dict[s
     cores = os.cpu_count() or 1
     full = results["full"]
     print()
-    print(f"os.cpu_count() = {cores}; articles = {args.articles} ({corpus_mb:.1f} MB); embedding {args.embed}; "
-          f"changed fraction {args.changed_fraction} ({check['changed']} articles); corpus scans per build: "
-          + ", ".join(f"{name} {r.get('corpus_scans', {}).get('calls', 0)}" for name, r in results.items()))
+    print(
+        f"os.cpu_count() = {cores}; articles = {args.articles} ({corpus_mb:.1f} MB); embedding {args.embed}; "
+        f"changed fraction {args.changed_fraction} ({check['changed']} articles); corpus scans per build: "
+        + ", ".join(f"{name} {r.get('corpus_scans', {}).get('calls', 0)}" for name, r in results.items())
+    )
     header = f"{'build':<12} {'wall s':>8} {'articles/s':>10} {'peak RSS MB':>11} {'buckets run':>11} {'built':>6} {'model calls':>11} {'embedded':>8} {'load avg (1 min) before/after':>30}"
     print(header)
     print("-" * len(header))
@@ -191,9 +195,13 @@ def report(args: argparse.Namespace, corpus_mb: float, results: dict[str, dict[s
         s = r["summary"]
         rate = f"{s['articles']['total'] / r['wall_s']:.2f}" if name == "full" else "-"
         load = f"{r['load'][0][0]:.2f} / {r['load'][1][0]:.2f}"
-        print(f"{name:<12} {r['wall_s']:>8.1f} {rate:>10} {r['peak_rss_mb']:>11.0f} {len(s['partitions']['materialized']):>11} "
-              f"{s['stages'].get('chunks', {}).get('articles_built', 0):>6} {s['model_calls']:>11} {s['embedded_texts']:>8} {load:>30}")
-    print("built: articles the chunks stage rebuilt; buckets run: buckets the one Dagster bucket run covered (plus one publish run when anything changed)")
+        print(
+            f"{name:<12} {r['wall_s']:>8.1f} {rate:>10} {r['peak_rss_mb']:>11.0f} {len(s['partitions']['materialized']):>11} "
+            f"{s['stages'].get('chunks', {}).get('articles_built', 0):>6} {s['model_calls']:>11} {s['embedded_texts']:>8} {load:>30}"
+        )
+    print(
+        "built: articles the chunks stage rebuilt; buckets run: buckets the one Dagster bucket run covered (plus one publish run when anything changed)"
+    )
     print()
     header = f"{'stage seconds':<34}" + "".join(f"{name:>12}" for name in results)
     print(header)
@@ -204,18 +212,24 @@ def report(args: argparse.Namespace, corpus_mb: float, results: dict[str, dict[s
     embed_s = sum(full["summary"]["stages"].get(s, {}).get("seconds", 0.0) for s in EMBED_STAGES)
     if args.embed == "on":
         texts = full["summary"]["embedded_texts"]
-        print(f"embedding share of the full build: {embed_s:.1f} s of {full['wall_s']:.1f} s "
-              f"({100 * embed_s / full['wall_s']:.0f} %), {texts} texts, {texts / embed_s if embed_s else 0:.1f} texts/s")
+        print(
+            f"embedding share of the full build: {embed_s:.1f} s of {full['wall_s']:.1f} s "
+            f"({100 * embed_s / full['wall_s']:.0f} %), {texts} texts, {texts / embed_s if embed_s else 0:.1f} texts/s"
+        )
     same = results["no-change"]["wall_s"] / full["wall_s"]
     print(f"no-change / full wall time: {100 * same:.2f} % (goal <= 3 %: {'met' if same <= 0.03 else 'NOT met'})")
     incr = results["incremental"]
     ratio = incr["wall_s"] / full["wall_s"]
     print(f"incremental / full wall time: {100 * ratio:.2f} % (goal < 5 %: {'met' if ratio < 0.05 else 'NOT met'})")
-    print(f"incremental model calls: {incr['calls_total']} = {check['calls_changed']} for edited articles + "
-          f"{check['calls_unchanged']} for unchanged ones (goal 0) + {check['calls_unattributed']} unattributed; "
-          f"the full build spent {check['calls_changed_full']} on the same articles before the edit")
-    print(f"incremental embedded texts: {incr['summary']['embedded_texts']}; needed (new chunk, window and question texts of "
-          f"edited articles): {check['needed_embeddings'] if args.embed == 'on' else 0}")
+    print(
+        f"incremental model calls: {incr['calls_total']} = {check['calls_changed']} for edited articles + "
+        f"{check['calls_unchanged']} for unchanged ones (goal 0) + {check['calls_unattributed']} unattributed; "
+        f"the full build spent {check['calls_changed_full']} on the same articles before the edit"
+    )
+    print(
+        f"incremental embedded texts: {incr['summary']['embedded_texts']}; needed (new chunk, window and question texts of "
+        f"edited articles): {check['needed_embeddings'] if args.embed == 'on' else 0}"
+    )
 
 
 def main() -> None:
@@ -260,7 +274,12 @@ def main() -> None:
             "needed_embeddings": len(content_hashes(layout, changed_ids) - before),
         }
         report(args, corpus_mb, results, check)
-        (layout.root / "report.json").write_text(json.dumps({"args": vars(args) | {"workdir": str(layout.root), "child": None}, "results": results, "check": check}, indent=1, default=str), encoding="utf-8")
+        (layout.root / "report.json").write_text(
+            json.dumps(
+                {"args": vars(args) | {"workdir": str(layout.root), "child": None}, "results": results, "check": check}, indent=1, default=str
+            ),
+            encoding="utf-8",
+        )
 
 
 if __name__ == "__main__":

@@ -79,8 +79,9 @@ class CorpusWriter:
             lines = self.rng.choices(CODE_LINES, k=self.rng.randint(3, 30))
             return "```bash\n" + "\n".join(lines) + "\n```"
         if kind < 0.86:
-            rows = [f"| {self.rng.choice(ZH_WORDS)} | {self.rng.choice(EN_WORDS)} | {self.rng.randint(1, 999)} |"
-                    for _ in range(self.rng.randint(2, 12))]
+            rows = [
+                f"| {self.rng.choice(ZH_WORDS)} | {self.rng.choice(EN_WORDS)} | {self.rng.randint(1, 999)} |" for _ in range(self.rng.randint(2, 12))
+            ]
             return "| 名称 | name | value |\n|---|---|---|\n" + "\n".join(rows)
         items = self.rng.choices(self.zh + self.en, k=self.rng.randint(2, 8))
         return "\n".join("- " + item for item in items)
@@ -169,10 +170,7 @@ def main() -> None:
         if args.processes > 1:
             rows.append((f"{args.processes} processes", measure(paths, args.processes)))
 
-    header = (
-        f"{'mode':<13} {'MB':>7} {'wall s':>7} {'MB/s':>7} {'articles/s':>10} {'MB/s/proc':>9} "
-        f"{'load MB/s':>9} {'chunk MB/s':>10} {'chunks':>7}"
-    )
+    header = f"{'mode':<13} {'MB':>7} {'wall s':>7} {'MB/s':>7} {'articles/s':>10} {'MB/s/proc':>9} {'load MB/s':>9} {'chunk MB/s':>10} {'chunks':>7}"
     print(header)
     print("-" * len(header))
     for name, f in rows:

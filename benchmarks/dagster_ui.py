@@ -135,9 +135,7 @@ def free_port() -> int:
 def code_location_loaded(port: int) -> bool:
     """Whether the webserver answers GraphQL and lists the code location's repository."""
     query = json.dumps({"query": "{ repositoriesOrError { ... on RepositoryConnection { nodes { name } } } }"})
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/graphql", data=query.encode(), headers={"Content-Type": "application/json"}
-    )
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=query.encode(), headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=5) as response:
             nodes = json.load(response)["data"]["repositoriesOrError"].get("nodes", [])
@@ -156,7 +154,11 @@ def dagster_dev(env: dict[str, str]) -> Iterator[object]:
     log = open(Path(env["DAGSTER_HOME"]) / "dagster-dev.log", "w", encoding="utf-8")  # noqa: SIM115
     proc = subprocess.Popen(
         [DAGSTER, "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-        env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env=env,
+        cwd=REPO,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     client = DagsterGraphQLClient("127.0.0.1", port_number=port)
     try:
@@ -199,7 +201,13 @@ def through_daemon(work: Path, client: object, steps: list[str] | None, bucket: 
 
 
 def one_change(
-    work: Path, env: dict[str, str], path: str, label: str, steps: list[str], publish: list[str], bucket: str,
+    work: Path,
+    env: dict[str, str],
+    path: str,
+    label: str,
+    steps: list[str],
+    publish: list[str],
+    bucket: str,
     client: object | None = None,
 ) -> dict[str, float]:
     article = work / "corpus" / EDITED
@@ -253,7 +261,7 @@ def main() -> None:
     results: dict[str, list[dict[str, float]]] = {p: [] for p in paths}
     with dagster_dev(env) if args.daemon else _nothing() as client:
         for round_ in range(args.rounds):
-            order = paths[round_ % len(paths):] + paths[: round_ % len(paths)]
+            order = paths[round_ % len(paths) :] + paths[: round_ % len(paths)]
             for path in order:
                 load = os.getloadavg()[0]
                 timing = one_change(work, env, path, f"{round_}-{path}", steps, publish, bucket, client)

@@ -144,7 +144,9 @@ def run(workdir: Path) -> dict[str, Any]:
     results: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}
     with services.postgres_cluster() as pg, services.redis_broker(workdir / "redis") as redis, services.s3_endpoint() as s3:
         aws = services.s3_env(s3)
-        boto3.client("s3", endpoint_url=s3, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing").create_bucket(Bucket="bench")
+        boto3.client("s3", endpoint_url=s3, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing").create_bucket(
+            Bucket="bench"
+        )
         _create_database(pg, "dagster_in_process")
         with services.celery_cluster(pg, redis, aws, workdir / "cluster") as cluster:
             envs = {}
@@ -175,8 +177,11 @@ def run(workdir: Path) -> dict[str, Any]:
                     result = _build_in_fresh_process(mode, envs[mode])
                     result["build"] = step
                     results[mode].append(result)
-                    print(f"{mode:12} {step:5} {result['wall_s']:7.1f} s  bucket run {result['bucket_run']['seconds']:6.1f} s  "
-                          f"overhead/step {result['bucket_run']['overhead_per_step']} s  load {result['load']}", file=sys.stderr)
+                    print(
+                        f"{mode:12} {step:5} {result['wall_s']:7.1f} s  bucket run {result['bucket_run']['seconds']:6.1f} s  "
+                        f"overhead/step {result['bucket_run']['overhead_per_step']} s  load {result['load']}",
+                        file=sys.stderr,
+                    )
     ratios = {}
     for i, step in enumerate(("full", "edit")):
         base_run = results["in_process"][i]
@@ -205,13 +210,17 @@ def main() -> None:
         print(json.dumps(out, indent=2))
         return
     print(f"{out['cpus']} cores")
-    print(f"{'deployment':12} {'build':5} {'wall s':>7} {'bucket s':>9} {'steps s':>8} {'overhead/step s':>16} {'s/materialization':>18} {'publish s':>10} {'× in process':>13}  load")
+    print(
+        f"{'deployment':12} {'build':5} {'wall s':>7} {'bucket s':>9} {'steps s':>8} {'overhead/step s':>16} {'s/materialization':>18} {'publish s':>10} {'× in process':>13}  load"
+    )
     for mode, runs in out["results"].items():
         for r in runs:
             b, p = r["bucket_run"], r["publish_run"] or {}
             ratio = out["ratios"].get(f"{mode}/{r['build']}", {}).get("wall", 1.0)
-            print(f"{mode:12} {r['build']:5} {r['wall_s']:7.1f} {b['seconds']:9.1f} {b['step_seconds']:8.1f} {b['overhead_per_step']!s:>16} "
-                  f"{b['seconds_per_materialization']!s:>18} {p.get('seconds', 0):10.1f} {ratio:13.2f}  {r['load']}")
+            print(
+                f"{mode:12} {r['build']:5} {r['wall_s']:7.1f} {b['seconds']:9.1f} {b['step_seconds']:8.1f} {b['overhead_per_step']!s:>16} "
+                f"{b['seconds_per_materialization']!s:>18} {p.get('seconds', 0):10.1f} {ratio:13.2f}  {r['load']}"
+            )
 
 
 if __name__ == "__main__":

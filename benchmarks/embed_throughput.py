@@ -51,8 +51,13 @@ def corpus_texts(corpus: Path) -> list[str]:
         doc = read_markdown(path.read_bytes(), path.stem)
         art = {"article_id": path.stem, "kb_id": "kb", "tenant": "t", "title": doc.title, "content": doc.content}
         chunks = [
-            {"chunk_id": f"{path.stem}:{c.key}", "start": c.start, "end": c.end, "heading_path": list(c.heading_path),
-             "index_text": index_text(doc.title, c.heading_path, c.content)}
+            {
+                "chunk_id": f"{path.stem}:{c.key}",
+                "start": c.start,
+                "end": c.end,
+                "heading_path": list(c.heading_path),
+                "index_text": index_text(doc.title, c.heading_path, c.content),
+            }
             for c in chunk_markdown(doc.content, doc.title).chunks
         ]
         windows = window_rows(art, chunks)
@@ -128,8 +133,10 @@ def main() -> None:
     counts = {c: sum(length_class(t) == c for t in texts) for c in CLASSES}
     chars = {c: np.mean([len(t) for t in texts if length_class(t) == c]) for c in CLASSES if counts[c]}
     print(f"{len(texts)} texts of {args.corpus}, batches of {size}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    print("| class | texts | mean chars | passages/s, document order | sorted by length | change "
-          "| passages per CPU-s, document order | sorted | change |")
+    print(
+        "| class | texts | mean chars | passages/s, document order | sorted by length | change "
+        "| passages per CPU-s, document order | sorted | change |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 
     def row(label: str, n: int, chars: float, keys: tuple[str, ...]) -> None:

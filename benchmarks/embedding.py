@@ -74,8 +74,8 @@ def corpus_documents(root: Path) -> list[tuple[str, str]]:
 
 def question_texts(chunks: list[tuple[str, tuple[str, ...], str, str]]) -> list[str]:
     """The offline chat model's questions for each chunk, as the build indexes them."""
-    from petrichor_pipeline.models.protocols import QuestionChunk
     from petrichor_pipeline.models.offline.questions import chunk_questions
+    from petrichor_pipeline.models.protocols import QuestionChunk
     from petrichor_pipeline.text.index_text import index_text
 
     out = []
@@ -155,19 +155,24 @@ def main() -> None:
     load_after = os.getloadavg()
 
     print()
-    print(f"os.cpu_count() = {os.cpu_count()}; OMP_NUM_THREADS = {os.environ.get('OMP_NUM_THREADS', 'unset')}; "
-          f"model load + first call {load_s:.2f} s; batch {args.batch}; set sizes before --limit: "
-          + ", ".join(f"{k} {len(v)}" for k, v in sets.items()))
-    print(f"load average (1/5/15 min): before {'/'.join(f'{x:.2f}' for x in load_before)}, "
-          f"after {'/'.join(f'{x:.2f}' for x in load_after)}")
+    print(
+        f"os.cpu_count() = {os.cpu_count()}; OMP_NUM_THREADS = {os.environ.get('OMP_NUM_THREADS', 'unset')}; "
+        f"model load + first call {load_s:.2f} s; batch {args.batch}; set sizes before --limit: "
+        + ", ".join(f"{k} {len(v)}" for k, v in sets.items())
+    )
+    print(f"load average (1/5/15 min): before {'/'.join(f'{x:.2f}' for x in load_before)}, after {'/'.join(f'{x:.2f}' for x in load_after)}")
     header = f"{'set / index-text length':<40} {'texts':>6} {'mean chars':>10} {'mean tokens':>11} {'seconds':>8} {'texts/s':>8} {'tokens/s':>9} {'CPU ms/text':>11}"
     print(header)
     print("-" * len(header))
     for r in rows:
-        print(f"{r.label:<40} {r.texts:>6} {r.mean_chars:>10.0f} {r.mean_tokens:>11.0f} {r.seconds:>8.1f} "
-              f"{r.rate:>8.2f} {r.rate * r.mean_tokens:>9.0f} {1000 * r.cpu_seconds / r.texts:>11.0f}")
-    print(f"mean tokens: the model's token count, capped at one {WINDOW_TOKENS}-token window as the embedder cuts inputs; "
-          "CPU ms/text: process CPU time (all engine threads) per text")
+        print(
+            f"{r.label:<40} {r.texts:>6} {r.mean_chars:>10.0f} {r.mean_tokens:>11.0f} {r.seconds:>8.1f} "
+            f"{r.rate:>8.2f} {r.rate * r.mean_tokens:>9.0f} {1000 * r.cpu_seconds / r.texts:>11.0f}"
+        )
+    print(
+        f"mean tokens: the model's token count, capped at one {WINDOW_TOKENS}-token window as the embedder cuts inputs; "
+        "CPU ms/text: process CPU time (all engine threads) per text"
+    )
 
 
 if __name__ == "__main__":

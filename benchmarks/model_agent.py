@@ -129,9 +129,15 @@ class Proxy:
                 if body is not None and self.path.endswith("/chat/completions"):
                     req = json.loads(body or b"{}")
                     req.setdefault("max_tokens", proxy.max_tokens)
-                    record.update(tools=bool(req.get("tools")), response_format=(req.get("response_format") or {}).get("type"), tool_choice=req.get("tool_choice"))
+                    record.update(
+                        tools=bool(req.get("tools")),
+                        response_format=(req.get("response_format") or {}).get("type"),
+                        tool_choice=req.get("tool_choice"),
+                    )
                     body = json.dumps(req).encode()
-                request = urllib.request.Request(proxy.upstream + self.path, data=body, method=self.command, headers={"content-type": "application/json"})
+                request = urllib.request.Request(
+                    proxy.upstream + self.path, data=body, method=self.command, headers={"content-type": "application/json"}
+                )
                 try:
                     with urllib.request.urlopen(request, timeout=3600) as r:
                         status, data = r.status, r.read()
@@ -203,7 +209,9 @@ def bundled_docs() -> list[Any]:
     from petrichor.evaluation.dataset import EvalDoc
 
     root = REPO / "data" / "corpus"
-    return [EvalDoc(str(p.relative_to(root)), p.stem, p.read_text(encoding="utf-8")) for p in sorted(root.rglob("*.md")) if not p.name.startswith("_")]
+    return [
+        EvalDoc(str(p.relative_to(root)), p.stem, p.read_text(encoding="utf-8")) for p in sorted(root.rglob("*.md")) if not p.name.startswith("_")
+    ]
 
 
 def sample(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
@@ -213,8 +221,14 @@ def sample(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
     out: dict[str, dict[str, Any]] = {}
     if args.bundled > 0 or args.unanswerable > 0:
-        qs = [{"qid": f"b{i}", "question": q, "answers": list(a), "lang": "zh" if has_cjk(q) else "en", "kind": "answerable"} for i, (q, a) in enumerate(BUNDLED[: args.bundled], 1)]
-        qs += [{"qid": f"u{i}", "question": q, "answers": [], "lang": "zh" if has_cjk(q) else "en", "kind": "unanswerable"} for i, q in enumerate(BUNDLED_UNANSWERABLE[: args.unanswerable], 1)]
+        qs = [
+            {"qid": f"b{i}", "question": q, "answers": list(a), "lang": "zh" if has_cjk(q) else "en", "kind": "answerable"}
+            for i, (q, a) in enumerate(BUNDLED[: args.bundled], 1)
+        ]
+        qs += [
+            {"qid": f"u{i}", "question": q, "answers": [], "lang": "zh" if has_cjk(q) else "en", "kind": "unanswerable"}
+            for i, q in enumerate(BUNDLED_UNANSWERABLE[: args.unanswerable], 1)
+        ]
         out["bundled"] = {"data": args.bundled_data, "docs": bundled_docs(), "questions": qs}
     for name in args.sets:
         ds = load_dataset(args.eval / name)
@@ -223,7 +237,10 @@ def sample(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         unanswerable = list(ds.unanswerable) or list(cross_questions(args.eval / CROSS_FROM[name], max(args.unanswerable, 1) * 5))
         picked_u = spread(unanswerable, args.unanswerable)
         qs = [{"qid": q.qid, "question": q.question, "answers": list(q.answers_all), "lang": q.lang, "kind": "answerable"} for q in picked]
-        qs += [{"qid": q.qid, "question": q.question, "answers": [], "lang": q.lang, "kind": q.subset if q.subset.startswith("cross:") else "null_query"} for q in picked_u]
+        qs += [
+            {"qid": q.qid, "question": q.question, "answers": [], "lang": q.lang, "kind": q.subset if q.subset.startswith("cross:") else "null_query"}
+            for q in picked_u
+        ]
         out[name] = {"data": args.eval_data / name, "docs": list(ds.docs), "questions": qs}
     return out
 
@@ -244,7 +261,9 @@ def naive_windows(sets: dict[str, dict[str, Any]], cache_dir: Path) -> None:
         titles = {d.doc_id: d.title for d in s["docs"]}
         for q in s["questions"]:
             items = [i for i in hybrid.retrieve(q["question"]).items if i.is_chunk][:NAIVE_TOP]
-            q["naive"] = [{"doc_id": i.doc_id, "title": titles.get(i.doc_id or "", ""), "heading_path": list(i.heading_path), "text": i.text} for i in items]
+            q["naive"] = [
+                {"doc_id": i.doc_id, "title": titles.get(i.doc_id or "", ""), "heading_path": list(i.heading_path), "text": i.text} for i in items
+            ]
         log(f"{name}: {len(windows)} naive windows, top {NAIVE_TOP} for {len(s['questions'])} questions in {time.perf_counter() - started:.0f}s")
 
 
@@ -262,11 +281,21 @@ def naive_answer(chat: Any, q: dict[str, Any]) -> dict[str, Any]:
     seconds = time.perf_counter() - started
     by_id = {e.evidence_id: e for e in evidence}
     verified = [
-        c for c in reply.get("citations") or []
-        if isinstance(c, dict) and isinstance(c.get("quote"), str) and c["quote"].strip()
-        and (e := by_id.get(str(c.get("evidence_id", "")))) is not None and c["quote"] in e.content
+        c
+        for c in reply.get("citations") or []
+        if isinstance(c, dict)
+        and isinstance(c.get("quote"), str)
+        and c["quote"].strip()
+        and (e := by_id.get(str(c.get("evidence_id", "")))) is not None
+        and c["quote"] in e.content
     ]
-    return {"answer": str(reply.get("answer") or ""), "cited": len(reply.get("citations") or []), "verified": len(verified), "error": error, "seconds": round(seconds, 1)}
+    return {
+        "answer": str(reply.get("answer") or ""),
+        "cited": len(reply.get("citations") or []),
+        "verified": len(verified),
+        "error": error,
+        "seconds": round(seconds, 1),
+    }
 
 
 def agent_answer(base: str, q: dict[str, Any], timeout_s: float) -> dict[str, Any]:
@@ -274,7 +303,13 @@ def agent_answer(base: str, q: dict[str, Any], timeout_s: float) -> dict[str, An
     try:
         doc = post(f"{base}/api/assistant/chat", {"question": q["question"]}, timeout_s)
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        return {"answer": "", "verified": 0, "stop_reason": f"http_error: {exc}"[:200], "seconds": round(time.perf_counter() - started, 1), "model_turns": None}
+        return {
+            "answer": "",
+            "verified": 0,
+            "stop_reason": f"http_error: {exc}"[:200],
+            "seconds": round(time.perf_counter() - started, 1),
+            "model_turns": None,
+        }
     seconds = time.perf_counter() - started
     trace = get(f"{base}/api/traces/{doc['trace_id']}")
     turns = [s for s in trace["steps"] if s["tool"] == "answer"]
@@ -335,7 +370,9 @@ def serve_set(args: argparse.Namespace, name: str, s: dict[str, Any], proxy: Pro
         "PETRICHOR_RELOAD_INTERVAL": "3600",
     }
     env.pop("PETRICHOR_API_KEYS", None)
-    app = start([str(Path(sys.executable).parent / "petrichor"), "serve", "--host", "127.0.0.1", "--port", str(port)], env, work / f"{name}.serve.log")
+    app = start(
+        [str(Path(sys.executable).parent / "petrichor"), "serve", "--host", "127.0.0.1", "--port", str(port)], env, work / f"{name}.serve.log"
+    )
     rows = []
     try:
         base = f"http://127.0.0.1:{port}"
@@ -358,7 +395,9 @@ def serve_set(args: argparse.Namespace, name: str, s: dict[str, Any], proxy: Pro
             if args.out:
                 with args.out.with_suffix(".rows.jsonl").open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            log(f"{name} {q['qid']} ({q['kind']}): agent {a['stop_reason']} cited={a['verified']} gold={a['holds_gold']} turns={a['model_turns']} {a['seconds']}s | naive cited={n['verified']} gold={n['holds_gold']} {n['seconds']}s")
+            log(
+                f"{name} {q['qid']} ({q['kind']}): agent {a['stop_reason']} cited={a['verified']} gold={a['holds_gold']} turns={a['model_turns']} {a['seconds']}s | naive cited={n['verified']} gold={n['holds_gold']} {n['seconds']}s"
+            )
     finally:
         stop(app)
         shutil.rmtree(data, ignore_errors=True)
@@ -377,8 +416,12 @@ def markdown(report: dict[str, Any]) -> str:
         a, n = s["agent"], s["naive_rag"]
         why = ", ".join(f"{r} {c}" for r, c in sorted(a["stop_reasons"].items()) if r in FALLBACKS) or "none"
         q = f"{a['answerable']} + {a['unanswerable']}"
-        lines.append(f"| {name} | {q} | agent | {pct(a['cited'])} | {pct(a['holds_gold'])} | {pct(a['not_found_unanswerable'])} | {a['fallbacks']} ({why}) | {a['calls_per_answer']} | {a['p50_s']} s |")
-        lines.append(f"| | | naive RAG | {pct(n['cited'])} | {pct(n['holds_gold'])} | {pct(n['not_found_unanswerable'])} | – | {n['calls_per_answer']} | {n['p50_s']} s |")
+        lines.append(
+            f"| {name} | {q} | agent | {pct(a['cited'])} | {pct(a['holds_gold'])} | {pct(a['not_found_unanswerable'])} | {a['fallbacks']} ({why}) | {a['calls_per_answer']} | {a['p50_s']} s |"
+        )
+        lines.append(
+            f"| | | naive RAG | {pct(n['cited'])} | {pct(n['holds_gold'])} | {pct(n['not_found_unanswerable'])} | – | {n['calls_per_answer']} | {n['p50_s']} s |"
+        )
     return "\n".join(lines)
 
 
@@ -417,11 +460,38 @@ def main(argv: list[str] | None = None) -> int:
     # No `--cache`: llama-cpp-python's prompt cache keeps each state with its logits (n_ctx × vocabulary
     # floats), and with it the server grew past 22 GB and was killed within two questions.
     llama = start(
-        [args.llama_python, "-m", "llama_cpp.server", "--model", str(args.gguf), "--model_alias", "qwen", "--host", "127.0.0.1", "--port", str(llama_port),
-         "--n_ctx", str(args.n_ctx), "--n_threads", str(args.threads), "--n_threads_batch", str(args.threads)],
-        dict(os.environ), work / "llama.log",
+        [
+            args.llama_python,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(args.gguf),
+            "--model_alias",
+            "qwen",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(llama_port),
+            "--n_ctx",
+            str(args.n_ctx),
+            "--n_threads",
+            str(args.threads),
+            "--n_threads_batch",
+            str(args.threads),
+        ],
+        dict(os.environ),
+        work / "llama.log",
     )
-    report: dict[str, Any] = {"gguf": args.gguf.name, "gguf_bytes": args.gguf.stat().st_size, "n_ctx": args.n_ctx, "threads": args.threads, "max_tokens": args.max_tokens, "cpu_count": os.cpu_count(), "sets": {}, "rows": []}
+    report: dict[str, Any] = {
+        "gguf": args.gguf.name,
+        "gguf_bytes": args.gguf.stat().st_size,
+        "n_ctx": args.n_ctx,
+        "threads": args.threads,
+        "max_tokens": args.max_tokens,
+        "cpu_count": os.cpu_count(),
+        "sets": {},
+        "rows": [],
+    }
     try:
         wait_http(f"http://127.0.0.1:{llama_port}/v1/models", 600, llama)
         proxy = Proxy(f"http://127.0.0.1:{llama_port}", args.max_tokens)

@@ -97,9 +97,18 @@ def measure(name: str, markdown: str) -> Run:
 
     def chunk_rows() -> list[dict[str, Any]]:
         return [
-            {"chunk_id": chunk_id_of("a1", c.key), "article_id": "a1", "key": c.key, "position": c.position, "heading": c.heading,
-             "heading_path": list(c.heading_path), "content": c.content, "start": c.start, "end": c.end,
-             "index_text": index_text(doc.title, c.heading_path, c.content)}
+            {
+                "chunk_id": chunk_id_of("a1", c.key),
+                "article_id": "a1",
+                "key": c.key,
+                "position": c.position,
+                "heading": c.heading,
+                "heading_path": list(c.heading_path),
+                "content": c.content,
+                "start": c.start,
+                "end": c.end,
+                "index_text": index_text(doc.title, c.heading_path, c.content),
+            }
             for c in result.chunks
         ]
 
@@ -108,11 +117,21 @@ def measure(name: str, markdown: str) -> Run:
     views = [ChunkView(r) for r in chunks]
     tree = step("page index", lambda: build_page_index(doc.content, doc.title, model, call, article_id="a1", kb_id="kb", tenant="default"))
     questions = step("questions", lambda: generate_questions(views, model, call))
-    step("wiki candidates", lambda: build_article_knowledge(
-        ArticleInput(article_id="a1", kb_id="kb", tenant="default", title=doc.title, content=doc.content, article_version="v", kb_name="kb"),
-        views, model, call, questions=questions.questions))
-    question_rows = [{"chunk_id": r["chunk_id"], "index_text": index_text(doc.title, r["heading_path"], q)}
-                     for r in chunks for q in questions.questions.get(r["key"], ())]
+    step(
+        "wiki candidates",
+        lambda: build_article_knowledge(
+            ArticleInput(article_id="a1", kb_id="kb", tenant="default", title=doc.title, content=doc.content, article_version="v", kb_name="kb"),
+            views,
+            model,
+            call,
+            questions=questions.questions,
+        ),
+    )
+    question_rows = [
+        {"chunk_id": r["chunk_id"], "index_text": index_text(doc.title, r["heading_path"], q)}
+        for r in chunks
+        for q in questions.questions.get(r["key"], ())
+    ]
     tables = {
         "articles": pa.table({"article_id": ["a1"], "title": [doc.title]}),
         "chunks": pa.Table.from_pylist(chunks),
@@ -124,8 +143,12 @@ def measure(name: str, markdown: str) -> Run:
     step("lexical", lambda: {n: BM25Index.build(lexical.documents(n, tables), tok.index) for n in ("chunk", "window", "question", "tree")})
     embedded = {sha256_hex(r["index_text"]) for r in chunks} | {sha256_hex(w["index_text"]) for w in windows}
     run.work = {
-        "chunks": len(chunks), "windows": len(windows), "tree nodes": len(tree.rows), "questions": len(question_rows),
-        "texts to embed": len(embedded), "chars to embed": sum(len(r["index_text"]) for r in chunks) + sum(len(w["index_text"]) for w in windows),
+        "chunks": len(chunks),
+        "windows": len(windows),
+        "tree nodes": len(tree.rows),
+        "questions": len(question_rows),
+        "texts to embed": len(embedded),
+        "chars to embed": sum(len(r["index_text"]) for r in chunks) + sum(len(w["index_text"]) for w in windows),
     }
     return run
 

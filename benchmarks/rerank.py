@@ -19,12 +19,14 @@ import statistics
 import time
 
 from petrichor_pipeline.text.tokenize import query_tokens
-from petrichor_serving.recall.hits import Hit, knowledge_sentences
 from petrichor_serving.recall.config import DEFAULT_CONFIG
+from petrichor_serving.recall.hits import Hit, knowledge_sentences
 from petrichor_serving.recall.rerank import rerank
 
-_EN = ("install configure the helm chart operator route secret plugin catalog backstage cluster database "
-       "upgrade namespace token policy audit log metrics").split()
+_EN = (
+    "install configure the helm chart operator route secret plugin catalog backstage cluster database "
+    "upgrade namespace token policy audit log metrics"
+).split()
 _ZH = list("春节档首日票房冠军电影上映时间北京冬奥会开幕日期经济增长发布会主演导演举办城市")
 
 
@@ -49,8 +51,18 @@ def _pools(n: int, seed: int) -> list[tuple[str, list[Hit]]]:
     for p in range(n):
         zh = p % 2 == 1
         hits = [
-            Hit(kb_id="kb", article_id=f"a{p}-{i}", title="", path="", heading_path=(), snippet="",
-                content=_text(rng, zh), score=1.0 / (61 + i), routes=["chunk_bm25"], chunk_id=f"c{p}-{i}")
+            Hit(
+                kb_id="kb",
+                article_id=f"a{p}-{i}",
+                title="",
+                path="",
+                heading_path=(),
+                snippet="",
+                content=_text(rng, zh),
+                score=1.0 / (61 + i),
+                routes=["chunk_bm25"],
+                chunk_id=f"c{p}-{i}",
+            )
             for i in range(DEFAULT_CONFIG.rerank_top_k)
         ]
         words = rng.sample(_ZH, 8) if zh else rng.sample(_EN, 6)
@@ -84,8 +96,7 @@ def main() -> None:
                 _time(pools, DEFAULT_CONFIG.rerank_sentence, cold=False)  # fill the cache first
             samples[name] += _time(pools, 0.0 if name == "off" else DEFAULT_CONFIG.rerank_sentence, cold=name == "cold")
     report = {
-        name: {"p50_ms": round(statistics.median(v), 3), "p95_ms": round(sorted(v)[int(0.95 * (len(v) - 1))], 3)}
-        for name, v in samples.items()
+        name: {"p50_ms": round(statistics.median(v), 3), "p95_ms": round(sorted(v)[int(0.95 * (len(v) - 1))], 3)} for name, v in samples.items()
     }
     base = report["off"]["p50_ms"]
     for name in ("cold", "warm"):
@@ -95,8 +106,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    print(f"rerank of {DEFAULT_CONFIG.rerank_top_k} hits of 1,200–3,200 code points, {args.pools} pools × 3 rounds, "
-          f"{report['cpu_count']} cores, load {report['load_average']}")
+    print(
+        f"rerank of {DEFAULT_CONFIG.rerank_top_k} hits of 1,200–3,200 code points, {args.pools} pools × 3 rounds, "
+        f"{report['cpu_count']} cores, load {report['load_average']}"
+    )
     print("| sentence points | p50 ms | p95 ms | p50 against off |")
     print("|---|---:|---:|---:|")
     print(f"| off | {report['off']['p50_ms']} | {report['off']['p95_ms']} | 1.00 |")

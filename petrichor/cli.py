@@ -159,7 +159,8 @@ def _request(args: argparse.Namespace, model: type[Request], **fields: Any) -> R
     try:
         return model.model_validate({name: value for name, value in fields.items() if value is not None})
     except ValidationError as exc:
-        args.usage.error(validation_message(exc))
+        usage: argparse.ArgumentParser = args.usage
+        usage.error(validation_message(exc))
 
 
 def _scope(kb_ids: list[str] | None):
@@ -200,17 +201,23 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(json.dumps({**doc, "trace": trace} if args.trace else doc, ensure_ascii=False, indent=2))
         return 0
     if args.trace:
-        err.print(f"plan ({trace['question_class']}): {' → '.join(trace['plan']) or 'no tools'}; stop: {trace['stop_reason']}; {trace['total_ms']:.0f} ms")
+        err.print(
+            f"plan ({trace['question_class']}): {' → '.join(trace['plan']) or 'no tools'}; stop: {trace['stop_reason']}; {trace['total_ms']:.0f} ms"
+        )
         for step in trace["steps"]:
             shown = ", ".join(step["locators"][:6]) + (" …" if len(step["locators"]) > 6 else "")
-            err.print(f"  {step['tool']}({json.dumps(step['arguments'], ensure_ascii=False)[:120]}) {step['ms']:.0f} ms → {shown or step.get('error') or '-'}")
+            err.print(
+                f"  {step['tool']}({json.dumps(step['arguments'], ensure_ascii=False)[:120]}) {step['ms']:.0f} ms → {shown or step.get('error') or '-'}"
+            )
         for note in trace["notes"]:
             err.print(f"  note: {note}")
     out.print(f"[bold]Q:[/bold] {request.question}\n")
     out.print(doc["answer"] + "\n")
     for c in doc["citations"]:
         path = " > ".join(c["heading_path"]) or c["title"]
-        out.print(f"[{c['marker']}] {c['title']} › {path}  ({c['chunk_id']}, chars {c['quote_start']}–{c['quote_end']}, version {c['article_version'][:12]})")
+        out.print(
+            f"[{c['marker']}] {c['title']} › {path}  ({c['chunk_id']}, chars {c['quote_start']}–{c['quote_end']}, version {c['article_version'][:12]})"
+        )
         out.print(f"    “{c['quote']}”")
     return 0
 
@@ -221,7 +228,9 @@ def _services(settings):
     from petrichor_pipeline.models.providers import make_answer_model, make_embedder
     from petrichor_serving.services import ServingSettings, build_services
 
-    serving = ServingSettings(data_dir=_serving_dir(settings, watch=True), api_keys_file=settings.api_keys_file, reload_interval_s=settings.reload_interval_s)
+    serving = ServingSettings(
+        data_dir=_serving_dir(settings, watch=True), api_keys_file=settings.api_keys_file, reload_interval_s=settings.reload_interval_s
+    )
     embedder = make_embedder(settings) if settings.embed_enabled else None
     return build_services(serving, chat=make_answer_model(settings), embedder=embedder)
 
@@ -304,12 +313,16 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("build", help="materialize what is stale and publish a snapshot")
     p.add_argument("--full", action="store_true", help="rebuild every bucket, ignoring the skip logic")
     p.add_argument(
-        "--wait", type=float, default=0.0, metavar="SECONDS",
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
         help="one build runs per data folder: wait this long for a running one to finish (default 0: exit at once with a message)",
     )
     p.add_argument("--allow-empty", action="store_true", help="publish even when the corpus folder is missing or holds no articles")
     p.add_argument(
-        "--allow-shrink", action="store_true",
+        "--allow-shrink",
+        action="store_true",
         help="publish even when the corpus would drop more than half of the live snapshot's articles",
     )
     p.add_argument("--json", action="store_true", help="print the summary as one JSON document on stdout (progress stays on stderr)")

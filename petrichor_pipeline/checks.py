@@ -10,7 +10,6 @@ each table once for all of them (they read the same articles, chunks and pages),
 on a thread meanwhile. Each check stays its own spec: the UI shows, and a run may select, each one alone.
 """
 
-
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -85,9 +84,7 @@ def referential_integrity(context: AssetCheckExecutionContext, petrichor: Petric
     arts, chunks, questions = tables["articles"].column("article_id"), tables["chunks"], tables["questions"]
     orphan_chunks = chunks.num_rows - pc.sum(pc.is_in(chunks.column("article_id"), value_set=arts)).as_py() if chunks.num_rows else 0
     orphan_questions = (
-        questions.num_rows - pc.sum(pc.is_in(questions.column("chunk_id"), value_set=chunks.column("chunk_id"))).as_py()
-        if questions.num_rows
-        else 0
+        questions.num_rows - pc.sum(pc.is_in(questions.column("chunk_id"), value_set=chunks.column("chunk_id"))).as_py() if questions.num_rows else 0
     )
     return AssetCheckResult(
         passed=orphan_chunks == 0 and orphan_questions == 0,
@@ -152,7 +149,10 @@ def checksums_verify(context: AssetCheckExecutionContext, petrichor: PetrichorRe
 Check = Callable[[AssetCheckExecutionContext, PetrichorResource, SnapshotTables], AssetCheckResult]
 
 SNAPSHOT_CHECKS: dict[str, tuple[str, Check]] = {
-    "snapshot_checksums_verify": ("Every file and vector table version matches the manifest's checksums, as serving verifies them.", checksums_verify),
+    "snapshot_checksums_verify": (
+        "Every file and vector table version matches the manifest's checksums, as serving verifies them.",
+        checksums_verify,
+    ),
     "snapshot_schemas_valid": ("Every snapshot table satisfies its pandera schema.", schemas_valid),
     "snapshot_referential_integrity": ("No chunk without its article; every question points at an existing chunk.", referential_integrity),
     "snapshot_vector_dimensions": ("Vector tables hold only vectors of the manifest's fingerprint and dimension.", vector_dimensions),

@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from petrichor_pipeline.object_store import S3Location, is_object_uri, parse_location
 from petrichor_pipeline.contract.route_tables import check_question_routes
+from petrichor_pipeline.object_store import S3Location, is_object_uri, parse_location
 from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER, get_tokenizer
 
 BUCKET_COUNT = 16
@@ -173,7 +173,7 @@ class Settings:
     def embed_cache_dir(self) -> Path:
         return self.embed_cache or self.warehouse_dir / "embedding_cache"
 
-    def with_paths(self, data_dir: Path | str, corpus_dir: Path | str | None = None) -> "Settings":
+    def with_paths(self, data_dir: Path | str, corpus_dir: Path | str | None = None) -> Settings:
         return replace(self, data_dir=Path(data_dir), corpus_dir=Path(corpus_dir) if corpus_dir else self.corpus_dir)
 
 

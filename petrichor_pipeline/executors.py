@@ -10,11 +10,12 @@ its workers cannot disagree on the broker. Without it they use the multiprocess 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
-from dagster import Field, Selector, executor
+from dagster import ExecutorRequirement, Field, Selector, executor
 from dagster._core.definitions.executor_definition import (
     IN_PROC_CONFIG,
     MULTI_PROC_CONFIG,
@@ -63,7 +64,7 @@ def _choices() -> dict[str, Any]:
     return {**choices, "celery": CELERY_CONFIG}
 
 
-def _requirements(config: dict) -> list:
+def _requirements(config: Mapping[str, object]) -> list[ExecutorRequirement]:
     return list(multiple_process_executor_requirements()) if "in_process" not in config else []
 
 

@@ -10,6 +10,7 @@ multiprocess executor and the `publish_after_build` sensor publishes once it suc
 """
 
 import os
+from typing import Any
 
 from dagster import (
     AssetSelection,
@@ -80,7 +81,7 @@ def model_step_limits(settings: Settings | None) -> list[dict]:
         remote = settings is not None and settings.embed_enabled and not embed_provider_entry(settings).local
     except UnknownProviderError:
         remote = False
-    if remote:
+    if remote and settings is not None:
         return [
             {"key": MODEL_TAG, "value": MODEL_STEP[MODEL_TAG], "limit": 1},
             {"key": MODEL_TAG, "value": EMBED_STEP[MODEL_TAG], "limit": embed_step_limit(settings)},
@@ -108,7 +109,7 @@ def parallel_execution(max_concurrent: int | None = None, settings: Settings | N
     }
 
 
-IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
+IN_PROCESS: dict[str, Any] = {"execution": {"config": {"in_process": {}}}}
 """Run config of a bucket run in one process: what a partition launched from the UI or requested by the corpus
 sensor gets (the job's partitioned config), as `petrichor build` runs a change of fewer than
 `runner.PARALLEL_MIN_ARTICLES` articles."""

@@ -5,7 +5,6 @@ navigate but serves nothing wrong, so it is reported (a build warning) and the s
 They run in the integrity checks' step (`snapshot_checks`), which reads each table once; the pages' body
 links are scanned once for both link checks."""
 
-
 from typing import Any
 
 from dagster import AssetCheckExecutionContext, AssetCheckResult, MetadataValue

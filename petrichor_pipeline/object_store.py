@@ -62,7 +62,9 @@ def is_object_uri(value: str) -> bool:
     return "://" in value
 
 
-def parse_location(uri: str, *, endpoint_url: str = "", region: str = "", access_key_id: str = "", secret_access_key: str = "", session_token: str = "") -> S3Location:
+def parse_location(
+    uri: str, *, endpoint_url: str = "", region: str = "", access_key_id: str = "", secret_access_key: str = "", session_token: str = ""
+) -> S3Location:
     """An `s3://bucket/prefix` URI; any other scheme, or plain http to a host that is not this machine, is refused."""
     if not uri.startswith(SCHEME):
         raise ValueError(f"PETRICHOR_DATA {uri!r}: only s3:// object storage is supported (or a local folder)")
@@ -99,7 +101,8 @@ class ObjectStore:
         if self._fs is None:
             from pyarrow import fs
 
-            loc, kwargs = self.location, {}
+            loc = self.location
+            kwargs: dict[str, Any] = {}
             if loc.endpoint_url:
                 url = urlparse(loc.endpoint_url)
                 kwargs.update(endpoint_override=url.netloc, scheme=url.scheme)
@@ -116,7 +119,9 @@ class ObjectStore:
             loc = self.location
             kwargs: dict[str, Any] = {"region_name": loc.region or None, "endpoint_url": loc.endpoint_url or None}
             if loc.access_key_id:
-                kwargs.update(aws_access_key_id=loc.access_key_id, aws_secret_access_key=loc.secret_access_key, aws_session_token=loc.session_token or None)
+                kwargs.update(
+                    aws_access_key_id=loc.access_key_id, aws_secret_access_key=loc.secret_access_key, aws_session_token=loc.session_token or None
+                )
             self._client = boto3.client("s3", **kwargs)
         return self._client
 
@@ -146,7 +151,9 @@ class ObjectStore:
 
         condition = {"IfMatch": expected.etag} if expected.etag else {"IfNoneMatch": "*"}
         try:
-            self.client.put_object(Bucket=self.location.bucket, Key=self.location.key("snapshots", CURRENT_FILE), Body=(version + "\n").encode(), **condition)
+            self.client.put_object(
+                Bucket=self.location.bucket, Key=self.location.key("snapshots", CURRENT_FILE), Body=(version + "\n").encode(), **condition
+            )
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in ("PreconditionFailed", "ConditionalRequestConflict", "412", "409"):
                 now = self.read_pointer().version

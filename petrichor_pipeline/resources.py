@@ -20,9 +20,7 @@ from petrichor_pipeline.config import CREDENTIAL_ENV, NO_API_KEY, BuildLimits, M
 from petrichor_pipeline.object_store import S3Location
 
 
-def build_context(
-    data_dir: str = "", corpus_dir: str = "", full_rebuild: bool = False, embed_dim: int | None = None
-) -> BuildContext:
+def build_context(data_dir: str = "", corpus_dir: str = "", full_rebuild: bool = False, embed_dim: int | None = None) -> BuildContext:
     """A fresh context over the environment's settings, with the given paths in place of theirs."""
     settings = load_settings()
     if data_dir or corpus_dir:
@@ -101,7 +99,8 @@ def settings_record(name: str, source: type, doc: str, base: type[SettingsRecord
     hints = get_type_hints(source)
     annotations = {f.name: _config_type(hints[f.name]) for f in dataclasses.fields(source)}
     namespace = {"__annotations__": annotations, "__module__": __name__, "__qualname__": name, "__doc__": doc, "source": source}
-    record = type(base)(name, (base,), namespace)
+    metaclass: Any = type(base)  # pydantic's model metaclass, through Dagster's Config
+    record = metaclass(name, (base,), namespace)
     _RECORDS[source] = record
     return record
 
@@ -159,7 +158,7 @@ class PetrichorResource(ConfigurableResource):
     the long steps' counts (the CLI passes its progress display; other runs' counts go to their run's log).
     """
 
-    settings: Optional[RunSettings] = None
+    settings: Optional[RunSettings] = None  # type: ignore[valid-type]  # a class made at import (`settings_record`); Dagster reads this annotation
     full_rebuild: bool = False
     embed_dim: int = 0
     """The embedding endpoint's dimension when the caller knows it; 0 means the run asks the endpoint."""
@@ -167,7 +166,7 @@ class PetrichorResource(ConfigurableResource):
     """Let the run publish a knowledge base without articles (`config.PublishOptions`, `publish_guard`)."""
     allow_shrink: bool = False
     """Let the run publish a corpus that drops more than half of the live snapshot's articles."""
-    progress: ResourceDependency[StageListener] = StageListener()
+    progress: ResourceDependency[StageListener] = StageListener()  # type: ignore[assignment]  # Dagster's way to declare a resource dependency's default
     _context: Optional[BuildContext] = PrivateAttr(default=None)
 
     @classmethod

@@ -18,9 +18,10 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from dagster import AssetCheckSeverity, DagsterInstance, execute_job, reconstructable
 
@@ -33,17 +34,16 @@ from petrichor_pipeline.build.lock import build_lock
 from petrichor_pipeline.build.publish import BUCKET_SOURCES
 from petrichor_pipeline.build.publish_guard import PublishRefused, check_publish
 from petrichor_pipeline.build.run_progress import RunProgress
+from petrichor_pipeline.build.scan_handoff import SCAN_TAG, hold_scan, remove_scan, write_scan
 from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import read_current, verify_snapshot
 from petrichor_pipeline.contract.manifest import read_manifest
 from petrichor_pipeline.definitions import bucket_build_job_def, definitions
-from petrichor_pipeline.jobs import asset_keys, bucket_assets, bucket_build_job, publish_job
-from petrichor_pipeline.jobs import parallel_execution
+from petrichor_pipeline.jobs import asset_keys, bucket_assets, bucket_build_job, parallel_execution, publish_job
 from petrichor_pipeline.models.providers import chat_provider
 from petrichor_pipeline.object_store import ObjectStore
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.build.scan_handoff import SCAN_TAG, hold_scan, remove_scan, write_scan
 from petrichor_pipeline.staleness import STALE_TAG, observe_corpus, stale_buckets
 
 log = logging.getLogger(__name__)
@@ -402,12 +402,16 @@ class HandedScan:
 def _materialize_in_process(instance: Any, resource: PetrichorResource, job: str, selection: Any, tags: dict[str, str]) -> Any:
     """One run of the named `job` in this process (`selection` of its assets, None for all; a selected asset's
     checks run with it), with the build's resource; failures land in the result."""
-    return definitions(resource).resolve_job_def(job).execute_in_process(
-        instance=instance,
-        asset_selection=None if selection is None else asset_keys(selection),
-        raise_on_error=False,
-        run_config=QUIET_RUN_CONFIG,
-        tags=tags,
+    return (
+        definitions(resource)
+        .resolve_job_def(job)
+        .execute_in_process(
+            instance=instance,
+            asset_selection=None if selection is None else asset_keys(selection),
+            raise_on_error=False,
+            run_config=QUIET_RUN_CONFIG,
+            tags=tags,
+        )
     )
 
 
@@ -447,14 +451,17 @@ def _run_buckets(
             "resources": resource.run_config(),  # the step processes rebuild the resource from it
         }
         heard = RunProgress(instance, {SCAN_TAG: tags[SCAN_TAG]}, stale, report, resource.progress.count)
-        with heard, execute_job(
-            reconstructable(bucket_build_job_def),
-            instance=instance,
-            run_config=run_config,
-            tags=tags,
-            raise_on_error=False,
-            asset_selection=asset_keys(steps),
-        ) as res:
+        with (
+            heard,
+            execute_job(
+                reconstructable(bucket_build_job_def),
+                instance=instance,
+                run_config=run_config,
+                tags=tags,
+                raise_on_error=False,
+                asset_selection=asset_keys(steps),
+            ) as res,
+        ):
             pending = _collect(ctx, res, summary, built, ",".join(covered))
             success, run_id = res.success, res.run_id
         for asset in (a.key.to_user_string() for a in steps):

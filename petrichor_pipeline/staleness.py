@@ -15,8 +15,9 @@ planning build's own warehouse still holds exactly those files.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from dagster import AssetKey, AssetObservation, AssetRecordsFilter, DagsterEventType, DagsterInstance
 from dagster._core.definitions.data_version import DATA_VERSION_TAG
@@ -84,9 +85,7 @@ def recorded(instance: DagsterInstance, asset: AssetKey, buckets: Sequence[str] 
     latest = instance.get_latest_storage_id_by_partition(asset, DagsterEventType.ASSET_MATERIALIZATION, set(buckets))
     if not latest:
         return {}
-    records = instance.fetch_materializations(
-        AssetRecordsFilter(asset_key=asset, storage_ids=list(latest.values())), limit=len(latest)
-    ).records
+    records = instance.fetch_materializations(AssetRecordsFilter(asset_key=asset, storage_ids=list(latest.values())), limit=len(latest)).records
     out: dict[str, Recorded] = {}
     by_id = {r.storage_id: r for r in records}
     for bucket, storage_id in latest.items():

@@ -48,14 +48,14 @@ class KeyStore:
     """sha256 hex of the key -> principal"""
 
     @classmethod
-    def load(cls, path: Path) -> "KeyStore":
+    def load(cls, path: Path) -> KeyStore:
         try:
             raw = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise KeyFileError(f"cannot read API key file {path}: {exc}") from exc
         entries = raw.get("keys") if isinstance(raw, dict) else None
         if not isinstance(entries, list):
-            raise KeyFileError(f"{path}: expected {{\"keys\": [...]}}")
+            raise KeyFileError(f'{path}: expected {{"keys": [...]}}')
         keys: dict[str, Principal] = {}
         for i, e in enumerate(entries):
             digest = str(e.get("sha256", "")).lower()
@@ -64,10 +64,8 @@ class KeyStore:
             if len(digest) != 64 or not isinstance(tenant, str) or not tenant:
                 raise KeyFileError(f"{path}: key #{i} needs a 64-hex sha256 and a tenant")
             if kbs != "*" and not (isinstance(kbs, list) and all(isinstance(k, str) for k in kbs)):
-                raise KeyFileError(f"{path}: key #{i}: kbs must be a list of ids or \"*\"")
-            keys[digest] = Principal(
-                name=e.get("name", f"key-{digest[:8]}"), tenant=tenant, kb_ids=None if kbs == "*" else frozenset(kbs)
-            )
+                raise KeyFileError(f'{path}: key #{i}: kbs must be a list of ids or "*"')
+            keys[digest] = Principal(name=e.get("name", f"key-{digest[:8]}"), tenant=tenant, kb_ids=None if kbs == "*" else frozenset(kbs))
         return cls(keys)
 
     def authenticate(self, authorization: str | None) -> Principal | None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from pydantic import BaseModel
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Send
 from starlette.types import Scope as AsgiScope
@@ -66,7 +67,8 @@ class Call:
         return self.principal.scope(kb_ids=kb_ids, article_id=article_id)
 
 
-Handler = Callable[..., Awaitable[dict[str, Any]]]
+Handler = Callable[..., Awaitable[dict[str, Any] | Response | None]]
+"""A JSON reply or a response; a raw endpoint's ASGI app returns None."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ class Endpoint:
             try:
                 services: Services = request.app.state.services
                 call = Call(request, services, self.principal(services, request))
+                body: BaseModel | None
                 if self.request:
                     body = self.request.model_validate(await json_body(request))
                 else:
@@ -209,7 +212,9 @@ _ERRORS = {
 
 def openapi_document(endpoints: list[Endpoint]) -> dict[str, Any]:
     """OpenAPI 3.1 from the endpoint table: request and response schemas come from `schema`'s models."""
-    models = {(e.request, "validation") for e in endpoints if e.request} | {(e.response, "serialization") for e in endpoints}
+    models: set[tuple[type[BaseModel], JsonSchemaMode]] = {(e.request, "validation") for e in endpoints if e.request} | {
+        (e.response, "serialization") for e in endpoints
+    }
     models |= {(e.error, "serialization") for e in endpoints}
     refs, defs = models_json_schema(sorted(models, key=lambda m: (m[0].__name__, m[1])), ref_template="#/components/schemas/{model}")
     paths: dict[str, Any] = {}

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from petrichor_pipeline.contract.current import published_snapshots
@@ -65,13 +65,13 @@ def resolve_citation(store: SnapshotStore, current: Snapshot | None, scope: Scop
     another tenant the new owner resolves it and the old one does not; no caller ever reads a text that
     was never published in a scope of its own."""
     missing = HistoryError(404, f"article version {ref.article_version!r} of {ref.article_id!r} not found")
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     records = [r for r in read_article_records(store.data_dir, ref.article_version) if r.article["article_id"] == ref.article_id]
     record = next((r for r in records if _row_readable(scope, r.article, now)), None)
     if record is None:
         raise missing
     live = current is not None and ref.article_id in current.articles
-    if live and ref.article_id not in current.recall.allowed_article_ids(scope, now):
+    if live and current is not None and ref.article_id not in current.recall.allowed_article_ids(scope, now):
         raise missing
     if scope.public_only and not live:
         raise missing  # a share exists only while its article is published

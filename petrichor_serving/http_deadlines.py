@@ -48,7 +48,7 @@ class HeaderDeadlineProtocol(HttpToolsProtocol):
     header_s: float = ReadDeadlines.header_s
 
     @classmethod
-    def with_deadline(cls, header_s: float) -> type["HeaderDeadlineProtocol"]:
+    def with_deadline(cls, header_s: float) -> type[HeaderDeadlineProtocol]:
         return type(cls.__name__, (cls,), {"header_s": header_s})
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -132,11 +132,21 @@ class BodyDeadline:
                 return await receive()
             try:
                 message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0.0))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 timed_out = True
                 if not started:
                     body = _error_body("body", self.body_s)
-                    await send({"type": "http.response.start", "status": 408, "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), (b"connection", b"close")]})
+                    await send(
+                        {
+                            "type": "http.response.start",
+                            "status": 408,
+                            "headers": [
+                                (b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close"),
+                            ],
+                        }
+                    )
                     await send({"type": "http.response.body", "body": body})
                 raise _BodyTooSlow from None
             if message["type"] != "http.request" or not message.get("more_body", False):

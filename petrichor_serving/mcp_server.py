@@ -10,8 +10,9 @@ over stdio (`petrichor mcp`) the key the process was started with.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
@@ -94,7 +95,12 @@ def _read_many(snap: Snapshot, principal: Principal, body: toolspec.ReadManyArgu
     return tools.read_many(snap, principal.scope(kb_ids=body.kb_ids), [t.target() for t in body.targets])
 
 
-EXECUTORS = {toolspec.SEARCH.name: _search, toolspec.OUTLINE.name: _outline, toolspec.READ.name: _read, toolspec.READ_MANY.name: _read_many}
+EXECUTORS: dict[str, Callable[[Snapshot, Principal, Any, Services], dict[str, Any]]] = {
+    toolspec.SEARCH.name: _search,
+    toolspec.OUTLINE.name: _outline,
+    toolspec.READ.name: _read,
+    toolspec.READ_MANY.name: _read_many,
+}
 
 
 def _tool(spec: toolspec.ToolSpec, services: Services, principal: PrincipalOf) -> Tool:

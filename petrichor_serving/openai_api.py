@@ -18,8 +18,9 @@ import json
 import re
 import time
 import uuid
+from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Any, AsyncIterator
+from typing import Any
 
 from pydantic import ValidationError
 from starlette.requests import Request

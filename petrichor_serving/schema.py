@@ -13,15 +13,14 @@ from typing import Annotated, Any, Literal
 
 from mcp.types.jsonrpc import JSONRPCMessage
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, model_validator
+from pydantic.json_schema import JsonDict
 
 # the tool contract; `schema.MAX_RESULTS` and `schema.OutlineRequest` (the outline endpoint's body is the
 # tool's arguments as they are) are the HTTP API's too
 from petrichor_serving.toolspec import (
     MAX_QUESTION_CHARS,
-    MAX_RESULTS,
     Id,
     Names,
-    OutlineRequest,
     ReadArguments,
     Request,
     SearchArguments,
@@ -30,15 +29,19 @@ from petrichor_serving.toolspec import (
     alias,
     optional_fields_take_null,
 )
+from petrichor_serving.toolspec import (
+    MAX_RESULTS as MAX_RESULTS,
+)
+from petrichor_serving.toolspec import (
+    OutlineRequest as OutlineRequest,
+)
 
 MAX_BODY_BYTES = 512 * 1024
 MAX_HISTORY_ITEMS = 24
 MAX_HISTORY_CHARS = 32_000
 """A chat's history: at most 24 user/assistant turns and 32,000 characters in all."""
 
-SnapshotVersion = Annotated[
-    str | None, Field(description="answer against this retained snapshot (`GET /api/snapshots`); default the current one")
-]
+SnapshotVersion = Annotated[str | None, Field(description="answer against this retained snapshot (`GET /api/snapshots`); default the current one")]
 
 
 class SearchRequest(SearchArguments):  # knowledge_search's arguments, and the retained snapshot to search
@@ -149,7 +152,7 @@ class ChatMessage(BaseModel):
         return self.content or ""
 
 
-_USER_QUESTION = {
+_USER_QUESTION: JsonDict = {
     "type": "object",
     "required": ["role", "content"],
     "properties": {
@@ -190,7 +193,7 @@ class ChatCompletionRequest(Request):
     stream: bool = False
 
     @model_validator(mode="after")
-    def _asks_a_question(self) -> "ChatCompletionRequest":
+    def _asks_a_question(self) -> ChatCompletionRequest:
         if self._question_index() is None:
             raise ValueError("a user message with text is required")
         if len(self.question()) > MAX_QUESTION_CHARS:

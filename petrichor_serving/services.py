@@ -47,9 +47,7 @@ class Services:
         self.retained = RetainedSnapshots(self.store)
 
 
-def build_services(
-    settings: ServingSettings, *, chat: AnswerModel | None, embedder: Embedder | None
-) -> Services:
+def build_services(settings: ServingSettings, *, chat: AnswerModel | None, embedder: Embedder | None) -> Services:
     """Wire the store and the key file around the given clients; loads jieba, the tokenizer's astral class
     and the embedder once."""
     from petrichor_pipeline.text.lang import init_jieba

@@ -55,7 +55,7 @@ class SnapshotStore:
         self.data_dir = Path(data_dir)
         self.embed_fingerprint = embed_fingerprint
         self._current: Snapshot | None = None
-        self._failed: dict[str, str] | None = None
+        self._failed: dict[str, str | None] | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

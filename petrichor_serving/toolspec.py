@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from pydantic import AfterValidator, AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
@@ -55,8 +55,11 @@ SearchText = Annotated[str, Field(min_length=1, max_length=MAX_QUESTION_CHARS), 
 Id = Annotated[str, Field(max_length=MAX_ID_CHARS)]
 WholeNumber = Annotated[int, BeforeValidator(_integral)]
 """An integer as JSON Schema counts one: `5` or `5.0`, never `"5"`, `5.5` or `true`."""
-Names = Annotated[str | list[str], AfterValidator(_as_list)]
-"""One string or a list of strings; handlers always see a list."""
+if TYPE_CHECKING:
+    Names = list[str]  # what handlers see: the validator makes every value a list
+else:
+    Names = Annotated[str | list[str], AfterValidator(_as_list)]
+    """One string or a list of strings; handlers always see a list."""
 
 
 def alias(*names: str) -> Any:
@@ -94,10 +97,12 @@ class SearchArguments(Request):
     query: SearchText = Field(description="what to look for, in the articles' language")
     kb_ids: Names | None = Field(None, validation_alias=alias("kb_ids", "knowledge_base_id"), description=_KB_FILTER)
     article_id: Id | None = Field(None, description="search inside this article only")
-    limit: Annotated[int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), BeforeValidator(_integral), AfterValidator(lambda n: min(n, MAX_RESULTS))] = DEFAULT_RESULTS
-    sub_queries: Annotated[Names, AfterValidator(lambda qs: qs[:MAX_SUB_QUERIES]), Field(description=f"only the first {MAX_SUB_QUERIES} are searched")] | None = Field(
-        None, validation_alias=alias("sub_queries", "subQueries")
-    )
+    limit: Annotated[
+        int, Field(ge=1, description=f"capped at {MAX_RESULTS}"), BeforeValidator(_integral), AfterValidator(lambda n: min(n, MAX_RESULTS))
+    ] = DEFAULT_RESULTS
+    sub_queries: (
+        Annotated[Names, AfterValidator(lambda qs: qs[:MAX_SUB_QUERIES]), Field(description=f"only the first {MAX_SUB_QUERIES} are searched")] | None
+    ) = Field(None, validation_alias=alias("sub_queries", "subQueries"))
 
 
 class OutlineRequest(Request):
@@ -159,12 +164,16 @@ class ToolSpec:
     @cached_property
     def agent_arguments(self) -> type[Request]:
         """`arguments` without the `scope` fields, on the same bases: what the model agent may send."""
-        fields = {name: (info.annotation, info) for name, info in self.arguments.model_fields.items() if name not in self.scope}
-        return create_model(self.arguments.__name__, __base__=self.arguments.__bases__, **fields)
+        fields: dict[str, Any] = {name: (info.annotation, info) for name, info in self.arguments.model_fields.items() if name not in self.scope}
+        bases = cast("tuple[type[Request], ...]", self.arguments.__bases__)
+        return create_model(self.arguments.__name__, __base__=bases, **fields)
 
     def function(self) -> dict[str, Any]:
         """The tool as an OpenAI function for the model agent."""
-        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.agent_arguments.model_json_schema()}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.agent_arguments.model_json_schema()},
+        }
 
 
 SEARCH = ToolSpec(

@@ -68,6 +68,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         import shutil
 
         shutil.rmtree(base, ignore_errors=True)
+
+
 CORPUS = REPO / "data" / "corpus"
 SHARED_EVAL = REPO.parent / "shared" / "eval"
 
@@ -138,8 +140,8 @@ def built_corpus(tmp_path_factory: pytest.TempPathFactory) -> BuiltCorpus:
 @pytest.fixture(scope="session")
 def served_snapshot(built_corpus: BuiltCorpus):
     """The built bundled corpus loaded as serving loads it."""
-    from petrichor_pipeline.models.providers import make_embedder
     from petrichor_pipeline.config import load_settings
+    from petrichor_pipeline.models.providers import make_embedder
     from petrichor_serving.snapshot import SnapshotStore
 
     mp = pytest.MonkeyPatch()

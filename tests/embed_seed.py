@@ -68,9 +68,9 @@ def write(cache_root: Path, seed: Path = SEED) -> int:
         table = pq.read_table(segment)
         vectors.update(zip(table.column("content_hash").to_pylist(), table.column("vector").to_pylist()))
     hashes = sorted(vectors)
-    table = pa.table(
-        {"content_hash": hashes, "vector": pa.array([vectors[h] for h in hashes], pa.list_(pa.float32()))}
-    ).replace_schema_metadata({_FINGERPRINT_KEY: _fingerprint().encode()})
+    table = pa.table({"content_hash": hashes, "vector": pa.array([vectors[h] for h in hashes], pa.list_(pa.float32()))}).replace_schema_metadata(
+        {_FINGERPRINT_KEY: _fingerprint().encode()}
+    )
     seed.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, seed, compression="zstd")
     return len(hashes)

@@ -90,7 +90,10 @@ def test_text_and_the_contract_import_nothing_of_ours_but_text(graph):
     """Text imports only text; the contract's modules import text and each other. Both may read the version
     constants (`versions`, which imports nothing)."""
     leaf = "petrichor_pipeline.versions"
-    layers = {"petrichor_pipeline.text": ("petrichor_pipeline.text", leaf), "petrichor_pipeline.contract": ("petrichor_pipeline.text", "petrichor_pipeline.contract", leaf)}
+    layers = {
+        "petrichor_pipeline.text": ("petrichor_pipeline.text", leaf),
+        "petrichor_pipeline.contract": ("petrichor_pipeline.text", "petrichor_pipeline.contract", leaf),
+    }
     bad = {
         name: sorted(n for n in _ours(graph, name) if not any(_under(n, ok) for ok in allowed))
         for layer, allowed in layers.items()
@@ -132,11 +135,7 @@ def test_serving_never_imports_dagster(graph):
 def test_the_pipeline_never_imports_serving(graph):
     """Serving builds on the pipeline's contract, text and model protocols; answering questions is
     serving's alone, so no pipeline module (the offline model included) reaches `petrichor_serving`."""
-    bad = {
-        name: sorted(n for n in _ours(graph, name) if _under(n, "petrichor_serving"))
-        for name in graph
-        if _under(name, "petrichor_pipeline")
-    }
+    bad = {name: sorted(n for n in _ours(graph, name) if _under(n, "petrichor_serving")) for name in graph if _under(name, "petrichor_pipeline")}
     assert {k: v for k, v in bad.items() if v} == {}
     assert any(_under(n, "petrichor_pipeline.text.prose") for n in _ours(graph, "petrichor_serving.answer.answers"))
     assert any(_under(n, "petrichor_pipeline.text.prose") for n in _ours(graph, "petrichor_pipeline.models.offline.pages"))
@@ -152,5 +151,7 @@ def test_the_http_contract_imports_no_agent_module(graph):
     bad = {name: sorted(n for n in _ours(graph, name) if _under(n, "petrichor_serving.agent")) for name in HTTP_CONTRACT}
     assert {k: v for k, v in bad.items() if v} == {}
     handlers = ("petrichor_serving.app", "petrichor_serving.openai_api", "petrichor_serving.mcp_server")
-    beyond = {name: sorted(n for n in _ours(graph, name) if _under(n, "petrichor_serving.agent") and n not in AGENT_ENTRY_POINTS) for name in handlers}
+    beyond = {
+        name: sorted(n for n in _ours(graph, name) if _under(n, "petrichor_serving.agent") and n not in AGENT_ENTRY_POINTS) for name in handlers
+    }
     assert {k: v for k, v in beyond.items() if v} == {}

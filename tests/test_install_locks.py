@@ -65,7 +65,10 @@ def test_the_product_imports_without_the_test_toolchain() -> None:
 def test_collect_only_prints_the_total() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--co", "-q", "-n", "0", "tests/test_versions.py"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert re.search(r"\d+ tests? collected", done.stdout), done.stdout[-500:]
 

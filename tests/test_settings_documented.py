@@ -48,7 +48,7 @@ def documented() -> set[str]:
         full = [n if n.startswith("PETRICHOR_") else f"{base.group(1)}{n}" for n in first] if base else first
         names.update(full)
         for other in re.findall(r"`(PETRICHOR_[A-Z]+)_…`", cells[3]):
-            names.update(other + n[len(base.group(1)):] for n in full if base)
+            names.update(other + n[len(base.group(1)) :] for n in full if base)
     return names
 
 

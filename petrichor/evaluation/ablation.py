@@ -47,14 +47,24 @@ def variants() -> list[Variant]:
         ),
         Variant("no_rerank", "local rerank off", replace(DEFAULT_CONFIG, rerank=False)),
         Variant("rerank_uniform", "rerank weighs every query token alike (the reference)", replace(DEFAULT_CONFIG, rerank_idf=False)),
-        Variant("questions_full_weight", "question routes weigh 1 in the fusion (the reference)", replace(DEFAULT_CONFIG, route_weights=(), question_routes="always")),
+        Variant(
+            "questions_full_weight",
+            "question routes weigh 1 in the fusion (the reference)",
+            replace(DEFAULT_CONFIG, route_weights=(), question_routes="always"),
+        ),
         Variant("tokenizer_jieba", "jieba instead of bigram tokens for BM25, rerank and wiki", tokenizer="jieba"),
         Variant("articles_10", "article balancing keeps 10 articles instead of 5", replace(DEFAULT_CONFIG, article_top_k=10)),
         Variant("articles_3", "article balancing keeps 3 articles instead of 5", replace(DEFAULT_CONFIG, article_top_k=3)),
         Variant("no_dense_rerank", "the rerank scores lexical fields only (no dense share)", replace(DEFAULT_CONFIG, rerank_dense=0.0)),
         Variant("dense_rerank_4", "the rerank's dense share worth 4 points instead of 8", replace(DEFAULT_CONFIG, rerank_dense=4.0)),
-        Variant("no_sentence_rerank", "the rerank gives no points for the best sentence's query tokens", replace(DEFAULT_CONFIG, rerank_sentence=0.0)),
-        Variant("prior_share", "the rerank's fused prior as before: 4 points × the best fused score's share", replace(DEFAULT_CONFIG, rerank_prior=4.0, prior_range=False)),
+        Variant(
+            "no_sentence_rerank", "the rerank gives no points for the best sentence's query tokens", replace(DEFAULT_CONFIG, rerank_sentence=0.0)
+        ),
+        Variant(
+            "prior_share",
+            "the rerank's fused prior as before: 4 points × the best fused score's share",
+            replace(DEFAULT_CONFIG, rerank_prior=4.0, prior_range=False),
+        ),
         Variant("no_spelling", "unknown Latin query words gain no indexed word they misspell", replace(DEFAULT_CONFIG, spelling=False)),
         Variant("no_fresh_tail", "no places kept at the end of the list for unlisted articles", replace(DEFAULT_CONFIG, fresh_tail=0)),
         Variant("tail_fused", "the fresh tail takes new articles in fused order, not the rerank's", replace(DEFAULT_CONFIG, tail_articles=0)),
@@ -64,7 +74,9 @@ def variants() -> list[Variant]:
             replace(DEFAULT_CONFIG, rerank_dense=0.0, article_top_k=3, enabled_routes=routes.default_off(), fresh_tail=0),
         ),
         Variant("rewrite", "the reference's rule-based clauses searched beside the question", replace(DEFAULT_CONFIG, rewrite=True)),
-        Variant("no_coordination", "a Chinese question asked of several subjects is searched once, as asked", replace(DEFAULT_CONFIG, coordination=False)),
+        Variant(
+            "no_coordination", "a Chinese question asked of several subjects is searched once, as asked", replace(DEFAULT_CONFIG, coordination=False)
+        ),
         Variant("no_sub_query_leads", "sub-queries keep no place for their first article", replace(DEFAULT_CONFIG, sub_query_leads=False)),
         Variant("no_diversity", "near-duplicate test and per-article cap off", replace(DEFAULT_CONFIG, diversity=False)),
         Variant(
@@ -93,23 +105,24 @@ def variants() -> list[Variant]:
             "window routes only, no rerank, 10 articles",
             replace(
                 DEFAULT_CONFIG,
-                disabled_routes=frozenset(
-                    {routes.QUESTION_VECTOR, routes.QUESTION_BM25, routes.WIKI, routes.CHUNK_VECTOR, routes.CHUNK_BM25}
-                ),
+                disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25, routes.WIKI, routes.CHUNK_VECTOR, routes.CHUNK_BM25}),
                 rerank=False,
                 article_top_k=10,
             ),
         ),
-        Variant("rewrite_half", "the rewrite's clauses searched at half weight in the fusion", replace(DEFAULT_CONFIG, rewrite=True, sub_query_weight=0.5)),
-        Variant("articles_by_top3", "balancing scores an article by its best three hits (the reference)", replace(DEFAULT_CONFIG, article_rank_weights=REFERENCE_RANK_WEIGHTS)),
+        Variant(
+            "rewrite_half", "the rewrite's clauses searched at half weight in the fusion", replace(DEFAULT_CONFIG, rewrite=True, sub_query_weight=0.5)
+        ),
+        Variant(
+            "articles_by_top3",
+            "balancing scores an article by its best three hits (the reference)",
+            replace(DEFAULT_CONFIG, article_rank_weights=REFERENCE_RANK_WEIGHTS),
+        ),
         Variant("route_top_30", "30 hits per route into the fusion instead of 10", replace(DEFAULT_CONFIG, route_top_k=30)),
         Variant(
             "lean_articles_3",
             "window and chunk routes only, no rerank, 3 articles",
-            replace(
-                DEFAULT_CONFIG,
-                disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25, routes.WIKI}), rerank=False
-            ),
+            replace(DEFAULT_CONFIG, disabled_routes=frozenset({routes.QUESTION_VECTOR, routes.QUESTION_BM25, routes.WIKI}), rerank=False),
         ),
     ]
     return out

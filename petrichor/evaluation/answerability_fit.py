@@ -31,6 +31,9 @@ import numpy as np
 
 from petrichor_serving.agent.answerability import FEATURES, LEXICAL, MODEL_PATH, SEMANTIC, features, judge, signals_of
 
+Params = tuple[np.ndarray, np.ndarray, np.ndarray, np.float64]
+"""A fitted combiner: (mean, scale, weights, bias)."""
+
 FALSE_NOT_FOUND_MAX = 0.045
 """The bar is 5 % false not-found on every answerable set; half a point is kept for questions not seen here."""
 RIDGE = 1.0
@@ -91,7 +94,7 @@ def _groups(rows: list[dict[str, Any]]) -> list[str]:
     return [f"{r['dataset']}:{'cross' if str(r['kind']).startswith('cross:') else r['kind']}" for r in rows]
 
 
-def _train(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None) -> tuple[np.ndarray, ...]:
+def _train(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None) -> Params:
     """Standardisation and weights fitted on `rows`: (mean, scale, weights, bias)."""
     raw = matrix(rows, names, embedders)
     fitted = ~np.isnan(raw).all(axis=1)
@@ -113,7 +116,7 @@ def _train(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str]
     return mean, scale, weights, np.float64(bias)
 
 
-def _score(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None, params: tuple[np.ndarray, ...]) -> np.ndarray:
+def _score(rows: list[dict[str, Any]], names: Sequence[str], embedders: set[str] | None, params: Params) -> np.ndarray:
     mean, scale, weights, bias = params
     raw = matrix(rows, names, embedders)
     x = (np.where(np.isnan(raw), mean, raw) - mean) / scale
@@ -143,9 +146,7 @@ def fit_variant(rows: list[dict[str, Any]], names: Sequence[str], embedders: set
     for script in sorted(set(scripts)):
         m = scripts == script
         part = [r for r, keep in zip(rows, m) if keep]
-        threshold[str(script)] = min(
-            operating_point(part, scores[m], fitted[m], floor[m]), operating_point(part, held_out[m], fitted[m], floor[m])
-        )
+        threshold[str(script)] = min(operating_point(part, scores[m], fitted[m], floor[m]), operating_point(part, held_out[m], fitted[m], floor[m]))
     per_row = np.array([threshold[str(script)] for script in scripts])
     mean, scale, weights, bias = params
     return {
@@ -168,9 +169,7 @@ def _script(row: dict[str, Any]) -> str:
 def _floor(rows: list[dict[str, Any]], hard_conflict: bool = False) -> np.ndarray:
     """Whether the per-signal thresholds (`answerability.judge`, the gate's floor) pass each gated row, and
     with `hard_conflict` no constraint is contradicted."""
-    return np.array(
-        [s is not None and judge(signals_of(s)).answerable and not (hard_conflict and s.get("conflict")) for s in map(_measured, rows)]
-    )
+    return np.array([s is not None and judge(signals_of(s)).answerable and not (hard_conflict and s.get("conflict")) for s in map(_measured, rows)])
 
 
 def _answered(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, threshold: float | np.ndarray, floor: np.ndarray) -> np.ndarray:
@@ -211,7 +210,11 @@ def figures(rows: list[dict[str, Any]], scores: np.ndarray, gated: np.ndarray, t
             mask = np.array([r["dataset"] == s and test(r) for r in rows])
             if mask.any():
                 rate, floor_rate = 1 - answered[mask].mean(), 1 - before[mask].mean()
-                out.setdefault(s, {})[label] = {"rate": round(float(rate), 3), "thresholds_alone": round(float(floor_rate), 3), "questions": int(mask.sum())}
+                out.setdefault(s, {})[label] = {
+                    "rate": round(float(rate), 3),
+                    "thresholds_alone": round(float(floor_rate), 3),
+                    "questions": int(mask.sum()),
+                }
         gold = np.array([r["dataset"] == s and r.get("holds_gold") is not None for r in rows])
         if gold.any():
             held = np.array([bool(r.get("holds_gold")) for r in rows])
@@ -239,7 +242,7 @@ def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
     year, date or count asked) is refused outright when that refuses more in-domain near misses at the same
     bar than leaving it to the combiner's weights (`hard_conflict`)."""
     embedders = sorted({((_measured(r) or {}).get("embedder") or "").split(":", 1)[0] for r in rows} - {""})
-    options = [
+    options: list[dict[str, Any]] = [
         {"full": fit_variant(rows, FEATURES, set(embedders), hard), "lexical": fit_variant(rows, LEXICAL, set(), hard), "hard_conflict": hard}
         for hard in (False, True)
     ]
@@ -320,7 +323,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"no such signals file: {', '.join(map(str, missing))}")
     model = fit(load(args.signals))
     args.out.write_text(json.dumps(model, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps({k: model[k]["figures"] for k in ("full", "lexical")} | {"threshold": model["full"]["threshold"], "hard_conflict": model["hard_conflict"]}, indent=1))
+    print(
+        json.dumps(
+            {k: model[k]["figures"] for k in ("full", "lexical")}
+            | {"threshold": model["full"]["threshold"], "hard_conflict": model["hard_conflict"]},
+            indent=1,
+        )
+    )
     return 0
 
 

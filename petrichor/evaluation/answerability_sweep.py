@@ -107,7 +107,11 @@ Margins = dict[str, float | None]
 
 
 def answered(
-    rows: Rows, semantic: float | None, coverage: float, type_semantic: float | None, margins: Margins | None = None,
+    rows: Rows,
+    semantic: float | None,
+    coverage: float,
+    type_semantic: float | None,
+    margins: Margins | None = None,
     waiver: float | None = None,
 ) -> np.ndarray:
     """Which questions get an answer under these thresholds (`answerability.judge`, vectorised; the margin
@@ -130,8 +134,14 @@ def _rate(mask: np.ndarray, within: np.ndarray) -> float | None:
 
 
 def score(
-    rows: Rows, semantic: float | None, coverage: float, type_semantic: float | None, margins: Margins | None = None, per_set: bool = True,
-    got: np.ndarray | None = None, waiver: float | None = None,
+    rows: Rows,
+    semantic: float | None,
+    coverage: float,
+    type_semantic: float | None,
+    margins: Margins | None = None,
+    per_set: bool = True,
+    got: np.ndarray | None = None,
+    waiver: float | None = None,
 ) -> dict[str, Any]:
     """The figures of one combination; `got` is its `answered` mask when the caller already has it."""
     got = answered(rows, semantic, coverage, type_semantic, margins, waiver) if got is None else got
@@ -185,7 +195,7 @@ def sweep(rows: Rows, max_false: float = MAX_FALSE, target: float = TARGET) -> t
         if key is not None and (best_key is None or key > best_key):
             best, best_key = s, key
     ungated = score(rows, None, 0.0, None)
-    if best is None:
+    if best is None or best_key is None:
         return ungated, ungated
     base, base_key = best, best_key
     for waiver in WAIVER_GRID:
@@ -209,12 +219,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("signals", nargs="+", type=Path)
     parser.add_argument("--max-false", type=float, default=MAX_FALSE, help=f"false not-found allowed on each set (default {MAX_FALSE})")
     parser.add_argument("--target", type=float, default=TARGET, help=f"not-found rate the weakest set should reach (default {TARGET})")
-    parser.add_argument("--at", nargs=3, metavar=("SEMANTIC", "COVERAGE", "TYPE_SEMANTIC"),
-                        help="score one combination instead of sweeping ('none' switches a signal off)")
-    parser.add_argument("--margin", action="append", default=[], metavar="SCRIPT=MARGIN",
-                        help="with --at: a margin threshold for questions of one script (cjk or latin)")
-    parser.add_argument("--waiver", type=float, default=None,
-                        help="with --at: the held share of the question from which the margin is waived")
+    parser.add_argument(
+        "--at",
+        nargs=3,
+        metavar=("SEMANTIC", "COVERAGE", "TYPE_SEMANTIC"),
+        help="score one combination instead of sweeping ('none' switches a signal off)",
+    )
+    parser.add_argument(
+        "--margin",
+        action="append",
+        default=[],
+        metavar="SCRIPT=MARGIN",
+        help="with --at: a margin threshold for questions of one script (cjk or latin)",
+    )
+    parser.add_argument("--waiver", type=float, default=None, help="with --at: the held share of the question from which the margin is waived")
     args = parser.parse_args(argv)
     rows = load(args.signals)
     if args.at:

@@ -32,8 +32,8 @@ from petrichor.evaluation.metrics import (
     cmrc_exact_match,
     cmrc_f1,
     exact_match,
-    mean,
     holds_short_answer,
+    mean,
     percentile,
     quote_supports,
     squeeze,
@@ -140,9 +140,7 @@ def retrieval_answer(question: EvalQuestion, retriever: Any, chat: Any, titles: 
     """The chat model's answer over the retriever's first `READ_BUDGET` chunks."""
     started = time.perf_counter()
     items = [i for i in retriever.retrieve(question.question).items if i.is_chunk][:READ_BUDGET]
-    evidence = [
-        EvidenceText(f"e{n}", titles.get(i.doc_id or "", ""), i.heading_path, i.text) for n, i in enumerate(items, 1)
-    ]
+    evidence = [EvidenceText(f"e{n}", titles.get(i.doc_id or "", ""), i.heading_path, i.text) for n, i in enumerate(items, 1)]
     reply: dict[str, Any] = {"answer": "", "citations": []}
     if evidence:
         try:
@@ -154,7 +152,7 @@ def retrieval_answer(question: EvalQuestion, retriever: Any, chat: Any, titles: 
     for c in reply.get("citations") or []:
         found = by_id.get(str(c.get("evidence_id", ""))) if isinstance(c, dict) else None
         quote = c.get("quote") if found else None
-        if isinstance(quote, str) and quote.strip() and quote in found[0].content:
+        if found is not None and isinstance(quote, str) and quote.strip() and quote in found[0].content:
             quotes.append(Quote(quote, found[1].doc_id))
     text = str(reply.get("answer") or "")
     lead = lead_in(text, quotes[0].text, question.lang) if quotes else None
@@ -167,9 +165,7 @@ def answer_contains(answer: str, answers: Sequence[str], lang: str) -> bool:
     return any(holds_short_answer(text, a, lang) for a in answers)
 
 
-def summarise_answers(
-    questions: Sequence[EvalQuestion], outcomes: Sequence[AnswerOutcome], scorer: Scorer
-) -> dict[str, Any]:
+def summarise_answers(questions: Sequence[EvalQuestion], outcomes: Sequence[AnswerOutcome], scorer: Scorer) -> dict[str, Any]:
     """EM, F1 and `answer_contains_gold` over questions with short answers (None when the set has none);
     citation precision over every cited quote; `citation_doc_precision`: the share of quotes taken from a
     gold document; `false_not_found`: the share of these answerable questions answered without a citation.

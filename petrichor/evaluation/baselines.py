@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -47,7 +47,8 @@ class NaiveChunk:
 
 def _heading_marks(text: str) -> tuple[list[int], list[tuple[str, ...]]]:
     """Offsets where a heading line starts and the heading path from there on."""
-    offsets, paths = [0], [()]
+    offsets: list[int] = [0]
+    paths: list[tuple[str, ...]] = [()]
     stack: list[tuple[int, str]] = []
     for heading in headings(text):
         while stack and stack[-1][0] >= heading.level:
@@ -58,9 +59,7 @@ def _heading_marks(text: str) -> tuple[list[int], list[tuple[str, ...]]]:
     return offsets, paths
 
 
-def naive_chunks(
-    doc: EvalDoc, size: int = NAIVE_CHUNK_CHARS, overlap: int = NAIVE_OVERLAP_CHARS
-) -> list[NaiveChunk]:
+def naive_chunks(doc: EvalDoc, size: int = NAIVE_CHUNK_CHARS, overlap: int = NAIVE_OVERLAP_CHARS) -> list[NaiveChunk]:
     """Windows of `size` code points starting every `size - overlap`; the last one ends at the text's end."""
     text = normalize_text(doc.content).strip()
     if not text:
@@ -102,7 +101,7 @@ def embed_chunks(
         cache.add({h: np.asarray(v, dtype=np.float32) for h, v in zip(part, vectors)})
         if on_progress:
             on_progress(min(i + EMBED_BATCH, len(missing)), len(missing))
-    matrix = np.stack([cache.get(h) for h in hashes]) if hashes else np.zeros((0, embedder.dim), np.float32)
+    matrix = np.stack([cast(np.ndarray, cache.get(h)) for h in hashes]) if hashes else np.zeros((0, embedder.dim), np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
@@ -140,9 +139,7 @@ class NaiveVectorRetriever:
 
     name = "naive_vector"
 
-    def __init__(
-        self, chunks: Sequence[NaiveChunk], vectors: np.ndarray, queries: QueryEmbeddings, limit: int = SEARCH_LIMIT
-    ):
+    def __init__(self, chunks: Sequence[NaiveChunk], vectors: np.ndarray, queries: QueryEmbeddings, limit: int = SEARCH_LIMIT):
         self.chunks = list(chunks)
         self.vectors = vectors
         self.queries = queries

@@ -42,26 +42,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", metavar="DIR", help="write Recall@K charts as PNG into DIR")
     p.add_argument("--limit", type=int, default=0, help="evaluate only the first N questions")
     p.add_argument("--no-ablation", action="store_true")
-    p.add_argument("--unanswerable-from", action="append", default=[], metavar="DIR",
-                   help="with --answers: ask a sample of another set's questions of this set's corpus, as off-topic unanswerable questions (repeatable)")
+    p.add_argument(
+        "--unanswerable-from",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="with --answers: ask a sample of another set's questions of this set's corpus, as off-topic unanswerable questions (repeatable)",
+    )
     p.add_argument("--unanswerable-sample", type=int, default=50, metavar="N", help="questions taken from each --unanswerable-from set (default 50)")
     p.add_argument("--signals", metavar="FILE", help="with --answers: write Petrichor's answerability signals per question as JSON lines")
-    p.add_argument("--leave-gold-out", type=_count, default=0, metavar="N",
-                   help="with --answers: evaluate on a corpus variant without the gold passage (cmrc: the paragraph; rhdh: "
-                        "the gold sections, the rest of the guide kept) of about N questions, evenly spread, which must then "
-                        "get \"not found\" (in-domain); built in <PETRICHOR_DATA>/eval/<set>.leave-gold-out/")
-    p.add_argument("--followups", type=_count, default=0, metavar="N",
-                   help="with --answers: ask N follow-ups built from pairs of the set's questions on the same evidence "
-                        "(the second's subject replaced by it/that/它 or dropped), with the first question and its answer "
-                        "as history; a set's followups.jsonl is asked whenever --answers is given")
+    p.add_argument(
+        "--leave-gold-out",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="with --answers: evaluate on a corpus variant without the gold passage (cmrc: the paragraph; rhdh: "
+        "the gold sections, the rest of the guide kept) of about N questions, evenly spread, which must then "
+        'get "not found" (in-domain); built in <PETRICHOR_DATA>/eval/<set>.leave-gold-out/',
+    )
+    p.add_argument(
+        "--followups",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="with --answers: ask N follow-ups built from pairs of the set's questions on the same evidence "
+        "(the second's subject replaced by it/that/它 or dropped), with the first question and its answer "
+        "as history; a set's followups.jsonl is asked whenever --answers is given",
+    )
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
-    from petrichor_pipeline.config import load_settings
     from petrichor.evaluation.dataset import corpus_source, has_set_files
     from petrichor.evaluation.harness import EvalConfig, run_eval
     from petrichor.evaluation.leave_gold_out import SUFFIX
     from petrichor.evaluation.report import print_report, write_plots
+    from petrichor_pipeline.config import load_settings
 
     err = Console(stderr=True)
     dataset_dir = Path(args.dataset)

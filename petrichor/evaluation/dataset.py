@@ -143,7 +143,7 @@ def corpus_source(directory: Path) -> Path | None:
     try:
         folder = json.loads(path.read_text(encoding="utf-8"))["corpus"]
     except (ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: needs {{\"corpus\": \"<folder>\"}} ({exc})") from exc
+        raise ValueError(f'{path}: needs {{"corpus": "<folder>"}} ({exc})') from exc
     corpus = (Path(directory) / str(folder)).resolve()
     if not corpus.is_dir():
         raise ValueError(f"{path}: the corpus folder {corpus} does not exist")
@@ -169,9 +169,12 @@ def load_dataset(directory: Path, limit: int = 0) -> Dataset:
     > 0 keeps only the first of each (all documents stay)."""
     directory = Path(directory)
     corpus = None if (directory / "docs.jsonl").is_file() else corpus_source(directory)
-    docs = corpus_docs(corpus) if corpus else tuple(
-        EvalDoc(str(r["doc_id"]), str(r.get("title") or r["doc_id"]), str(r.get("content") or ""))
-        for r in _read_jsonl(directory / "docs.jsonl")
+    docs = (
+        corpus_docs(corpus)
+        if corpus
+        else tuple(
+            EvalDoc(str(r["doc_id"]), str(r.get("title") or r["doc_id"]), str(r.get("content") or "")) for r in _read_jsonl(directory / "docs.jsonl")
+        )
     )
     parsed = [parse_question(r) for r in _read_jsonl(directory / "qa.jsonl")]
     questions = tuple(q for q in parsed if q.has_gold)
@@ -199,7 +202,4 @@ def cross_questions(directory: Path, count: int) -> tuple[EvalQuestion, ...]:
         return ()
     step = max(1, len(pool) // count)
     picked = pool[::step][:count]
-    return tuple(
-        EvalQuestion(qid=f"{name}:{q.qid}", question=q.question, gold_doc_ids=(), subset=f"cross:{name}", lang=q.lang)
-        for q in picked
-    )
+    return tuple(EvalQuestion(qid=f"{name}:{q.qid}", question=q.question, gold_doc_ids=(), subset=f"cross:{name}", lang=q.lang) for q in picked)

@@ -132,9 +132,9 @@ class PhraseRarity:
 
 def subject_span(first: str, second: str, lang: str, rarity: PhraseRarity, title: str = "") -> tuple[int, int] | None:
     """Character offsets in `second` of what it shares with `first` as its subject: the title when both hold
-    it, else the shared phrase whose units are rarest in sum (at least two Chinese units; two content words, or
-one capitalised mid-sentence, in English);
-    None when they share nothing of the kind."""
+        it, else the shared phrase whose units are rarest in sum (at least two Chinese units; two content words, or
+    one capitalised mid-sentence, in English);
+        None when they share nothing of the kind."""
     if title and title in first and title in second and title != second:
         start = second.index(title)
         return start, start + len(title)
@@ -218,11 +218,7 @@ def construct(questions: Sequence[EvalQuestion], docs: Sequence[EvalDoc], count:
         if not _enough_left(asked, partner.lang):
             continue
         used.update((q.qid, partner.qid))
-        out.append(
-            FollowUp(
-                f"{q.qid}->{partner.qid}", q, replace(partner, question=asked), partner.question, partner.question[span[0] : span[1]]
-            )
-        )
+        out.append(FollowUp(f"{q.qid}->{partner.qid}", q, replace(partner, question=asked), partner.question, partner.question[span[0] : span[1]]))
     return tuple(out)
 
 
@@ -232,8 +228,10 @@ OPENING = {"zh": "介绍一下{title}。", "en": "What is {title}?"}
 def opening_question(question: EvalQuestion, title: str) -> EvalQuestion:
     """What a reader asks before a detail of a document's subject: what the subject is (its gold: the document)."""
     return EvalQuestion(
-        qid=f"{question.qid}:opening", question=OPENING[question.lang].format(title=title),
-        gold_doc_ids=question.gold_doc_ids, lang=question.lang,
+        qid=f"{question.qid}:opening",
+        question=OPENING[question.lang].format(title=title),
+        gold_doc_ids=question.gold_doc_ids,
+        lang=question.lang,
     )
 
 
@@ -249,7 +247,9 @@ def load_written(directory: Path) -> tuple[FollowUp, ...]:
         row = json.loads(line)
         missing = [k for k in ("qid", "first", "question") if not row.get(k)]
         if missing or not (row.get("gold_doc_ids") or row.get("answers_all") or row.get("answer")):
-            raise ValueError(f"{path}:{n}: a follow-up needs qid, first, question and a gold answer or gold_doc_ids (missing {', '.join(missing) or 'gold'})")
+            raise ValueError(
+                f"{path}:{n}: a follow-up needs qid, first, question and a gold answer or gold_doc_ids (missing {', '.join(missing) or 'gold'})"
+            )
         second = parse_question(row)
         first = EvalQuestion(qid=f"{second.qid}:first", question=str(row["first"]), gold_doc_ids=second.gold_doc_ids, lang=second.lang)
         out.append(FollowUp(second.qid, first, second))

@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,8 @@ from petrichor.evaluation.baselines import (
 from petrichor.evaluation.build import BuiltSet, EvalLayout, build_set
 from petrichor.evaluation.dataset import Dataset, cross_questions, load_dataset
 from petrichor.evaluation.followups import FollowUp, construct, load_written
-from petrichor.evaluation.leave_gold_out import variant_dataset
 from petrichor.evaluation.hybrid import NaiveHybridRetriever
+from petrichor.evaluation.leave_gold_out import variant_dataset
 from petrichor.evaluation.retrieval import PetrichorRetriever, Retriever
 from petrichor.evaluation.scoring import (
     Outcome,
@@ -114,7 +115,6 @@ def _answers(
     log: Log,
     followups: dict[str, tuple[FollowUp, ...]] | None = None,
 ) -> AnswerRun:
-    from petrichor_pipeline.config import load_settings
     from petrichor.evaluation.answers import (
         agent_answer,
         answer_contains,
@@ -126,6 +126,7 @@ def _answers(
         unanswerable_scope,
         without_gate,
     )
+    from petrichor_pipeline.config import load_settings
     from petrichor_pipeline.models.providers import make_answer_model
     from petrichor_serving.answer.answerer import OFFLINE
 
@@ -137,7 +138,7 @@ def _answers(
             name: (
                 (lambda q: agent_answer(q, built.snapshot, chat, built.embedder, doc_of_article))
                 if name == "petrichor"
-                else (lambda q, r=retriever: retrieval_answer(q, r, chat, titles))
+                else partial(retrieval_answer, retriever=retriever, chat=chat, titles=titles)
             )
             for name, retriever in retrievers.items()
         },
@@ -164,16 +165,18 @@ def _answers(
             )
         out[name]["without_gate"] = before
         for q, o, u in [*zip(dataset.questions, outcomes, ungated), *zip(unanswerable, unanswered, unanswered)]:
-            signals.append({
-                "dataset": dataset.name,
-                "qid": q.qid,
-                "kind": "answerable" if q.has_gold and q.subset != "leave-gold-out" else unanswerable_kind(q),
-                "scope": None if q.has_gold and q.subset != "leave-gold-out" else unanswerable_scope(q),
-                "lang": q.lang,
-                "cited": bool(o.quotes),
-                "answerability": o.answerability,
-                "holds_gold": answer_contains(u.answer, q.answers_all, q.lang) if q.has_gold and q.answers_all else None,
-            })
+            signals.append(
+                {
+                    "dataset": dataset.name,
+                    "qid": q.qid,
+                    "kind": "answerable" if q.has_gold and q.subset != "leave-gold-out" else unanswerable_kind(q),
+                    "scope": None if q.has_gold and q.subset != "leave-gold-out" else unanswerable_scope(q),
+                    "lang": q.lang,
+                    "cited": bool(o.quotes),
+                    "answerability": o.answerability,
+                    "holds_gold": answer_contains(u.answer, q.answers_all, q.lang) if q.has_gold and q.answers_all else None,
+                }
+            )
     for source, pairs in (followups or {}).items():
         if not pairs:
             continue
@@ -205,9 +208,7 @@ def _followup_runs(pairs: tuple[FollowUp, ...], agent: Callable[..., Any], basel
 
 
 def _ablation(dataset: Dataset, built: BuiltSet, petrichor: PetrichorRetriever, full: list[Outcome], scorer: Scorer, log: Log) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "full": {"description": "the product's defaults", **summarise(dataset.questions, full, with_latency=False)}
-    }
+    out: dict[str, Any] = {"full": {"description": "the product's defaults", **summarise(dataset.questions, full, with_latency=False)}}
     indexes = {"bigram": petrichor.index}
     for variant in variants():
         if variant.tokenizer not in indexes:
@@ -255,8 +256,10 @@ def prepare(config: EvalConfig, log: Log) -> tuple[Dataset, dict[str, Any], tupl
         "docs_dropped": sum(d.doc_id not in kept for d in dataset.docs),
         "docs_cut": sum(d.doc_id in kept and kept[d.doc_id] != d.content for d in dataset.docs),
     }
-    log(f"leave-gold-out: {info['sampled']} questions sampled, {info['unanswerable']} lost their evidence "
-        f"({info['passed_over']} passed over), {info['docs_dropped']} documents dropped, {info['docs_cut']} cut")
+    log(
+        f"leave-gold-out: {info['sampled']} questions sampled, {info['unanswerable']} lost their evidence "
+        f"({info['passed_over']} passed over), {info['docs_dropped']} documents dropped, {info['docs_cut']} cut"
+    )
     if pairs:
         pairs = construct(variant.questions, variant.docs, config.followups)
     return _limited(variant, config.limit), info, pairs
@@ -318,16 +321,16 @@ def evaluate(
         subsets[name] = summarise_subsets(dataset.questions, outcomes[name])
     unanswerable: tuple[Any, ...] = ()
     answer_baseline: dict[str, Any] = {}
-    followups: dict[str, tuple[FollowUp, ...]] = {}
+    followup_sets: dict[str, tuple[FollowUp, ...]] = {}
     if config.answers:
         unanswerable = dataset.unanswerable + tuple(
             q for other in config.unanswerable_from for q in cross_questions(other, config.unanswerable_sample)
         )
-        followups = {
+        followup_sets = {
             "constructed": construct(dataset.questions, dataset.docs, config.followups) if followups is None else followups,
             "written": load_written(config.dataset_dir),
         }
-        answered = _answers(dataset, built, retrievers, scorer, unanswerable, log, followups)
+        answered = _answers(dataset, built, retrievers, scorer, unanswerable, log, followup_sets)
         for name, summary in answered.methods.items():
             if name in methods:
                 methods[name]["answer"] = summary
@@ -362,7 +365,7 @@ def evaluate(
             **{f"cross:{p.resolve().name}": sum(q.subset == f"cross:{p.resolve().name}" for q in unanswerable) for p in config.unanswerable_from},
         },
         "leave_gold_out": left_out or {},
-        "followups": {source: len(pairs) for source, pairs in followups.items()},
+        "followups": {source: len(pairs) for source, pairs in followup_sets.items()},
         "subsets": {name: s for name, s in subsets.items() if s},
         "ablation": ablation,
         "curves": curves,

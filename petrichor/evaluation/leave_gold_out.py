@@ -50,7 +50,7 @@ def sections(markdown: str) -> list[Section]:
             marker = m.group(1)
             if not fence:
                 fence = marker
-            elif marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip()[len(marker):].strip():
+            elif marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip()[len(marker) :].strip():
                 fence = ""
             continue
         if fence:
@@ -74,7 +74,7 @@ def drop_sections(markdown: str, gold_paths: Sequence[Sequence[str]]) -> str:
     lines = markdown.splitlines()
     gone = [False] * len(lines)
     for s in sections(markdown):
-        if any(len(g) and len(s.path) >= len(g) and s.path[-len(g):] == tuple(g) for g in gold_paths):
+        if any(len(g) and len(s.path) >= len(g) and s.path[-len(g) :] == tuple(g) for g in gold_paths):
             for n in range(s.start, s.end):
                 gone[n] = True
     return "\n".join(line for line, g in zip(lines, gone) if not g)
@@ -194,10 +194,7 @@ def leave_gold_out(dataset: Dataset, count: int) -> LeaveGoldOut:
         changed = {d for d in docs if d not in after or after[d] is not docs[d]}
         docs = after
         sampled.append(question.qid)
-        lost.update(
-            q.qid for q in dataset.questions
-            if q.qid not in lost and set(q.gold_doc_ids) & changed and not check.left(q, docs)
-        )
+        lost.update(q.qid for q in dataset.questions if q.qid not in lost and set(q.gold_doc_ids) & changed and not check.left(q, docs))
         lost.add(question.qid)
     variant = tuple(docs[d.doc_id] for d in dataset.docs if d.doc_id in docs)
     answerable = tuple(q for q in dataset.questions if q.qid not in lost)

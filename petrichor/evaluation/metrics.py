@@ -125,9 +125,7 @@ class GoldPassage:
         return 2 * len(self.grams & grams) >= len(self.grams)
 
 
-def section_hit(
-    doc_id: str | None, heading_path: Sequence[str], sections: Iterable[tuple[str, Sequence[str]]]
-) -> bool:
+def section_hit(doc_id: str | None, heading_path: Sequence[str], sections: Iterable[tuple[str, Sequence[str]]]) -> bool:
     """Whether a chunk of `doc_id` with `heading_path` lies in one of the (doc_id, heading path) sections."""
     path = tuple(h.strip() for h in heading_path)
     for gold_doc, gold_path in sections:
@@ -211,8 +209,41 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 # ------------------------------------------------------------------------- CMRC 2018's official scoring
 
 CMRC_PUNCTUATION = frozenset(
-    ["-", ":", "_", "*", "^", "/", "\\", "~", "`", "+", "=", "，", "。", "：", "？", "！", "“", "”", "；", "’", "《", "》",
-     "……", "·", "、", "「", "」", "（", "）", "－", "～", "『", "』"]
+    [
+        "-",
+        ":",
+        "_",
+        "*",
+        "^",
+        "/",
+        "\\",
+        "~",
+        "`",
+        "+",
+        "=",
+        "，",
+        "。",
+        "：",
+        "？",
+        "！",
+        "“",
+        "”",
+        "；",
+        "’",
+        "《",
+        "》",
+        "……",
+        "·",
+        "、",
+        "「",
+        "」",
+        "（",
+        "）",
+        "－",
+        "～",
+        "『",
+        "』",
+    ]
 )
 """The characters CMRC 2018's `cmrc2018_evaluate.py` removes (its `sp_char`); "……" never matches one character, as there."""
 _HAN = re.compile(r"[\u4e00-\u9fa5]")

@@ -34,9 +34,21 @@ METHOD_ROWS = (
     ("recall_ms", "p95"),
 )
 ANSWER_ROWS = (
-    "questions", "exact_match", "f1", "answer_contains_gold", "short_answer_questions", "short_exact_match", "short_f1",
-    "lead_ins", "wrong_lead_ins", "reference_questions", "reference_f1", "citation_precision",
-    "citation_doc_precision", "citations_per_answer", "false_not_found",
+    "questions",
+    "exact_match",
+    "f1",
+    "answer_contains_gold",
+    "short_answer_questions",
+    "short_exact_match",
+    "short_f1",
+    "lead_ins",
+    "wrong_lead_ins",
+    "reference_questions",
+    "reference_f1",
+    "citation_precision",
+    "citation_doc_precision",
+    "citations_per_answer",
+    "false_not_found",
 )
 """`answer_contains_gold` is answer-holds-gold: the normalised answer contains a gold short answer."""
 NOT_FOUND_FIRST = ("in_domain", "off_topic")

@@ -87,7 +87,12 @@ class PetrichorRetriever:
 
         started = time.perf_counter()
         result = search(
-            self.index, question, scope=Scope(), embedder=self.embedder, limit=self.limit, cache=self.cache,
+            self.index,
+            question,
+            scope=Scope(),
+            embedder=self.embedder,
+            limit=self.limit,
+            cache=self.cache,
             config=self.config,
         )
         latency = (time.perf_counter() - started) * 1000
@@ -97,6 +102,5 @@ class PetrichorRetriever:
 
     def all_chunks(self) -> list[Retrieved]:
         return [
-            Retrieved(self.doc_of_article.get(r["article_id"]), r["content"], tuple(r["heading_path"] or ()))
-            for r in self.snapshot.chunks.values()
+            Retrieved(self.doc_of_article.get(r["article_id"]), r["content"], tuple(r["heading_path"] or ())) for r in self.snapshot.chunks.values()
         ]

@@ -54,9 +54,7 @@ class Scorer:
 
     def __init__(self, questions: Sequence[EvalQuestion]):
         self.questions = list(questions)
-        self.passages = {
-            q.qid: tuple(GoldPassage.of(p, q.lang) for p in q.gold_passages) for q in self.questions
-        }
+        self.passages = {q.qid: tuple(GoldPassage.of(p, q.lang) for p in q.gold_passages) for q in self.questions}
         self._grams: dict[str, set[tuple[str, ...]]] = {}
 
     def _chunk_grams(self, text: str) -> set[tuple[str, ...]]:
@@ -84,9 +82,7 @@ class Scorer:
             qid=question.qid,
             doc_rank=doc_hit_rank(docs, question.gold_doc_ids),
             passage_rank=first_hit_rank([bool(f) for f in found]),
-            section_rank=first_hit_rank(
-                [i.is_chunk and section_hit(i.doc_id, i.heading_path, sections) for i in ranking.items]
-            ),
+            section_rank=first_hit_rank([i.is_chunk and section_hit(i.doc_id, i.heading_path, sections) for i in ranking.items]),
             latency_ms=ranking.latency_ms,
             recall_ms=ranking.recall_ms,
             all_doc_rank=group_hit_rank(docs, question.needed_docs) if several else None,
@@ -118,9 +114,7 @@ LEVELS: dict[str, tuple[str, Callable[[EvalQuestion], bool]]] = {
 }
 
 
-def level_ranks(
-    questions: Sequence[EvalQuestion], outcomes: Sequence[Outcome], level: str
-) -> list[int | None]:
+def level_ranks(questions: Sequence[EvalQuestion], outcomes: Sequence[Outcome], level: str) -> list[int | None]:
     """The ranks at `level` (a key of `LEVELS`) of the questions that have that kind of gold."""
     by_id = {q.qid: q for q in questions}
     attribute, applies = LEVELS[level]
@@ -131,8 +125,10 @@ def summarise_subsets(questions: Sequence[EvalQuestion], outcomes: Sequence[Outc
     """The same figures per `subset` of the set (RGB's `zh_refine`, `zh_int`); empty for a set without."""
     names = dict.fromkeys(q.subset for q in questions if q.subset)
     return {
-        name: {"questions": sum(q.subset == name for q in questions),
-               **summarise([q for q in questions if q.subset == name], outcomes, with_latency=False)}
+        name: {
+            "questions": sum(q.subset == name for q in questions),
+            **summarise([q for q in questions if q.subset == name], outcomes, with_latency=False),
+        }
         for name in names
     }
 
@@ -141,9 +137,7 @@ def _recalls(ranks: Sequence[int | None], ks: Sequence[int]) -> dict[str, float 
     return {f"recall@{k}": mean([recall_at(r, k) for r in ranks]) for k in ks}
 
 
-def summarise(
-    questions: Sequence[EvalQuestion], outcomes: Sequence[Outcome], with_latency: bool = True
-) -> dict[str, Any]:
+def summarise(questions: Sequence[EvalQuestion], outcomes: Sequence[Outcome], with_latency: bool = True) -> dict[str, Any]:
     """`{"doc": {recall@1/5/10, mrr@10}, "all_gold"?: {recall@5/10, mrr@10, passage_recall@5/10, questions},
     "chunk": {recall@5/10}, "section"?: {...}, "latency_ms"?: {p50, p95}, "recall_ms"?: {p50, p95}}`; each
     figure is averaged over the questions (of `questions`) that have that kind of gold evidence.

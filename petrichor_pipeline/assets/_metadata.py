@@ -4,21 +4,21 @@ one materialization per bucket, each with its own figures, never the range's tot
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import BucketResult
 from petrichor_pipeline.build.issues import write_run_issues
-from petrichor_pipeline.build.steps.articles import built_data_version
 from petrichor_pipeline.build.scan_handoff import SCAN_TAG
+from petrichor_pipeline.build.steps.articles import built_data_version
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.sources.identity import bucket_of
 from petrichor_pipeline.staleness import BucketState, fresh_in_run, state_metadata
-
 
 MODEL_TAG = "petrichor/model"
 """Op tag of every step that calls a model; its value says which model (`MODEL_STEP`, `EMBED_STEP`), and the

@@ -55,6 +55,4 @@ def articles(context: AssetExecutionContext, petrichor: PetrichorResource) -> Ma
         check_corpus(run_context(context, petrichor))
     except PublishRefused as exc:  # a mistyped corpus path: the run fails before any bucket is rewritten empty
         raise Failure(description=str(exc), metadata={"corpus_dir": str(exc.corpus_dir)}, allow_retries=False) from None
-    return materialize_buckets(
-        context, petrichor, articles_step, ("path", "title", "tenant", "visibility", "article_version")
-    )
+    return materialize_buckets(context, petrichor, articles_step, ("path", "title", "tenant", "visibility", "article_version"))

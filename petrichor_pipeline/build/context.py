@@ -13,10 +13,10 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 from petrichor_pipeline.build.embedding_cache import EmbeddingCache
 from petrichor_pipeline.build.warehouse import Warehouse

@@ -51,7 +51,5 @@ class EmbeddingCache:
         with self._lock:
             self._load().update(items)
             hashes = list(items)
-            table = pa.table(
-                {"content_hash": hashes, "vector": pa.array([items[h].tolist() for h in hashes], pa.list_(pa.float32()))}
-            )
+            table = pa.table({"content_hash": hashes, "vector": pa.array([items[h].tolist() for h in hashes], pa.list_(pa.float32()))})
             write_parquet_atomic(table, self.dir / f"{time.time_ns()}-{uuid.uuid4().hex[:8]}.parquet")

@@ -8,9 +8,10 @@ sidecar JSON written after the Parquet file, so a crash between the two only cau
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -170,9 +171,15 @@ def per_article_step(
     fresh = pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in ordered_new], schema=schema)
     result.table = _assemble(articles, set(result.skipped), previous, fresh)
     warehouse.write(asset, result.table, bucket)
-    warehouse.write_json(asset, bucket, {
-        "keys": keys, "warnings": [w.to_json() for w in result.warnings], "failed": [f.to_json() for f in result.failed],
-    })
+    warehouse.write_json(
+        asset,
+        bucket,
+        {
+            "keys": keys,
+            "warnings": [w.to_json() for w in result.warnings],
+            "failed": [f.to_json() for f in result.failed],
+        },
+    )
     result.seconds = time.perf_counter() - started
     return result
 

@@ -32,9 +32,10 @@ import shutil
 import sqlite3
 import tempfile
 import threading
+from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import dagster
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME
@@ -229,7 +230,8 @@ def _pooled_connections(instance: Any) -> Iterator[None]:
                 columns[name] = has_column(conn, name)
             return columns[name]
 
-        events._connect, events.has_table, events._has_asset_key_col_on_connection = event_connection, table_exists, asset_key_column
+        # patched on this storage instance for the build and restored after it (`replaced`)
+        events._connect, events.has_table, events._has_asset_key_col_on_connection = event_connection, table_exists, asset_key_column  # type: ignore[method-assign, assignment]
         replaced += [(events, "_connect"), (events, "has_table"), (events, "_has_asset_key_col_on_connection")]
     if type(runs) is SqliteRunStorage:
 
@@ -238,7 +240,7 @@ def _pooled_connections(instance: Any) -> Iterator[None]:
             with engines.get(runs._conn_string).connect() as conn, conn.begin():
                 yield conn
 
-        runs.connect = run_connection
+        runs.connect = run_connection  # type: ignore[method-assign]  # restored after the build (`replaced`)
         replaced.append((runs, "connect"))
     try:
         yield

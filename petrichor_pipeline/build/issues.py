@@ -36,7 +36,7 @@ class BuildWarning:
         return {"path": self.path, "message": self.message}
 
     @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> "BuildWarning":
+    def from_json(cls, raw: Mapping[str, Any]) -> BuildWarning:
         return cls(message=raw["message"], path=raw.get("path"))
 
 
@@ -52,7 +52,7 @@ class FileError:
         return {"path": self.path, "reason": self.reason, **({"check": self.check} if self.check else {})}
 
     @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> "FileError":
+    def from_json(cls, raw: Mapping[str, Any]) -> FileError:
         return cls(path=raw["path"], reason=raw["reason"], check=raw.get("check"))
 
 

@@ -217,10 +217,12 @@ def bucket_parts(wh: Warehouse, bucket: str, tables: Mapping[str, pa.Table], tok
             if not regular[name]:
                 continue
             docs = list(lexical.documents(name, sub))
+            assert tok is not None  # made above whenever there are articles to index
             for aid, start, n in _runs(sub[lexical.INDEXES[name]].column("article_id")):
                 fresh[(aid, name)] = _postings_rows(name, [(aid, BM25Index.build(docs[start : start + n], tok.index))])
     for name in BUCKET_INDEXES:
         if not regular[name]:  # an article's rows apart: this index of the bucket is tokenised as one run
+            assert tok is not None  # made above whenever an index is not regular
             whole[name] = _postings_rows(name, [("", BM25Index.build(lexical.documents(name, tables), tok.index))])
 
     units: dict[str, list[Unit]] = {}
@@ -310,7 +312,9 @@ def _page_hashes(tokenizer_key: str, pages: pa.Table) -> list[str]:
     the pages' texts (248 MB at 10,000 articles) never become Python strings, only the few fields around them."""
     pages = pages.select(list(lexical.WIKI_COLUMNS)).combine_chunks()
     start = hashlib.sha256(f"{LEXICAL_PARTS_VERSION}\x1f{tokenizer_key}\x1f".encode())
-    titles, summaries, bodies = (_utf8_slices(pages.column(name).chunk(0)) for name in ("title", "summary", "content_md")) if pages.num_rows else ((), (), ())
+    titles, summaries, bodies = (
+        (_utf8_slices(pages.column(name).chunk(0)) for name in ("title", "summary", "content_md")) if pages.num_rows else ((), (), ())
+    )
     extras = [lexical.wiki_extra(k, a) for k, a in zip(pages.column("page_key").to_pylist(), pages.column("aliases").to_pylist())]
     out = []
     for title, summary, body, extra in zip(titles, summaries, bodies, extras):
@@ -342,7 +346,7 @@ def _earlier_counts(
     text the cache still holds (a cache and snapshot of different builds hold none in common)."""
     if previous is None or not previous.num_rows:
         return {}
-    out = {}
+    out: dict[str, tuple[Sequence[str], dict[str, float]]] = {}
     for page, doc in zip(previous.column("page_key").to_pylist(), lexical.documents("wiki", {"wiki_pages": previous})):
         if (at := spans.get(_page_hash(tokenizer_key, doc))) is not None:
             part = cached.slice(at[0], at[1] - at[0])
@@ -351,7 +355,9 @@ def _earlier_counts(
     return out
 
 
-def _edited_counts(before: Sequence[str], counts: Mapping[str, float], after: Sequence[str], tokenize: Callable[[str], list[str]]) -> dict[str, float] | None:
+def _edited_counts(
+    before: Sequence[str], counts: Mapping[str, float], after: Sequence[str], tokenize: Callable[[str], list[str]]
+) -> dict[str, float] | None:
     """`after`'s weighted term counts from `before`'s (`counts`): each field's lines that `after` lacks are
     taken away, its new lines added (`tokenize.changed_line_pieces`); None when a field cannot be cut into lines."""
     out = Counter(counts)

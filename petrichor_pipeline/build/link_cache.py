@@ -49,10 +49,7 @@ def _digests(column: pa.StringArray) -> list[bytes]:
     offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[column.offset : column.offset + len(column) + 1].tolist()
     text = memoryview(data) if data is not None else memoryview(b"")
     valid = column.is_valid().to_numpy(zero_copy_only=False) if column.null_count else None
-    return [
-        hashlib.sha256(text[offsets[row] : offsets[row + 1]] if valid is None or valid[row] else b"").digest()
-        for row in range(len(column))
-    ]
+    return [hashlib.sha256(text[offsets[row] : offsets[row + 1]] if valid is None or valid[row] else b"").digest() for row in range(len(column))]
 
 
 def _read(cache: Path) -> tuple[dict[bytes, int], pa.ListArray]:
@@ -74,7 +71,9 @@ def _write(cache: Path, digests: list[bytes], lists: pa.ListArray) -> None:
     first: dict[bytes, int] = {}
     for row, digest in enumerate(digests):
         first.setdefault(digest, row)
-    table = pa.table({"digest": pa.array(list(first), pa.binary(32)), "targets": lists.take(pa.array(list(first.values()), pa.int64()))}, schema=CACHE_SCHEMA)
+    table = pa.table(
+        {"digest": pa.array(list(first), pa.binary(32)), "targets": lists.take(pa.array(list(first.values()), pa.int64()))}, schema=CACHE_SCHEMA
+    )
 
     def write(tmp: str) -> None:
         with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, CACHE_SCHEMA, options=CACHE_OPTIONS) as writer:

@@ -23,10 +23,10 @@ import json
 import os
 import socket
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from petrichor_pipeline.contract.manifest import utc_now_iso
 

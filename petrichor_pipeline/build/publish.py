@@ -20,10 +20,11 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,8 +37,8 @@ from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import collect_garbage, mark_staged, point_current, read_current
 from petrichor_pipeline.contract.files import full_disk_named, write_parquet_atomic
 from petrichor_pipeline.contract.lexical_files import write_lexical_files
-from petrichor_pipeline.contract.mapped import write_mapped_table
 from petrichor_pipeline.contract.manifest import Manifest, file_entry, new_version, utc_now_iso, write_manifest
+from petrichor_pipeline.contract.mapped import write_mapped_table
 from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA, VECTOR_TABLES, conform
 from petrichor_pipeline.contract.vectors import IDENTICAL_SOURCES, read_vector_rows, vector_digest, write_identical_file, write_vector_files
 from petrichor_pipeline.object_store import ObjectStore, PublishConflict, collect_remote, publish_remote
@@ -85,7 +86,8 @@ def check_matches_scan(ctx: BuildContext, articles: pa.Table) -> None:
     if foreign:
         parts.append(f"{foreign} not in the corpus")
     raise IncompleteSnapshot(
-        "refusing to publish a snapshot that does not match the corpus: " + "; ".join(parts)
+        "refusing to publish a snapshot that does not match the corpus: "
+        + "; ".join(parts)
         + ". The previous snapshot keeps serving; `petrichor build --full` rebuilds every bucket."
     )
 
@@ -118,7 +120,13 @@ def _bucket_tables(ctx: BuildContext, bucket: str) -> dict[str, pa.Table]:
     questions = questions.filter(pc.is_in(questions.column("chunk_id"), value_set=chunk_ids)) if questions.num_rows else questions
     windows = only_live(read("chunk_windows", SCHEMAS["chunk_windows"]))
     windows = windows.filter(pc.is_in(windows.column("chunk_id"), value_set=chunk_ids)) if windows.num_rows else windows
-    return {"articles": sources, "chunks": chunks, "chunk_windows": windows, "questions": questions, "tree_nodes": only_live(read("page_index", SCHEMAS["tree_nodes"]))}
+    return {
+        "articles": sources,
+        "chunks": chunks,
+        "chunk_windows": windows,
+        "questions": questions,
+        "tree_nodes": only_live(read("page_index", SCHEMAS["tree_nodes"])),
+    }
 
 
 def assemble_tables(ctx: BuildContext) -> dict[str, pa.Table]:
@@ -245,7 +253,14 @@ def sync_lance(ctx: BuildContext, name: str, table: pa.Table) -> dict[str, Any]:
         else:
             tbl = db.create_table(lance_name, table)
     written = tbl.to_arrow()  # read back: the digest covers what readers of this version will see
-    return {"uri": "lance", "table": lance_name, "version": tbl.version, "rows": written.num_rows, "fingerprint": fp, "sha256": vector_digest(written)}
+    return {
+        "uri": "lance",
+        "table": lance_name,
+        "version": tbl.version,
+        "rows": written.num_rows,
+        "fingerprint": fp,
+        "sha256": vector_digest(written),
+    }
 
 
 def publish_snapshot(ctx: BuildContext, *, bucket_versions: dict[str, str], stats: dict[str, Any] | None = None) -> PublishResult:
@@ -301,8 +316,8 @@ def _narrow_written(tables: dict[str, pa.Table]) -> None:
     for name in list(tables):
         if name not in keep:
             del tables[name]
-        elif keep[name] is not None:
-            tables[name] = tables[name].select(list(keep[name]))
+        elif (columns := keep[name]) is not None:
+            tables[name] = tables[name].select(list(columns))
 
 
 def _write_table(folder: Path, name: str, table: pa.Table) -> dict[str, Any]:

@@ -22,9 +22,9 @@ import pyarrow as pa
 from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.incremental import BucketResult
 from petrichor_pipeline.build.issues import BuildWarning
+from petrichor_pipeline.contract.route_tables import searched_vector_tables
 from petrichor_pipeline.contract.schemas import SCHEMAS, vector_schema
 from petrichor_pipeline.models.embedding import length_batches
-from petrichor_pipeline.contract.route_tables import searched_vector_tables
 from petrichor_pipeline.text.limits import embedded_rows
 
 SOURCES = {"chunk": ("chunks", "chunk_id"), "window": ("chunk_windows", "window_id"), "question": ("questions", "question_id")}

@@ -22,7 +22,6 @@ import pyarrow.parquet as pq
 
 from petrichor_pipeline.contract.files import write_atomic, write_text_atomic
 
-
 WHOLE = "all"
 """The name of a table over all buckets (the wiki's), rewritten by every publish and read whole by the next."""
 ARROW_OPTIONS = pa.ipc.IpcWriteOptions(compression="zstd")

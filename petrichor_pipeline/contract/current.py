@@ -100,7 +100,13 @@ def inspect_current(snapshots_dir: Path) -> CurrentPointer:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device")):
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+    ):
         if test(mode):
             return name
     return "not a file"
@@ -187,6 +193,10 @@ def verify_snapshot(data_dir: Path, version: str) -> None:
     for check in reader.file_checks(every_file=True):
         check.run()
     manifest = reader.manifest
-    versions = set(pq.read_table(reader.folder / manifest.tables["articles"]["file"], columns=["article_version"]).column("article_version").to_pylist())
+    versions = set(
+        pq.read_table(reader.folder / manifest.tables["articles"]["file"], columns=["article_version"]).column("article_version").to_pylist()
+    )
     if lost := versions - set(stored_records(data_dir).values()):
-        raise IntegrityError(f"{len(lost)} of the {len(versions)} article versions of {version} have no history record, so their citations cannot resolve")
+        raise IntegrityError(
+            f"{len(lost)} of the {len(versions)} article versions of {version} have no history record, so their citations cannot resolve"
+        )

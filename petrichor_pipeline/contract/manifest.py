@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ literal to earn a retrieval route, measured in docs/evaluation.md) from a config
 
 def generated_by_model(chat_fingerprint: str | None) -> bool:
     """Whether an article's questions, wiki and summaries came from a configured model, not the offline one."""
-    return bool(chat_fingerprint) and not chat_fingerprint.startswith(OFFLINE_CHAT_PREFIX)
+    return bool(chat_fingerprint and not chat_fingerprint.startswith(OFFLINE_CHAT_PREFIX))
 
 
 @dataclass
@@ -57,7 +57,7 @@ class Manifest:
         return json.dumps(asdict(self), ensure_ascii=False, indent=2, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "Manifest":
+    def from_json(cls, text: str) -> Manifest:
         raw = json.loads(text)
         if raw.get("schema_version") != SCHEMA_VERSION:
             raise ValueError(f"unsupported snapshot schema_version {raw.get('schema_version')!r}")
@@ -81,13 +81,13 @@ class Manifest:
 
 def new_version(now: datetime | None = None, salt: str = "") -> str:
     """Sortable, unique snapshot version: UTC timestamp with microseconds plus a short hash."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
     return f"{stamp}-{hashlib.sha256((stamp + salt).encode()).hexdigest()[:6]}"
 
 
 def utc_now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def read_manifest(snapshots_dir: Path, version: str) -> Manifest:

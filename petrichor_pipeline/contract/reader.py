@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -174,9 +175,9 @@ def _vector_checks(r: SnapshotReader, every_file: bool) -> Iterator[FileCheck]:
         if not (r.vectors_on or every_file):
             continue
         if "compact" in info:
-            yield FileCheck(("vectors", name), _size(*info["compact"]["files"].values()), lambda info=info, name=name: open_vector_files(r.folder, name, info))
+            yield FileCheck(("vectors", name), _size(*info["compact"]["files"].values()), partial(open_vector_files, r.folder, name, info))
         if "compact" not in info or every_file:
-            yield FileCheck(("lance", name), 0, lambda info=info: open_vector_table(r.data_dir / "lance", info))
+            yield FileCheck(("lance", name), 0, partial(open_vector_table, r.data_dir / "lance", info))
 
 
 def _lexical_checks(r: SnapshotReader, every_file: bool) -> Iterator[FileCheck]:
@@ -195,23 +196,28 @@ def _open_mapped(r: SnapshotReader, name: str) -> pa.Table:
     return open_ipc(r.folder / mapped["file"], mapped)
 
 
+def _verify_copy(r: SnapshotReader, info: dict[str, Any]) -> Path:
+    """A mapped copy that does not serve, hashed alone."""
+    return verified(r.folder / info["mapped"]["file"], info["mapped"])
+
+
 def _mapped_checks(r: SnapshotReader, every_file: bool) -> Iterator[FileCheck]:
     """Each mapped table copy that serves, with its Parquet file; when every file is checked, the copies a
     snapshot tokenised again leaves unread too (hashed alone: their Parquet file is `parsed`)."""
     for name in r.copies:
         info = r.manifest.tables[name]
-        yield FileCheck(("mapped", name), _size(info, info["mapped"]), lambda name=name: _open_mapped(r, name))
+        yield FileCheck(("mapped", name), _size(info, info["mapped"]), partial(_open_mapped, r, name))
     if every_file:
         for name, info in r.manifest.tables.items():
             if "mapped" in info and name not in r.copies:
-                yield FileCheck(("mapped", name), _size(info["mapped"]), lambda info=info: verified(r.folder / info["mapped"]["file"], info["mapped"]))
+                yield FileCheck(("mapped", name), _size(info["mapped"]), partial(_verify_copy, r, info))
 
 
 def _parsed_files(r: SnapshotReader, every_file: bool) -> Iterator[FileCheck]:
     """The Parquet files of the `parsed` tables, hashed without parsing, for a caller that parses nothing."""
     if every_file:
         for name in r.parsed:
-            yield FileCheck(("table", name), _size(r.manifest.tables[name]), lambda name=name: verify_file(r.snaps, r.manifest, name))
+            yield FileCheck(("table", name), _size(r.manifest.tables[name]), partial(verify_file, r.snaps, r.manifest, name))
 
 
 CHECKS: tuple[Callable[[SnapshotReader, bool], Iterator[FileCheck]], ...] = (_vector_checks, _lexical_checks, _mapped_checks, _parsed_files)

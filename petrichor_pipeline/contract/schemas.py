@@ -4,8 +4,8 @@ with the same rules (`validate_table`)."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Any
+from functools import cache, lru_cache
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -140,7 +140,11 @@ SCHEMAS: dict[str, pa.Schema] = {
 ranking; `chunk_windows` are the chunks' child windows (`text.windows`), embedded and indexed on their own
 and scored as their parent chunk; `lexical_index` holds the BM25 postings over the other tables' rows (see `text.lexical`)."""
 
-VECTOR_TABLES = {"chunk_vectors": ("chunks", "chunk_id"), "question_vectors": ("questions", "question_id"), "window_vectors": ("chunk_windows", "window_id")}
+VECTOR_TABLES = {
+    "chunk_vectors": ("chunks", "chunk_id"),
+    "question_vectors": ("questions", "question_id"),
+    "window_vectors": ("chunk_windows", "window_id"),
+}
 """Vector table -> the snapshot table and id column its rows embed."""
 
 # ------------------------------------------------------------------------------ build warehouse tables
@@ -197,10 +201,10 @@ NULLABLE = {"share_expires_at", "parent_key", "chunk_id", "description", "note",
 def _polars_type(t: pa.DataType):
     import polars as pl
 
-    return pl.from_arrow(pa.array([], type=t)).dtype
+    return cast("pl.Series", pl.from_arrow(pa.array([], type=t))).dtype  # an Arrow array comes back as a Series
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema_for(name: str, omit: tuple[str, ...] = ()):
     """The pandera (polars) schema of a snapshot table: types from `SCHEMAS` plus row rules; `omit` names
     columns a reader left unparsed (their bytes are covered by the file's checksum)."""
@@ -212,9 +216,7 @@ def schema_for(name: str, omit: tuple[str, ...] = ()):
         if f.name in omit:
             continue
         checks = [pdp.Check.str_length(min_value=1)] if f.name in NON_EMPTY.get(name, ()) else []
-        cols[f.name] = pdp.Column(
-            _polars_type(f.type), checks=checks, nullable=f.name in NULLABLE, unique=UNIQUE.get(name) == f.name
-        )
+        cols[f.name] = pdp.Column(_polars_type(f.type), checks=checks, nullable=f.name in NULLABLE, unique=UNIQUE.get(name) == f.name)
     frame_checks = []
     if name in ("chunks", "chunk_windows"):
         frame_checks.append(pdp.Check(lambda df: df.lazyframe.select(pl.col("start") <= pl.col("end")), error="start <= end"))

@@ -37,7 +37,7 @@ def vector_digest(table: pa.Table) -> str:
         digest.update(np.diff(offsets).astype("<i4").tobytes())
         digest.update(col.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]] if len(col) else b"")
     vectors = t.column("vector").combine_chunks()
-    digest.update(memoryview(np.ascontiguousarray(pc.list_flatten(vectors).to_numpy(zero_copy_only=False), dtype="<f4")))
+    digest.update(np.ascontiguousarray(pc.list_flatten(vectors).to_numpy(zero_copy_only=False), dtype="<f4").data)
     return digest.hexdigest()
 
 
@@ -224,20 +224,22 @@ def open_vector_files(folder: Path, name: str, info: dict[str, Any]) -> VectorFi
     compact = info["compact"]
     for key, recorded in (("table_version", "version"), ("table_rows", "rows"), ("table_sha256", "sha256")):
         if compact.get(key) != info.get(recorded):
-            raise IntegrityError(f"vector table {info['table']} v{info['version']}: its {recorded} differs from the compact files' ({compact.get(key)!r})")
+            raise IntegrityError(
+                f"vector table {info['table']} v{info['version']}: its {recorded} differs from the compact files' ({compact.get(key)!r})"
+            )
     paths = {}
     for kind, entry in compact["files"].items():
         paths[kind] = verified(folder / entry["file"], entry)
     matrix = load_npy(paths["matrix"], mmap=bool(compact["count"]))  # no mapping of 0 bytes
     rows = load_npy(paths["rows"])
     if matrix.shape != (compact["count"], compact["dim"]) or rows.shape != (compact["count"],) or matrix.dtype != np.float32:
-        raise IntegrityError(f"vector files of {name}: shape {matrix.shape} / {rows.shape}, the manifest records {compact['count']} x {compact['dim']}")
+        raise IntegrityError(
+            f"vector files of {name}: shape {matrix.shape} / {rows.shape}, the manifest records {compact['count']} x {compact['dim']}"
+        )
     identical = None
     if "identical" in paths:
         found = load_npy(paths["identical"])
         if found.shape != rows.shape or found.dtype != np.int32 or (len(found) and found.min() < -1) or not compact.get("identical_to"):
             raise IntegrityError(f"vector files of {name}: the identical-vector file does not match its {compact['count']} vectors")
         identical = (compact["identical_to"], found)
-    return VectorFiles(
-        name=name, matrix=matrix, rows=rows, fingerprint=compact.get("fingerprint"), ann_path=paths.get("ann"), identical=identical
-    )
+    return VectorFiles(name=name, matrix=matrix, rows=rows, fingerprint=compact.get("fingerprint"), ann_path=paths.get("ann"), identical=identical)

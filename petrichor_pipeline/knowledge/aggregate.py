@@ -16,10 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -63,8 +64,6 @@ def render_aggregated_page(title: str, bodies: Sequence[str]) -> str:
     return "\n\n".join(blocks)
 
 
-
-
 @dataclass(frozen=True)
 class PreviousWiki:
     """The last aggregation's `wiki_pages` table and the memo written with it."""
@@ -101,7 +100,9 @@ class WikiAggregate:
 
 def aggregate_wiki(contributions: Sequence[ArticleKnowledge | Mapping[str, Any]], *, previous: PreviousWiki | None = None) -> WikiAggregate:
     """`aggregate_contributions` over contributions given as objects or as their `to_dict()` form."""
-    rows = [a.to_row() if isinstance(a, ArticleKnowledge) else row_of(a, contribution_digest(json.dumps(a, ensure_ascii=False))) for a in contributions]
+    rows = [
+        a.to_row() if isinstance(a, ArticleKnowledge) else row_of(a, contribution_digest(json.dumps(a, ensure_ascii=False))) for a in contributions
+    ]
     return aggregate_contributions(pa.Table.from_pylist(rows, schema=CANDIDATE_SCHEMA), previous=previous)
 
 
@@ -224,7 +225,7 @@ class _Items:
     lengths: np.ndarray
 
     @classmethod
-    def of(cls, column: pa.ChunkedArray) -> "_Items":
+    def of(cls, column: pa.ChunkedArray) -> _Items:
         lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy().astype(np.int64)
         return cls(pc.list_flatten(column), np.cumsum(lengths) - lengths, lengths)
 
@@ -289,10 +290,13 @@ class _Contributions:
     sources: _Items
 
     @classmethod
-    def of(cls, table: pa.Table) -> "_Contributions":
+    def of(cls, table: pa.Table) -> _Contributions:
         ids = table.column("article_id")
         return cls(
-            ids, ids.to_pylist(), table.column("digest").to_pylist(), table.column("article_version"),
+            ids,
+            ids.to_pylist(),
+            table.column("digest").to_pylist(),
+            table.column("article_version"),
             *(_Items.of(table.column(name)) for name in ("pages", "links", "sources")),
         )
 
@@ -338,7 +342,6 @@ def _aggregate_scope(
         page_row, linked = _page_row(kb_id, tenant, key, [(ids[owner[i]], contributed[i], position[i]) for i in supporters[key]], existing)
         out.add_page(page_row)
         memo[key] = [_signature(key, support, [k for k in linked if k in existing]), linked]
-
 
 
 def _sorted_runs(columns: Sequence[pa.Array]) -> tuple[np.ndarray, np.ndarray]:

@@ -7,13 +7,14 @@ relations survive only between candidates of this article.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Collection, Mapping, Sequence
+from typing import Any
 
 from petrichor_pipeline.knowledge.document import SUMMARY_MAX_CHARS, local_document_summary
 from petrichor_pipeline.knowledge.page_keys import candidate_page_key, normalize_any_page_key
 from petrichor_pipeline.knowledge.strings import cut, name_identity, normalize_string_list
-from petrichor_pipeline.models.protocols import CandidateRequest, CallContext, ChatModel, ModelError
+from petrichor_pipeline.models.protocols import CallContext, CandidateRequest, ChatModel, ModelError
 
 CANDIDATE_LIMIT = 24
 ALIAS_LIMIT = 12
@@ -73,9 +74,7 @@ class Extraction:
     model_calls: int
 
 
-def normalize_candidates(
-    items: object, kind: str, known_keys: Collection[str] = (), rekeyed: dict[str, str] | None = None
-) -> list[Candidate]:
+def normalize_candidates(items: object, kind: str, known_keys: Collection[str] = (), rekeyed: dict[str, str] | None = None) -> list[Candidate]:
     """`normalizeKnowledgeCandidates`: named items only, one per key, ≤ 12 aliases, summary ≤ 500.
 
     A model key not derived from the name (nor reusing one of `known_keys`) is replaced by the name's

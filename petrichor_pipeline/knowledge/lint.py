@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -19,7 +19,7 @@ from petrichor_pipeline.knowledge.wiki_links import body_link_lists
 ROOT_KINDS = frozenset({"source", "index", "log"})
 """Pages that stand for an article or the whole wiki: nothing has to link to them."""
 
-Rows = Sequence[Mapping[str, Any]] | pa.Table
+Rows: TypeAlias = Sequence[Mapping[str, Any]] | pa.Table
 """A snapshot table's rows: mappings, or the Arrow table itself, read column by column (a wiki of 10,000
 articles has half a million link rows, and a dict per row cost the checks seconds)."""
 

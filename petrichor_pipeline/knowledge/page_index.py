@@ -7,8 +7,9 @@ answers badly. Node keys are `a{articleId}-{position}` with positions in documen
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from petrichor_pipeline.knowledge.document import clip, plain_text
 from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError, TreeNodeText
@@ -60,9 +61,7 @@ def parse_markdown_tree(markdown: str, root_title: str, article_id: str) -> list
     lines = list(scan_lines(markdown.replace("\r\n", "\n")))
     headings = [ln for ln in lines if ln.level]
     first = headings[0].line_no if headings else len(lines)
-    nodes = [
-        TreeNode(0, 0, -1, root_title.strip() or UNTITLED_DOCUMENT, _body(lines, 0, first), 1, first, article_id)
-    ]
+    nodes = [TreeNode(0, 0, -1, root_title.strip() or UNTITLED_DOCUMENT, _body(lines, 0, first), 1, first, article_id)]
     stack: list[tuple[int, int, str]] = []  # (level, position, title) of open headings
     seen: dict[tuple[str, ...], int] = {}
     for i, heading in enumerate(headings):

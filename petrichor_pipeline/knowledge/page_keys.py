@@ -8,8 +8,8 @@ candidate's name (or one of its aliases) or reuse an existing page's key, else t
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Collection, Sequence
 
 KINDS = ("entity", "concept")
 

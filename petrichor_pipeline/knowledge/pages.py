@@ -8,8 +8,9 @@ an object the extraction found.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from functools import partial
 
 from petrichor_pipeline.knowledge.batching import map_ordered
 from petrichor_pipeline.knowledge.candidates import CANDIDATE_SUMMARY_CHARS, Candidate, Relation
@@ -118,13 +119,13 @@ def generate_pages(
         for c in batch:
             item = by_key.get(c.page_key)
             content = item.get("contentMd") if item else None
-            if not isinstance(content, str):
+            if not item or not isinstance(content, str):
                 out.append(fallback(c))
                 continue
             summary = item.get("summary")
             summary = (cut(summary.strip(), CANDIDATE_SUMMARY_CHARS) if isinstance(summary, str) else "") or c.summary
             body = normalize_generated_page_content(content, c.name, summary)
-            body = resolve_links(body, lambda raw, own=c.page_key: _known_key(raw, names, own))
+            body = resolve_links(body, partial(_known_key, names=names, own=c.page_key))
             out.append(GeneratedPage(c.page_key, summary, body, True))
         return _BatchOutcome(out, sum(1 for p in out if not p.generated), "")
 

@@ -7,8 +7,9 @@ build: any chunk without model questions gets template questions and the build r
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from petrichor_pipeline.knowledge.batching import batch_by_budget, map_ordered
 from petrichor_pipeline.knowledge.chunk_view import ChunkLike, heading_label
@@ -67,9 +68,7 @@ class _BatchOutcome:
     fallback: tuple[str, ...] = ()
 
 
-def generate_questions(
-    chunks: Sequence[ChunkLike], model: ChatModel, ctx: CallContext, *, concurrency: int = 8
-) -> QuestionsResult:
+def generate_questions(chunks: Sequence[ChunkLike], model: ChatModel, ctx: CallContext, *, concurrency: int = 8) -> QuestionsResult:
     """Questions for every chunk: batches of ≤ 4 chunks and ≤ 4000 code points, one model call each.
 
     A failed call or a reply without a `questions` map gives its whole batch template questions and a

@@ -6,7 +6,7 @@ Every length here is counted in Unicode code points, so Chinese and English text
 from __future__ import annotations
 
 import unicodedata
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def cut(text: str, limit: int) -> str:
@@ -49,10 +49,4 @@ def name_identity(name: str) -> str:
 def is_cjk(ch: str) -> bool:
     """Han (incl. extension A and compatibility), kana or Hangul: one character is one word."""
     cp = ord(ch)
-    return (
-        0x3400 <= cp <= 0x4DBF
-        or 0x4E00 <= cp <= 0x9FFF
-        or 0xF900 <= cp <= 0xFAFF
-        or 0x3040 <= cp <= 0x30FF
-        or 0xAC00 <= cp <= 0xD7AF
-    )
+    return 0x3400 <= cp <= 0x4DBF or 0x4E00 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF or 0x3040 <= cp <= 0x30FF or 0xAC00 <= cp <= 0xD7AF

@@ -7,8 +7,8 @@ without one are sent to the model.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from petrichor_pipeline.knowledge.candidates import Candidate, ExistingPage
 from petrichor_pipeline.knowledge.page_keys import normalize_any_page_key
@@ -46,9 +46,7 @@ def existing_folders(pages: Sequence[ExistingPage]) -> list[str]:
     return sorted({" / ".join(p.category_path) for p in pages if p.category_path})[:EXISTING_FOLDERS_LIMIT]
 
 
-def plan_categories(
-    candidates: Sequence[Candidate], existing_pages: Sequence[ExistingPage], model: ChatModel, ctx: CallContext
-) -> Taxonomy:
+def plan_categories(candidates: Sequence[Candidate], existing_pages: Sequence[ExistingPage], model: ChatModel, ctx: CallContext) -> Taxonomy:
     """Folders for the candidates: an existing page's folder wins; the rest come from one `plan_catalog` call.
 
     The reply may name pages by `pageKey` or `slug` and give `path` or `categoryPath`. A failed call

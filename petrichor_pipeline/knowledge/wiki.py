@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from petrichor_pipeline.knowledge.candidates import Candidate, ExistingPage, Extraction, Relation, extract_candidates
 from petrichor_pipeline.knowledge.chunk_view import ChunkLike, heading_label
 from petrichor_pipeline.knowledge.document import whole_document_context
-from petrichor_pipeline.knowledge.pages import generate_pages
 from petrichor_pipeline.knowledge.page_keys import KINDS
+from petrichor_pipeline.knowledge.pages import generate_pages
 from petrichor_pipeline.knowledge.strings import capped_warnings
 from petrichor_pipeline.knowledge.taxonomy import plan_categories
 from petrichor_pipeline.knowledge.wiki_links import linked_keys, wiki_link
@@ -100,12 +101,12 @@ class ArticleKnowledge:
         return row_of(data, contribution_digest(json.dumps(data, ensure_ascii=False)))
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> "ArticleKnowledge":
+    def from_row(cls, row: Mapping[str, Any]) -> ArticleKnowledge:
         data = {k: v for k, v in row.items() if k != "digest"}
         return cls.from_dict({**data, "source_page": row["pages"][0], "pages": row["pages"][1:]})
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "ArticleKnowledge":
+    def from_dict(cls, data: Mapping[str, Any]) -> ArticleKnowledge:
         def page(d: Mapping[str, Any]) -> PageContribution:
             return PageContribution(**{**d, "aliases": tuple(d["aliases"]), "category_path": tuple(d["category_path"])})
 
@@ -238,9 +239,7 @@ def _page_links(extraction: Extraction, pages: Sequence[PageContribution]) -> li
     return links
 
 
-def render_source_page(
-    article: ArticleInput, extraction: Extraction, chunks: Sequence[ChunkLike], questions: Mapping[str, Sequence[str]]
-) -> str:
+def render_source_page(article: ArticleInput, extraction: Extraction, chunks: Sequence[ChunkLike], questions: Mapping[str, Sequence[str]]) -> str:
     """The `source-{articleId}` body: summary, extracted pages, relations, questions, source."""
     names = {c.page_key: c.name for c in extraction.candidates}
     parts = [f"# {article.title}", "## 文档摘要", extraction.summary or "暂无摘要。"]

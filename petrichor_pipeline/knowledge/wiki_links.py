@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +33,7 @@ def body_links(bodies: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, list[str
     chunks = bodies.chunks if isinstance(bodies, pa.ChunkedArray) else [bodies]
     base = 0
     for chunk in chunks:
+        width: type[np.signedinteger[Any]]
         if pa.types.is_large_string(chunk.type):
             width = np.int64
         elif pa.types.is_string(chunk.type):

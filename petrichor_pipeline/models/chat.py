@@ -8,7 +8,8 @@ concurrency limit, bounded retries, usage per op and article), recovers the JSON
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from openai.types.chat import ChatCompletion
 
@@ -28,7 +29,6 @@ from petrichor_pipeline.models.reply_contract import ContractViolation
 from petrichor_pipeline.models.response_format import ResponseFormats, response_format
 from petrichor_pipeline.models.transport import EndpointClient
 from petrichor_pipeline.versions import CHAT_PROMPT_VERSION
-
 
 TOOL_OP = "agent.tools"
 """The usage op of the agent's tool-calling turns."""
@@ -83,9 +83,9 @@ class OpenAIChatModel:
                 raise ModelError(TOOL_OP, "reply has no choices")
             message = reply.choices[0].message
             calls = [
-                {"id": call.id, "name": call.function.name, "arguments": call.function.arguments or ""}
+                {"id": call.id, "name": function.name, "arguments": function.arguments or ""}
                 for call in message.tool_calls or []
-                if getattr(call, "function", None) is not None
+                if (function := getattr(call, "function", None)) is not None
             ]
             return {"content": message.content, "tool_calls": calls}
 

@@ -45,7 +45,7 @@ def _error(status: int, message: str, kind: str = "invalid_request_error") -> JS
 
 
 def request_side(body: dict[str, Any], default: str = "passage") -> str:
-    """"query" or "passage": the `input_type` field, else the model name, else `default`."""
+    """ "query" or "passage": the `input_type` field, else the model name, else `default`."""
     kind = body.get("input_type")
     if kind == "query":
         return "query"

@@ -6,8 +6,9 @@ questions, candidates and pages built with the old wording are re-derived.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from petrichor_pipeline.models.protocols import (
     CandidateRequest,
@@ -125,7 +126,8 @@ PAGES = Prompt(
         ]
     ),
     contract=Contract(
-        "pages", obj({"pages": arr(obj({"pageKey": STRING, "summary": STRING, "contentMd": STRING}, required=["pageKey", "contentMd"]))}, required=["pages"])
+        "pages",
+        obj({"pages": arr(obj({"pageKey": STRING, "summary": STRING, "contentMd": STRING}, required=["pageKey", "contentMd"]))}, required=["pages"]),
     ),
 )
 
@@ -150,8 +152,7 @@ ANSWER = Prompt(
             "每条引用的 quote 必须从该证据正文中逐字复制，不改写、不拼接、不省略。",
             "问题问的是数量、日期、地点、人物、名称或是否时，answer 先用你自己的话给出简短答案（如“5 个”“2001年”“是”“否”），再写出带引用标记的依据。",
             "如果证据不能回答问题，明确说明知识库中没有找到答案，citations 为空数组。",
-            "只输出 JSON："
-            '{"answer":"...","citations":[{"marker":1,"evidence_id":"...","quote":"..."}]}。',
+            '只输出 JSON：{"answer":"...","citations":[{"marker":1,"evidence_id":"...","quote":"..."}]}。',
         ]
     ),
     contract=Contract(
@@ -162,6 +163,7 @@ ANSWER = Prompt(
         ),
     ),
 )
+
 
 def system_prompt(base: str, guide: str) -> str:
     """Rules first, then the compile guide in its own delimited section, then the contract reminder last.
@@ -181,9 +183,7 @@ def heading_label(chunk: QuestionChunk) -> str:
 
 
 def questions_user_message(chunks: Sequence[QuestionChunk]) -> str:
-    return "\n\n".join(
-        f'<chunk id="{c.key}" heading="{heading_label(c)}">\n{c.content}\n</chunk>' for c in chunks
-    )
+    return "\n\n".join(f'<chunk id="{c.key}" heading="{heading_label(c)}">\n{c.content}\n</chunk>' for c in chunks)
 
 
 def candidates_user_message(req: CandidateRequest) -> str:
@@ -212,8 +212,7 @@ def catalog_user_message(candidates: Sequence[Mapping[str, Any]], existing_folde
 
 def pages_user_message(req: PageRequest) -> str:
     relations = "\n".join(
-        f"{r.get('fromPageKey', '')} --{r.get('relationType', '')}--> {r.get('toPageKey', '')}：{r.get('description', '')}"
-        for r in req.relations
+        f"{r.get('fromPageKey', '')} --{r.get('relationType', '')}--> {r.get('toPageKey', '')}：{r.get('description', '')}" for r in req.relations
     )
     return "\n\n".join(
         [
@@ -238,8 +237,7 @@ def tree_user_message(nodes: Sequence[TreeNodeText]) -> str:
 
 def answer_user_message(question: str, evidence: Sequence[EvidenceText]) -> str:
     passages = "\n\n".join(
-        f'<evidence n="{n}" id="{e.evidence_id}" title="{e.title}" path="{" > ".join(e.heading_path)}">\n'
-        f"{e.content}\n</evidence>"
+        f'<evidence n="{n}" id="{e.evidence_id}" title="{e.title}" path="{" > ".join(e.heading_path)}">\n{e.content}\n</evidence>'
         for n, e in enumerate(evidence, start=1)
     )
     return f"<question>\n{question}\n</question>\n\n{passages or '（没有证据）'}"
@@ -253,4 +251,3 @@ def _page_line(page: Mapping[str, Any], summary: bool = False) -> str:
     if summary and page.get("summary"):
         fields.append(f"摘要：{page['summary']}")
     return "- " + " | ".join(fields)
-

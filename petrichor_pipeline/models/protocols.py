@@ -10,8 +10,9 @@ fallback rules in `petrichor_pipeline.knowledge` treat both the same way. A fail
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -132,7 +133,7 @@ class UsageRecord:
     completion_tokens: int = 0
     latency_s: float = 0.0
 
-    def add(self, other: "UsageRecord") -> None:
+    def add(self, other: UsageRecord) -> None:
         self.calls += other.calls
         self.failures += other.failures
         self.prompt_tokens += other.prompt_tokens

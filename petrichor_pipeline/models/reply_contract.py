@@ -14,8 +14,9 @@ value schema of a keyed map.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, cast
 
 from petrichor_pipeline.models.jsonparse import JSONReplyError, parse_json_reply
 from petrichor_pipeline.models.protocols import ModelError
@@ -113,7 +114,7 @@ def _violation(schema: JSON, value: object, path: str) -> str | None:
     if not isinstance(value, _PY_TYPES[kind]) or (kind in ("integer", "number") and isinstance(value, bool)):
         return f"{here}: expected {kind}, got {_json_type(value)}"
     if kind == "array":
-        for i, item in enumerate(value):  # type: ignore[arg-type]
+        for i, item in enumerate(cast(list[Any], value)):  # an array: `_PY_TYPES` checked it above
             problem = _violation(schema["items"], item, f"{path}[{i}]")
             if problem:
                 return problem

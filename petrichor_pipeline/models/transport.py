@@ -11,8 +11,9 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 import openai
 
@@ -22,7 +23,6 @@ from petrichor_pipeline.models.usage import RunMeter, record_usage
 
 R = TypeVar("R")
 T = TypeVar("T")
-
 
 
 def model_slots(limits: BuildLimits, meter: UsageMeter | None) -> threading.BoundedSemaphore:

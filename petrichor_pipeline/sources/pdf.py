@@ -86,7 +86,7 @@ def _convert(doc: pymupdf.Document, transcriber: PageTranscriber | None) -> tupl
         verb = "have" if len(scanned) > 1 else "has"
         noun = "pages" if len(scanned) > 1 else "page"
         warnings.append(f"{noun} {numbers} {verb} no text layer and no vision model is configured; left out")
-    elif scanned:
+    elif scanned and transcriber is not None:
         pages.update(_transcribe(doc, scanned, transcriber, warnings))
     return pages, warnings
 
@@ -106,9 +106,7 @@ def _text_page(doc: pymupdf.Document, index: int, warnings: list[str]) -> str:
     return _tidy(markdown) or _tidy(doc[index].get_text("text"))
 
 
-def _transcribe(
-    doc: pymupdf.Document, indexes: list[int], transcriber: PageTranscriber, warnings: list[str]
-) -> dict[int, str]:
+def _transcribe(doc: pymupdf.Document, indexes: list[int], transcriber: PageTranscriber, warnings: list[str]) -> dict[int, str]:
     """One request per page, at most four in flight; MuPDF is not thread-safe, so rendering holds a lock."""
     render_lock = threading.Lock()
 

@@ -97,7 +97,7 @@ class BM25Index:
         return len(self.lengths)
 
     @classmethod
-    def build(cls, docs: Iterable[Sequence[str]], tokenize: Callable[[str], list[str]]) -> "BM25Index":
+    def build(cls, docs: Iterable[Sequence[str]], tokenize: Callable[[str], list[str]]) -> BM25Index:
         """`docs` yields (title, summary, content) per row.
 
         A field's tokens are repeated `weight` times, so one C-level `Counter` yields the weighted counts
@@ -105,7 +105,7 @@ class BM25Index:
         return cls.from_counts(weighted_counts(fields, tokenize) for fields in docs)
 
     @classmethod
-    def from_counts(cls, rows: Iterable[Mapping[str, float]]) -> "BM25Index":
+    def from_counts(cls, rows: Iterable[Mapping[str, float]]) -> BM25Index:
         """The index of rows given as their weighted term counts; a row's length is the sum of its counts.
 
         Term ids are the terms' ranks in code point order, so an index is the same however its rows' counts
@@ -152,9 +152,7 @@ class BM25Index:
         matched = np.flatnonzero(totals > 0)
         return matched.astype(np.int32), totals[matched]
 
-    def top(
-        self, terms: Sequence[str], k: int, mask: np.ndarray | None = None, group: Callable[[int], Hashable] | None = None
-    ) -> list[Ranked]:
+    def top(self, terms: Sequence[str], k: int, mask: np.ndarray | None = None, group: Callable[[int], Hashable] | None = None) -> list[Ranked]:
         """`top_ranked(*self.score(terms, mask), k, group)` without listing every matching row: only rows
         scoring at least a cheap lower bound of the k-th best score are ranked."""
         if k <= 0:
@@ -315,9 +313,7 @@ def _norm(tf: np.ndarray, lengths: np.ndarray, avg_len: float) -> np.ndarray:
     return tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths / avg_len))
 
 
-def top_ranked(
-    rows: np.ndarray, scores: np.ndarray, k: int, group: Callable[[int], Hashable] | None = None
-) -> list[Ranked]:
+def top_ranked(rows: np.ndarray, scores: np.ndarray, k: int, group: Callable[[int], Hashable] | None = None) -> list[Ranked]:
     """The best `k` by score, ties by row order; with `group`, only the first (best) row of each group
     counts, e.g. one question per chunk."""
     if k <= 0:

@@ -181,7 +181,8 @@ def _parse_sections(body: str, title: str, preamble_heading: str) -> tuple[list[
     sections: list[_Section] = []
     fences: list[tuple[int, int]] = []
     stack: list[tuple[int, str]] = []
-    section_start, heading, path = 0, preamble_heading, ()
+    section_start, heading = 0, preamble_heading
+    path: tuple[str, ...] = ()
     fence_start = -1
     for mark in scan_marks(body):
         if isinstance(mark, Fence):
@@ -203,9 +204,7 @@ def _parse_sections(body: str, title: str, preamble_heading: str) -> tuple[list[
     return sections, fences
 
 
-def _append_section(
-    sections: list[_Section], body: str, start: int, end: int, heading: str, path: tuple[str, ...]
-) -> None:
+def _append_section(sections: list[_Section], body: str, start: int, end: int, heading: str, path: tuple[str, ...]) -> None:
     # `start` is a heading line or the first non-space character of the body, so only the end needs trimming.
     while end > start and body[end - 1].isspace():
         end -= 1

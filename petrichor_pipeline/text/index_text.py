@@ -11,9 +11,7 @@ from collections.abc import Sequence
 INDEX_TEXT_MAX_CHARS = 4000
 
 
-def index_text(
-    article_title: str, heading_path: Sequence[str], body: str, limit: int = INDEX_TEXT_MAX_CHARS
-) -> str:
+def index_text(article_title: str, heading_path: Sequence[str], body: str, limit: int = INDEX_TEXT_MAX_CHARS) -> str:
     """`title`, `h1`, `h2` (trimmed, repeats and blanks dropped) and the trimmed body, one per line, cut to
     `limit` code points."""
     parts: list[str] = []

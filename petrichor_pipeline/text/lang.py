@@ -8,6 +8,7 @@ letters, so that identifiers inside Chinese prose (`使用 PETRICHOR_DATA 环境
 from __future__ import annotations
 
 import hashlib
+import importlib
 import io
 import logging
 import marshal
@@ -20,7 +21,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, BinaryIO, Literal, TypeVar
+from typing import Any, BinaryIO, Literal, TypeVar, cast
 
 Language = Literal["zh", "en"]
 
@@ -46,7 +47,7 @@ def has_cjk(text: str) -> bool:
 
 
 def language_of(text: str) -> Language:
-    """"zh" when the text has Han characters and they outweigh its Latin letters 1:3, else "en"."""
+    """ "zh" when the text has Han characters and they outweigh its Latin letters 1:3, else "en"."""
     cjk = len(CJK.findall(text))
     return "zh" if cjk and cjk * CJK_TO_LATIN_RATIO >= len(LATIN.findall(text)) else "en"
 
@@ -108,7 +109,7 @@ def _import_jieba() -> ModuleType:
         finally:
             if sys.modules.get("pkg_resources", 0) is None:
                 del sys.modules["pkg_resources"]
-    jieba.marshal = _WholeFileMarshal  # type: ignore[attr-defined]
+    jieba.marshal = _WholeFileMarshal
     _seed_posseg_tables(Path(jieba.__file__).parent)
     return jieba
 
@@ -143,16 +144,16 @@ def init_posseg() -> ModuleType:
     is missing). A dictionary other than jieba's own is imported as jieba does it."""
     global _posseg
     if _posseg is None:
-        jieba = init_jieba()
+        jieba: Any = init_jieba()  # an untyped library, read as `import jieba` gives it
         with _tables_lock:
             if _posseg is None:
                 if "jieba.posseg" in sys.modules or jieba.dt.dictionary != jieba.DEFAULT_DICT:
-                    import jieba.posseg
+                    importlib.import_module("jieba.posseg")
                 else:
                     source = Path(jieba.__file__).parent / jieba.DEFAULT_DICT_NAME
                     jieba.dt.get_dict_file = lambda: io.BytesIO()  # shadows the method for the import only
                     try:
-                        import jieba.posseg
+                        importlib.import_module("jieba.posseg")
                     finally:
                         del jieba.dt.get_dict_file
 
@@ -172,7 +173,7 @@ def idf_table() -> tuple[dict[str, float], float]:
     happens only when the cache is missing."""
     global _idf
     if _idf is None:
-        jieba = init_jieba()
+        jieba: Any = init_jieba()  # an untyped library, read as `import jieba` gives it
         with _tables_lock:
             if _idf is None:
 
@@ -204,7 +205,7 @@ def _cached_table(name: str, source: Path, load: Callable[[], T], valid: Callabl
             if os.fstat(fh.fileno()).st_uid == os.getuid():
                 value = marshal.loads(fh.read())
                 if valid(value):
-                    return value  # type: ignore[no-any-return]
+                    return value
     except (OSError, EOFError, ValueError, TypeError):
         pass
     value = load()
@@ -212,7 +213,7 @@ def _cached_table(name: str, source: Path, load: Callable[[], T], valid: Callabl
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
-                marshal.dump(value, fh)
+                marshal.dump(cast(Any, value), fh)  # `load` returns a table marshal writes (dicts, floats)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -121,7 +121,9 @@ def from_table(table: pa.Table, sizes: Mapping[str, int], lengths: pa.Table | No
         if len(found) and found[-1] - found[0] + 1 != len(found):
             return from_table(pa.concat_tables(table.filter(pc.equal(names, n)) for n in INDEXES), sizes, lengths)
         starts[name] = (int(found[0]), int(found[-1]) + 1) if len(found) else (0, 0)
-    stored = {} if lengths is None else dict(zip(lengths.column("index").to_pylist(), lengths.column("lengths").chunks[0] if lengths.num_rows else ()))
+    stored = (
+        {} if lengths is None else dict(zip(lengths.column("index").to_pylist(), lengths.column("lengths").chunks[0] if lengths.num_rows else ()))
+    )
     rows_col, weights_col = _one_chunk(table.column("rows")), _one_chunk(table.column("weights"))
     offsets = rows_col.offsets.to_numpy()
     flat_rows = _values(rows_col)
@@ -133,9 +135,14 @@ def from_table(table: pa.Table, sizes: Mapping[str, int], lengths: pa.Table | No
         indptr = offsets[lo : hi + 1] - offsets[lo]
         end = base + (indptr[-1] if len(indptr) else 0)
         known = stored.get(name)
-        out[name] = from_csc(terms.slice(lo, hi - lo).to_pylist(), indptr if len(indptr) else np.zeros(1, np.int64),
-                             flat_rows[base:end], flat_weights[base:end], sizes[name],
-                             lengths=None if known is None else known.values.to_numpy())
+        out[name] = from_csc(
+            terms.slice(lo, hi - lo).to_pylist(),
+            indptr if len(indptr) else np.zeros(1, np.int64),
+            flat_rows[base:end],
+            flat_weights[base:end],
+            sizes[name],
+            lengths=None if known is None else known.values.to_numpy(),
+        )
     return out
 
 

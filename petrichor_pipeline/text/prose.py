@@ -7,9 +7,9 @@ from them is a verbatim substring of what it was given. Headings and fences are 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterator
 
 from petrichor_pipeline.text.lang import CJK, LATIN, has_cjk
 from petrichor_pipeline.text.markdown import LineKind, drop_code_blocks, is_table_rule, scan_lines
@@ -23,7 +23,7 @@ _SECTION_NUMBER = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*(?:[.、)](?!\d)\s*|\
 
 
 def strip_section_number(heading: str) -> str:
-    """"5.1 参数" → "参数", "三、部署" → "部署": numbering is layout, not the topic's name."""
+    """ "5.1 参数" → "参数", "三、部署" → "部署": numbering is layout, not the topic's name."""
     return _SECTION_NUMBER.sub("", heading).strip()
 
 

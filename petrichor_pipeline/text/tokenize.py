@@ -28,8 +28,7 @@ from itertools import chain
 import numpy as np
 
 from petrichor_pipeline.text.lang import CJK_CLASS as _CJK
-from petrichor_pipeline.text.lang import CJK_RANGES
-from petrichor_pipeline.text.lang import init_jieba
+from petrichor_pipeline.text.lang import CJK_RANGES, init_jieba
 
 _BMP_END = 0x10000
 
@@ -49,9 +48,7 @@ def _punctuation_and_symbols(lo: int, hi: int) -> str:
             start = -1
     if start >= 0:
         ranges.append((start, prev))
-    return "".join(
-        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges
-    )
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
 
 
 # Split characters of the Basic Multilingual Plane only: a class that also lists astral ranges makes `re`
@@ -65,10 +62,7 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 #   a CJK character alone in its run         -> that character;
 #   a latin run (neither CJK nor split) >= 2 -> the run, all of it consumed.
 # The last character of a longer CJK run and one-character latin runs match nothing and are skipped.
-_TOKENS = re.compile(
-    f"(?=([{_CJK}]{{2}}|(?<![{_CJK}])[{_CJK}](?![{_CJK}])|[^{_CJK}{_SPLIT}]{{2,}}))"
-    f"(?:[{_CJK}]|[^{_CJK}{_SPLIT}]+)"
-)
+_TOKENS = re.compile(f"(?=([{_CJK}]{{2}}|(?<![{_CJK}])[{_CJK}](?![{_CJK}])|[^{_CJK}{_SPLIT}]{{2,}}))(?:[{_CJK}]|[^{_CJK}{_SPLIT}]+)")
 # CJK runs and latin runs (>= 2) for the jieba tokenizer, which segments each CJK run itself.
 _RUNS = re.compile(f"([{_CJK}]+)|[^{_CJK}{_SPLIT}]{{2,}}")
 _LATIN_RUNS = re.compile(f"[^{_CJK}{_SPLIT}]{{2,}}")

@@ -58,7 +58,8 @@ class HeadingPaths:
 
 def heading_paths(text: str, title: str) -> HeadingPaths:
     """The heading paths of `text` (normalised, as chunked); a heading with no text is named `title`."""
-    offsets, paths = [0], [()]
+    offsets: list[int] = [0]
+    paths: list[tuple[str, ...]] = [()]
     stack: list[tuple[int, str]] = []
     lead = len(text) - len(text.lstrip())
     for mark in scan_marks(text[lead:]):

@@ -231,12 +231,12 @@ def _model_id(fingerprint: str | None) -> str:
 def judge(signals: Signals, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Verdict:
     """The verdict on measured signals: every applicable signal must reach its threshold."""
     semantic_min = thresholds.semantic.get(_model_id(signals.embedder)) if signals.semantic is not None else None
-    if semantic_min is not None and signals.semantic < semantic_min:
+    if semantic_min is not None and signals.semantic is not None and signals.semantic < semantic_min:
         return Verdict(False, "semantic", signals.semantic, semantic_min, signals)
     margin_min = thresholds.margin.get(_model_id(signals.embedder), {}).get(signals.script or "") if signals.margin is not None else None
     held = signals.held_share
     waived = thresholds.margin_waived_at is not None and held is not None and held >= thresholds.margin_waived_at
-    if margin_min is not None and signals.margin < margin_min and not waived:
+    if margin_min is not None and signals.margin is not None and signals.margin < margin_min and not waived:
         return Verdict(False, "margin", signals.margin, margin_min, signals)
     if signals.coverage is not None and signals.coverage < thresholds.coverage:
         return Verdict(False, "coverage", signals.coverage, thresholds.coverage, signals)
@@ -289,8 +289,17 @@ thresholds' figure), and it withheld plain answers of the bundled corpus ("默�
 最新的 5 个快照版本"). Refit with cmrc, rgb_zh and the leave-gold-out sets before a point is set again."""
 
 LEXICAL = (
-    "coverage", "weighted_coverage", "quote_coverage", "retrieval", "asked", "type_missing",
-    "constraints", "met", "conflict", "absent", "quote_met",
+    "coverage",
+    "weighted_coverage",
+    "quote_coverage",
+    "retrieval",
+    "asked",
+    "type_missing",
+    "constraints",
+    "met",
+    "conflict",
+    "absent",
+    "quote_met",
 )
 SEMANTIC = ("semantic", "margin", "quote_semantic")
 FEATURES = SEMANTIC + LEXICAL
@@ -349,7 +358,8 @@ class Combiner:
         threshold = raw["threshold"]
         if not isinstance(threshold, Mapping) or not threshold:
             raise ValueError("answerability model: threshold must map each script to its operating point")
-        return cls(names, *parts, float(raw["bias"]), {k: float(v) for k, v in threshold.items()})
+        mean, scale, weights = parts
+        return cls(names, mean, scale, weights, float(raw["bias"]), {k: float(v) for k, v in threshold.items()})
 
     def threshold_for(self, script: str | None) -> float:
         """The script's operating point; a script the fit never saw takes the strictest one."""
@@ -388,7 +398,9 @@ def load_model(path: Path = MODEL_PATH) -> Model | None:
         return None
     raw = json.loads(path.read_text(encoding="utf-8"))
     try:
-        return Model(Combiner.from_json(raw["full"]), Combiner.from_json(raw["lexical"]), frozenset(raw["embedders"]), bool(raw.get("hard_conflict", False)))
+        return Model(
+            Combiner.from_json(raw["full"]), Combiner.from_json(raw["lexical"]), frozenset(raw["embedders"]), bool(raw.get("hard_conflict", False))
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"answerability model {path}: {exc}") from exc
 
@@ -409,7 +421,7 @@ def combined(signals: Signals, model: Model) -> Verdict:
     if p >= threshold:
         return Verdict(True, None, None, None, signals)
     pulls = comb.contributions(values)
-    weakest = min(pulls, key=pulls.get) if pulls and min(pulls.values()) < 0 else None
+    weakest = min(pulls, key=pulls.__getitem__) if pulls and min(pulls.values()) < 0 else None
     return Verdict(False, "combined", p, threshold, signals, weakest)
 
 
@@ -443,7 +455,9 @@ def signals_of(raw: Mapping[str, Any]) -> Signals:
     values = {k: v for k, v in raw.items() if k in known}
     for key in ("missing", "missing_words"):
         values[key] = tuple(values.get(key) or ())
-    return Signals(**{"semantic": None, "embedder": None, "coverage": None, "missing": (), "asked": None, "type_held": None, "retrieval": None, **values})
+    return Signals(
+        **{"semantic": None, "embedder": None, "coverage": None, "missing": (), "asked": None, "type_held": None, "retrieval": None, **values}
+    )
 
 
 # -------------------------------------------------------------------------------------------- signals

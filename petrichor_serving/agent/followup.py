@@ -30,8 +30,8 @@ question without history, is searched as asked.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from petrichor_pipeline.text.lang import has_cjk, init_posseg
 from petrichor_serving.agent import structure, tools

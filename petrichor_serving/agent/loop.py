@@ -10,7 +10,8 @@ question is searched with the previous turn's subject (`followup`) on both paths
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from petrichor_pipeline.models.protocols import AnswerModel
 from petrichor_serving.agent import citations, followup, offline, structure, tools
@@ -63,7 +64,9 @@ def answer(
     follow = followup.resolve(snap, scope, question, history)
     run = Run(snap, scope, route, budget_for(route.kind, public=public), embedder, extractor, prefer=follow.prefer if follow else ())
     if follow is not None:
-        run.trace.notes.append(f"follow-up ({follow.reason}): searched with {', '.join(follow.terms)}; {len(follow.prefer)} chunk(s) of the previous answer read first")
+        run.trace.notes.append(
+            f"follow-up ({follow.reason}): searched with {', '.join(follow.terms)}; {len(follow.prefer)} chunk(s) of the previous answer read first"
+        )
     query = follow.query if follow else question
     if uses_tools(chat):
         from petrichor_serving.agent.model_agent import model_plan

@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from petrichor_pipeline.models.protocols import CallContext, ModelError
 from petrichor_serving import toolspec
 from petrichor_serving.agent import answerability, citations, offline, tools
-from petrichor_serving.agent.question import Question
 from petrichor_serving.agent.budget import MAX_NO_PROGRESS, BudgetExceeded
+from petrichor_serving.agent.question import Question
 from petrichor_serving.agent.runtime import Run
 from petrichor_serving.agent.trace import StopReason
 from petrichor_serving.errors import failure
@@ -76,20 +77,31 @@ def _evidence_view(run: Run, ids: Sequence[str]) -> list[dict[str, Any]]:
     out = []
     for eid in ids:
         v = run.evidence.items[eid]
-        out.append({"evidence_id": eid, "title": v.get("article_title") or v.get("title"), "heading_path": v.get("heading_path", []), "content": v.get("content", "")})
+        out.append(
+            {
+                "evidence_id": eid,
+                "title": v.get("article_title") or v.get("title"),
+                "heading_path": v.get("heading_path", []),
+                "content": v.get("content", ""),
+            }
+        )
     return out
 
 
 def _execute(run: Run, name: str, args: dict[str, Any]) -> Any:
     """One tool call, its arguments checked by the tool's model; scope and budget come from the run."""
-    body = toolspec.BY_NAME[name].agent_arguments.model_validate(args, strict=False)
+    body: Any = toolspec.BY_NAME[name].agent_arguments.model_validate(args, strict=False)  # the model of the tool named
     if name == toolspec.SEARCH.name:
         cands = run.search(body.query, limit=body.limit, sub_queries=body.sub_queries)
         keep = ("chunk_id", "page_key", "node_key", "article_id", "title", "heading_path", "snippet")
         return {"candidates": [{k: c.get(k) for k in keep if c.get(k) is not None} for c in cands]}
     if name == toolspec.OUTLINE.name:
         tree = run.outline(body.article_id, max_nodes=body.max_nodes)
-        return {"article_id": tree["article_id"], "title": tree["title"], "nodes": [{k: n.get(k) for k in ("node_key", "chunk_id", "parent_key", "depth", "title")} for n in tree["nodes"]]}
+        return {
+            "article_id": tree["article_id"],
+            "title": tree["title"],
+            "nodes": [{k: n.get(k) for k in ("node_key", "chunk_id", "parent_key", "depth", "title")} for n in tree["nodes"]],
+        }
     targets = [t.target() for t in body.targets] if name == toolspec.READ_MANY.name else [body.target()]
     return {"evidence": _evidence_view(run, run.read_many(targets))}
 
@@ -154,13 +166,17 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
         if not reply["tool_calls"] and not constrained and (written := text_tool_calls(reply["content"], turn)):
             run.trace.notes.append(f"turn {turn}: {len(written)} tool call(s) written in the reply text, run as tool calls")
             reply = {"content": "", "tool_calls": written}
-        run.trace.record("answer", {"turn": turn, **({"constrained": True} if constrained else {})}, started, locators=[c["name"] for c in reply["tool_calls"]])
+        run.trace.record(
+            "answer", {"turn": turn, **({"constrained": True} if constrained else {})}, started, locators=[c["name"] for c in reply["tool_calls"]]
+        )
         if reply["tool_calls"]:
             messages.append(
                 {
                     "role": "assistant",
                     "content": reply["content"] or "",
-                    "tool_calls": [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}} for c in reply["tool_calls"]],
+                    "tool_calls": [
+                        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}} for c in reply["tool_calls"]
+                    ],
                 }
             )
             exhausted = False

@@ -17,8 +17,9 @@ does not answer the question, the answer is the not-found text and the trace say
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from petrichor_pipeline.models.protocols import CallContext, ModelError
 from petrichor_pipeline.text.lang import NOT_FOUND
@@ -165,8 +166,7 @@ def structure_plan(run: Run, question: str) -> Draft:
         return fact(run, question, cands)
     run.outline(match.article_id)
     section, children = structure.section_children(snap, match)
-    spans = [(child, structure.heading_offset(snap, child)) for child in children]
-    spans = [(child, s) for child, s in spans if s is not None]
+    spans = [(child, span) for child in children if (span := structure.heading_offset(snap, child)) is not None]
     if not spans:
         return fact(run, question, cands)
     chunk_of: dict[int, str] = {}
@@ -181,8 +181,8 @@ def structure_plan(run: Run, question: str) -> Draft:
     try:
         for i in range(0, len(wanted), run.budget.max_reads):
             batch = wanted[i : i + run.budget.max_reads]
-            for cid, eid in zip(batch, run.read_many([{"chunk_id": c} for c in batch])):
-                eid_of[cid] = eid
+            for cid, read_id in zip(batch, run.read_many([{"chunk_id": c} for c in batch])):
+                eid_of[cid] = read_id
     except BudgetExceeded:
         run.trace.notes.append("structure: budget ended the reads; listing what was read")
     parts: list[str] = []

@@ -42,10 +42,10 @@ class QuestionClass(str, Enum):
 
 
 _DIRECT = re.compile(r"^\s*(hi|hello|hey|thanks?|thank you|你好|您好|谢谢|多谢|嗨)[\s!！。.?？]*$", re.I)
-_COMPARISON = re.compile(
-    r"(区别|不同|差异|差别|对比|比较|相比|异同|\bvs\.?\b|\bversus\b|difference|differ|compare|comparison|contrast)", re.I
+_COMPARISON = re.compile(r"(区别|不同|差异|差别|对比|比较|相比|异同|\bvs\.?\b|\bversus\b|difference|differ|compare|comparison|contrast)", re.I)
+_CONCEPT = re.compile(
+    r"(什么是|是什么意思|的概念|的含义|的原理|如何工作|怎么工作|^\s*(what is|what are|explain|define)\b|\bhow does .+ work\b)", re.I
 )
-_CONCEPT = re.compile(r"(什么是|是什么意思|的概念|的含义|的原理|如何工作|怎么工作|^\s*(what is|what are|explain|define)\b|\bhow does .+ work\b)", re.I)
 _QUESTION_MARKS = re.compile(r"[?？]")
 
 ZH_FUNCTION_WORDS = re.compile(r"(的|了|吗|呢|是|在|和|与|如何|怎么|怎样|什么|哪些|哪个|为什么|需要|可以|多少|几)")
@@ -65,8 +65,12 @@ def answer_language(question: str) -> Language:
 
 _ZH_PAIR = re.compile(r"^(?:请问)?(?P<a>.+?)(?:和|与|跟|同|及|还是|、)(?P<b>.+?)(?:之间)?(?:的|有|在|相比|比较|对比|哪)")
 _EN_BETWEEN = re.compile(r"between (?:the )?(?P<a>.+?) and (?:the )?(?P<b>.+?)(?:[?.!]|$| in | for | when )", re.I)
-_EN_COMPARE = re.compile(r"(?:compare|comparing|contrast) (?:the )?(?P<a>.+?) (?:and|with|to|vs\.?|versus) (?:the )?(?P<b>.+?)(?:[?.!]|$| in | for )", re.I)
-_EN_DIFFER = re.compile(r"(?:how )?(?:does|do|is|are) (?:the )?(?P<a>.+?) (?:differ from|compare (?:to|with)|different from) (?:the )?(?P<b>.+?)(?:[?.!]|$)", re.I)
+_EN_COMPARE = re.compile(
+    r"(?:compare|comparing|contrast) (?:the )?(?P<a>.+?) (?:and|with|to|vs\.?|versus) (?:the )?(?P<b>.+?)(?:[?.!]|$| in | for )", re.I
+)
+_EN_DIFFER = re.compile(
+    r"(?:how )?(?:does|do|is|are) (?:the )?(?P<a>.+?) (?:differ from|compare (?:to|with)|different from) (?:the )?(?P<b>.+?)(?:[?.!]|$)", re.I
+)
 _EN_VS = re.compile(r"(?P<a>[\w .\-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .\-]+)", re.I)
 
 
@@ -95,7 +99,6 @@ def question_class(q: str) -> tuple[QuestionClass, tuple[str, ...]]:
     else:
         kind = QuestionClass.FACT
     return kind, (compared_items(q) if kind is QuestionClass.COMPARISON else ())
-
 
 
 # ------------------------------------------------------------------------------------------- numbers
@@ -140,7 +143,9 @@ _NUMBER = re.compile(
     rf"\s?(?P<mag>万|亿|千|百|thousand|million|billion|bn|k\b|m\b)?\s?(?P<unit>{_UNITS})?",
     re.I,
 )
-_YEAR = re.compile(rf"(?<!\d)(?<!\d[.,])(?P<y>1[5-9]\d\d|20\d\d)(?!\d|[.,]\d|\s?(?:[万亿千百%‰余多个人次元米吨辆件]|million|billion|thousand|percent))|(?P<cn>[{''.join(_CN_DIGIT)}]{{4}})年")
+_YEAR = re.compile(
+    rf"(?<!\d)(?<!\d[.,])(?P<y>1[5-9]\d\d|20\d\d)(?!\d|[.,]\d|\s?(?:[万亿千百%‰余多个人次元米吨辆件]|million|billion|thousand|percent))|(?P<cn>[{''.join(_CN_DIGIT)}]{{4}})年"
+)
 _DATE = re.compile(
     r"(?:(?P<y>\d{4})\s?年\s?)?(?P<m>\d{1,2})\s?月\s?(?P<d>\d{1,2})\s?[日号]"
     r"|(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})"
@@ -217,7 +222,9 @@ def dates(text: str) -> set[tuple[int, int]]:
 
 # ------------------------------------------------------------------------------------------ names
 
-_QUOTED = re.compile(r"《(?P<a>[^》]{1,40})》|「(?P<b>[^」]{1,40})」|“(?P<c>[^”]{1,40})”|\"(?P<d>[^\"\n]{1,60})\"|`(?P<e>[^`\n]{1,60})`|‘(?P<f>[^’]{1,40})’")
+_QUOTED = re.compile(
+    r"《(?P<a>[^》]{1,40})》|「(?P<b>[^」]{1,40})」|“(?P<c>[^”]{1,40})”|\"(?P<d>[^\"\n]{1,60})\"|`(?P<e>[^`\n]{1,60})`|‘(?P<f>[^’]{1,40})’"
+)
 _NAME_FLAGS = ("nr", "ns", "nt", "nz", "eng")
 """jieba's tags of person, place, organisation and other proper names, and of Latin words inside Han text."""
 _LATIN_NAME = re.compile(r"[A-Za-z][\w.+-]*[A-Za-z0-9+]|[A-Za-z]")
@@ -347,7 +354,9 @@ class Question:
         return self.of_kind("date") or self.of_kind("year")
 
 
-MONEY_ASKED = re.compile(r"多少钱|价格|价钱|售价|定价|费用|收费|年费|起售价|\bhow\s+much\b.*\b(?:cost|costs|pay|charge|price)\b|\b(?:price|cost|fee|fees|pricing)\b", re.I)
+MONEY_ASKED = re.compile(
+    r"多少钱|价格|价钱|售价|定价|费用|收费|年费|起售价|\bhow\s+much\b.*\b(?:cost|costs|pay|charge|price)\b|\b(?:price|cost|fee|fees|pricing)\b", re.I
+)
 VERSION_ASKED = re.compile(r"哪个版本|什么版本|版本号|\b(?:which|what)\s+version\b|\bversion\s+number\b", re.I)
 """Wording asking for an amount of money or a version: a number of a particular kind (`holds_asked`)."""
 
@@ -453,7 +462,9 @@ def parse(text: str) -> Question:
 
 Status = Literal["met", "conflict", "absent"]
 
-CURRENCY_UNITS = frozenset({"元", "块", "美元", "欧元", "英镑", "日元", "港元", "人民币", "dollar", "dollars", "usd", "eur", "rmb", "yuan", "$", "€", "£", "¥"})
+CURRENCY_UNITS = frozenset(
+    {"元", "块", "美元", "欧元", "英镑", "日元", "港元", "人民币", "dollar", "dollars", "usd", "eur", "rmb", "yuan", "$", "€", "£", "¥"}
+)
 
 
 def _folded(text: str) -> str:
@@ -480,14 +491,14 @@ def meets(constraint: Constraint, text: str) -> Status:
         said = years(text)
         return "met" if constraint.value in said else "conflict" if said else "absent"
     if constraint.kind == "date":
-        said = dates(text)
-        return "met" if constraint.value in said else "conflict" if said else "absent"
+        said_dates = dates(text)
+        return "met" if constraint.value in said_dates else "conflict" if said_dates else "absent"
     if constraint.kind == "number":
-        said = quantities(text)
+        said_quantities = quantities(text)
         if _folded(constraint.surface) in _folded(text):
             return "met"
-        same_unit = [q for q in said if constraint.unit and q.unit == constraint.unit]
-        if any(q.value == constraint.value and (q.unit == constraint.unit or not q.unit or not constraint.unit) for q in said):
+        same_unit = [q for q in said_quantities if constraint.unit and q.unit == constraint.unit]
+        if any(q.value == constraint.value and (q.unit == constraint.unit or not q.unit or not constraint.unit) for q in said_quantities):
             return "met"
         return "conflict" if same_unit else "absent"
     folded = _folded(text)

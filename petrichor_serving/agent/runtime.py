@@ -9,8 +9,9 @@ cannot be changed by a plan or a model: the tools take it from here.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any
 
 from petrichor_pipeline.models.protocols import AnswerModel
 from petrichor_serving.agent import tools
@@ -83,7 +84,9 @@ class Run:
         except tools.ToolError as exc:
             self.trace.record("outline", {"article_id": article_id}, started, error=str(exc))
             raise
-        self.trace.record("outline", {"article_id": article_id}, started, locators=[n.get("node_key") or n.get("chunk_id") or "" for n in tree["nodes"]][:50])
+        self.trace.record(
+            "outline", {"article_id": article_id}, started, locators=[n.get("node_key") or n.get("chunk_id") or "" for n in tree["nodes"]][:50]
+        )
         return tree
 
     def read_many(self, targets: Sequence[dict[str, Any]]) -> list[str]:
@@ -103,7 +106,9 @@ class Run:
                 ids.append(eid)
         self.meter.evidence_chars = self.evidence.chars
         errors = "; ".join(f["error"] for f in got["failures"]) or None
-        self.trace.record("read_many" if len(targets) > 1 else "read", {"targets": targets}, started, locators=[locator_of(i) for i in got["results"]], error=errors)
+        self.trace.record(
+            "read_many" if len(targets) > 1 else "read", {"targets": targets}, started, locators=[locator_of(i) for i in got["results"]], error=errors
+        )
         return list(dict.fromkeys([*(h for h in held if h), *ids]))
 
     def _held(self, target: dict[str, Any]) -> str | None:

@@ -16,12 +16,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from petrichor_serving.agent.words import agent_stem as stem
-from petrichor_serving.agent.words import content_words
 from petrichor_pipeline.text.lang import Language, has_cjk, language_of
 from petrichor_pipeline.text.limits import ELLIPSIS
 from petrichor_pipeline.text.markdown import heading_of
+from petrichor_serving.agent.words import agent_stem as stem
+from petrichor_serving.agent.words import content_words
 from petrichor_serving.snapshot import Snapshot
+
 
 def _stems(words: str) -> frozenset[str]:
     return frozenset(stem(w) if w.isascii() else w for w in words.split())
@@ -112,7 +113,9 @@ def _build_index(snap: Snapshot) -> HeadingIndex:
             if r["parent_key"]:
                 kids.setdefault(r["parent_key"], []).append(r["node_key"])
         headings[aid] = [
-            Heading(aid, r["node_key"], r["title"], r["depth"], r["position"], r["start_line"], tuple(kids.get(r["node_key"], ())), _tokens(r["title"]))
+            Heading(
+                aid, r["node_key"], r["title"], r["depth"], r["position"], r["start_line"], tuple(kids.get(r["node_key"], ())), _tokens(r["title"])
+            )
             for r in rows
         ]
     titles = {aid: _tokens(a["title"]) for aid, a in snap.articles.items()}
@@ -166,7 +169,7 @@ def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: l
     votes: Counter[str] = Counter()
     for rank, c in enumerate(hits):
         if c.get("article_id"):
-            votes[c["article_id"]] += 1.0 / (2 + rank)
+            votes[c["article_id"]] += 1.0 / (2 + rank)  # type: ignore[assignment]  # typeshed's Counter counts ints; it sums floats as well
     best: SectionMatch | None = None
     for aid in allowed:
         title = index.titles.get(aid, frozenset())
@@ -196,9 +199,9 @@ def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: l
             score = weight(matched) * math.sqrt(coverage) + 0.5 * title_hit + article_score
             score += 0.1 * len(raw & (_raw_words(h.title) - title_raw))
             candidates.append((score, h))
-        for score, h in candidates:
+        for score, section in candidates:
             if best is None or score > best.score + 1e-9:
-                best = SectionMatch(aid, h, score)
+                best = SectionMatch(aid, section, score)
     return best
 
 

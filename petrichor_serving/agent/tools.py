@@ -7,12 +7,13 @@ tool applies the caller's scope itself, so a locator guessed from outside the sc
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from petrichor_serving.errors import ToolError
-from petrichor_serving.recall.pipeline import search as recall_search
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.config import DEFAULT_CONFIG, RecallConfig
+from petrichor_serving.recall.pipeline import search as recall_search
 from petrichor_serving.recall.query import Query
 from petrichor_serving.snapshot import Snapshot
 from petrichor_serving.toolspec import MAX_READ_MANY
@@ -42,9 +43,7 @@ def search(
         query = Query.of(query)
     except ValueError as err:
         raise ToolError(str(err)) from None
-    result = recall_search(
-        snap.recall, query, scope=scope, embedder=embedder, limit=limit, sub_queries=sub_queries, config=config
-    )
+    result = recall_search(snap.recall, query, scope=scope, embedder=embedder, limit=limit, sub_queries=sub_queries, config=config)
     return {
         "query": query,
         "snapshot_version": snap.version,
@@ -128,7 +127,7 @@ def _read_chunk(snap: Snapshot, scope: Scope, chunk_id: str, window: Any = None)
 
 def _matched_window(snap: Snapshot, chunk_id: str, window: Any) -> dict[str, Any]:
     """The search candidate's matched child window (`{"window_id", ...}`), when it is one of this chunk's."""
-    w = snap.windows.get(window.get("window_id")) if isinstance(window, dict) else None
+    w = snap.windows.get(wid) if isinstance(window, dict) and (wid := window.get("window_id")) is not None else None
     if w is None or w["chunk_id"] != chunk_id:
         return {}
     return {"window": {"window_id": w["window_id"], "start": w["start"], "end": w["end"]}}

@@ -67,7 +67,9 @@ class Trace:
     started_at: float = field(default_factory=time.time)
     total_ms: float = 0.0
 
-    def record(self, tool: str, arguments: dict[str, Any], started: float, *, locators: list[str] | None = None, error: str | None = None) -> ToolCall:
+    def record(
+        self, tool: str, arguments: dict[str, Any], started: float, *, locators: list[str] | None = None, error: str | None = None
+    ) -> ToolCall:
         call = ToolCall(tool, arguments, list(locators or []), round((time.perf_counter() - started) * 1000, 2), error)
         self.steps.append(call)
         return call

@@ -7,7 +7,6 @@ contract, the text helpers and the model protocols), so the agent keeps this sma
 
 from __future__ import annotations
 
-
 from petrichor_pipeline.text.lang import has_cjk
 from petrichor_pipeline.text.stem import stem
 from petrichor_pipeline.text.tokenize import jieba_query_tokens, query_tokens

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from petrichor_pipeline.text.stopwords import ENGLISH
 from petrichor_pipeline.text.lang import has_cjk
+from petrichor_pipeline.text.stopwords import ENGLISH
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,10 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
             r"|\bhow\s+(?:many|much|long|old|far|big|large|tall|high|often|fast)\b|\bwhat\s+(?:percentage|number|amount)\b|\bnumber of\b",
             re.I,
         ),
-        re.compile(rf"\d+(?:[.,]\d+)*|[{_CN_DIGITS}]+[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克元]|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b", re.I),
+        re.compile(
+            rf"\d+(?:[.,]\d+)*|[{_CN_DIGITS}]+[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克元]|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b",
+            re.I,
+        ),
     ),
     AnswerType(
         "place",
@@ -187,7 +190,9 @@ def name_start(text: str, start: int, end: int) -> int:
     if re.search(rf"[^.!?:\s]\s+{re.escape(run)}\b", text):
         return start
     start += len(first) + 1
-    return start + len(re.match(r"(?:[a-z]\S*\s+)*", text[start:end]).group(0))
+    lower_run = re.match(r"(?:[a-z]\S*\s+)*", text[start:end])
+    assert lower_run is not None  # the pattern matches the empty string too
+    return start + len(lower_run.group(0))
 
 
 _CURRENCY = re.compile(r"^[$€£¥]|(?:元|美元|欧元|英镑|日元|港元|人民币|\s?(?:dollars?|usd|eur|euros?|rmb|yuan|cents?))$", re.I)
@@ -199,7 +204,7 @@ def _address(match: re.Match[str], text: str) -> bool:
     """A dotted number that is a network address, not a version: four parts that are all bytes (an IPv4
     address, `127.0.0.1`) or one followed by a port (`host:8000`)."""
     parts = match.group(0).lstrip("v").split(".")
-    return (len(parts) == 4 and all(int(p) <= 255 for p in parts)) or bool(re.match(r":\d", text[match.end():]))
+    return (len(parts) == 4 and all(int(p) <= 255 for p in parts)) or bool(re.match(r":\d", text[match.end() :]))
 
 
 def find_spans(kind: str, text: str) -> list[Span]:
@@ -331,7 +336,9 @@ _REQUEST_EN = re.compile(
 """A request put as a question ("Could you outline…", "can you tell me…", "…, please?"): the user asks the
 assistant to speak, about whatever follows, so it is answered as that, never with Yes or No. The verbs are
 English's speech-act verbs (telling, explaining, listing…), a closed class, not the phrasing of one set."""
-_REQUEST_ZH = re.compile(r"[你您](?:能|可以|能不能|可不可以|能否)?(?:帮我|给我|为我)?(?:告诉|介绍|解释|说明|讲讲|讲一下|讲解|列出|描述|概括|总结|演示)|请(?:你|您)?(?:告诉|介绍|解释|说明|列出|描述|概括|总结)")
+_REQUEST_ZH = re.compile(
+    r"[你您](?:能|可以|能不能|可不可以|能否)?(?:帮我|给我|为我)?(?:告诉|介绍|解释|说明|讲讲|讲一下|讲解|列出|描述|概括|总结|演示)|请(?:你|您)?(?:告诉|介绍|解释|说明|列出|描述|概括|总结)"
+)
 """The Chinese requests of the same verbs ("你能介绍一下…吗", "请说明…")."""
 _ALTERNATIVE_EN = re.compile(rf"\bor\s+{_AUX}\b(?!\s+not\b)", re.I)
 """An alternative question ("Are the plugins preinstalled, or do we need to get them…?"): it asks which, not
@@ -409,7 +416,9 @@ def defines(term: str, text: str, expansion: str | None = None) -> bool:
             return True
         if re.search(rf"{n}{paren}(?:是|指|即|意为|就是|为)", text):
             return True
-    if expansion and re.search(rf"{re.escape(expansion)}\s*[（(]\s*{re.escape(term)}\s*[)）]|{re.escape(term)}\s*[（(]\s*{re.escape(expansion)}", text, re.I):
+    if expansion and re.search(
+        rf"{re.escape(expansion)}\s*[（(]\s*{re.escape(term)}\s*[)）]|{re.escape(term)}\s*[（(]\s*{re.escape(expansion)}", text, re.I
+    ):
         return True
     if _subject_of(term, text) or (expansion and _subject_of(expansion, text)):
         return True
@@ -427,7 +436,7 @@ def _subject_of(term: str, text: str) -> bool:
     if has_cjk(term):
         return False
     m = re.match(rf"\s*(?:(?:the|an?)\s+)?{re.escape(term)}(?:\s*\([^)]{{1,80}}\))?", text, re.I)
-    return bool(m) and bool(_VERB_AFTER_SUBJECT.match(text, m.end()))
+    return m is not None and bool(_VERB_AFTER_SUBJECT.match(text, m.end()))
 
 
 _WORD = re.compile(r"[A-Za-z][\w-]*")

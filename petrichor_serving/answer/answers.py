@@ -10,35 +10,36 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Sequence
+from typing import Any
 
+from petrichor_pipeline.models.protocols import EvidenceText
+from petrichor_pipeline.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
+from petrichor_pipeline.text.markdown import Line, LineKind, is_table_rule, scan_lines
+from petrichor_pipeline.text.prose import Sentence, informative, split_sentences
+from petrichor_pipeline.text.stopwords import CHINESE
+from petrichor_serving.agent.question import Question, meets
+from petrichor_serving.agent.question import parse as parse_question
 from petrichor_serving.answer.address import addresses_the_assistant
 from petrichor_serving.answer.answer_types import (
     CLAUSE,
     NEGATION,
-    Span,
     YES_NO_FRAME,
+    Span,
     asked_type,
     date_parts,
     defined_term,
     defines,
-    is_how_to,
     expand_acronym,
     find_spans,
     holds_answer,
+    is_how_to,
     is_yes_no,
     name_start,
-    short_kind,
 )
-from petrichor_pipeline.models.protocols import EvidenceText
-from petrichor_serving.agent.question import Question, meets
-from petrichor_serving.agent.question import parse as parse_question
-from petrichor_pipeline.text.prose import Sentence, informative, split_sentences
 from petrichor_serving.answer.overlap import search_tokens
-from petrichor_pipeline.text.stopwords import CHINESE
-from petrichor_pipeline.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
-from petrichor_pipeline.text.markdown import Line, LineKind, is_table_rule, scan_lines
 
 MAX_ANSWER_UNITS = 3
 KEEP_RATIO = 0.6
@@ -137,7 +138,9 @@ def answer_units(markdown: str, whole_blocks: bool = False) -> list[Unit]:
             continue
         if addresses_the_assistant(stripped):
             continue
-        lead = _LEAD.match(line).end()
+        lead_match = _LEAD.match(line)
+        assert lead_match is not None  # the pattern matches the empty string too
+        lead = lead_match.end()
         body = line[lead:].rstrip().rstrip("|").rstrip()
         row = "|" in body
         if not row:
@@ -309,7 +312,9 @@ REASON_WEIGHT = 1.3
 """A why-question scores a unit that gives a reason (`_REASON`: because, so that, 因为, 因此…) this many times:
 "Why is X used?" is answered by the sentence saying why, not one that only uses X. rhdh_docs_en and
 rgb_zh_reject (replayed on recorded evidence): no answer moves."""
-_REASON = re.compile(r"\b(?:because|since|so that|therefore|thus|hence|which is why|in order to|the reason)\b|因为|所以|因此|由于|为了|以便|从而|以免", re.I)
+_REASON = re.compile(
+    r"\b(?:because|since|so that|therefore|thus|hence|which is why|in order to|the reason)\b|因为|所以|因此|由于|为了|以便|从而|以免", re.I
+)
 _WHY = re.compile(r"\bwhy\b|为什么|为何|何以|原因", re.I)
 _MD_HEADING_LINE = re.compile(r"^(?:#{1,6}|//+|--)\s*\S")
 _EMPHASIS_LINE = re.compile(r"^(?:\*\*|__)[^*_]+(?:\*\*|__):?$")
@@ -358,7 +363,7 @@ def _phrases(text: str) -> set[str]:
     return grams | {f"{a} {b}" for a, b in zip(words, words[1:])}
 
 
-def _matches(term: str, text: str, tokens: set[str]) -> bool:
+def _matches(term: str, text: str, tokens: AbstractSet[str]) -> bool:
     """A Han term matches as a substring (jieba cuts a name differently in a question and in prose)."""
     return term in text if has_cjk(term) else term in tokens
 
@@ -616,7 +621,14 @@ def _span_answer(
         text = s.unit.scored
         if not _meets_constraints(parsed, s, evidence):
             continue
-        spans = [sp for sp in find_spans(kind, text) if _POSSESSIVE.sub("", sp.text).lower() not in q and not (kind in ("number", "money") and re.sub(r"\D", "", sp.text) and re.sub(r"\D", "", sp.text) in re.sub(r"\D", " ", question).split())]
+        spans = [
+            sp
+            for sp in find_spans(kind, text)
+            if _POSSESSIVE.sub("", sp.text).lower() not in q
+            and not (
+                kind in ("number", "money") and re.sub(r"\D", "", sp.text) and re.sub(r"\D", "", sp.text) in re.sub(r"\D", " ", question).split()
+            )
+        ]
         if kind == "number":  # a year, month or day is a date's part, not a count (unless time is counted)
             dated = date_parts(text, question)
             spans = [sp for sp in spans if not any(a <= sp.start < b for a, b in dated)]
@@ -669,6 +681,7 @@ def _agreed_name(options: Sequence[tuple[bool, Scored, Span]], evidence: Sequenc
     """A name question's answer: among the candidate names (each in its fullest written form), the one the
     most read passages mention, then the best unit's. A question that gathers facts from several passages is
     about the name they share; one passage's name beside the point is mentioned once."""
+
     def support(name: str) -> int:
         # a Latin name is written whole once and by its last word after ("Sam Bankman-Fried", then "Bankman-Fried")
         said = name if has_cjk(name) else name.split()[-1]
@@ -812,6 +825,7 @@ def _adds(s: Scored, picked: Sequence[Scored], wanted: Sequence[str], evidence: 
     carries the answer. All four dev sets, with `_next_to` and `ASKING_WEIGHT` (`petrichor eval --answers`):
     citation precision cmrc 0.789 → 0.867, rgb 0.666 → 0.782, multihop 0.777 → 0.840, rhdh 0.006 → 0.007;
     answers holding gold cmrc −1 question of 187, rgb +7 of 214, multihop ±0."""
+
     def held(x: Scored) -> set[str]:
         text = x.unit.scored.lower()
         tokens = set(search_tokens(text))
@@ -856,7 +870,14 @@ def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
     text = joiner.join(f"{s.unit.display()} [{s.evidence}]" for _, s in chosen)
     lead = opening(short.text, lang) if short else ""
     citations = [
-        {"marker": s.evidence, "evidence_id": evidence[s.evidence - 1].evidence_id, "quote": s.unit.text, "text": s.unit.display(), "rank": rank, "score": round(max(s.score, best) if s.order == first else s.score, 4)}
+        {
+            "marker": s.evidence,
+            "evidence_id": evidence[s.evidence - 1].evidence_id,
+            "quote": s.unit.text,
+            "text": s.unit.display(),
+            "rank": rank,
+            "score": round(max(s.score, best) if s.order == first else s.score, 4),
+        }
         for rank, s in chosen
     ]
     return {"answer": lead + text, "citations": citations, "short_answer": short.text if short else None, "opening": lead}

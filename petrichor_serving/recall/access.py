@@ -93,9 +93,7 @@ def sql_quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def page_readable(
-    scope: Scope, tenant: str | None, kb_id: str | None, article_ids: Sequence[str], readable_ids: Set[str]
-) -> bool:
+def page_readable(scope: Scope, tenant: str | None, kb_id: str | None, article_ids: Sequence[str], readable_ids: Set[str]) -> bool:
     """A wiki page is readable when its tenant and knowledge base are in scope and every article it was
     built from is readable; under `public_only`, or in a past snapshot, a page built from no article is
     not (no article readable today vouches for it)."""
@@ -107,7 +105,7 @@ def page_readable(
         return False
     if (scope.public_only or scope.readable_now is not None) and not article_ids:
         return False
-    return readable_ids.issuperset(article_ids)
+    return all(aid in readable_ids for aid in article_ids)
 
 
 def _vector_filter(scope: Scope, articles: Articles, readable: np.ndarray) -> str | None:

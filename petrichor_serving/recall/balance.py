@@ -44,9 +44,7 @@ def select_articles(
 
     # dict order is first appearance, and sorted() is stable: ties go to the article seen first
     ranked = sorted(groups.items(), key=lambda kv: -group_score(kv[1]))[:article_top_k]
-    balanced = [
-        items[offset] for offset in range(per_article_top_k) for _, items in ranked if offset < len(items)
-    ]
+    balanced = [items[offset] for offset in range(per_article_top_k) for _, items in ranked if offset < len(items)]
     return ArticleStage(hits=balanced, article_keys=[key for key, _ in ranked])
 
 
@@ -77,9 +75,7 @@ def keep_leads(stage: ArticleStage, leads: Sequence[Hit]) -> ArticleStage:
     if not add:
         return stage
     cut = len(stage.article_keys)
-    return ArticleStage(
-        hits=[*stage.hits[:cut], *add, *stage.hits[cut:]], article_keys=[*stage.article_keys, *(h.article_key for h in add)]
-    )
+    return ArticleStage(hits=[*stage.hits[:cut], *add, *stage.hits[cut:]], article_keys=[*stage.article_keys, *(h.article_key for h in add)])
 
 
 def leads_after_first(ranked: Sequence[Hit], leads: Sequence[Hit]) -> list[Hit]:

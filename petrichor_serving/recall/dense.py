@@ -21,8 +21,9 @@ excluded candidates are dropped before re-scoring, falling back to the exact sea
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 import faiss
 import numpy as np
@@ -74,7 +75,7 @@ class DenseVectors:
     """Vector i belongs to recall row i, for every row: the access mask applies as it is."""
     ann: Any = None
     """The quantised index for tables of at least `ANN_MIN_ROWS` vectors, else None."""
-    shared: "SharedVectors | None" = None
+    shared: SharedVectors | None = None
     """The vectors this table holds exactly as another table does (`share_identical`), scored from that
     table's product, or for a quantised table found through that table's quantised scan."""
     ranking_depth: int = 0
@@ -101,7 +102,7 @@ class DenseVectors:
         return self._centroids[fingerprint]
 
     @classmethod
-    def from_lance(cls, table: Any, row_of: Mapping[str, int]) -> "DenseVectors":
+    def from_lance(cls, table: Any, row_of: Mapping[str, int]) -> DenseVectors:
         data = table.to_arrow()
         ids = data.column("id").to_pylist()
         rows = rows_for(row_of, ids)
@@ -123,7 +124,7 @@ class DenseVectors:
         )
 
     @classmethod
-    def from_files(cls, files: VectorFiles, row_of: Mapping[str, int]) -> "DenseVectors":
+    def from_files(cls, files: VectorFiles, row_of: Mapping[str, int]) -> DenseVectors:
         """From a snapshot's verified compact files: nothing is parsed or copied but the rows and the
         quantised index. `row_of` maps the recall table's ids to its rows, in row order."""
         rows = files.rows.astype(np.int64)
@@ -218,7 +219,7 @@ class DenseVectors:
         candidates = self.labels(query, depth, scans)
         if allowed is not None:
             candidates = candidates[allowed[candidates]]
-            if len(candidates) < min(limit, np.count_nonzero(allowed)):
+            if len(candidates) < min(limit, int(np.count_nonzero(allowed))):
                 return None
         return candidates, self.matrix[candidates] @ query
 
@@ -241,6 +242,7 @@ class DenseVectors:
         """The shared vectors' candidates from the source's quantised ranking (searched deeper by the share of
         its vectors this table holds), the few others scored exactly; None if too few remain."""
         shared = self.shared
+        assert shared is not None and shared.mine is not None  # `_approximate` calls it only then
         source_rows = len(shared.source.rows)
         held = share * len(shared.own) / source_rows
         if held < ANN_MIN_SHARE:
@@ -253,7 +255,7 @@ class DenseVectors:
             candidates = candidates[allowed[candidates]]
             kept = allowed[rest]
             rest, rest_matrix = rest[kept], rest_matrix[kept]
-            if len(candidates) + len(rest) < min(limit, np.count_nonzero(allowed)):
+            if len(candidates) + len(rest) < min(limit, int(np.count_nonzero(allowed))):
                 return None
         elif len(candidates) + len(rest) < min(limit, len(self.rows)):
             return None
@@ -311,6 +313,7 @@ def _share_recorded(out: dict[str, Any], name: str, table: DenseVectors) -> None
     holds at least `ANN_MIN_SHARE` of its vectors as this table's, and the rest is small enough to score
     exactly on every query (below `ANN_MIN_ROWS`). Else the table scans its own index. With 1,000,000
     one-window chunks the chunk route no longer scans a second million codes."""
+    assert table.identical is not None  # `share_identical` calls it only then
     source_name, found = table.identical
     source = out.get(source_name)
     if not isinstance(source, DenseVectors) or source.ann is None or source.fingerprint_codes.keys() != table.fingerprint_codes.keys():

@@ -7,8 +7,8 @@ never leaves the recall package (`pipeline.Candidate` is what callers see).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from petrichor_pipeline.text.lang import CJK_CLASS
 from petrichor_pipeline.text.limits import SNIPPET_MAX_CHARS
@@ -66,7 +66,7 @@ class Hit:
     route_scores: dict[str, float] = field(default_factory=dict)
     """After fusion: each route's own best score for this hit (cosine, BM25, field score), for the rerank."""
 
-    def copy(self) -> "Hit":
+    def copy(self) -> Hit:
         """A shallow copy (lists and dicts shared, as `copy.copy` gives) at a fraction of its cost: fusion and
         the rerank copy every hit they keep."""
         new = object.__new__(Hit)
@@ -121,5 +121,3 @@ def compact_text(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
             return head[:limit] + "…"
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "…"
-
-

@@ -10,21 +10,21 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.text.lang import has_cjk
-from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer
-from petrichor_serving.recall.spelling import Vocabulary
-from petrichor_serving.recall.access import Access, ReadableNow, Scope, compute_access, page_readable
-from petrichor_pipeline.text.bm25 import BM25Index
-from petrichor_serving.recall.dense import maybe_dense, share_identical
-from petrichor_pipeline.text.lexical import build_indexes, render_path
-from petrichor_serving.recall.hits import Hit, Window, compact_text
 from petrichor_pipeline.contract.schemas import SCHEMAS
+from petrichor_pipeline.text.bm25 import BM25Index
+from petrichor_pipeline.text.lang import has_cjk
+from petrichor_pipeline.text.lexical import build_indexes, render_path
+from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer
+from petrichor_serving.recall.access import Access, ReadableNow, Scope, compute_access, page_readable
+from petrichor_serving.recall.dense import maybe_dense, share_identical
+from petrichor_serving.recall.hits import Hit, Window, compact_text
+from petrichor_serving.recall.spelling import Vocabulary
 from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, VectorTable, WikiPages, Windows
 
 _ACCESS_CACHE_SIZE = 256
@@ -64,10 +64,12 @@ class RecallIndex:
     @property
     def spelling(self) -> Vocabulary:
         """The chunk index's words, for matching a misspelled query word (`spelling.corrected`)."""
-        if self._spelling is None:
+        spelling = self._spelling
+        if spelling is None:
             chunk = self.bm25["chunk"]
-            object.__setattr__(self, "_spelling", Vocabulary(chunk.vocab, chunk.indptr))
-        return self._spelling
+            spelling = Vocabulary(chunk.vocab, chunk.indptr)
+            object.__setattr__(self, "_spelling", spelling)
+        return spelling
 
     @classmethod
     def build(
@@ -83,7 +85,7 @@ class RecallIndex:
         tokenizer: str,
         lexical: Mapping[str, BM25Index] | None = None,
         chunk_windows: pa.Table | None = None,
-    ) -> "RecallIndex":
+    ) -> RecallIndex:
         """`vector_tables` are the tables the routes search (`routes.vector_tables()`), passed in so the
         index need not know the route registry; of `vectors` (LanceDB tables already checked out at the
         snapshot's versions, by manifest name), those are loaded (into memory when they fit), keyed by the
@@ -103,13 +105,15 @@ class RecallIndex:
         windows = Windows.from_arrow(chunk_windows, art, ch)
         if lexical is None:
             tables = {
-                "articles": articles, "chunks": chunks, "chunk_windows": chunk_windows, "questions": questions,
-                "wiki_pages": wiki_pages, "tree_nodes": tree_nodes,
+                "articles": articles,
+                "chunks": chunks,
+                "chunk_windows": chunk_windows,
+                "questions": questions,
+                "wiki_pages": wiki_pages,
+                "tree_nodes": tree_nodes,
             }
             lexical = build_indexes(tables, tok.name)
-        index = cls(
-            tokenizer=tok, articles=art, chunks=ch, questions=qs, wiki=wiki, tree=tree, windows=windows, bm25=dict(lexical)
-        )
+        index = cls(tokenizer=tok, articles=art, chunks=ch, questions=qs, wiki=wiki, tree=tree, windows=windows, bm25=dict(lexical))
         for name, table in (vectors or {}).items():
             if table is not None and name in vector_tables:
                 index.vectors[name] = maybe_dense(table, getattr(index, vector_tables[name].rows).row_of)
@@ -133,9 +137,7 @@ class RecallIndex:
             if cached is not None and (cached.valid_until is None or now < cached.valid_until):
                 self._access.move_to_end(scope)
                 return cached
-        computed = compute_access(
-            scope, now, self.articles, self.chunks, self.questions, self.wiki, self.tree, self.windows
-        )
+        computed = compute_access(scope, now, self.articles, self.chunks, self.questions, self.wiki, self.tree, self.windows)
         with self._lock:
             self._access[scope] = computed
             self._access.move_to_end(scope)
@@ -145,11 +147,11 @@ class RecallIndex:
 
     def allowed_article_ids(self, scope: Scope, now: datetime | None = None) -> frozenset[str]:
         """The articles `scope` may read (its focus aside), for tools that read by id."""
-        return self.access(scope, now or datetime.now(timezone.utc)).readable_ids
+        return self.access(scope, now or datetime.now(UTC)).readable_ids
 
     def page_allowed(self, scope: Scope, page: Mapping[str, Any], now: datetime | None = None) -> bool:
         """Whether `scope` may read a wiki page row (any kind), by the same rule search applies."""
-        now = now or datetime.now(timezone.utc)
+        now = now or datetime.now(UTC)
         scope = self._today(scope, now)
         readable = self.allowed_article_ids(scope, now)
         sources = tuple(page.get("article_ids") or ())
@@ -157,9 +159,7 @@ class RecallIndex:
 
     # -------------------------------------------------------------------------------------------- hits
 
-    def chunk_hit(
-        self, row: int, route: str, score: float = 0.0, question_row: int | None = None, window_row: int | None = None
-    ) -> Hit:
+    def chunk_hit(self, row: int, route: str, score: float = 0.0, question_row: int | None = None, window_row: int | None = None) -> Hit:
         """A chunk hit; found through a generated question, its snippet quotes the question instead; found
         through a child window, the snippet shows that window and the hit carries its offsets."""
         kb_id, article_id, title, path, heading_path, snippet, content, chunk_id = self._chunk_display(row)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -34,10 +34,10 @@ from petrichor_serving.recall.hits import Hit, Window
 from petrichor_serving.recall.index import RecallIndex
 from petrichor_serving.recall.query import Query
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS, QueryVectorCache
-from petrichor_serving.recall.spelling import corrected
 from petrichor_serving.recall.rerank import STRATEGY, idf_weights, rerank
 from petrichor_serving.recall.rewrite import build_queries
 from petrichor_serving.recall.routes import Route, RouteContext, RouteQuery, Tier
+from petrichor_serving.recall.spelling import corrected
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class Candidate:
     """For a chunk matched through a child window: that window, whose text the snippet shows."""
 
     @classmethod
-    def from_hit(cls, hit: Hit) -> "Candidate":
+    def from_hit(cls, hit: Hit) -> Candidate:
         return cls(
             article_id=hit.article_id,
             kb_id=hit.kb_id,
@@ -172,7 +172,7 @@ def _embed_queries(
             run.degraded[route.name] = "no query embedder configured"
         return {}
     for route in vector_routes:
-        if index.vectors.get(route.vectors.name) is None:
+        if route.vectors is not None and index.vectors.get(route.vectors.name) is None:
             run.degraded[route.name] = f"snapshot has no {route.vectors.name} table"
     started = time.perf_counter()
     try:
@@ -333,20 +333,18 @@ def plan(state: SearchState) -> None:
     fingerprint = state.embedder.fingerprint if state.embedder else None
     state.ctx = RouteContext(index, index.access(state.scope, state.now), fingerprint, config.parent_score)
     model_questions = index.articles.model_questions
-    state.active = [
-        r for r in routes.registered() if config.runs(r.name, model_questions) and (r.focused or not state.focused)
-    ]
+    state.active = [r for r in routes.registered() if config.runs(r.name, model_questions) and (r.focused or not state.focused)]
     tokenize = index.tokenizer.query
     state.terms = (lambda q: corrected(tokenize(q), index.spelling)) if config.spelling else tokenize
 
 
 def recall(state: SearchState) -> None:
     """Every query embedded once, then every active route run for it (`_recall`); timed per route."""
+    assert state.terms is not None and state.ctx is not None  # set by `plan`
     with _IN_FLIGHT.entered() as parallel:
         vectors = _embed_queries(state.run, state.embedder, state.texts, state.index, state.cache, state.active)
         queries = [
-            RouteQuery(q, state.terms(q), top_k=state.config.route_top_k, vector=vectors.get(q), primary=i == 0)
-            for i, q in enumerate(state.texts)
+            RouteQuery(q, state.terms(q), top_k=state.config.route_top_k, vector=vectors.get(q), primary=i == 0) for i, q in enumerate(state.texts)
         ]
         _recall(state.run, state.ctx, queries, state.active, parallel)
 
@@ -356,8 +354,7 @@ def fuse_lists(state: SearchState) -> None:
     config, run = state.config, state.run
     route_weights = config.weights()
     group_weights = [
-        route_weights.get(route.name, 1.0) * (1.0 if primary else config.sub_query_weight)
-        for (route, _), primary in zip(run.groups, run.primary)
+        route_weights.get(route.name, 1.0) * (1.0 if primary else config.sub_query_weight) for (route, _), primary in zip(run.groups, run.primary)
     ]
     state.fused = fuse([hits for _, hits in run.groups], config.fusion_top_k, group_weights=group_weights)
 
@@ -375,6 +372,7 @@ def balance(state: SearchState) -> None:
 def _rank(state: SearchState, hits: Sequence[Hit]) -> list[Hit]:
     """The local rerank of `hits` against the question, sharing this search's per-hit points."""
     config, index = state.config, state.index
+    assert state.terms is not None  # set by `plan`
     return rerank(
         state.query,
         hits,
@@ -426,6 +424,7 @@ def diversify(state: SearchState) -> None:
 def keep_fresh_tail(state: SearchState) -> None:
     """An unfocused list's last `fresh_tail` places for articles it does not list yet."""
     if state.config.fresh_tail and not state.focused:
+        assert state.selection is not None  # set by `diversify`
         state.selection.hits = fresh_tail(state.selection.hits, state.tail_order, state.limit, state.config.fresh_tail)
 
 
@@ -445,6 +444,7 @@ STAGES: tuple[tuple[str | None, Callable[[SearchState], None]], ...] = (
 
 def _diagnostics(state: SearchState) -> dict[str, Any]:
     run, texts, selection = state.run, state.texts, state.selection
+    assert selection is not None  # set by `diversify`
     out: dict[str, Any] = {
         "query": state.query,
         "rewrittenQueries": texts[1:],
@@ -487,13 +487,12 @@ def search(
     limit = config.limit if limit is None else limit
     if limit < 1:
         raise ValueError("limit must be at least 1")
-    state = SearchState(
-        index, Query.of(query), scope, config, limit, now or datetime.now(timezone.utc), embedder, cache, sub_queries
-    )
+    state = SearchState(index, Query.of(query), scope, config, limit, now or datetime.now(UTC), embedder, cache, sub_queries)
     for name, stage in STAGES:
         started = time.perf_counter()
         stage(state)
         if name is not None:
             state.run.timed(name, started)
     state.run.timed("total", state.started)
+    assert state.selection is not None  # set by `diversify`
     return SearchResult(state.query, [Candidate.from_hit(h) for h in state.selection.hits], _diagnostics(state))

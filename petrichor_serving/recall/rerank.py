@@ -131,4 +131,4 @@ def rerank(
         entry = h.copy()
         entry.rerank_score = lexical[h.key] + prior_weight * _share(h.score, low, best) + dense_weight * d
         scored.append(entry)
-    return sorted(scored, key=lambda h: -h.rerank_score)
+    return sorted(scored, key=lambda h: -(h.rerank_score or 0.0))  # set on every entry above

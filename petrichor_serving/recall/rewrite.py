@@ -133,16 +133,12 @@ def rewrite_query(query: str) -> list[str]:
     return out
 
 
-def build_queries(
-    primary: Query, sub_queries: Sequence[str] | None = None, *, clauses: bool = True, coordination: bool = True
-) -> list[str]:
+def build_queries(primary: Query, sub_queries: Sequence[str] | None = None, *, clauses: bool = True, coordination: bool = True) -> list[str]:
     """`[primary, *extra]`: explicit sub-queries (as many as the caller gives, each trimmed) win over the
     rules' (the clauses first, then the coordinated subjects, each rule only when switched on); repeats
     (ignoring case) and one-character values are dropped. `queries[1:]` are the rewritten ones."""
-    extra = list(sub_queries or ()) or (rewrite_query(primary) if clauses else []) or (
-        coordination_queries(primary) if coordination else []
-    )
-    queries = [primary]
+    extra = list(sub_queries or ()) or (rewrite_query(primary) if clauses else []) or (coordination_queries(primary) if coordination else [])
+    queries: list[str] = [primary]
     seen = {primary.lower()}
     for value in extra:
         value = value.strip()

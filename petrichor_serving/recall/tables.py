@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from petrichor_pipeline.contract.manifest import generated_by_model
 from petrichor_pipeline.text.lexical import wiki_extra
 from petrichor_serving.recall.hits import normalize_knowledge_text
+
 
 @dataclass(frozen=True)
 class VectorTable:
@@ -62,7 +63,7 @@ class ColumnValues(Sequence):
     def __len__(self) -> int:
         return len(self._column)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self._convert(v) for v in self._column[i].to_pylist()]
         return self._convert(self._column[i].as_py())
@@ -102,8 +103,8 @@ def parse_expiry(value: str | None) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:
-        return datetime.min.replace(tzinfo=timezone.utc)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+        return datetime.min.replace(tzinfo=UTC)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ class Articles:
     """Some article's generated questions came from a configured model (`contract.manifest.generated_by_model`)."""
 
     @classmethod
-    def from_arrow(cls, table: pa.Table) -> "Articles":
+    def from_arrow(cls, table: pa.Table) -> Articles:
         ids = _text(_col(table, "article_id"))
         kb_ids = _text(_col(table, "kb_id"))
         visibility = _col(table, "visibility")
@@ -159,7 +160,7 @@ class Chunks:
     row_of: Mapping[str, int] = field(repr=False)
 
     @classmethod
-    def from_arrow(cls, table: pa.Table, articles: Articles) -> "Chunks":
+    def from_arrow(cls, table: pa.Table, articles: Articles) -> Chunks:
         return cls(
             ids=_lazy(table, "chunk_id"),
             kb_ids=_lazy(table, "kb_id"),
@@ -184,7 +185,7 @@ class Windows:
     row_of: Mapping[str, int] = field(repr=False)
 
     @classmethod
-    def from_arrow(cls, table: pa.Table, articles: Articles, chunks: Chunks) -> "Windows":
+    def from_arrow(cls, table: pa.Table, articles: Articles, chunks: Chunks) -> Windows:
         return cls(
             ids=_lazy(table, "window_id"),
             chunk_rows=_rows_of(table.column("chunk_id"), chunks.ids),
@@ -268,7 +269,7 @@ class Questions:
     row_of: Mapping[str, int] = field(repr=False)
 
     @classmethod
-    def from_arrow(cls, table: pa.Table, articles: Articles, chunks: Chunks) -> "Questions":
+    def from_arrow(cls, table: pa.Table, articles: Articles, chunks: Chunks) -> Questions:
         return cls(
             chunk_rows=_rows_of(table.column("chunk_id"), chunks.ids),
             article_rows=_rows_of(table.column("article_id"), articles.ids),
@@ -296,7 +297,7 @@ class WikiPages:
     norm_extra: list[str] = field(repr=False)
 
     @classmethod
-    def from_arrow(cls, table: pa.Table) -> "WikiPages":
+    def from_arrow(cls, table: pa.Table) -> WikiPages:
         keys = _text(_col(table, "page_key"))
         titles = _text(_col(table, "title"))
         summaries = _text(_col(table, "summary"))
@@ -333,7 +334,7 @@ class HeadingPaths(Sequence[tuple[str, ...]]):
     def __len__(self) -> int:
         return len(self._parents)
 
-    def __getitem__(self, row):  # type: ignore[override]
+    def __getitem__(self, row):
         if isinstance(row, slice):
             return [self[i] for i in range(*row.indices(len(self)))]
         chain: list[int] = []
@@ -357,7 +358,7 @@ class TreeNodes:
     row_of: Mapping[str, int] = field(repr=False)
 
     @classmethod
-    def from_arrow(cls, table: pa.Table, articles: Articles) -> "TreeNodes":
+    def from_arrow(cls, table: pa.Table, articles: Articles) -> TreeNodes:
         keys, titles = _lazy(table, "node_key"), _lazy(table, "title")
         depths = table.column("depth").fill_null(0).to_numpy().astype(np.int64) if table.num_rows else np.zeros(0, np.int64)
         return cls(

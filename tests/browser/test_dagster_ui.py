@@ -15,13 +15,25 @@ from pathlib import Path
 import pytest
 
 from tests.browser.conftest import screenshot_path
-from tests.serving.live import free_port
 from tests.conftest import CORPUS, EMBED_CACHE, REPO
+from tests.serving.live import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 DAGSTER = str(Path(sys.executable).parent / "dagster")
-ASSETS = ("articles", "chunks", "questions", "wiki_candidates", "chunk_vectors", "question_vectors", "chunk_windows", "window_vectors", "page_index", "wiki_pages", "snapshot")
+ASSETS = (
+    "articles",
+    "chunks",
+    "questions",
+    "wiki_candidates",
+    "chunk_vectors",
+    "question_vectors",
+    "chunk_windows",
+    "window_vectors",
+    "page_index",
+    "wiki_pages",
+    "snapshot",
+)
 
 
 def _group_members(pgid: int) -> list[int]:

@@ -77,7 +77,9 @@ def test_the_page_reads_in_chinese_and_survives_a_reload_with_the_key(served, pa
 
 def test_public_mode_never_shows_a_private_article(served, page):
     public_ids = {
-        a["article_id"] for a in served.articles.values() if a["visibility"] == "public" and not a["password_protected"] and a["share_expires_at"] is None
+        a["article_id"]
+        for a in served.articles.values()
+        if a["visibility"] == "public" and not a["password_protected"] and a["share_expires_at"] is None
     }
     private = [a for a in served.articles.values() if a["article_id"] not in public_ids]
     assert len(public_ids) == 1 and private

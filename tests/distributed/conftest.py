@@ -38,7 +38,7 @@ def redis_server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cluster(postgres, redis_server, s3_server, tmp_path_factory):
+def cluster(postgres, redis_server, s3_server, tmp_path_factory):  # noqa: F811 - requests the imported fixture by name
     """Postgres, Redis and moto, a Dagster home holding `deploy/dagster.yaml`, and two Celery workers."""
     aws = services.s3_env(s3_server.endpoint_url)
     manager = services.celery_cluster(postgres, redis_server, aws, tmp_path_factory.mktemp("cluster"))

@@ -25,11 +25,17 @@ def main(first: str, last: str) -> dict:
         raise SystemExit("PETRICHOR_CELERY_CONFIG names no Celery executor file")
     ctx = build_context(full_rebuild=True)
     run_config = {**execution, "resources": PetrichorResource.for_build(ctx).run_config()}
-    with DagsterInstance.get() as instance, execute_job(
-        reconstructable(bucket_build_job_def), instance=instance, run_config=run_config, raise_on_error=False,
-        tags={"dagster/asset_partition_range_start": first, "dagster/asset_partition_range_end": last},
-        asset_selection=asset_keys(bucket_assets(ctx.settings)),
-    ) as result:
+    with (
+        DagsterInstance.get() as instance,
+        execute_job(
+            reconstructable(bucket_build_job_def),
+            instance=instance,
+            run_config=run_config,
+            raise_on_error=False,
+            tags={"dagster/asset_partition_range_start": first, "dagster/asset_partition_range_end": last},
+            asset_selection=asset_keys(bucket_assets(ctx.settings)),
+        ) as result,
+    ):
         return {"run_id": result.run_id, "success": result.success}
 
 

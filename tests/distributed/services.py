@@ -18,10 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -81,7 +81,13 @@ class Postgres:
 
     def env(self) -> dict[str, str]:
         """What `deploy/dagster.yaml` reads."""
-        return {"DAGSTER_PG_HOST": self.host, "DAGSTER_PG_PORT": str(self.port), "DAGSTER_PG_USER": PG_USER, "DAGSTER_PG_PASSWORD": PG_PASSWORD, "DAGSTER_PG_DB": PG_DB}
+        return {
+            "DAGSTER_PG_HOST": self.host,
+            "DAGSTER_PG_PORT": str(self.port),
+            "DAGSTER_PG_USER": PG_USER,
+            "DAGSTER_PG_PASSWORD": PG_PASSWORD,
+            "DAGSTER_PG_DB": PG_DB,
+        }
 
 
 @contextmanager
@@ -114,14 +120,46 @@ def postgres_cluster() -> Iterator[Postgres]:
     proc = None
     try:
         done = subprocess.run(
-            [initdb, "-D", str(data), "-U", PG_USER, f"--pwfile={pwfile}", "--auth-host=scram-sha-256", "--auth-local=trust", "-E", "UTF8", "--no-sync"],
-            capture_output=True, text=True, timeout=180, **run_as,
+            [
+                initdb,
+                "-D",
+                str(data),
+                "-U",
+                PG_USER,
+                f"--pwfile={pwfile}",
+                "--auth-host=scram-sha-256",
+                "--auth-local=trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            **run_as,
         )
         if done.returncode != 0:
             raise Unavailable(f"initdb failed: {done.stderr.strip()[-500:]}")
         port = free_port()
-        args = [server, "-D", str(data), "-p", str(port), "-h", "127.0.0.1", "-k", str(root),
-                "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200"]
+        args = [
+            server,
+            "-D",
+            str(data),
+            "-p",
+            str(port),
+            "-h",
+            "127.0.0.1",
+            "-k",
+            str(root),
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+            "-c",
+            "max_connections=200",
+        ]
         with open(log, "wb") as out:
             proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, **run_as)
 
@@ -172,7 +210,9 @@ def redis_broker(root: Path) -> Iterator[Redis]:
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(root)],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     def ready() -> bool:
@@ -257,16 +297,37 @@ def celery_cluster(postgres: Postgres, redis: Redis, aws: dict[str, str], root: 
     cluster = Cluster(env=env, home=home)
     bin_dir = Path(sys.executable).parent
     worker_env = {k: v for k, v in os.environ.items() if not k.startswith(("PETRICHOR_", "AWS_"))}
-    worker_env.update(env, PYTHONUNBUFFERED="1", PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")  # `dagster-celery` starts `celery` from PATH
+    worker_env.update(
+        env, PYTHONUNBUFFERED="1", PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    )  # `dagster-celery` starts `celery` from PATH
     try:
         for i in range(workers):
             log = root / f"worker{i}.log"
             cluster.logs.append(log)
             with open(log, "wb") as out:
-                cluster.workers.append(subprocess.Popen(
-                    [str(bin_dir / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app", "-y", str(DEPLOY / "celery.yaml"), "-n", f"w{i}", "--", "--concurrency", "1"],
-                    stdout=out, stderr=subprocess.STDOUT, env=worker_env, cwd=root, start_new_session=True,
-                ))
+                cluster.workers.append(
+                    subprocess.Popen(
+                        [
+                            str(bin_dir / "dagster-celery"),
+                            "worker",
+                            "start",
+                            "-A",
+                            "dagster_celery.app",
+                            "-y",
+                            str(DEPLOY / "celery.yaml"),
+                            "-n",
+                            f"w{i}",
+                            "--",
+                            "--concurrency",
+                            "1",
+                        ],
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                        env=worker_env,
+                        cwd=root,
+                        start_new_session=True,
+                    )
+                )
         app = celery_app(env)
         deadline = time.monotonic() + 120
         while len(app.control.ping(timeout=1.0)) < workers:

@@ -36,7 +36,6 @@ from petrichor_pipeline.object_store import SnapshotMirror
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.runner import run_build
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
-
 from tests.conftest import CORPUS, EMBED_CACHE, REPO
 from tests.distributed.services import DEPLOY, celery_app
 from tests.storage.conftest import object_store
@@ -69,7 +68,9 @@ def deployment(cluster, s3_server, tmp_path_factory):
     root = tmp_path_factory.mktemp("distributed")
     corpus, staging = root / "corpus", root / "staging"
     shutil.copytree(CORPUS, corpus)
-    boto3.client("s3", endpoint_url=s3_server.endpoint_url, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing").create_bucket(Bucket=BUCKET)
+    boto3.client(
+        "s3", endpoint_url=s3_server.endpoint_url, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+    ).create_bucket(Bucket=BUCKET)
     env = {
         **cluster.env,
         **s3_server.env(BUCKET),
@@ -81,7 +82,16 @@ def deployment(cluster, s3_server, tmp_path_factory):
     mp = pytest.MonkeyPatch()
     for name, value in env.items():
         mp.setenv(name, value)
-    for name in ("PETRICHOR_DATA_DIR", "PETRICHOR_LLM_BASE_URL", "PETRICHOR_EMBED_BASE_URL", "PETRICHOR_VISION_BASE_URL", "PETRICHOR_API_KEYS", "AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "PETRICHOR_BUILD_WORKERS"):
+    for name in (
+        "PETRICHOR_DATA_DIR",
+        "PETRICHOR_LLM_BASE_URL",
+        "PETRICHOR_EMBED_BASE_URL",
+        "PETRICHOR_VISION_BASE_URL",
+        "PETRICHOR_API_KEYS",
+        "AWS_ENDPOINT_URL_S3",
+        "AWS_SESSION_TOKEN",
+        "PETRICHOR_BUILD_WORKERS",
+    ):
         mp.delenv(name, raising=False)
     try:
         yield Deployment(corpus, staging, root, object_store(s3_server, BUCKET), env)
@@ -253,7 +263,14 @@ def test_the_model_pools_hold_across_two_runs_side_by_side(deployment, cluster):
     sampler.start()
     try:
         launched = [
-            subprocess.Popen([sys.executable, "-m", "tests.distributed.launch_run", first, last], cwd=REPO, env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.distributed.launch_run", first, last],
+                cwd=REPO,
+                env=os.environ.copy(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             for first, last in (("00", "03"), ("04", "07"))
         ]
         outcomes = []

@@ -15,6 +15,7 @@ INCLUDE = re.compile(r"<!-- include: (?P<path>deploy/[\w./-]+) -->\n```(?P<lang>
 
 def rendered(text: str) -> str:
     """The document with every included block replaced by its file's current text."""
+
     def block(m: re.Match) -> str:
         return f"<!-- include: {m['path']} -->\n```{m['lang']}\n{(REPO / m['path']).read_text(encoding='utf-8')}```\n"
 

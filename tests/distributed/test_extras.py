@@ -13,7 +13,12 @@ import pytest
 from tests.conftest import REPO
 
 PROVIDES = {
-    "postgres": ["dagster_postgres:DagsterPostgresStorage", "dagster_postgres:PostgresEventLogStorage", "dagster_postgres:PostgresRunStorage", "dagster_postgres:PostgresScheduleStorage"],
+    "postgres": [
+        "dagster_postgres:DagsterPostgresStorage",
+        "dagster_postgres:PostgresEventLogStorage",
+        "dagster_postgres:PostgresRunStorage",
+        "dagster_postgres:PostgresScheduleStorage",
+    ],
     "celery": ["dagster_celery:celery_executor", "dagster_celery.app:app", "redis:Redis"],
     "k8s": ["dagster_k8s:k8s_job_executor", "dagster_k8s:K8sRunLauncher"],
 }
@@ -49,11 +54,20 @@ def test_with_dagster_celery_the_bucket_job_accepts_the_deploy_executor_file(mon
     monkeypatch.setenv("CELERY_BROKER_URL", "redis://broker.invalid:6379/0")
     monkeypatch.setenv("CELERY_RESULT_BACKEND", "redis://broker.invalid:6379/1")
     config = parallel_execution(4)
-    assert config == {"execution": {"config": {"celery": {
-        "broker": {"env": "CELERY_BROKER_URL"}, "backend": {"env": "CELERY_RESULT_BACKEND"},
-        "config_source": {"worker_prefetch_multiplier": 1, "broker_connection_retry_on_startup": True},
-    }}}}
-    plan = create_execution_plan(bucket_build_job_def(), run_config=config, tags={"dagster/asset_partition_range_start": "00", "dagster/asset_partition_range_end": "0f"})
+    assert config == {
+        "execution": {
+            "config": {
+                "celery": {
+                    "broker": {"env": "CELERY_BROKER_URL"},
+                    "backend": {"env": "CELERY_RESULT_BACKEND"},
+                    "config_source": {"worker_prefetch_multiplier": 1, "broker_connection_retry_on_startup": True},
+                }
+            }
+        }
+    }
+    plan = create_execution_plan(
+        bucket_build_job_def(), run_config=config, tags={"dagster/asset_partition_range_start": "00", "dagster/asset_partition_range_end": "0f"}
+    )
     assert plan.artifacts_persisted  # what the Celery executor requires of a job
 
 

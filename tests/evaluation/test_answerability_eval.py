@@ -22,11 +22,15 @@ def _write(directory, docs, questions):
 
 
 def test_null_queries_are_kept_as_unanswerable_and_short_free_text_answers_count(tmp_path):
-    _write(tmp_path / "news", [{"doc_id": "d1", "title": "t", "content": "x"}], [
-        {"qid": "a", "question": "Did Google win?", "answer": "Yes", "gold_doc_ids": ["d1"], "question_type": "inference_query"},
-        {"qid": "b", "question": "Who knows?", "answer": "Insufficient information.", "gold_doc_ids": [], "question_type": "null_query"},
-        {"qid": "c", "question": "What does it do?", "answer": "It deploys the portal with a Helm chart.", "gold_doc_ids": ["d1"]},
-    ])
+    _write(
+        tmp_path / "news",
+        [{"doc_id": "d1", "title": "t", "content": "x"}],
+        [
+            {"qid": "a", "question": "Did Google win?", "answer": "Yes", "gold_doc_ids": ["d1"], "question_type": "inference_query"},
+            {"qid": "b", "question": "Who knows?", "answer": "Insufficient information.", "gold_doc_ids": [], "question_type": "null_query"},
+            {"qid": "c", "question": "What does it do?", "answer": "It deploys the portal with a Helm chart.", "gold_doc_ids": ["d1"]},
+        ],
+    )
     ds = load_dataset(tmp_path / "news")
     assert [q.qid for q in ds.questions] == ["a", "c"] and ds.skipped == 1
     assert [q.qid for q in ds.unanswerable] == ["b"] and ds.unanswerable[0].answers_all == ()
@@ -35,8 +39,11 @@ def test_null_queries_are_kept_as_unanswerable_and_short_free_text_answers_count
 
 
 def test_cross_questions_are_spread_over_the_other_set_and_have_no_gold(tmp_path):
-    _write(tmp_path / "other", [{"doc_id": "z", "title": "t", "content": "x"}],
-           [{"qid": str(n), "question": f"问题{n}？", "answer": ["甲"], "gold_doc_ids": ["z"]} for n in range(10)])
+    _write(
+        tmp_path / "other",
+        [{"doc_id": "z", "title": "t", "content": "x"}],
+        [{"qid": str(n), "question": f"问题{n}？", "answer": ["甲"], "gold_doc_ids": ["z"]} for n in range(10)],
+    )
     picked = cross_questions(tmp_path / "other", 3)
     assert [q.qid for q in picked] == ["other:0", "other:3", "other:6"]
     assert all(not q.has_gold and q.subset == "cross:other" and q.lang == "zh" and not q.answers_all for q in picked)
@@ -45,12 +52,16 @@ def test_cross_questions_are_spread_over_the_other_set_and_have_no_gold(tmp_path
 
 def test_not_found_rates_per_kind_and_false_not_found():
     unanswerable = [
-        EvalQuestion("n1", "q", ()), EvalQuestion("n2", "q", ()),
-        EvalQuestion("x:1", "q", (), subset="cross:x"), EvalQuestion("x:2", "q", (), subset="cross:x"),
+        EvalQuestion("n1", "q", ()),
+        EvalQuestion("n2", "q", ()),
+        EvalQuestion("x:1", "q", (), subset="cross:x"),
+        EvalQuestion("x:2", "q", (), subset="cross:x"),
     ]
     outcomes = [
-        AnswerOutcome("n1", "nothing", (), 1.0), AnswerOutcome("n2", "an answer", (Quote("an answer", "d"),), 1.0),
-        AnswerOutcome("x:1", "nothing", (), 1.0), AnswerOutcome("x:2", "nothing", (), 1.0),
+        AnswerOutcome("n1", "nothing", (), 1.0),
+        AnswerOutcome("n2", "an answer", (Quote("an answer", "d"),), 1.0),
+        AnswerOutcome("x:1", "nothing", (), 1.0),
+        AnswerOutcome("x:2", "nothing", (), 1.0),
     ]
     rates = summarise_not_found(unanswerable, outcomes)
     assert rates == {
@@ -61,12 +72,16 @@ def test_not_found_rates_per_kind_and_false_not_found():
         "cross:x": {"rate": 1.0, "questions": 2},
     }
     answerable = [EvalQuestion("a1", "q", ("d",), answers_all=("5",)), EvalQuestion("a2", "q", ("d",), answers_all=("6",))]
-    summary = summarise_answers(answerable, [AnswerOutcome("a1", "5 [1]", (Quote("5", "d"),), 1.0), AnswerOutcome("a2", "no", (), 1.0)], Scorer(answerable))
+    summary = summarise_answers(
+        answerable, [AnswerOutcome("a1", "5 [1]", (Quote("5", "d"),), 1.0), AnswerOutcome("a2", "no", (), 1.0)], Scorer(answerable)
+    )
     assert summary["false_not_found"] == 0.5 and summary["questions"] == 2 and summary["answer_contains_gold"] == 0.5
 
 
 def test_the_withheld_answer_is_what_the_gate_set_aside():
-    gated = AnswerOutcome("a", "not found", (), 1.0, {"withheld": {"answer": "Five are kept. [1]", "citations": [{"quote": "Five are kept.", "article_id": "art"}]}})
+    gated = AnswerOutcome(
+        "a", "not found", (), 1.0, {"withheld": {"answer": "Five are kept. [1]", "citations": [{"quote": "Five are kept.", "article_id": "art"}]}}
+    )
     before = without_gate(gated, {"art": "d1"})
     assert before.answer == "Five are kept. [1]" and before.quotes == (Quote("Five are kept.", "d1"),) and not before.not_found
     plain = AnswerOutcome("b", "x", (Quote("x", "d"),), 1.0)
@@ -95,8 +110,15 @@ def test_the_answer_baseline_quotes_the_top_chunk_sentence_sharing_most_question
 
 def _signal_row(dataset, kind, semantic, coverage, holds=None, cited=True):
     verdict = {"signal": None, "signals": {"semantic": semantic, "coverage": coverage, "type_held": None}}
-    return {"dataset": dataset, "qid": f"{kind}{semantic}{coverage}", "kind": kind, "lang": "en", "cited": cited,
-            "answerability": verdict, "holds_gold": holds}
+    return {
+        "dataset": dataset,
+        "qid": f"{kind}{semantic}{coverage}",
+        "kind": kind,
+        "lang": "en",
+        "cited": cited,
+        "answerability": verdict,
+        "holds_gold": holds,
+    }
 
 
 def test_the_sweep_finds_thresholds_that_separate_answerable_from_unanswerable(tmp_path):
@@ -115,14 +137,23 @@ def test_the_sweep_finds_thresholds_that_separate_answerable_from_unanswerable(t
 
 
 def test_the_answers_table_shows_not_found_and_the_answer_baseline():
-    block = {"questions": 4, "answer_contains_gold": 0.5, "citation_precision": 0.6, "false_not_found": 0.25,
-             "not_found": {"all": {"rate": 0.9, "questions": 10}, "null": {"rate": 0.8, "questions": 5}}}
+    block = {
+        "questions": 4,
+        "answer_contains_gold": 0.5,
+        "citation_precision": 0.6,
+        "false_not_found": 0.25,
+        "not_found": {"all": {"rate": 0.9, "questions": 10}, "null": {"rate": 0.8, "questions": 5}},
+    }
     report = {
-        "dataset": "tiny", "questions": 4, "skipped_questions": 5,
+        "dataset": "tiny",
+        "questions": 4,
+        "skipped_questions": 5,
         "snapshot": {"version": "v1", "articles": 1, "chunks": 1, "questions": 0, "naive_chunks": 1, "build_seconds": 1.0},
         "seconds": 1.0,
-        "methods": {"petrichor": {"doc": {"recall@1": 1.0}, "answer": {**block, "without_gate": {**block, "false_not_found": 0.0}}},
-                    "naive_hybrid": {"doc": {"recall@1": 0.5}, "answer": block}},
+        "methods": {
+            "petrichor": {"doc": {"recall@1": 1.0}, "answer": {**block, "without_gate": {**block, "false_not_found": 0.0}}},
+            "naive_hybrid": {"doc": {"recall@1": 0.5}, "answer": block},
+        },
         "answer_baseline": {"name": "naive_top_sentence", **block, "not_found": {"all": {"rate": 0.0, "questions": 10}}},
         "unanswerable_questions": {"null": 5, "cross:other": 5},
     }

@@ -77,8 +77,26 @@ def test_eval_command(tmp_path, monkeypatch, capsys):
     (other / "docs.jsonl").write_text(json.dumps({"doc_id": "x", "title": "x", "content": "x"}) + "\n", encoding="utf-8")
     (other / "qa.jsonl").write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in OTHER_QUESTIONS), encoding="utf-8")
     signals = tmp_path / "signals.jsonl"
-    assert main(["eval", "--dataset", str(dataset), "--json", "--answers", "--plot", str(tmp_path / "plots"),
-                 "--unanswerable-from", str(other), "--unanswerable-sample", "2", "--signals", str(signals)]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--dataset",
+                str(dataset),
+                "--json",
+                "--answers",
+                "--plot",
+                str(tmp_path / "plots"),
+                "--unanswerable-from",
+                str(other),
+                "--unanswerable-sample",
+                "2",
+                "--signals",
+                str(signals),
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["unanswerable_questions"] == {"null": 0, "leave-gold-out": 0, "cross:other_set": 2}
     for name in ("petrichor", "naive_hybrid"):
@@ -106,7 +124,9 @@ def test_eval_command(tmp_path, monkeypatch, capsys):
     assert {"full", "no_chunk_vector", "wiki_on", "no_questions", "no_rerank", "no_dense_rerank", "tokenizer_jieba"} <= set(report["ablation"])
     assert (tmp_path / "data" / "eval" / "tiny_set" / "corpus" / "eval").is_dir()
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
-        "tiny_set-all_doc-recall.png", "tiny_set-doc-recall.png", "tiny_set-passage-recall.png",
+        "tiny_set-all_doc-recall.png",
+        "tiny_set-doc-recall.png",
+        "tiny_set-passage-recall.png",
         "tiny_set-section-recall.png",
     ]
 

@@ -23,11 +23,22 @@ def dataset_dir(tmp_path):
         {"doc_id": "z", "title": "中文", "content": "第一段。\n\n乾隆四年去世，谥文穆。"},
     ]
     qa = [
-        {"qid": "1", "question": "What does the fox do?", "gold_doc_ids": ["a/b"],
-         "gold_passages": ["The quick brown fox jumps over the lazy dog."],
-         "gold_sections": [{"doc_id": "a/b", "heading_path": "A > B"}], "lang": "en"},
-        {"qid": "2", "question": "谥号是什么？", "answers_all": ["文穆"], "gold_doc_ids": ["z"],
-         "gold_passages": ["乾隆四年去世，谥文穆。"], "gold_match": "all"},
+        {
+            "qid": "1",
+            "question": "What does the fox do?",
+            "gold_doc_ids": ["a/b"],
+            "gold_passages": ["The quick brown fox jumps over the lazy dog."],
+            "gold_sections": [{"doc_id": "a/b", "heading_path": "A > B"}],
+            "lang": "en",
+        },
+        {
+            "qid": "2",
+            "question": "谥号是什么？",
+            "answers_all": ["文穆"],
+            "gold_doc_ids": ["z"],
+            "gold_passages": ["乾隆四年去世，谥文穆。"],
+            "gold_match": "all",
+        },
     ]
     (d / "docs.jsonl").write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in docs) + "\n", encoding="utf-8")
     (d / "qa.jsonl").write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in qa) + "\n\n", encoding="utf-8")
@@ -92,14 +103,40 @@ def test_render_keeps_plain_paragraphs(tmp_path):
 
 
 MULTI_DOC_QUESTIONS = [
-    {"qid": "mhr_1", "question": "Did A and B both report it?", "answer": "Yes", "gold_match": "all",
-     "gold_doc_ids": ["a", "b"], "gold_passages": ["alpha one two three four five six", "beta seven eight nine ten eleven twelve"]},
-    {"qid": "mhr_2", "question": "Unanswerable?", "answer": "Insufficient information.", "gold_match": "all",
-     "gold_doc_ids": [], "gold_passages": [], "question_type": "null_query"},
-    {"qid": "zh_int_1", "question": "2021年香港和澳门的GDP增长率", "answer": ["6.4%", ["18%", "百分之十八"]],
-     "gold_doc_ids": ["h1", "h2", "m1"], "gold_doc_groups": [["h1", "h2"], ["m1"]], "subset": "zh_int", "lang": "zh"},
-    {"qid": "zh_refine_1", "question": "2023年世界人工智能大会在哪举办", "answer": ["上海"],
-     "gold_doc_ids": ["s1", "s2"], "subset": "zh_refine", "lang": "zh"},
+    {
+        "qid": "mhr_1",
+        "question": "Did A and B both report it?",
+        "answer": "Yes",
+        "gold_match": "all",
+        "gold_doc_ids": ["a", "b"],
+        "gold_passages": ["alpha one two three four five six", "beta seven eight nine ten eleven twelve"],
+    },
+    {
+        "qid": "mhr_2",
+        "question": "Unanswerable?",
+        "answer": "Insufficient information.",
+        "gold_match": "all",
+        "gold_doc_ids": [],
+        "gold_passages": [],
+        "question_type": "null_query",
+    },
+    {
+        "qid": "zh_int_1",
+        "question": "2021年香港和澳门的GDP增长率",
+        "answer": ["6.4%", ["18%", "百分之十八"]],
+        "gold_doc_ids": ["h1", "h2", "m1"],
+        "gold_doc_groups": [["h1", "h2"], ["m1"]],
+        "subset": "zh_int",
+        "lang": "zh",
+    },
+    {
+        "qid": "zh_refine_1",
+        "question": "2023年世界人工智能大会在哪举办",
+        "answer": ["上海"],
+        "gold_doc_ids": ["s1", "s2"],
+        "subset": "zh_refine",
+        "lang": "zh",
+    },
 ]
 
 
@@ -117,19 +154,30 @@ def test_questions_needing_several_documents_load_and_score(tmp_path):
 
     scorer = Scorer(ds.questions)
     outcomes = [
-        scorer.outcome(mhr, Ranking([Retrieved("a", "alpha one two three four five six"), Retrieved("x", "y"),
-                                     Retrieved("b", "beta seven eight nine ten eleven twelve")], 5.0)),
+        scorer.outcome(
+            mhr,
+            Ranking(
+                [Retrieved("a", "alpha one two three four five six"), Retrieved("x", "y"), Retrieved("b", "beta seven eight nine ten eleven twelve")],
+                5.0,
+            ),
+        ),
         scorer.outcome(zh_int, Ranking([Retrieved("h2", "香港"), Retrieved("h1", "香港"), Retrieved("m1", "澳门")], 5.0)),
         scorer.outcome(zh_refine, Ranking([Retrieved("x", "无关"), Retrieved("s2", "上海")], 5.0)),
     ]
     assert [(o.doc_rank, o.all_doc_rank, o.passage_rank, o.all_passage_rank) for o in outcomes] == [
-        (1, 3, 1, 3), (1, 3, None, None), (2, None, None, None)
+        (1, 3, 1, 3),
+        (1, 3, None, None),
+        (2, None, None, None),
     ]
     summary = summarise(ds.questions, outcomes)
     assert summary["doc"]["recall@1"] == 0.6667
     assert summary["all_gold"] == {
-        "recall@5": 1.0, "recall@10": 1.0, "mrr@10": 0.3333, "passage_recall@5": 1.0,
-        "passage_recall@10": 1.0, "questions": 2,
+        "recall@5": 1.0,
+        "recall@10": 1.0,
+        "mrr@10": 0.3333,
+        "passage_recall@5": 1.0,
+        "passage_recall@10": 1.0,
+        "questions": 2,
     }
     by_subset = summarise_subsets(ds.questions, outcomes)
     assert set(by_subset) == {"zh_int", "zh_refine"}

@@ -95,8 +95,20 @@ def test_questions_sharing_a_passage_leave_together_and_a_repeated_passage_is_pa
     )
     questions = (
         EvalQuestion("q1", "When does the backup run?", ("a",), gold_passages=(shared,), gold_sections=(GoldSection("a", ("Backups",)),)),
-        EvalQuestion("q2", "Which port?", ("c",), gold_passages=("The service listens on port eight thousand and one.",), gold_sections=(GoldSection("c", ("Ports",)),)),
-        EvalQuestion("q3", "What port is used?", ("c",), gold_passages=("The service listens on port eight thousand and one.",), gold_sections=(GoldSection("c", ("Ports",)),)),
+        EvalQuestion(
+            "q2",
+            "Which port?",
+            ("c",),
+            gold_passages=("The service listens on port eight thousand and one.",),
+            gold_sections=(GoldSection("c", ("Ports",)),),
+        ),
+        EvalQuestion(
+            "q3",
+            "What port is used?",
+            ("c",),
+            gold_passages=("The service listens on port eight thousand and one.",),
+            gold_sections=(GoldSection("c", ("Ports",)),),
+        ),
     )
     made = leave_gold_out(Dataset("s", docs, questions), 2)
     assert made.passed_over == 1  # q1's passage is repeated in b: not unanswerable there
@@ -156,13 +168,22 @@ def test_limit_changes_neither_the_variant_corpus_nor_the_follow_ups(tmp_path):
     folder = tmp_path / "set"
     folder.mkdir()
     (folder / "docs.jsonl").write_text("\n".join(json.dumps(d.__dict__, ensure_ascii=False) for d in docs), encoding="utf-8")
-    rows = [{"qid": q.qid, "question": f"标题{q.qid[1:]}的答案是什么？", "answers_all": list(q.answers_all),
-             "gold_doc_ids": list(q.gold_doc_ids), "gold_passages": list(q.gold_passages)} for q in dataset.questions]
+    rows = [
+        {
+            "qid": q.qid,
+            "question": f"标题{q.qid[1:]}的答案是什么？",
+            "answers_all": list(q.answers_all),
+            "gold_doc_ids": list(q.gold_doc_ids),
+            "gold_passages": list(q.gold_passages),
+        }
+        for q in dataset.questions
+    ]
     (folder / "qa.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
 
     def run(limit):
-        config = EvalConfig(dataset_dir=folder, root=tmp_path / "root", embed_cache_dir=tmp_path, limit=limit, answers=True,
-                            leave_gold_out=3, followups=4)
+        config = EvalConfig(
+            dataset_dir=folder, root=tmp_path / "root", embed_cache_dir=tmp_path, limit=limit, answers=True, leave_gold_out=3, followups=4
+        )
         return prepare(config, log=lambda _: None)
 
     whole, info, pairs = run(0)

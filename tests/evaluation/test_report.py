@@ -8,9 +8,12 @@ from petrichor.evaluation.report import print_report
 
 
 def _method(r1, mrr, p50, all_r5=None):
-    block = {"doc": {"recall@1": r1, "recall@5": 0.9, "recall@10": 0.95, "mrr@10": mrr},
-             "chunk": {"recall@5": 0.5, "recall@10": 0.6},
-             "latency_ms": {"p50": p50, "p95": p50 * 2}, "recall_ms": {"p50": 2.0, "p95": 3.0}}
+    block = {
+        "doc": {"recall@1": r1, "recall@5": 0.9, "recall@10": 0.95, "mrr@10": mrr},
+        "chunk": {"recall@5": 0.5, "recall@10": 0.6},
+        "latency_ms": {"p50": p50, "p95": p50 * 2},
+        "recall_ms": {"p50": 2.0, "p95": 3.0},
+    }
     if all_r5 is not None:
         block["all_gold"] = {"recall@5": all_r5, "recall@10": all_r5, "mrr@10": 0.2, "questions": 4}
     return block
@@ -56,16 +59,27 @@ def test_every_table_sets_petrichor_beside_naive_hybrid():
 def test_answers_show_not_found_apart_and_follow_ups_beside_the_baseline():
     def answer(nf_in, hit):
         return {
-            "questions": 5, "short_exact_match": 0.4, "wrong_lead_ins": 0.2, "false_not_found": 0.0,
-            "not_found": {"all": {"rate": nf_in, "questions": 6}, "in_domain": {"rate": nf_in, "questions": 4},
-                          "off_topic": {"rate": 1.0, "questions": 2}, "null": {"rate": nf_in, "questions": 4}},
+            "questions": 5,
+            "short_exact_match": 0.4,
+            "wrong_lead_ins": 0.2,
+            "false_not_found": 0.0,
+            "not_found": {
+                "all": {"rate": nf_in, "questions": 6},
+                "in_domain": {"rate": nf_in, "questions": 4},
+                "off_topic": {"rate": 1.0, "questions": 2},
+                "null": {"rate": nf_in, "questions": 4},
+            },
             "followups": {"constructed": {"questions": 3, "hit": hit, "not_found": 0.0}},
         }
 
     petrichor = answer(0.75, 0.667)
     petrichor["followups"]["constructed"]["without_history"] = {"questions": 3, "hit": 0.333, "not_found": 0.0}
-    report = {**REPORT, "methods": {**REPORT["methods"], "petrichor": {**REPORT["methods"]["petrichor"], "answer": petrichor}},
-              "answer_baseline": {"name": "naive_top_sentence", **answer(0.0, 0.333)}, "ablation": {}}
+    report = {
+        **REPORT,
+        "methods": {**REPORT["methods"], "petrichor": {**REPORT["methods"]["petrichor"], "answer": petrichor}},
+        "answer_baseline": {"name": "naive_top_sentence", **answer(0.0, 0.333)},
+        "ablation": {},
+    }
     console = Console(record=True, width=250)
     print_report(report, console)
     lines = console.export_text().splitlines()

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from petrichor_serving.agent import tools
-from petrichor_serving.recall import Scope, RecallConfig, balance, diversity, fusion, rerank, routes, search
+from petrichor_serving.recall import RecallConfig, Scope, balance, diversity, fusion, rerank, routes, search
 from tests.conftest import REPO
 from tests.recall.synthetic import SnapshotRows
 
@@ -16,10 +16,14 @@ from tests.recall.synthetic import SnapshotRows
 @pytest.fixture(scope="module")
 def index():
     r = SnapshotRows()
-    r.article("ops", "Redis 运维", sections=[
-        (("部署",), "普通部署步骤：下载、解压、启动 Redis。", ["怎么部署 Redis？"]),
-        (("高可用", "Redis Sentinel 故障转移"), "哨兵模式下主节点故障时，哨兵会选出新的主节点。", ["哨兵如何切换主节点？"]),
-    ])
+    r.article(
+        "ops",
+        "Redis 运维",
+        sections=[
+            (("部署",), "普通部署步骤：下载、解压、启动 Redis。", ["怎么部署 Redis？"]),
+            (("高可用", "Redis Sentinel 故障转移"), "哨兵模式下主节点故障时，哨兵会选出新的主节点。", ["哨兵如何切换主节点？"]),
+        ],
+    )
     r.article("mq", "Kafka 入门", sections=[(("消费者",), "消费者组内每个分区只被一个消费者读取。", ["Kafka 消费者组是什么？"])])
     r.article("cache", "Redis 缓存设计", sections=[(("淘汰",), "Redis 的淘汰策略有 LRU 和 LFU。", ["Redis 怎么淘汰键？"])])
     r.article("db", "Redis 持久化", sections=[(("RDB",), "Redis 的 RDB 快照定期落盘。", ["Redis 如何持久化？"])])

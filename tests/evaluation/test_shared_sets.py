@@ -55,4 +55,4 @@ def test_gold_evidence_is_found_in_gold_documents(name):
             assert any(gold.found_in(docs[d].content) for d in q.gold_doc_ids), (q.qid, passage[:80])
         for section in q.gold_sections:
             paths = {c.heading_path for c in naive_chunks(docs[section.doc_id], size=200, overlap=0)}
-            assert any(p[-len(section.heading_path):] == section.heading_path for p in paths), (q.qid, section)
+            assert any(p[-len(section.heading_path) :] == section.heading_path for p in paths), (q.qid, section)

@@ -36,7 +36,9 @@ def _client(build: BuiltCorpus, monkeypatch: pytest.MonkeyPatch, keys=None):
     settings = load_settings()
     embedder = make_embedder(settings)
     store = SnapshotStore(settings.data_dir, embed_fingerprint=embedder.fingerprint)
-    services = Services(settings=ServingSettings(data_dir=settings.data_dir), store=store, keys=keys, chat=make_answer_model(settings), embedder=embedder)
+    services = Services(
+        settings=ServingSettings(data_dir=settings.data_dir), store=store, keys=keys, chat=make_answer_model(settings), embedder=embedder
+    )
     return TestClient(create_app(services, watch=False))
 
 

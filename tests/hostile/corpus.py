@@ -14,9 +14,9 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pymupdf
 
@@ -41,10 +41,11 @@ class Expect:
 
 
 GOOD = {
-    f"{KB}/good/install.md": ("# Installing the tide gauge\n\nMount the tide gauge on the pier and calibrate "
-                              "the pressure sensor before the first reading.\n", "calibrate the pressure sensor"),
-    f"{KB}/good/mixed-endings.md": ("# Mixed endings\r\nThe barometer log\rkeeps hourly readings\nof "
-                                    "the harbour wind.\r\n", "barometer log"),
+    f"{KB}/good/install.md": (
+        "# Installing the tide gauge\n\nMount the tide gauge on the pier and calibrate the pressure sensor before the first reading.\n",
+        "calibrate the pressure sensor",
+    ),
+    f"{KB}/good/mixed-endings.md": ("# Mixed endings\r\nThe barometer log\rkeeps hourly readings\nof the harbour wind.\r\n", "barometer log"),
     f"{KB}/good/中文.md": ("# 潮汐记录\n\n潮位计每小时记录一次海港水位。\n", "潮位计"),
 }
 

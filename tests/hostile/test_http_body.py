@@ -40,9 +40,17 @@ def _post(app, body_pieces, headers: list[tuple[bytes, bytes]]) -> tuple[int, by
         sent.append(message)
 
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-        "path": "/api/knowledge/search", "raw_path": b"/api/knowledge/search", "query_string": b"",
-        "headers": [(b"content-type", b"application/json"), *headers], "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/api/knowledge/search",
+        "raw_path": b"/api/knowledge/search",
+        "query_string": b"",
+        "headers": [(b"content-type", b"application/json"), *headers],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
     }
     asyncio.run(app(scope, receive, send))
     start = next(m for m in sent if m["type"] == "http.response.start")
@@ -94,9 +102,17 @@ def test_a_body_that_stops_arriving_is_a_408_that_closes_the_connection(tmp_path
         sent.append(message)
 
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-        "path": "/api/knowledge/search", "raw_path": b"/api/knowledge/search", "query_string": b"",
-        "headers": [(b"content-type", b"application/json"), (b"content-length", b"100")], "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/api/knowledge/search",
+        "raw_path": b"/api/knowledge/search",
+        "query_string": b"",
+        "headers": [(b"content-type", b"application/json"), (b"content-length", b"100")],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
     }
     asyncio.run(asyncio.wait_for(app(scope, receive, send), 10))
     start = next(m for m in sent if m["type"] == "http.response.start")

@@ -15,8 +15,7 @@ def _work(markdown: str) -> tuple[int, int]:
     doc = read_markdown(markdown.encode(), "bomb")
     result = chunk_markdown(doc.content, doc.title)
     size = sum(
-        len(c.content) + len(c.heading) + sum(map(len, c.heading_path)) + len(index_text(doc.title, c.heading_path, c.content))
-        for c in result.chunks
+        len(c.content) + len(c.heading) + sum(map(len, c.heading_path)) + len(index_text(doc.title, c.heading_path, c.content)) for c in result.chunks
     )
     return len(result.chunks), size
 

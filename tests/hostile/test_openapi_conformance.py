@@ -37,8 +37,15 @@ def _record(data: Path) -> tuple[str, str]:
     """One article version in the history store, as a published build records it: (article_id, version)."""
     title, content = "Tides", "# Tides\n\nThe tide rises twice a day.\n"
     article = {f.name: None for f in SCHEMAS["articles"]} | {
-        "article_id": "tides", "kb_id": "kb", "path": "kb/tides.md", "title": title, "tenant": "default",
-        "visibility": "public", "password_protected": False, "article_version": article_version(title, content), "content": content,
+        "article_id": "tides",
+        "kb_id": "kb",
+        "path": "kb/tides.md",
+        "title": title,
+        "tenant": "default",
+        "visibility": "public",
+        "password_protected": False,
+        "article_version": article_version(title, content),
+        "content": content,
     }
     chunk = {f.name: None for f in SCHEMAS["chunks"]} | {"article_id": "tides", "start": 0, "end": len(content) - 1, "heading_path": [title]}
     record_articles(data, pa.Table.from_pylist([article], schema=SCHEMAS["articles"]), pa.Table.from_pylist([chunk], schema=SCHEMAS["chunks"]))
@@ -62,9 +69,26 @@ def test_schemathesis_checks_all_pass_on_mcp_and_citations(served, tmp_path: Pat
     config = tmp_path / "schemathesis.toml"
     config.write_text(f'[parameters]\n"query.article_id" = "{article_id}"\n"query.article_version" = "{version}"\n')
     command = [
-        str(Path(sys.executable).with_name("schemathesis")), "--config-file", str(config), "run", f"{url}/openapi.json",
-        "--checks", "all", "--header", f"Authorization: Bearer {KEY}", "--max-examples", str(EXAMPLES), "--seed", "1",
-        "--workers", "1", "--request-timeout", "2", "--phases", "coverage,fuzzing", "--no-color",
+        str(Path(sys.executable).with_name("schemathesis")),
+        "--config-file",
+        str(config),
+        "run",
+        f"{url}/openapi.json",
+        "--checks",
+        "all",
+        "--header",
+        f"Authorization: Bearer {KEY}",
+        "--max-examples",
+        str(EXAMPLES),
+        "--seed",
+        "1",
+        "--workers",
+        "1",
+        "--request-timeout",
+        "2",
+        "--phases",
+        "coverage,fuzzing",
+        "--no-color",
         *(arg for path in OPERATIONS for arg in ("--include-path", path)),
     ]
     run = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)

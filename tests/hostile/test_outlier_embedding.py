@@ -30,8 +30,14 @@ def _rows(markdown: str) -> dict[str, list[dict[str, Any]]]:
     """The chunk and window rows the chunk and window steps make of one article."""
     doc = read_markdown(markdown.encode(), "outlier")
     chunks = [
-        {"article_id": "a1", "chunk_id": f"a1:{c.key}", "heading_path": list(c.heading_path), "start": c.start, "end": c.end,
-         "index_text": index_text(doc.title, c.heading_path, c.content)}
+        {
+            "article_id": "a1",
+            "chunk_id": f"a1:{c.key}",
+            "heading_path": list(c.heading_path),
+            "start": c.start,
+            "end": c.end,
+            "index_text": index_text(doc.title, c.heading_path, c.content),
+        }
         for c in chunk_markdown(doc.content, doc.title).chunks
     ]
     art = {"article_id": "a1", "kb_id": "kb", "tenant": "t", "title": doc.title, "content": doc.content}

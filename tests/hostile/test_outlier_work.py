@@ -27,8 +27,13 @@ def _work(markdown: str) -> dict[str, int]:
     """What the chunk, window and embedding steps do with one article, as counts."""
     doc = read_markdown(markdown.encode(), "outlier")
     chunks = [
-        {"chunk_id": chunk_id_of("a1", c.key), "heading_path": list(c.heading_path), "start": c.start, "end": c.end,
-         "index_text": index_text(doc.title, c.heading_path, c.content)}
+        {
+            "chunk_id": chunk_id_of("a1", c.key),
+            "heading_path": list(c.heading_path),
+            "start": c.start,
+            "end": c.end,
+            "index_text": index_text(doc.title, c.heading_path, c.content),
+        }
         for c in chunk_markdown(doc.content, doc.title).chunks
     ]
     art = {"article_id": "a1", "kb_id": "kb", "tenant": "t", "title": doc.title, "content": doc.content}

@@ -87,10 +87,7 @@ def test_slow_headers_and_slow_bodies_are_cut_off_at_the_deadline(built_corpus, 
         url = urlsplit(server.url)
         host, port = url.hostname, url.port
         body = b'{"query": "' + b"q" * 200 + b'"}'
-        body_head = (
-            b"POST /api/knowledge/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\n" % len(body)
-        )
+        body_head = b"POST /api/knowledge/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n" % len(body)
         clients = (
             # the request line and headers a byte at a time, never finished in time
             [_open(host, port, "header", b"", b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-Pad: y\r\n" * 50) for _ in range(8)]
@@ -112,7 +109,10 @@ def test_slow_headers_and_slow_bodies_are_cut_off_at_the_deadline(built_corpus, 
             assert c.closed_after >= DEADLINE_S * 0.9 or c.kind == "unanswered-body", (c.kind, c.closed_after)
             assert c.sent < len(c.pending) or not c.pending, c.kind  # cut off while still sending
             status = c.received.split(b"\r\n", 1)[0]
-            assert status == (b"HTTP/1.1 401 Unauthorized" if c.kind == "unanswered-body" else b"HTTP/1.1 408 Request Timeout"), (c.kind, c.received[:200])
+            assert status == (b"HTTP/1.1 401 Unauthorized" if c.kind == "unanswered-body" else b"HTTP/1.1 408 Request Timeout"), (
+                c.kind,
+                c.received[:200],
+            )
             assert str(tmp_path).encode() not in c.received
 
         # the server still answers a prompt client on a fresh connection

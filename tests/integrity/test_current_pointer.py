@@ -30,7 +30,10 @@ def _outside(tmp: Path) -> Path:
 
 POINTERS: dict[str, tuple[Callable[[Path, Path], Any], str]] = {
     "symlink out": (lambda cur, tmp: os.symlink(_outside(tmp), cur), "symbolic link"),
-    "symlink to a version file": (lambda cur, tmp: (cur.with_name("v.txt").write_text("v1\n"), os.symlink(cur.with_name("v.txt"), cur)), "symbolic link"),
+    "symlink to a version file": (
+        lambda cur, tmp: (cur.with_name("v.txt").write_text("v1\n"), os.symlink(cur.with_name("v.txt"), cur)),
+        "symbolic link",
+    ),
     "fifo": (lambda cur, tmp: os.mkfifo(cur), "FIFO"),
     "directory": (lambda cur, tmp: cur.mkdir(), "directory"),
     "oversized": (lambda cur, tmp: cur.write_text((SECRET + "\n") * 10, encoding="utf-8"), "larger than"),

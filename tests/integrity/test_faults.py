@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from petrichor_pipeline.models.chat import OpenAIChatModel
 from petrichor_pipeline.config import ModelEndpoint
+from petrichor_pipeline.models.chat import OpenAIChatModel
 from tests.conftest import run_cli_build
 from tests.integrity.helpers import QUESTION, answers, assert_complete, client_for, copy_built, current, edit_article, served_answers
 from tests.models.fake_openai import CHAT, EMBEDDINGS, Reply, chat_reply, embedding_reply, error_reply
@@ -30,7 +30,9 @@ def _storm(kind: str, n: int) -> list[Reply]:
     if kind == "malformed":
         return [Reply(body="{not json at all") for _ in range(n)]
     if kind == "truncated":
-        body = json.dumps({"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"answer\": \"cut"}}]})
+        body = json.dumps(
+            {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": '{"answer": "cut'}}]}
+        )
         return [Reply(body=body[: len(body) // 2]) for _ in range(n)]
     if kind == "bad-content":  # a well-formed reply whose content is truncated JSON
         return [chat_reply('{"answer": "It stores [1') for _ in range(n)]
@@ -76,7 +78,13 @@ def test_model_faults_during_a_build_fall_back_and_lose_no_article(tmp_path, fak
     before = current(data)
     edit_article(corpus, "kb/good.md")
     fake.script(CHAT, *_mixed_storm(80))
-    env = {"PETRICHOR_EMBED": "off", "PETRICHOR_LLM_BASE_URL": fake.base_url, "PETRICHOR_LLM_MODEL": "test-model", "PETRICHOR_LLM_MAX_RETRIES": "1", "PETRICHOR_LLM_TIMEOUT": "0.5"}
+    env = {
+        "PETRICHOR_EMBED": "off",
+        "PETRICHOR_LLM_BASE_URL": fake.base_url,
+        "PETRICHOR_LLM_MODEL": "test-model",
+        "PETRICHOR_LLM_MAX_RETRIES": "1",
+        "PETRICHOR_LLM_TIMEOUT": "0.5",
+    }
     summary = run_cli_build(data, corpus, home, env=env)
     assert summary["_exit_code"] == 0 and summary["published"], summary
     assert summary["warnings"] and fake.calls(CHAT)
@@ -93,8 +101,15 @@ def test_model_faults_during_a_build_fall_back_and_lose_no_article(tmp_path, fak
 def test_the_embedding_endpoint_down_for_a_whole_build(tmp_path, fake):
     corpus, data, home = tmp_path / "corpus", tmp_path / "data", tmp_path / "home"
     write(corpus, "kb/good.md", GOOD)
-    env = {"PETRICHOR_EMBED_BASE_URL": fake.base_url, "PETRICHOR_EMBED_MODEL": "test-embed", "PETRICHOR_EMBED_MAX_RETRIES": "0", "PETRICHOR_EMBED_CACHE": str(tmp_path / "cache")}
-    fake.gate = lambda path, body: embedding_reply([[1.0, 0.0, 0.0]] * len(body["input"])) if path == EMBEDDINGS and isinstance(body.get("input"), list) else None
+    env = {
+        "PETRICHOR_EMBED_BASE_URL": fake.base_url,
+        "PETRICHOR_EMBED_MODEL": "test-embed",
+        "PETRICHOR_EMBED_MAX_RETRIES": "0",
+        "PETRICHOR_EMBED_CACHE": str(tmp_path / "cache"),
+    }
+    fake.gate = lambda path, body: (
+        embedding_reply([[1.0, 0.0, 0.0]] * len(body["input"])) if path == EMBEDDINGS and isinstance(body.get("input"), list) else None
+    )
     assert run_cli_build(data, corpus, home, env=env)["_exit_code"] == 0
     before = current(data)
     before_rows = snapshot_rows(data, "chunks")
@@ -123,7 +138,8 @@ def test_the_embedding_endpoint_down_for_a_whole_build(tmp_path, fake):
 def test_a_write_failure_while_publishing(built_corpus, served_snapshot, tmp_path, monkeypatch, target, code):
     """Root ignores permissions, so the failure is injected where publishing writes (the same OSError a read-only or full disk raises)."""
     from petrichor_pipeline.build import publish
-    from petrichor_pipeline.contract import current as pointer, manifest
+    from petrichor_pipeline.contract import current as pointer
+    from petrichor_pipeline.contract import manifest
 
     _, embedder = served_snapshot
     data, corpus, home = copy_built(built_corpus, tmp_path)

@@ -20,8 +20,15 @@ FP = "fixed:8:v1"
 def _rows(ids: list[str], matrix: np.ndarray) -> pa.Table:
     n = len(ids)
     return pa.Table.from_pydict(
-        {"id": ids, "article_id": ["a"] * n, "kb_id": ["kb"] * n, "tenant": ["t"] * n, "content_hash": ids,
-         "fingerprint": [FP] * n, "vector": [v.tolist() for v in matrix]},
+        {
+            "id": ids,
+            "article_id": ["a"] * n,
+            "kb_id": ["kb"] * n,
+            "tenant": ["t"] * n,
+            "content_hash": ids,
+            "fingerprint": [FP] * n,
+            "vector": [v.tolist() for v in matrix],
+        },
         schema=vector_schema(DIM),
     )
 
@@ -58,10 +65,12 @@ def test_the_publish_records_the_shared_vectors_and_serving_uses_them(tmp_path, 
     assert files["window_vectors"].identical is None
 
     row_of = lambda n, p: {f"{p}{i}": i for i in range(n)}  # noqa: E731
-    loaded = share_identical({
-        "chunk_vectors": DenseVectors.from_files(files["chunk_vectors"], row_of(len(chunks), "c")),
-        "window_vectors": DenseVectors.from_files(files["window_vectors"], row_of(len(windows), "w")),
-    })
+    loaded = share_identical(
+        {
+            "chunk_vectors": DenseVectors.from_files(files["chunk_vectors"], row_of(len(chunks), "c")),
+            "window_vectors": DenseVectors.from_files(files["window_vectors"], row_of(len(windows), "w")),
+        }
+    )
     shared = loaded["chunk_vectors"].shared
     assert shared is not None and shared.source is loaded["window_vectors"] and len(shared.rest) == 20
     q = _unit(rng, 1)[0]
@@ -75,13 +84,18 @@ def test_the_publish_records_the_shared_vectors_and_serving_uses_them(tmp_path, 
 def test_no_record_without_a_quantised_table_or_a_shared_vector(tmp_path, monkeypatch):
     rng = np.random.default_rng(2)
     infos = _written(tmp_path, monkeypatch, _unit(rng, 300), _unit(rng, 100))
-    assert write_identical_file(tmp_path, "chunk_vectors", "window_vectors", infos["chunk_vectors"]["compact"], infos["window_vectors"]["compact"]) is None
+    assert (
+        write_identical_file(tmp_path, "chunk_vectors", "window_vectors", infos["chunk_vectors"]["compact"], infos["window_vectors"]["compact"])
+        is None
+    )
     small = tmp_path / "small"
     small.mkdir()
     windows = _unit(rng, 300)
     infos = _written(small, monkeypatch, windows, windows[:40])  # 40 vectors: below the quantised size
     assert "ann" not in infos["chunk_vectors"]["compact"]["files"]
-    assert write_identical_file(small, "chunk_vectors", "window_vectors", infos["chunk_vectors"]["compact"], infos["window_vectors"]["compact"]) is None
+    assert (
+        write_identical_file(small, "chunk_vectors", "window_vectors", infos["chunk_vectors"]["compact"], infos["window_vectors"]["compact"]) is None
+    )
 
 
 def test_a_changed_record_is_refused_at_load(tmp_path, monkeypatch):

@@ -17,15 +17,38 @@ from tests.pipeline.snapshot_io import snapshot_rows
 
 pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
 
-STAGES = ["articles", "chunks", "questions", "wiki_candidates", "page_index", "chunk_vectors", "question_vectors", "wiki_pages", "snapshot_files", "snapshot_pointer"]
+STAGES = [
+    "articles",
+    "chunks",
+    "questions",
+    "wiki_candidates",
+    "page_index",
+    "chunk_vectors",
+    "question_vectors",
+    "wiki_pages",
+    "snapshot_files",
+    "snapshot_pointer",
+]
 
 
 def _kill_inside(stage: str, data, corpus, home) -> None:
-    env = {**os.environ, "PETRICHOR_DATA": str(data), "PETRICHOR_CORPUS": str(corpus), "DAGSTER_HOME": str(home), "PETRICHOR_EMBED_CACHE": str(EMBED_CACHE)}
+    env = {
+        **os.environ,
+        "PETRICHOR_DATA": str(data),
+        "PETRICHOR_CORPUS": str(corpus),
+        "DAGSTER_HOME": str(home),
+        "PETRICHOR_EMBED_CACHE": str(EMBED_CACHE),
+    }
     for name in ("PETRICHOR_LLM_BASE_URL", "PETRICHOR_EMBED_BASE_URL", "PETRICHOR_API_KEYS"):
         env.pop(name, None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.integrity.stage_hook", stage], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+        [sys.executable, "-m", "tests.integrity.stage_hook", stage],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     try:
         deadline, seen = time.time() + 240, []

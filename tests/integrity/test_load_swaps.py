@@ -78,7 +78,9 @@ def run_swaps(data: Path, bases: Path, base_versions: tuple[str, str], *, client
     env = {**os.environ, "PETRICHOR_DATA": str(data), "PETRICHOR_EMBED_CACHE": str(EMBED_CACHE), "PETRICHOR_RELOAD_INTERVAL": "0.5"}
     for name in ("PETRICHOR_LLM_BASE_URL", "PETRICHOR_EMBED_BASE_URL", "PETRICHOR_API_KEYS"):
         env.pop(name, None)
-    proc = subprocess.Popen([sys.executable, "-m", "petrichor.cli", "serve", "--port", str(port)], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "petrichor.cli", "serve", "--port", str(port)], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     base_of: dict[str, str] = {}
     try:
         conn = None
@@ -154,7 +156,9 @@ def run_swaps(data: Path, bases: Path, base_versions: tuple[str, str], *, client
             "p50_ms": round(1000 * statistics.median(latencies), 1) if latencies else None,
             "p95_ms": round(1000 * latencies[int(0.95 * (len(latencies) - 1))], 1) if latencies else None,
         }
-        print(f"\nload during swaps: {clients} clients, {seconds:.0f} s, a publish every {every:.0f} s: {json.dumps({k: v for k, v in report.items() if k != 'failures'})}")
+        print(
+            f"\nload during swaps: {clients} clients, {seconds:.0f} s, a publish every {every:.0f} s: {json.dumps({k: v for k, v in report.items() if k != 'failures'})}"
+        )
         return report
     finally:
         proc.terminate()

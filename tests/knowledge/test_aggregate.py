@@ -1,5 +1,6 @@
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from petrichor_pipeline.contract.schemas import SCHEMAS, conform
 from petrichor_pipeline.knowledge.aggregate import aggregate_wiki, render_aggregated_page
@@ -29,9 +30,7 @@ def article(aid: str, pages: list[PageContribution], links=(), sources=(), kb="o
     )
 
 
-REDIS_A = PageContribution(
-    "entity-redis", "entity", "Redis", "", "# Redis\n\n内存数据库。\n\n支持主从复制。", ("redis-server",), ()
-)
+REDIS_A = PageContribution("entity-redis", "entity", "Redis", "", "# Redis\n\n内存数据库。\n\n支持主从复制。", ("redis-server",), ())
 REDIS_B = PageContribution(
     "entity-redis", "entity", "redis", "键值存储", "# Redis\n\n支持主从复制。\n\n用作缓存，见 [[concept-缓存|缓存]]。", ("Redis 数据库",), ("数据库",)
 )

@@ -23,7 +23,10 @@ def _rule_links(articles):
                 if f in existing and t in existing and f != t:
                     triple = (f, t, link["link_type"])
                     links[triple] = links.get(triple) or link["description"]
-        out += [{"kb_id": kb, "tenant": tenant, "from_page_key": f, "to_page_key": t, "link_type": lt, "description": d} for (f, t, lt), d in sorted(links.items())]
+        out += [
+            {"kb_id": kb, "tenant": tenant, "from_page_key": f, "to_page_key": t, "link_type": lt, "description": d}
+            for (f, t, lt), d in sorted(links.items())
+        ]
     return out
 
 
@@ -34,7 +37,15 @@ def _rule_sources(articles):
         scope = sorted((a for a in articles if (a["kb_id"], a["tenant"]) == (kb, tenant)), key=lambda a: a["article_id"])
         refs = {(r["page_key"], a["article_id"], r["chunk_key"]): (a["article_version"], r["note"]) for a in scope for r in a["sources"]}
         out += [
-            {"kb_id": kb, "tenant": tenant, "page_key": p, "article_id": aid, "article_version": v, "chunk_id": chunk_id_of(aid, c) if c else None, "note": n}
+            {
+                "kb_id": kb,
+                "tenant": tenant,
+                "page_key": p,
+                "article_id": aid,
+                "article_version": v,
+                "chunk_id": chunk_id_of(aid, c) if c else None,
+                "note": n,
+            }
             for (p, aid, c), (v, n) in sorted(refs.items())
         ]
     return out
@@ -52,9 +63,14 @@ link = st.fixed_dictionaries(
         "description": st.sampled_from(["", None, "d1", "描述"]),
     }
 )
-ref = st.fixed_dictionaries({"page_key": st.sampled_from(KEYS), "chunk_key": st.sampled_from(["", "chunk-001", "chunk-002"]), "note": st.sampled_from(["n", "m", None])})
+ref = st.fixed_dictionaries(
+    {"page_key": st.sampled_from(KEYS), "chunk_key": st.sampled_from(["", "chunk-001", "chunk-002"]), "note": st.sampled_from(["n", "m", None])}
+)
 contribution = st.tuples(
-    st.lists(st.sampled_from(KEYS), unique=True, max_size=3), st.lists(link, max_size=6), st.lists(ref, max_size=4), st.sampled_from([("ops", "default"), ("ops", "t2"), ("dev", "default")])
+    st.lists(st.sampled_from(KEYS), unique=True, max_size=3),
+    st.lists(link, max_size=6),
+    st.lists(ref, max_size=4),
+    st.sampled_from([("ops", "default"), ("ops", "t2"), ("dev", "default")]),
 )
 
 
@@ -63,9 +79,18 @@ contribution = st.tuples(
 def test_link_and_source_rows_follow_their_rules(spec):
     articles = [
         {
-            "article_id": aid, "kb_id": kb, "tenant": tenant, "title": aid, "article_version": f"v-{aid}", "summary": "",
-            "source_page": _page(f"source-{aid}"), "pages": [_page(k) for k in keys], "links": links, "sources": refs,
-            "warnings": [], "model_calls": 0,
+            "article_id": aid,
+            "kb_id": kb,
+            "tenant": tenant,
+            "title": aid,
+            "article_version": f"v-{aid}",
+            "summary": "",
+            "source_page": _page(f"source-{aid}"),
+            "pages": [_page(k) for k in keys],
+            "links": links,
+            "sources": refs,
+            "warnings": [],
+            "model_calls": 0,
         }
         for aid, (keys, links, refs, (kb, tenant)) in spec.items()
     ]

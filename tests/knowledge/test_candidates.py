@@ -18,7 +18,12 @@ CTX = CallContext(article_id="a1", kb_id="kb")
 
 def test_normalize_candidates_skips_unnamed_dedupes_keys_and_cleans_aliases():
     items = [
-        {"name": " OpenAI API ", "pageKey": "entity/OpenAI API", "aliases": ["OpenAI API", " openai ", "openai", ""] + [f"a{i}" for i in range(20)], "summary": "s" * 600},
+        {
+            "name": " OpenAI API ",
+            "pageKey": "entity/OpenAI API",
+            "aliases": ["OpenAI API", " openai ", "openai", ""] + [f"a{i}" for i in range(20)],
+            "summary": "s" * 600,
+        },
         {"name": "", "pageKey": "entity-empty"},
         {"name": "OpenAI Api", "pageKey": "entity-openai-api"},
         "not a mapping",
@@ -81,11 +86,7 @@ def test_relations_between_distinct_candidates_only():
 
 def test_relations_capped_at_160():
     candidates = cands("entity", *[f"N{i}" for i in range(20)])
-    raw = [
-        {"fromPageKey": a.page_key, "toPageKey": b.page_key, "relationType": "r"}
-        for a in candidates
-        for b in candidates
-    ]
+    raw = [{"fromPageKey": a.page_key, "toPageKey": b.page_key, "relationType": "r"} for a in candidates for b in candidates]
     assert len(normalize_relations(raw, candidates)) == 160
 
 

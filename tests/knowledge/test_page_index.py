@@ -3,8 +3,8 @@ import hashlib
 from petrichor_pipeline.contract.schemas import to_table
 from petrichor_pipeline.knowledge.page_index import (
     build_page_index,
-    node_key,
     local_tree_summary,
+    node_key,
     parse_markdown_tree,
     summarize_tree,
     token_estimate,
@@ -101,9 +101,7 @@ def test_no_model_or_failure_gives_local_summaries():
 def test_rows_match_the_contract_and_hash_rules():
     nodes = parse_markdown_tree(DOC, "部署指南", "42")
     rows = tree_node_rows(nodes, {n.position: f"s{n.position}" for n in nodes}, kb_id="ops", tenant="default")
-    assert rows[0]["content_hash"] == tree_hash(nodes) == sha(
-        "\n--\n".join(f"{n.position}|{n.depth}|{n.title}|{n.content}" for n in nodes)
-    )
+    assert rows[0]["content_hash"] == tree_hash(nodes) == sha("\n--\n".join(f"{n.position}|{n.depth}|{n.title}|{n.content}" for n in nodes))
     assert rows[4]["content_hash"] == sha("步骤 B") and rows[4]["token_estimate"] == 3
     assert rows[0]["parent_key"] is None and rows[3]["parent_key"] == rows[2]["node_key"]
     assert rows[3]["summary"] == "s3"

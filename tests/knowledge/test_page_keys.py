@@ -130,7 +130,10 @@ def test_extraction_replaces_made_up_keys_keeps_their_relations_and_warns():
     existing = [ExistingPage("concept-sdown", "concept", "主观下线")]
     ex = extract_candidates(kb_name="运维", title="Redis", markdown="正文", document="正文", existing_pages=existing, model=model, ctx=CallContext())
     assert [c.page_key for c in ex.candidates] == ["entity-redis-sentinel", "concept-故障转移", "entity-redis", "concept-sdown", "entity-主节点"]
-    assert [(r.from_key, r.to_key) for r in ex.relations] == [("entity-redis-sentinel", "concept-故障转移"), ("entity-redis", "entity-redis-sentinel")]
+    assert [(r.from_key, r.to_key) for r in ex.relations] == [
+        ("entity-redis-sentinel", "concept-故障转移"),
+        ("entity-redis", "entity-redis-sentinel"),
+    ]
     assert ex.warnings == (
         "3 page key(s) from the model do not follow from the page name, the name's key is used: "
         "entity-concepts-1 → entity-redis-sentinel, entity-concepts-3 → entity-主节点, concept-failover → concept-故障转移",

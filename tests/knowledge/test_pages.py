@@ -29,8 +29,7 @@ def test_normalize_empty_content():
 def test_fallback_page_lists_relations_in_both_directions():
     names = {c.page_key: c.name for c in (REDIS, SENTINEL, FAILOVER)}
     assert fallback_page(SENTINEL, RELS, names) == (
-        "# Sentinel\n\n暂无足够的原文信息生成详细页面。\n\n## 相关知识\n\n"
-        "- [[concept-故障转移|故障转移]]：监控并切换\n- [[entity-redis|Redis]]：依赖"
+        "# Sentinel\n\n暂无足够的原文信息生成详细页面。\n\n## 相关知识\n\n- [[concept-故障转移|故障转移]]：监控并切换\n- [[entity-redis|Redis]]：依赖"
     )
     assert fallback_page(FAILOVER, [], names) == "# 故障转移\n\n主从切换"
 

@@ -1,7 +1,8 @@
 """Finding `[[key|name]]` links: every match's key, stripped, in order of appearance."""
 
 import pyarrow as pa
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from petrichor_pipeline.knowledge.wiki_links import WIKI_LINK, body_links, linked_keys
 

@@ -10,9 +10,10 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 CHAT = "/v1/chat/completions"
 EMBEDDINGS = "/v1/embeddings"
@@ -81,7 +82,7 @@ class FakeOpenAI:
     def calls(self, path: str) -> list[dict[str, Any]]:
         return [body for p, body in self.requests if p == path]
 
-    def start(self) -> "FakeOpenAI":
+    def start(self) -> FakeOpenAI:
         self._thread.start()
         return self
 
@@ -137,4 +138,3 @@ class FakeOpenAI:
                 return
 
         return Handler
-

@@ -123,9 +123,12 @@ def test_the_input_type_marks_queries_and_passages(fake_openai: FakeOpenAI) -> N
         embedder.embed_passages(["p"])
     sent = [(body["input"], body.get("input_type")) for body in fake_openai.calls(EMBEDDINGS)]
     assert sent == [
-        (["q"], None), (["p"], None),
-        (["q"], "query"), (["p"], "passage"),
-        (["query: q"], None), (["passage: p"], None),
+        (["q"], None),
+        (["p"], None),
+        (["q"], "query"),
+        (["p"], "passage"),
+        (["query: q"], None),
+        (["passage: p"], None),
     ]
     assert plain.fingerprint == "test-embed:3:v1"  # unchanged for the default
     assert len({plain.fingerprint, field.fingerprint, prefix.fingerprint}) == 3

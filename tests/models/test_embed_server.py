@@ -10,10 +10,10 @@ import base64
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pytest

@@ -30,9 +30,7 @@ def test_each_distinct_text_is_embedded_once_and_the_vectors_come_back_in_order(
 
 
 def test_an_endpoint_embedder_sends_sorted_distinct_texts_and_returns_them_in_order(fake_openai: FakeOpenAI) -> None:
-    fake_openai.script(
-        EMBEDDINGS, embedding_reply([[1.0, 0.0], [0.0, 1.0]]), embedding_reply([[1.0, 1.0]])
-    )
+    fake_openai.script(EMBEDDINGS, embedding_reply([[1.0, 0.0], [0.0, 1.0]]), embedding_reply([[1.0, 1.0]]))
     endpoint = ModelEndpoint(base_url=fake_openai.base_url, model="test-embed", timeout_s=5.0, max_retries=0)
     one_at_a_time = BuildLimits(embed_concurrency=1)  # the scripted replies go back in arrival order
     vectors = OpenAIEmbedder(endpoint, batch_size=2, limits=one_at_a_time).embed_passages(["a longer one", "x", "a longer one", "yy"])

@@ -7,6 +7,7 @@ import re
 import jieba
 import pytest
 
+from petrichor_pipeline.models.offline.model import OfflineChatModel
 from petrichor_pipeline.models.protocols import (
     CallContext,
     CandidateRequest,
@@ -16,9 +17,8 @@ from petrichor_pipeline.models.protocols import (
     TreeNodeText,
     UsageMeter,
 )
-from petrichor_pipeline.models.offline.model import OfflineChatModel
-from petrichor_pipeline.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
 from petrichor_pipeline.text.lang import NOT_FOUND, has_cjk, init_jieba
+from petrichor_pipeline.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
 from petrichor_serving.answer.answerer import OfflineAnswerer
 
 ANSWERER = OfflineAnswerer()
@@ -68,7 +68,12 @@ ZH_CHUNKS = [
 ]
 EN_CHUNKS = [
     QuestionChunk("chunk-001", "Operating the pipeline", ("Operating the pipeline",), EN_DOC[: EN_DOC.index("## Snapshots")].strip()),
-    QuestionChunk("chunk-002", "Snapshots", ("Operating the pipeline", "Snapshots"), EN_DOC[EN_DOC.index("## Snapshots") : EN_DOC.index("## Partitions")].strip()),
+    QuestionChunk(
+        "chunk-002",
+        "Snapshots",
+        ("Operating the pipeline", "Snapshots"),
+        EN_DOC[EN_DOC.index("## Snapshots") : EN_DOC.index("## Partitions")].strip(),
+    ),
     QuestionChunk("chunk-003", "Partitions", ("Operating the pipeline", "Partitions"), EN_DOC[EN_DOC.index("## Partitions") :].strip()),
 ]
 # Terms a reader would say each chunk is about (a hand-made oracle, not the model's own term list).
@@ -77,7 +82,16 @@ CHUNK_TERMS = {
     ("zh", "chunk-002"): ["RDB", "AOF", "快照", "日志", "持久化", "数据"],
     ("zh", "chunk-003"): ["Redis Sentinel", "Sentinel", "主节点", "从节点", "故障转移", "客户端"],
     ("en", "chunk-001"): ["PETRICHOR_DATA", "petrichor build --force", "snapshot", "Markdown", "pipeline", "data folder", "partition", "chunker"],
-    ("en", "chunk-002"): ["serving", "snapshot manifest", "snapshot", "/api/snapshot", "embedding fingerprint", "row counts", "failed build", "Snapshots"],
+    ("en", "chunk-002"): [
+        "serving",
+        "snapshot manifest",
+        "snapshot",
+        "/api/snapshot",
+        "embedding fingerprint",
+        "row counts",
+        "failed build",
+        "Snapshots",
+    ],
     ("en", "chunk-003"): ["hash", "hash bucket", "article_id", "LanceDB", "bucket", "snapshot manifest", "Partitions"],
 }
 
@@ -343,9 +357,7 @@ def test_offline_replies_meet_the_same_contracts_as_a_model_endpoint(doc: str) -
     ctx = CallContext(article_id="a1")
     chunks = [QuestionChunk("chunk-001", "部署", ("Redis", "部署"), doc)]
     extraction = model.extract_candidates(CandidateRequest("运维", "Redis", doc), ctx)
-    candidates = [
-        {**item, "kind": kind} for kind, group in (("entity", "entities"), ("concept", "concepts")) for item in extraction[group]
-    ]
+    candidates = [{**item, "kind": kind} for kind, group in (("entity", "entities"), ("concept", "concepts")) for item in extraction[group]]
     replies = {
         prompts.QUESTIONS: model.generate_questions(chunks, ctx),
         prompts.CANDIDATES: extraction,

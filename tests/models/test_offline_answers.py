@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from petrichor_pipeline.models.protocols import EvidenceText
 from petrichor_serving.answer.answer_types import asked_type, holds_answer
 from petrichor_serving.answer.answers import answer, score_units
-from petrichor_pipeline.models.protocols import EvidenceText
 
 
 @pytest.mark.parametrize(
@@ -46,10 +46,7 @@ def test_a_number_the_question_names_is_no_answer():
 
 
 def test_the_sentence_holding_the_asked_kind_wins_over_one_repeating_the_subject():
-    passage = (
-        "嘉诺撒圣家学校是香港天主教嘉诺撒仁爱修会所创办的津贴女子小学，位于九龙城联合道。"
-        "学校校舍面积约3000平方米，设有礼堂和图书馆。"
-    )
+    passage = "嘉诺撒圣家学校是香港天主教嘉诺撒仁爱修会所创办的津贴女子小学，位于九龙城联合道。学校校舍面积约3000平方米，设有礼堂和图书馆。"
     reply = answer("嘉诺撒圣家学校的面积是多大？", [EvidenceText("e1", "嘉诺撒圣家学校", (), passage)])
     best = next(c for c in reply["citations"] if c["rank"] == 1)
     assert best["quote"] == "学校校舍面积约3000平方米，设有礼堂和图书馆。"

@@ -10,8 +10,28 @@ from petrichor_pipeline.models.offline.candidates import _ACRONYM, _acronym_matc
 from petrichor_pipeline.models.offline.terms import _longer_phrases, tagged_words
 from petrichor_pipeline.text.lang import init_jieba
 
-PIECES = ["RRF", "RAG", "Reciprocal Rank Fusion", "检索增强生成", "(", ")", "（", "）", " ", "  ", "\n", "\t", "a", "Bc",
-          "(RRF)", "（RAG）", "x y z w v u t", "主节点", "，", "\x1f"]
+PIECES = [
+    "RRF",
+    "RAG",
+    "Reciprocal Rank Fusion",
+    "检索增强生成",
+    "(",
+    ")",
+    "（",
+    "）",
+    " ",
+    "  ",
+    "\n",
+    "\t",
+    "a",
+    "Bc",
+    "(RRF)",
+    "（RAG）",
+    "x y z w v u t",
+    "主节点",
+    "，",
+    "\x1f",
+]
 texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from petrichor_pipeline.models.protocols import CandidateRequest, QuestionChunk, TreeNodeText
 from petrichor_pipeline.models.prompts import (
     ANSWER,
     CANDIDATES,
@@ -12,6 +11,7 @@ from petrichor_pipeline.models.prompts import (
     system_prompt,
     tree_user_message,
 )
+from petrichor_pipeline.models.protocols import CandidateRequest, QuestionChunk, TreeNodeText
 
 
 def test_guide_comes_after_the_rules_and_the_contract_line_is_last() -> None:
@@ -33,8 +33,7 @@ def test_question_chunks_render_as_the_reference_says() -> None:
         QuestionChunk("chunk-002", "Docker", ("安装", "Docker"), "步骤 A"),
     ]
     assert questions_user_message(chunks) == (
-        '<chunk id="chunk-001" heading="部署指南">\n导语一段。\n</chunk>\n\n'
-        '<chunk id="chunk-002" heading="安装 > Docker">\n步骤 A\n</chunk>'
+        '<chunk id="chunk-001" heading="部署指南">\n导语一段。\n</chunk>\n\n<chunk id="chunk-002" heading="安装 > Docker">\n步骤 A\n</chunk>'
     )
     assert '{"questions":{"chunk-001":["问题1","问题2","问题3"]}}' in QUESTIONS.system
 

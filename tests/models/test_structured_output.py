@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,9 @@ CHUNKS = [
     QuestionChunk("chunk-001", "哨兵", ("Redis", "哨兵"), "Sentinel 监控主节点。"),
     QuestionChunk("chunk-002", "切换", ("Redis", "切换"), "主节点下线后选出新的主节点。"),
 ]
-GOOD_QUESTIONS = {"questions": {"chunk-001": ["哨兵做什么？", "哨兵监控谁？", "如何部署哨兵？"], "chunk-002": ["何时切换？", "谁来切换？", "切换后怎样？"]}}
+GOOD_QUESTIONS = {
+    "questions": {"chunk-001": ["哨兵做什么？", "哨兵监控谁？", "如何部署哨兵？"], "chunk-002": ["何时切换？", "谁来切换？", "切换后怎样？"]}
+}
 WRONG_QUESTIONS = {"questions": ["哨兵做什么？", "何时切换？"]}
 
 
@@ -76,9 +79,19 @@ OPS = {
         prompts.CANDIDATES,
         lambda m: m.extract_candidates(CandidateRequest("运维", "Redis", "# Redis"), CTX),
         (),
-        {"documentSummary": "讲哨兵。", "entities": [{"name": "Redis Sentinel", "pageKey": "entity/Redis Sentinel", "aliases": [], "summary": "监控"}], "concepts": [], "relations": []},
+        {
+            "documentSummary": "讲哨兵。",
+            "entities": [{"name": "Redis Sentinel", "pageKey": "entity/Redis Sentinel", "aliases": [], "summary": "监控"}],
+            "concepts": [],
+            "relations": [],
+        },
     ),
-    "catalog": Op(prompts.CATALOG, lambda m: m.plan_catalog([{"pageKey": "entity-redis"}], [], CTX), (), {"assignments": [{"pageKey": "entity-redis", "path": ["数据库"]}]}),
+    "catalog": Op(
+        prompts.CATALOG,
+        lambda m: m.plan_catalog([{"pageKey": "entity-redis"}], [], CTX),
+        (),
+        {"assignments": [{"pageKey": "entity-redis", "path": ["数据库"]}]},
+    ),
     "pages": Op(
         prompts.PAGES,
         lambda m: m.generate_pages(PageRequest("Redis", "# Redis", [], [], [{"pageKey": "entity-redis"}]), CTX),
@@ -107,7 +120,10 @@ def test_an_endpoint_that_accepts_json_schema_gets_each_prompts_contract(fake_op
     model = make_model(fake_openai)
     assert op.call(model) == op.reply
     sent = fake_openai.calls(CHAT)[0]["response_format"]
-    assert sent == {"type": "json_schema", "json_schema": {"name": op.prompt.contract.name, "schema": op.prompt.contract.response_schema(op.keys), "strict": True}}
+    assert sent == {
+        "type": "json_schema",
+        "json_schema": {"name": op.prompt.contract.name, "schema": op.prompt.contract.response_schema(op.keys), "strict": True},
+    }
     schema = sent["json_schema"]["schema"]
     assert set(schema["required"]) == set(op.prompt.contract.schema["properties"]), "strict: every top-level key required"
     assert schema["additionalProperties"] is False
@@ -190,7 +206,9 @@ def test_a_failed_probe_settles_nothing_and_the_next_request_probes(fake_openai:
     assert model.response_formats.known((fake_openai.base_url, "small-model")) == "json_schema"
 
 
-@pytest.mark.parametrize(("mode", "expected"), [("off", [None, None]), ("json_object", ["json_object", "json_object"]), ("json_schema", ["json_schema", "json_schema"])])
+@pytest.mark.parametrize(
+    ("mode", "expected"), [("off", [None, None]), ("json_object", ["json_object", "json_object"]), ("json_schema", ["json_schema", "json_schema"])]
+)
 def test_configured_modes(fake_openai: FakeOpenAI, mode: str, expected: list[str | None]) -> None:
     fake_openai.script(CHAT, reply_of(GOOD_QUESTIONS), reply_of(GOOD_QUESTIONS))
     model = make_model(fake_openai, mode)
@@ -253,7 +271,9 @@ def test_always_the_wrong_shape_falls_back_to_templates_counted_and_warned(fake_
     result = generate_questions(chunks, make_model(fake_openai, meter=meter), CTX)
     assert len(fake_openai.calls(CHAT)) == 2, "one retry, no more"
     assert result.questions["chunk-001"] == tuple(template_questions("Redis > 哨兵", CHUNKS[0].content))
-    assert result.warnings == ("question generation failed, template questions used: reply is not valid JSON for the contract: questions: expected object, got array",)
+    assert result.warnings == (
+        "question generation failed, template questions used: reply is not valid JSON for the contract: questions: expected object, got array",
+    )
     assert (meter.total.calls, meter.total.failures) == (2, 2)
     assert meter.by_op["kb.build.questions"].failures == 2
 
@@ -262,7 +282,15 @@ def test_candidates_of_the_wrong_shape_twice_leave_the_local_summary(fake_openai
     meter = UsageMeter()
     wrong = {"entities": ["Redis Sentinel"], "concepts": []}
     fake_openai.script(CHAT, reply_of(wrong), reply_of(wrong))
-    ex = extract_candidates(kb_name="运维", title="Redis", markdown="# Redis\n\n哨兵监控主节点。", document="", existing_pages=[], model=make_model(fake_openai, meter=meter), ctx=CTX)
+    ex = extract_candidates(
+        kb_name="运维",
+        title="Redis",
+        markdown="# Redis\n\n哨兵监控主节点。",
+        document="",
+        existing_pages=[],
+        model=make_model(fake_openai, meter=meter),
+        ctx=CTX,
+    )
     assert ex.candidates == () and ex.summary == "Redis 哨兵监控主节点。"
     assert ex.warnings == ("wiki candidate extraction failed: reply is not valid JSON for the contract: entities[0]: expected object, got string",)
     assert meter.by_op["kb.build.extraction"].failures == 2

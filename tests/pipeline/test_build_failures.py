@@ -64,7 +64,12 @@ def test_a_failing_chat_endpoint_degrades_to_fallbacks_and_still_publishes(tmp_p
 def test_failed_embeddings_stay_pending_and_the_next_build_fills_them(tmp_path, monkeypatch, fake):
     corpus = tmp_path / "corpus"
     write(corpus, "kb/good.md", GOOD)
-    env = {"PETRICHOR_EMBED_BASE_URL": fake.base_url, "PETRICHOR_EMBED_MODEL": "test-embed", "PETRICHOR_EMBED_MAX_RETRIES": "0", "PETRICHOR_EMBED_CACHE": str(tmp_path / "cache")}
+    env = {
+        "PETRICHOR_EMBED_BASE_URL": fake.base_url,
+        "PETRICHOR_EMBED_MODEL": "test-embed",
+        "PETRICHOR_EMBED_MAX_RETRIES": "0",
+        "PETRICHOR_EMBED_CACHE": str(tmp_path / "cache"),
+    }
     fake.script(EMBEDDINGS, embedding_reply([[1.0, 0.0, 0.0]]), *[error_reply(500)] * 20)  # probe, then failures
     first = run_cli_build(tmp_path / "data", corpus, tmp_path / "home", env=env)
     assert first["_exit_code"] == 0 and first["published"]

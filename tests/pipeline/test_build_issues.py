@@ -32,7 +32,9 @@ def test_every_failed_file_of_the_scan_is_in_the_json(tmp_path, monkeypatch):
 def test_a_bucket_run_hands_over_every_record_while_the_ui_shows_the_first(tmp_path):
     n = UI_ISSUES * 3
     result = BucketResult(
-        "chunks", "0a", pa.table({"chunk_id": pa.array([], pa.string())}),
+        "chunks",
+        "0a",
+        pa.table({"chunk_id": pa.array([], pa.string())}),
         failed=[FileError(f"kb/f{i}.md", "chunks: ValueError: boom") for i in range(n)],
         warnings=[BuildWarning(f"heading {i} too long", f"kb/w{i}.md") for i in range(n)] + [BuildWarning("embedding failed")],
     )

@@ -63,7 +63,11 @@ def test_a_build_on_a_locked_folder_exits_with_a_message_and_writes_nothing(tmp_
 
 CORPORA = {
     "a": {"kb/alpha.md": "# Alpha\n\nAlpha listens on port 8001.\n", "kb/shared.md": "# Shared\n\nCorpus A's shared page.\n"},
-    "b": {"kb/beta.md": "# Beta\n\nBeta keeps four snapshots.\n", "kb/gamma.md": "# Gamma\n\nGamma rotates keys.\n", "kb/delta.md": "# Delta\n\nDelta.\n"},
+    "b": {
+        "kb/beta.md": "# Beta\n\nBeta keeps four snapshots.\n",
+        "kb/gamma.md": "# Gamma\n\nGamma rotates keys.\n",
+        "kb/delta.md": "# Delta\n\nDelta.\n",
+    },
     "c": {"kb/shared.md": "# Shared\n\nCorpus C's own shared page.\n", "kb/epsilon.md": "# Epsilon\n\nEpsilon answers health checks.\n"},
 }
 
@@ -80,8 +84,13 @@ def test_three_concurrent_builds_publish_exactly_one_corpus(tmp_path):
     for name, articles in CORPORA.items():
         corpus = write_corpus(tmp_path / f"corpus-{name}", articles)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PETRICHOR_", "DAGSTER_"))}
-        env.update(PETRICHOR_DATA=str(data), PETRICHOR_CORPUS=str(corpus), DAGSTER_HOME=str(home), PETRICHOR_EMBED="off",
-                   PETRICHOR_EMBED_CACHE=str(EMBED_CACHE))
+        env.update(
+            PETRICHOR_DATA=str(data),
+            PETRICHOR_CORPUS=str(corpus),
+            DAGSTER_HOME=str(home),
+            PETRICHOR_EMBED="off",
+            PETRICHOR_EMBED_CACHE=str(EMBED_CACHE),
+        )
         procs.append(subprocess.Popen([PETRICHOR, "build", "--json"], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     summaries = []
     for proc in procs:

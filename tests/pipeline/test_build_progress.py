@@ -34,7 +34,7 @@ def test_a_count_line_reads_back_from_a_run_log():
     line = StepCount("window_vectors", "embedding", 1240, 2963, 110.0).line()
     assert StepCount.parse(line) == StepCount("window_vectors", "embedding", 1240, 2963, 0.0)
     assert StepCount.parse("chunk_vectors: embedding 0/64 texts") == StepCount("chunk_vectors", "embedding", 0, 64, 0.0)
-    assert StepCount.parse("Started execution of run for \"__ASSET_JOB\".") is None
+    assert StepCount.parse('Started execution of run for "__ASSET_JOB".') is None
 
 
 def test_the_counter_sums_buckets_hears_every_change_and_logs_a_bounded_number():
@@ -117,8 +117,11 @@ def test_a_multiprocess_build_is_followed_while_its_steps_run(tmp_path, monkeypa
     counts: list[tuple[float, StepCount]] = []
     with DagsterInstance.from_config(str(home)) as instance:
         summary = run_build(
-            build_context(str(tmp_path / "data"), str(corpus)), instance=instance, parallel=True,
-            on_progress=lambda *stage: stages.append(stage), on_count=lambda c: counts.append((time.time(), c)),
+            build_context(str(tmp_path / "data"), str(corpus)),
+            instance=instance,
+            parallel=True,
+            on_progress=lambda *stage: stages.append(stage),
+            on_count=lambda c: counts.append((time.time(), c)),
         )
         assert summary.ok and summary.published, summary.to_json()
         ended = instance.get_run_stats(summary.runs[0].run_id).end_time

@@ -6,13 +6,13 @@ import shutil
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from dagster import AssetSelection, DagsterInstance, Definitions
 import pytest
+from dagster import AssetSelection, DagsterInstance, Definitions
 
-from petrichor_pipeline.snapshot_checks import ASSET_CHECKS, BLOCKING
-from petrichor_pipeline.definitions import all_assets
 from petrichor_pipeline.config import load_settings
+from petrichor_pipeline.definitions import all_assets
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
+from petrichor_pipeline.snapshot_checks import ASSET_CHECKS, BLOCKING
 from tests.conftest import EMBED_CACHE
 
 pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess

@@ -6,8 +6,8 @@ import pytest
 
 from petrichor_pipeline.contract.current import collect_garbage, publish, read_current
 from petrichor_pipeline.contract.manifest import Manifest, read_manifest
-from petrichor_pipeline.versions import SCHEMA_VERSION
 from petrichor_pipeline.contract.schemas import to_table, validate_table
+from petrichor_pipeline.versions import SCHEMA_VERSION
 
 
 def _manifest(version: str) -> Manifest:
@@ -42,7 +42,23 @@ def test_manifest_of_another_schema_version_is_refused(tmp_path):
 def test_pandera_schema_rejects_broken_rows():
     from pandera.errors import SchemaError
 
-    good = [{"chunk_id": "a:chunk-001", "article_id": "a", "kb_id": "kb", "tenant": "t", "key": "chunk-001", "position": 0, "heading": "H", "heading_path": [], "content": "x", "start": 0, "end": 1, "index_text": "x", "content_hash": "h"}]
+    good = [
+        {
+            "chunk_id": "a:chunk-001",
+            "article_id": "a",
+            "kb_id": "kb",
+            "tenant": "t",
+            "key": "chunk-001",
+            "position": 0,
+            "heading": "H",
+            "heading_path": [],
+            "content": "x",
+            "start": 0,
+            "end": 1,
+            "index_text": "x",
+            "content_hash": "h",
+        }
+    ]
     validate_table("chunks", to_table("chunks", good))
     with pytest.raises(SchemaError):
         validate_table("chunks", to_table("chunks", good + good))  # duplicate chunk_id
@@ -55,7 +71,21 @@ def test_unread_text_columns_get_the_verdict_a_full_validation_gives(content):
     """Serving checks a mapped text column from its validity and offsets alone: same rules, same verdicts."""
     from pandera.errors import SchemaError
 
-    row = {"chunk_id": "a:chunk-001", "article_id": "a", "kb_id": "kb", "tenant": "t", "key": "chunk-001", "position": 0, "heading": "H", "heading_path": [], "content": content, "start": 0, "end": 1, "index_text": "x", "content_hash": "h"}
+    row = {
+        "chunk_id": "a:chunk-001",
+        "article_id": "a",
+        "kb_id": "kb",
+        "tenant": "t",
+        "key": "chunk-001",
+        "position": 0,
+        "heading": "H",
+        "heading_path": [],
+        "content": content,
+        "start": 0,
+        "end": 1,
+        "index_text": "x",
+        "content_hash": "h",
+    }
     table = to_table("chunks", [row, dict(row, chunk_id="a:chunk-002", content="y")])
     verdicts = []
     for unread in ((), ("content",)):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import pytest
 import signal
 import subprocess
 import sys
 import time
+
+import pytest
 
 from petrichor_serving.snapshot import load_snapshot
 from tests.conftest import EMBED_CACHE, REPO, run_cli_build
@@ -16,7 +17,12 @@ from tests.pipeline.snapshot_io import KEYS, current_version, snapshot_rows
 
 pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess
 
-EDITS = ["petrichor-en/overview.md", "petrichor-zh/operations/snapshots.md", "petrichor-en/reference/http-api.md", "petrichor-zh/concepts/chunking.md"]
+EDITS = [
+    "petrichor-en/overview.md",
+    "petrichor-zh/operations/snapshots.md",
+    "petrichor-en/reference/http-api.md",
+    "petrichor-zh/concepts/chunking.md",
+]
 
 
 def _edit(corpus):
@@ -56,9 +62,20 @@ def test_killed_build_keeps_old_snapshot_and_next_build_matches_clean_build(buil
     assert _stale_on(home, data, corpus) == [f"{i:02x}" for i in range(16)]
     started = time.time()
 
-    env = {**os.environ, "PETRICHOR_DATA": str(data), "PETRICHOR_CORPUS": str(corpus), "DAGSTER_HOME": str(home), "PETRICHOR_EMBED_CACHE": str(EMBED_CACHE)}
+    env = {
+        **os.environ,
+        "PETRICHOR_DATA": str(data),
+        "PETRICHOR_CORPUS": str(corpus),
+        "DAGSTER_HOME": str(home),
+        "PETRICHOR_EMBED_CACHE": str(EMBED_CACHE),
+    }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "petrichor.cli", "build"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        [sys.executable, "-m", "petrichor.cli", "build"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     try:
         deadline = time.time() + 240

@@ -4,10 +4,11 @@ checked in a browser (`tests/browser/test_dagster_ui.py`)."""
 from __future__ import annotations
 
 import os
-import pytest
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import CORPUS, EMBED_CACHE, REPO
 
@@ -36,4 +37,3 @@ def test_dagster_asset_materialize_from_the_workspace(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert (tmp_path / "data" / "warehouse" / "chunks" / "bucket=03.arrow").exists()
-

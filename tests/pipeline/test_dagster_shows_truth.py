@@ -6,13 +6,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from petrichor_pipeline.build.warehouse import Warehouse
 import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
 from petrichor_pipeline import runner
 from petrichor_pipeline.assets import snapshot as snapshot_assets
+from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.checks import SNAPSHOT_CHECKS
 from petrichor_pipeline.contract.current import read_current
 from petrichor_pipeline.definitions import ASSET_CHECKS, defs
@@ -23,7 +23,13 @@ pytestmark = pytest.mark.slow  # builds a corpus
 
 ARTICLES = ("petrichor-en/guides/quick-start.md", "petrichor-en/troubleshooting.md", "petrichor-en/operations/support-escalation.md")
 FIRST, MIDDLE, LAST = ARTICLES  # buckets 00, 07 and 0e: editing the first and last leaves the middle inside the run's range
-BLOCKING = {"snapshot_checksums_verify", "snapshot_schemas_valid", "snapshot_referential_integrity", "snapshot_vector_dimensions", "snapshot_has_no_stale_articles"}
+BLOCKING = {
+    "snapshot_checksums_verify",
+    "snapshot_schemas_valid",
+    "snapshot_referential_integrity",
+    "snapshot_vector_dimensions",
+    "snapshot_has_no_stale_articles",
+}
 
 
 def _copy(src: Path, root: Path) -> tuple[Path, Path, Path]:
@@ -175,4 +181,3 @@ def test_a_failed_blocking_check_refuses_the_publish(tiny, tmp_path, monkeypatch
     with DagsterInstance.from_config(str(home)) as instance:
         pointed = instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey("published_snapshot")), limit=1).records
     assert pointed[0].asset_materialization.metadata["snapshot_version"].value == before  # still the first build's
-

@@ -38,7 +38,9 @@ def _dagster_stale(instance) -> list[str]:
     from dagster._time import get_current_datetime
 
     graph = defs.resolve_asset_graph()
-    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None), instance=instance, asset_graph=graph)
+    view = AssetGraphView(
+        temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None), instance=instance, asset_graph=graph
+    )
     resolver = CachingStaleStatusResolver(instance, graph, view)
     return [b for b in (f"{i:02x}" for i in range(16)) if resolver.get_status(AssetKey("articles"), b) == StaleStatus.STALE]
 
@@ -64,7 +66,11 @@ def test_a_bucket_materialized_by_dagster_cli_is_skipped_by_petrichor_build(buil
     select = ",".join(a.key.to_user_string() for a in PARTITIONED_ASSETS)
     out = subprocess.run(
         [DAGSTER, "asset", "materialize", "-m", "petrichor_pipeline.definitions", "--select", select, "--partition", bucket],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert out.returncode == 0, out.stderr[-2000:]
 
@@ -73,4 +79,3 @@ def test_a_bucket_materialized_by_dagster_cli_is_skipped_by_petrichor_build(buil
     assert summary["partitions"]["materialized"] == [] and len(summary["partitions"]["skipped"]) == 16
     assert summary["model_calls"] == 0 and summary["articles"]["built"] == 0
     assert summary["published"]  # the edit reaches the snapshot without rebuilding the bucket
-

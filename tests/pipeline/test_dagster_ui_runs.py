@@ -134,7 +134,9 @@ def _stale_status(instance: DagsterInstance) -> dict[tuple[str, str | None], str
     from dagster._time import get_current_datetime
 
     graph = defs.resolve_asset_graph()
-    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None), instance=instance, asset_graph=graph)
+    view = AssetGraphView(
+        temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None), instance=instance, asset_graph=graph
+    )
     resolver = CachingStaleStatusResolver(instance, graph, view)
     out = {}
     for key in graph.materializable_asset_keys:

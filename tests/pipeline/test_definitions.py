@@ -6,12 +6,12 @@ import re
 import shutil
 
 import pyarrow.parquet as pq
-from dagster import AssetKey, DagsterInstance, materialize
 import pytest
+from dagster import AssetKey, DagsterInstance, materialize
 
-from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, defs
 from petrichor_pipeline.build.warehouse import Warehouse
 from petrichor_pipeline.config import load_settings
+from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, defs
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from tests.conftest import CORPUS, EMBED_CACHE, REPO
@@ -22,7 +22,21 @@ ONE = "petrichor-en/guides/quick-start.md"
 def test_definitions_load_with_groups_jobs_schedules_sensors_and_checks():
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
-    assert keys == {"corpus", "articles", "chunks", "questions", "wiki_candidates", "page_index", "chunk_vectors", "question_vectors", "chunk_windows", "window_vectors", "wiki_pages", "snapshot", "published_snapshot"}
+    assert keys == {
+        "corpus",
+        "articles",
+        "chunks",
+        "questions",
+        "wiki_candidates",
+        "page_index",
+        "chunk_vectors",
+        "question_vectors",
+        "chunk_windows",
+        "window_vectors",
+        "wiki_pages",
+        "snapshot",
+        "published_snapshot",
+    }
     assert defs.resolve_job_def("bucket_build") and defs.resolve_job_def("publish")
     schedule = defs.resolve_schedule_def("nightly_full_rebuild")
     assert schedule.default_status.value == "STOPPED"

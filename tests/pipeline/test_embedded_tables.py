@@ -12,9 +12,9 @@ from petrichor_pipeline.build.context import BuildContext
 from petrichor_pipeline.build.vectors import vectors_step
 from petrichor_pipeline.config import BUCKETS, Settings
 from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
-from petrichor_pipeline.contract.schemas import VECTOR_TABLES
 from petrichor_pipeline.contract.route_tables import QUESTION_VECTORS, searched_vector_tables
-from petrichor_serving.recall import Scope, RecallConfig, routes, search
+from petrichor_pipeline.contract.schemas import VECTOR_TABLES
+from petrichor_serving.recall import RecallConfig, Scope, routes, search
 from tests.conftest import CORPUS
 from tests.pipeline.snapshot_io import current_version, snapshot_rows
 
@@ -99,7 +99,5 @@ def test_the_bundled_snapshot_has_no_question_vectors_and_serves(built_corpus, s
     assert result.candidates
     assert not result.diagnostics.get("degraded"), result.diagnostics.get("degraded")
     # a search that asks for the question routes over offline questions runs without their vectors
-    asked = search(
-        snapshot.recall, "How do API keys work?", scope=Scope(), embedder=embedder, config=RecallConfig(question_routes="always")
-    )
+    asked = search(snapshot.recall, "How do API keys work?", scope=Scope(), embedder=embedder, config=RecallConfig(question_routes="always"))
     assert asked.candidates and set(asked.diagnostics["degraded"]) == {routes.QUESTION_VECTOR}

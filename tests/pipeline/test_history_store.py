@@ -19,7 +19,14 @@ from petrichor_serving.agent.trace import Trace, TraceStore
 
 
 def _article(aid: str, content: str) -> dict:
-    return {"article_id": aid, "kb_id": "kb", "tenant": "t", "title": aid.upper(), "content": content, "article_version": article_version(aid.upper(), content)}
+    return {
+        "article_id": aid,
+        "kb_id": "kb",
+        "tenant": "t",
+        "title": aid.upper(),
+        "content": content,
+        "article_version": article_version(aid.upper(), content),
+    }
 
 
 def _chunks(aid: str) -> list[dict]:
@@ -98,7 +105,10 @@ def test_a_later_snapshot_stores_only_its_new_versions_with_their_own_spans_and_
     chunks = to_table("chunks", _chunks("a1") + [dict(_chunks("b1")[0], heading_path=["B"]), dict(_chunks("c1")[0], heading_path=["C"])])
     assert record_articles(tmp_path, to_table("articles", [a, b, twin]), chunks) == 2
     assert time.time() - _path(tmp_path, a).stat().st_mtime < DAY_S  # touched
-    assert {(r.article["article_id"], r.heading_path_at(2)[0]) for r in read_article_records(tmp_path, b["article_version"])} == {("b1", "B"), ("c1", "C")}
+    assert {(r.article["article_id"], r.heading_path_at(2)[0]) for r in read_article_records(tmp_path, b["article_version"])} == {
+        ("b1", "B"),
+        ("c1", "C"),
+    }
 
 
 def test_a_version_published_under_a_new_scope_gets_a_record_of_its_own_beside_the_old_one(tmp_path):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import threading
 import uuid
 
-from dagster import DagsterInstance
 import pytest
+from dagster import DagsterInstance
 
 from petrichor_pipeline.build import bucket_prefetch, publish
 from petrichor_pipeline.resources import build_context
@@ -27,7 +26,11 @@ def test_one_changed_article_rebuilds_only_its_bucket(built_corpus, tmp_path, mo
     path = corpus / CHANGED
     # a text no earlier run can have embedded: the shared vector cache must not hide the embedding
     marker = uuid.uuid4().hex[:8]
-    path.write_text(path.read_text(encoding="utf-8") + f"\n\n## Rotating keys\n\nRotate key {marker} by adding the new hash, deploying, then removing the old hash.\n", encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8")
+        + f"\n\n## Rotating keys\n\nRotate key {marker} by adding the new hash, deploying, then removing the old hash.\n",
+        encoding="utf-8",
+    )
     aid = article_id_of(CHANGED)
 
     isolated_env(monkeypatch, data, corpus, tmp_path / "home")
@@ -77,9 +80,7 @@ def test_deleted_article_disappears_with_its_wiki_contribution(built_corpus, tmp
         assert not [r for r in snapshot_rows(data, table, after) if r["article_id"] == aid], table
     for page in snapshot_rows(data, "wiki_pages", after):
         assert aid not in page["article_ids"]
-    only_deleted = {
-        (p["kb_id"], p["page_key"]) for p in snapshot_rows(data, "wiki_pages", before) if p["article_ids"] == [aid]
-    }
+    only_deleted = {(p["kb_id"], p["page_key"]) for p in snapshot_rows(data, "wiki_pages", before) if p["article_ids"] == [aid]}
     assert only_deleted
     assert not only_deleted & {(p["kb_id"], p["page_key"]) for p in snapshot_rows(data, "wiki_pages", after)}
 
@@ -166,11 +167,15 @@ def test_an_edited_article_asks_the_model_only_about_its_changed_chunks(built_co
     corpus, data, _ = built_corpus.copy_to(tmp_path)
     before = current_version(data)
     path = corpus / CHANGED
-    path.write_text(path.read_text(encoding="utf-8") + "\n\n## Rotating keys\n\nAdd the new hash, deploy, then remove the old one.\n", encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8") + "\n\n## Rotating keys\n\nAdd the new hash, deploy, then remove the old one.\n", encoding="utf-8"
+    )
     aid = article_id_of(CHANGED)
     asked: list[str] = []
     original = OfflineChatModel.generate_questions
-    monkeypatch.setattr(OfflineChatModel, "generate_questions", lambda self, chunks, ctx: asked.extend(c.content for c in chunks) or original(self, chunks, ctx))
+    monkeypatch.setattr(
+        OfflineChatModel, "generate_questions", lambda self, chunks, ctx: asked.extend(c.content for c in chunks) or original(self, chunks, ctx)
+    )
     isolated_env(monkeypatch, data, corpus, tmp_path / "home")
     with DagsterInstance.from_config(str(tmp_path / "home")) as instance:
         assert run_build(build_context(str(data), str(corpus)), instance=instance, parallel=False).ok
@@ -192,4 +197,6 @@ def test_an_edited_article_asks_the_model_only_about_its_changed_chunks(built_co
         asked.clear()
         assert run_build(build_context(str(data), str(corpus), True), instance=instance, parallel=False).ok
         assert sorted(asked) == sorted(c["content"] for c in snapshot_rows(data, "chunks", current_version(data))), "--full asks again"
-        assert [r["question"] for r in snapshot_rows(data, "questions", current_version(data))] == [r["question"] for r in snapshot_rows(data, "questions", after)]
+        assert [r["question"] for r in snapshot_rows(data, "questions", current_version(data))] == [
+            r["question"] for r in snapshot_rows(data, "questions", after)
+        ]

@@ -47,6 +47,10 @@ def test_the_queue_starts_one_publishing_run_at_a_time_and_every_publishing_job_
     with DagsterInstance.from_config(str(tmp_path)) as instance:
         limits = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
     assert {"key": PUBLISH_TAG[0], "limit": 1} in limits
-    publishing = [j for j in defs.jobs if any(k.to_user_string() == "published_snapshot" for k in defs.resolve_job_def(j.name).asset_layer.executable_asset_keys)]
+    publishing = [
+        j
+        for j in defs.jobs
+        if any(k.to_user_string() == "published_snapshot" for k in defs.resolve_job_def(j.name).asset_layer.executable_asset_keys)
+    ]
     assert sorted(j.name for j in publishing) == ["build_and_publish", "publish"]
     assert all(defs.resolve_job_def(j.name).tags.get(PUBLISH_TAG[0]) == PUBLISH_TAG[1] for j in publishing)

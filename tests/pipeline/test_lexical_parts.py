@@ -7,7 +7,8 @@ import shutil
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from petrichor_pipeline.build import lexical_parts
 from petrichor_pipeline.build.publish import _bucket_tables, assemble_tables

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from petrichor_pipeline.build.link_cache import linked_lists
 from petrichor_pipeline.knowledge.wiki_links import linked_keys

@@ -49,7 +49,9 @@ def test_the_embedding_step_limit_keeps_the_steps_requests_within_the_model_slot
 
 def _steps(run_config: dict):
     job = bucket_build_job_def()
-    plan = create_execution_plan(job, run_config=run_config, tags={"dagster/asset_partition_range_start": "00", "dagster/asset_partition_range_end": "0f"})
+    plan = create_execution_plan(
+        job, run_config=run_config, tags={"dagster/asset_partition_range_start": "00", "dagster/asset_partition_range_end": "0f"}
+    )
     return {step.key: step for step in plan.steps}
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from petrichor_pipeline.contract.files import list_number_encodings, write_parquet_atomic
 

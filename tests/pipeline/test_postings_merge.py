@@ -2,7 +2,8 @@
 
 import numpy as np
 import pyarrow as pa
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from petrichor_pipeline.build.lexical_parts import _merged_index, _stable_argsort
 

@@ -12,8 +12,8 @@ from petrichor.cli import main
 from petrichor_pipeline.build.publish_guard import LiveSnapshot, refusal
 from petrichor_pipeline.config import PublishOptions, load_settings
 from petrichor_pipeline.definitions import ASSET_CHECKS, PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets
-from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
+from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from tests.conftest import isolated_env
 from tests.pipeline.tiny_corpus import ARTICLES, FAST, build, copy_tree, published_articles
 
@@ -109,8 +109,13 @@ def _publish_run(data: Path, corpus: Path, monkeypatch, run_config: dict | None 
     resource = PetrichorResource(settings=RunSettings.of(load_settings()))
     with DagsterInstance.ephemeral() as instance:
         result = materialize(
-            [*all_assets(), *ASSET_CHECKS], instance=instance, resources={"petrichor": resource},
-            selection=selection, raise_on_error=False, run_config=run_config, partition_key=partition,
+            [*all_assets(), *ASSET_CHECKS],
+            instance=instance,
+            resources={"petrichor": resource},
+            selection=selection,
+            raise_on_error=False,
+            run_config=run_config,
+            partition_key=partition,
         )
         failures = [e.event_specific_data.error.message for e in result.get_step_failure_events()]
     return result, failures

@@ -31,7 +31,9 @@ def test_the_record_has_every_field_of_the_settings(record, source):
 
 def _unusual(tmp_path: Path) -> Settings:
     """Settings with no field at its default, as nothing in the environment gives them."""
-    endpoint = ModelEndpoint(base_url="http://127.0.0.1:9", model="m", api_key="sk-chat", timeout_s=7.5, max_retries=1, provider="openai", response_format="json_object")
+    endpoint = ModelEndpoint(
+        base_url="http://127.0.0.1:9", model="m", api_key="sk-chat", timeout_s=7.5, max_retries=1, provider="openai", response_format="json_object"
+    )
     return Settings(
         data_dir=tmp_path / "data",
         corpus_dir=tmp_path / "corpus",

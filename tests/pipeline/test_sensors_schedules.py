@@ -4,9 +4,9 @@ which `publish_after_build` publishes."""
 from __future__ import annotations
 
 import shutil
-from datetime import datetime, timezone
-import pytest
+from datetime import UTC, datetime
 
+import pytest
 from dagster import DagsterInstance, RunRequest, SensorResult, SkipReason, build_schedule_context, build_sensor_context
 
 from petrichor_pipeline.jobs import nightly_full_rebuild
@@ -43,9 +43,7 @@ def test_nightly_schedule_is_off_and_requests_one_run_of_every_bucket_without_re
 
     assert nightly_full_rebuild.default_status.value == "STOPPED"
     assert publish_after_build.default_status.value == "RUNNING"
-    ctx = build_schedule_context(
-        scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=timezone.utc), repository_def=defs.get_repository_def()
-    )
+    ctx = build_schedule_context(scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=UTC), repository_def=defs.get_repository_def())
     (request,) = nightly_full_rebuild.evaluate_tick(ctx).run_requests
     assert request.partition_key is None
     assert (request.tags["dagster/asset_partition_range_start"], request.tags["dagster/asset_partition_range_end"]) == ("00", "0f")
@@ -64,7 +62,9 @@ def _dagster_stale(instance) -> list[str]:
     from petrichor_pipeline.definitions import defs
 
     graph = defs.resolve_asset_graph()
-    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None), instance=instance, asset_graph=graph)
+    view = AssetGraphView(
+        temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None), instance=instance, asset_graph=graph
+    )
     resolver = CachingStaleStatusResolver(instance, graph, view)
     return [b for b in (f"{i:02x}" for i in range(16)) if resolver.get_status(AssetKey("articles"), b) == StaleStatus.STALE]
 
@@ -114,7 +114,7 @@ def test_with_embedding_off_no_request_or_plan_includes_the_vector_steps(tmp_pat
 
     from petrichor_pipeline.definitions import defs
 
-    ctx = build_schedule_context(scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=timezone.utc), repository_def=defs.get_repository_def())
+    ctx = build_schedule_context(scheduled_execution_time=datetime(2026, 12, 1, 3, tzinfo=UTC), repository_def=defs.get_repository_def())
     (request,) = nightly_full_rebuild.evaluate_tick(ctx).run_requests
     assert "chunks" in {k.to_user_string() for k in request.asset_selection}
     assert not {k.to_user_string() for k in request.asset_selection if k.to_user_string().endswith("_vectors")}

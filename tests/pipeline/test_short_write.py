@@ -31,7 +31,9 @@ def test_a_short_write_is_a_full_disk_naming_the_file_and_the_old_file_stays(tmp
         write_atomic(path, _short_write)
     assert (caught.value.errno, caught.value.filename) == (errno.ENOSPC, str(path))
     assert "172032 requested and 21472 written" in caught.value.strerror  # what was short, kept
-    assert failure_advice(describe_failure(caught.value)).startswith(f"the disk is full: OSError: No space left on device (172032 requested and 21472 written) ({path})")
+    assert failure_advice(describe_failure(caught.value)).startswith(
+        f"the disk is full: OSError: No space left on device (172032 requested and 21472 written) ({path})"
+    )
     assert path.read_text() == "the previous file" and [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary left
 
 

@@ -8,17 +8,18 @@ import shutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings, strategies as st
 from dagster import DagsterInstance, Definitions
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from petrichor_pipeline.config import load_settings
 from petrichor_pipeline.contract.manifest import MANIFEST_FILE, file_entry
 from petrichor_pipeline.definitions import all_assets
 from petrichor_pipeline.knowledge import lint
 from petrichor_pipeline.knowledge.wiki_links import linked_keys
 from petrichor_pipeline.lint_checks import LINT_CHECKS
-from petrichor_pipeline.snapshot_checks import ASSET_CHECKS
-from petrichor_pipeline.config import load_settings
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
+from petrichor_pipeline.snapshot_checks import ASSET_CHECKS
 from tests.conftest import EMBED_CACHE
 
 
@@ -31,7 +32,12 @@ def _link(src: str, dst: str) -> dict:
 
 
 def test_lint_rules_name_the_offending_keys():
-    pages = [_page("source-a1", "[[alpha|Alpha]]", kind="source"), _page("alpha", "see [[beta|Beta]] and [[gone|Gone]]"), _page("beta"), _page("lonely")]
+    pages = [
+        _page("source-a1", "[[alpha|Alpha]]", kind="source"),
+        _page("alpha", "see [[beta|Beta]] and [[gone|Gone]]"),
+        _page("beta"),
+        _page("lonely"),
+    ]
     links = [_link("alpha", "beta"), _link("beta", "missing")]
     assert lint.broken_links(pages, links) == ["kb/alpha -> gone", "kb/beta -> missing"]
     assert lint.orphan_pages(pages, links) == ["kb/lonely"]  # a source page needs no incoming link
@@ -67,9 +73,7 @@ def _reference(pages: list[dict], links: list[dict], sources: list[dict], articl
     broken = sorted({f"{kb}/{src} -> {dst}" for kb, tenant, src, dst in rows if (kb, tenant, dst) not in known})
     linked = {(kb, tenant, dst) for kb, tenant, src, dst in rows if src != dst}
     orphans = sorted(
-        f"{p['kb_id']}/{p['page_key']}"
-        for p in pages
-        if (p["kb_id"], p["tenant"], p["page_key"]) not in linked and p["kind"] not in lint.ROOT_KINDS
+        f"{p['kb_id']}/{p['page_key']}" for p in pages if (p["kb_id"], p["tenant"], p["page_key"]) not in linked and p["kind"] not in lint.ROOT_KINDS
     )
     version = {a["article_id"]: a["article_version"] for a in articles}
     deleted = {f"{s['kb_id']}/{s['page_key']}" for s in sources if s["article_id"] not in version}
@@ -80,7 +84,16 @@ def _reference(pages: list[dict], links: list[dict], sources: list[dict], articl
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.tuples(KEYS, st.sampled_from(["t", "u"]), st.sampled_from(["concept", "source", None]), st.lists(KEYS, max_size=3), st.lists(st.sampled_from(["a1", "a2", None]), max_size=2)), max_size=5),
+    st.lists(
+        st.tuples(
+            KEYS,
+            st.sampled_from(["t", "u"]),
+            st.sampled_from(["concept", "source", None]),
+            st.lists(KEYS, max_size=3),
+            st.lists(st.sampled_from(["a1", "a2", None]), max_size=2),
+        ),
+        max_size=5,
+    ),
     st.lists(st.tuples(KEYS, KEYS), max_size=4),
     st.lists(st.tuples(KEYS, st.sampled_from(["a1", "a2", "a3"]), st.sampled_from(["v1", "v2", None])), max_size=4),
 )

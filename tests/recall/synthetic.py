@@ -13,7 +13,6 @@ from petrichor_pipeline.text.index_text import index_text
 from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER
 from petrichor_serving.recall import RecallIndex, routes
 
-
 MODEL_FINGERPRINT = "openai:test-model:1"
 
 
@@ -43,39 +42,102 @@ class SnapshotRows:
         its questions count as a configured model's unless `chat_fingerprint` says otherwise."""
         self.articles.append(
             dict(
-                article_id=article_id, kb_id=kb, title=title, tenant=tenant, visibility=visibility,
-                share_expires_at=share_expires_at, password_protected=password_protected,
-                chat_fingerprint=chat_fingerprint, content="\n\n".join(content for _, content, _ in sections),
+                article_id=article_id,
+                kb_id=kb,
+                title=title,
+                tenant=tenant,
+                visibility=visibility,
+                share_expires_at=share_expires_at,
+                password_protected=password_protected,
+                chat_fingerprint=chat_fingerprint,
+                content="\n\n".join(content for _, content, _ in sections),
             )
         )
         self.tree_nodes.append(
-            dict(node_key=f"{article_id}-0", parent_key=None, article_id=article_id, kb_id=kb, tenant=tenant,
-                 depth=0, position=0, title=title, summary="", content="")
+            dict(
+                node_key=f"{article_id}-0",
+                parent_key=None,
+                article_id=article_id,
+                kb_id=kb,
+                tenant=tenant,
+                depth=0,
+                position=0,
+                title=title,
+                summary="",
+                content="",
+            )
         )
         for i, (path, content, questions) in enumerate(sections, start=1):
             chunk_id = f"{article_id}:chunk-{i:03d}"
             heading = path[-1] if path else title
             self.chunks.append(
-                dict(chunk_id=chunk_id, article_id=article_id, kb_id=kb, tenant=tenant, key=f"chunk-{i:03d}",
-                     position=i - 1, heading=heading, heading_path=list(path), content=content,
-                     index_text=index_text(title, path, content))
+                dict(
+                    chunk_id=chunk_id,
+                    article_id=article_id,
+                    kb_id=kb,
+                    tenant=tenant,
+                    key=f"chunk-{i:03d}",
+                    position=i - 1,
+                    heading=heading,
+                    heading_path=list(path),
+                    content=content,
+                    index_text=index_text(title, path, content),
+                )
             )
             for q, question in enumerate(questions):
                 self.questions.append(
-                    dict(question_id=f"{chunk_id}:q{q}", chunk_id=chunk_id, article_id=article_id, kb_id=kb,
-                         tenant=tenant, position=q, question=question, index_text=index_text(title, path, question))
+                    dict(
+                        question_id=f"{chunk_id}:q{q}",
+                        chunk_id=chunk_id,
+                        article_id=article_id,
+                        kb_id=kb,
+                        tenant=tenant,
+                        position=q,
+                        question=question,
+                        index_text=index_text(title, path, question),
+                    )
                 )
             self.tree_nodes.append(
-                dict(node_key=f"{article_id}-{i}", parent_key=f"{article_id}-0", article_id=article_id, kb_id=kb,
-                     tenant=tenant, depth=len(path) or 1, position=i, title=heading, summary=content[:40],
-                     content=content)
+                dict(
+                    node_key=f"{article_id}-{i}",
+                    parent_key=f"{article_id}-0",
+                    article_id=article_id,
+                    kb_id=kb,
+                    tenant=tenant,
+                    depth=len(path) or 1,
+                    position=i,
+                    title=heading,
+                    summary=content[:40],
+                    content=content,
+                )
             )
 
-    def wiki(self, page_key: str, title: str, summary: str, content: str, article_ids: list[str], *,
-             kb: str = "kb", tenant: str = "default", kind: str = "entity", aliases: list[str] = ()) -> None:
+    def wiki(
+        self,
+        page_key: str,
+        title: str,
+        summary: str,
+        content: str,
+        article_ids: list[str],
+        *,
+        kb: str = "kb",
+        tenant: str = "default",
+        kind: str = "entity",
+        aliases: list[str] = (),
+    ) -> None:
         self.wiki_pages.append(
-            dict(page_key=page_key, kb_id=kb, tenant=tenant, kind=kind, title=title, summary=summary,
-                 content_md=content, aliases=list(aliases), category_path=["主题"], article_ids=article_ids)
+            dict(
+                page_key=page_key,
+                kb_id=kb,
+                tenant=tenant,
+                kind=kind,
+                title=title,
+                summary=summary,
+                content_md=content,
+                aliases=list(aliases),
+                category_path=["主题"],
+                article_ids=article_ids,
+            )
         )
 
     def window(self, chunk_id: str, position: int, content: str, start: int = 0) -> str:
@@ -84,15 +146,26 @@ class SnapshotRows:
         title = next(a["title"] for a in self.articles if a["article_id"] == chunk["article_id"])
         window_id = f"{chunk_id}:w{position:02d}"
         self.chunk_windows.append(
-            dict(window_id=window_id, chunk_id=chunk_id, article_id=chunk["article_id"], kb_id=chunk["kb_id"],
-                 tenant=chunk["tenant"], position=position, heading_path=chunk["heading_path"], content=content,
-                 start=start, end=start + len(content), index_text=index_text(title, chunk["heading_path"], content))
+            dict(
+                window_id=window_id,
+                chunk_id=chunk_id,
+                article_id=chunk["article_id"],
+                kb_id=chunk["kb_id"],
+                tenant=chunk["tenant"],
+                position=position,
+                heading_path=chunk["heading_path"],
+                content=content,
+                start=start,
+                end=start + len(content),
+                index_text=index_text(title, chunk["heading_path"], content),
+            )
         )
         return window_id
 
     def tables(self) -> dict[str, Any]:
-        return {name: to_table(name, getattr(self, name))
-                for name in ("articles", "chunks", "questions", "wiki_pages", "tree_nodes", "chunk_windows")}
+        return {
+            name: to_table(name, getattr(self, name)) for name in ("articles", "chunks", "questions", "wiki_pages", "tree_nodes", "chunk_windows")
+        }
 
     def index(self, **kwargs: Any) -> RecallIndex:
         """The index as a snapshot built with `tokenizer` (bigram unless given) would be served."""

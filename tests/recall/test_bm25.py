@@ -5,15 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from petrichor_pipeline.text.bm25 import FIELD_WEIGHTS, K1, B, BM25Index, row_sums, top_ranked
 from petrichor_pipeline.text.tokenize import index_tokens, query_tokens
-from petrichor_pipeline.text.bm25 import B, FIELD_WEIGHTS, K1, BM25Index, row_sums, top_ranked
 
 
 def test_field_weights_reference_case():
     # field weights: doc1 wins on the title, both scores positive
-    index = BM25Index.build(
-        [("Redis 消费幂等", "", "处理重复消费"), ("消息记录", "", "Redis 消费幂等 Redis 消费幂等")], index_tokens
-    )
+    index = BM25Index.build([("Redis 消费幂等", "", "处理重复消费"), ("消息记录", "", "Redis 消费幂等 Redis 消费幂等")], index_tokens)
     assert index.lengths.tolist() == [17.0, 17.0]
     ranked = top_ranked(*index.score(query_tokens("Redis 消费幂等")), k=10)
     assert [r.row for r in ranked] == [0, 1]
@@ -115,9 +113,7 @@ def _weighted_tokens(doc: tuple[str, str, str]) -> list[str]:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    docs=st.lists(st.tuples(_field, _field, _field), min_size=1, max_size=25).filter(
-        lambda ds: all(_weighted_tokens(d) for d in ds)
-    ),
+    docs=st.lists(st.tuples(_field, _field, _field), min_size=1, max_size=25).filter(lambda ds: all(_weighted_tokens(d) for d in ds)),
     query=st.lists(st.sampled_from(_WORDS + ["absent"]), min_size=1, max_size=4),
 )
 def test_scores_match_bm25s_on_the_same_tokens(docs, query):

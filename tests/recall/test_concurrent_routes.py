@@ -79,8 +79,14 @@ def test_a_failing_vector_route_degrades_alone(index, monkeypatch):
 
     failing = tuple(replace(r, run=broken) if r.name == routes.WINDOW_VECTOR else r for r in routes.ROUTES)
     monkeypatch.setattr(routes, "ROUTES", failing)
-    r = search(index, "持久化方案", scope=Scope(tenant="acme"), embedder=FixedEmbedder({"持久化方案": test_vectors.NEAR}),
-               now=test_tenants.NOW, cache=QueryVectorCache())
+    r = search(
+        index,
+        "持久化方案",
+        scope=Scope(tenant="acme"),
+        embedder=FixedEmbedder({"持久化方案": test_vectors.NEAR}),
+        now=test_tenants.NOW,
+        cache=QueryVectorCache(),
+    )
     assert r.diagnostics["degraded"] == {routes.WINDOW_VECTOR: "scan failed"}
     assert r.diagnostics["chunkVectorKeys"] and r.candidates
 

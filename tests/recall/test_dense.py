@@ -19,8 +19,10 @@ N = 2500
 
 
 def _table(db, vectors: np.ndarray, ids: list[str], fingerprints: list[str]):
-    rows = [dict(id=i, article_id="a", kb_id="kb", tenant="t", content_hash="h", fingerprint=fp, vector=v.tolist())
-            for i, fp, v in zip(ids, fingerprints, vectors)]
+    rows = [
+        dict(id=i, article_id="a", kb_id="kb", tenant="t", content_hash="h", fingerprint=fp, vector=v.tolist())
+        for i, fp, v in zip(ids, fingerprints, vectors)
+    ]
     return db.create_table("vectors", data=pa.Table.from_pylist(rows, schema=vector_schema(DIM)))
 
 
@@ -52,9 +54,15 @@ def _masks() -> dict[str, np.ndarray]:
     rng = np.random.default_rng(5)
     three = np.zeros(N, dtype=bool)
     three[[7, 1500, 2499]] = True
-    return {"all": np.ones(N, dtype=bool), "most": rng.random(N) < 0.8, "half": rng.random(N) < 0.5,
-            "a fifth": rng.random(N) < 0.21, "a tenth": rng.random(N) < 0.1, "three rows": three,
-            "none": np.zeros(N, dtype=bool)}
+    return {
+        "all": np.ones(N, dtype=bool),
+        "most": rng.random(N) < 0.8,
+        "half": rng.random(N) < 0.5,
+        "a fifth": rng.random(N) < 0.21,
+        "a tenth": rng.random(N) < 0.1,
+        "three rows": three,
+        "none": np.zeros(N, dtype=bool),
+    }
 
 
 def test_quantised_search_finds_the_exact_neighbours(tables):
@@ -98,7 +106,8 @@ def test_other_models_and_unknown_ids_are_never_returned(tmp_path):
     assert sorted(row for row, _ in got) == [0, 1, 2, 3]
     assert dict(got)[1] == pytest.approx(float(vectors[1] @ q), abs=1e-6)
     assert [row for row, _ in vecs.nearest(q, np.array([False, True, False, True]), 10, FP)] == sorted(
-        [1, 3], key=lambda row: -float(vectors[ids.index(f"c{row}")] @ q))
+        [1, 3], key=lambda row: -float(vectors[ids.index(f"c{row}")] @ q)
+    )
     assert vecs.nearest(q, np.ones(4, dtype=bool), 10, "unknown:16:v1") == []
 
 
@@ -183,8 +192,15 @@ def _shared_pair(rng: np.random.Generator, monkeypatch):
 
     def table(matrix, identical=None):
         n = len(matrix)
-        return DenseVectors(matrix=matrix, rows=np.arange(n), fingerprints=np.zeros(n, np.int16), fingerprint_codes={FP: 0},
-                            aligned=True, ann=quantised_index(matrix), identical=identical)
+        return DenseVectors(
+            matrix=matrix,
+            rows=np.arange(n),
+            fingerprints=np.zeros(n, np.int16),
+            fingerprint_codes={FP: 0},
+            aligned=True,
+            ann=quantised_index(matrix),
+            identical=identical,
+        )
 
     plain = {"window_vectors": table(windows), "chunk_vectors": table(chunks)}
     recorded = {**plain, "chunk_vectors": table(chunks, ("window_vectors", identical_rows(chunks, windows)))}
@@ -219,8 +235,11 @@ def test_a_quantised_table_finds_its_shared_vectors_through_the_source_scan(monk
     chunks = replace(chunks, ann=own_ann, shared=replace(chunks.shared, source=windows))
     exact = replace(plain["chunk_vectors"], ann=None)
     n = len(chunks.rows)
-    masks = {"all": np.ones(n, dtype=bool), "most": np.random.default_rng(4).random(n) < 0.8,
-             "a quarter": np.random.default_rng(6).random(n) < 0.25}  # 0.25 x 1,500 / 2,500 of the ranking: too few
+    masks = {
+        "all": np.ones(n, dtype=bool),
+        "most": np.random.default_rng(4).random(n) < 0.8,
+        "a quarter": np.random.default_rng(6).random(n) < 0.25,
+    }  # 0.25 x 1,500 / 2,500 of the ranking: too few
     for q in _queries():
         scans: dict = {}
         windows.nearest(q, np.ones(N, dtype=bool), 40, FP, scans)

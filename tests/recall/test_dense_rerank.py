@@ -11,16 +11,28 @@ from petrichor_serving.recall.rerank import dense_shares, rerank
 
 
 def hit(chunk: int, route: str, score: float, *, article: int = 1, text: str = "") -> Hit:
-    return Hit(kb_id="1", article_id=str(article), title="", path="", heading_path=(), snippet=text,
-               content=text, score=score, routes=[route], chunk_id=str(chunk))
+    return Hit(
+        kb_id="1",
+        article_id=str(article),
+        title="",
+        path="",
+        heading_path=(),
+        snippet=text,
+        content=text,
+        score=score,
+        routes=[route],
+        chunk_id=str(chunk),
+    )
 
 
 def test_fusion_keeps_each_routes_best_score():
-    fused = fuse([
-        [hit(1, "window_vector", 0.81), hit(2, "window_vector", 0.79)],
-        [hit(2, "chunk_bm25", 7.5)],
-        [hit(1, "window_vector", 0.86)],  # a sub-query's list of the same route
-    ])
+    fused = fuse(
+        [
+            [hit(1, "window_vector", 0.81), hit(2, "window_vector", 0.79)],
+            [hit(2, "chunk_bm25", 7.5)],
+            [hit(1, "window_vector", 0.86)],  # a sub-query's list of the same route
+        ]
+    )
     by_id = {h.chunk_id: h for h in fused}
     assert by_id["1"].route_scores == {"window_vector": 0.86}
     assert by_id["2"].route_scores == {"window_vector": 0.79, "chunk_bm25": 7.5}
@@ -73,10 +85,12 @@ def test_the_fresh_tail_takes_new_articles_in_the_reranks_order():
 
 
 def test_shared_field_points_score_a_hit_as_a_fresh_rerank_does():
-    pool = fuse([
-        [hit(1, "chunk_bm25", 5.0, text="backup schedule"), hit(2, "chunk_bm25", 4.0, text="backup"), hit(3, "chunk_bm25", 3.0, text="restore")],
-        [hit(2, "window_vector", 0.9), hit(3, "window_vector", 0.8)],
-    ])
+    pool = fuse(
+        [
+            [hit(1, "chunk_bm25", 5.0, text="backup schedule"), hit(2, "chunk_bm25", 4.0, text="backup"), hit(3, "chunk_bm25", 3.0, text="restore")],
+            [hit(2, "window_vector", 0.9), hit(3, "window_vector", 0.8)],
+        ]
+    )
     lexical: dict[str, float] = {}
     first = rerank("backup schedule", pool, dense_weight=8.0, dense_routes=["window_vector"], lexical=lexical)
     assert set(lexical) == {h.key for h in pool}

@@ -12,8 +12,19 @@ from petrichor_serving.recall.routes.base import CHUNK_TEXT
 
 
 def _hit(route: str, snippet: str, window: Window | None = None) -> Hit:
-    return Hit(kb_id="k", article_id="a", title=snippet, path="", heading_path=(), snippet=snippet, content=snippet,
-               score=1.0, routes=[route], chunk_id="c1", window=window)
+    return Hit(
+        kb_id="k",
+        article_id="a",
+        title=snippet,
+        path="",
+        heading_path=(),
+        snippet=snippet,
+        content=snippet,
+        score=1.0,
+        routes=[route],
+        chunk_id="c1",
+        window=window,
+    )
 
 
 def _shown(*hits: Hit) -> str:

@@ -19,6 +19,7 @@ def monkeypatch_module():
     with pytest.MonkeyPatch.context() as patch:
         yield patch
 
+
 _WHITESPACE = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
 
 
@@ -52,10 +53,7 @@ def _bm25_corpus(seed: int, n: int) -> list[tuple[str, str, str]]:
     common = ["redis", "kafka", "集群", "故障"]
     rare = ["持久化", "消费者", "恢复", "备份", "索引", "查询", "延迟", "raft", "wal"]
     pick = lambda words, k: " ".join(rng.choice(words, size=k))  # noqa: E731
-    return [
-        (pick(common + rare[:2], 2), pick(common, int(rng.integers(0, 4))), pick(common * 3 + rare, int(rng.integers(1, 40))))
-        for _ in range(n)
-    ]
+    return [(pick(common + rare[:2], 2), pick(common, int(rng.integers(0, 4))), pick(common * 3 + rare, int(rng.integers(1, 40)))) for _ in range(n)]
 
 
 @pytest.mark.parametrize("leaders", [1, 3, 128])
@@ -63,7 +61,9 @@ def _bm25_corpus(seed: int, n: int) -> list[tuple[str, str, str]]:
 @given(
     seed=st.integers(0, 10_000),
     k=st.integers(1, 30),
-    query=st.lists(st.sampled_from(["redis", "kafka", "集群", "故障", "持久化", "消费者", "恢复", "索引", "raft", "wal", "nope"]), min_size=1, max_size=6),
+    query=st.lists(
+        st.sampled_from(["redis", "kafka", "集群", "故障", "持久化", "消费者", "恢复", "索引", "raft", "wal", "nope"]), min_size=1, max_size=6
+    ),
     grouped=st.booleans(),
 )
 def test_pruned_top_equals_ranking_every_score(monkeypatch_module, leaders, seed, k, query, grouped):

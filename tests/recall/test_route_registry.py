@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from petrichor_serving.recall import Scope, RecallConfig, routes, search
+from petrichor_serving.recall import RecallConfig, Scope, routes, search
 from petrichor_serving.recall.hits import Hit
 from petrichor_serving.recall.query_vectors import QueryVectorCache
 from petrichor_serving.recall.routes import Route, RouteContext, RouteQuery, Tier
@@ -84,8 +84,15 @@ def test_a_vector_route_needs_its_declared_table(tmp_path):
 # ------------------------------------------------------------------------------------------ golden
 
 
-QUERIES = ("Redis Sentinel 故障转移", "哨兵", "Zookeeper", "怎么部署 Redis", "持久化方案",
-           "请比较 Redis 的持久化方案，以及说明各自适用场景和恢复差异", "zzzz 无关")
+QUERIES = (
+    "Redis Sentinel 故障转移",
+    "哨兵",
+    "Zookeeper",
+    "怎么部署 Redis",
+    "持久化方案",
+    "请比较 Redis 的持久化方案，以及说明各自适用场景和恢复差异",
+    "zzzz 无关",
+)
 NOW = test_tenants.NOW
 
 

@@ -14,17 +14,24 @@ LONG = "哨兵模式下主节点故障时，哨兵会投票选出新的主节点
 
 def rows() -> SnapshotRows:
     r = SnapshotRows()
-    r.article("ops", "Redis 运维", sections=[
-        (("部署",), "普通部署步骤：下载、解压、启动。", ["怎么部署 Redis？"]),
-        (("高可用", "Redis Sentinel 故障转移"), LONG, ["哨兵如何切换主节点？"]),
-        (("持久化",), "RDB 快照与 AOF 日志各有取舍。", ["Redis 持久化怎么选？"]),
-    ])
-    r.article("mq", "Kafka 入门", sections=[
-        (("消费者",), "消费者组内每个分区只被一个消费者读取。", ["Kafka 消费者组是什么？"]),
-    ])
+    r.article(
+        "ops",
+        "Redis 运维",
+        sections=[
+            (("部署",), "普通部署步骤：下载、解压、启动。", ["怎么部署 Redis？"]),
+            (("高可用", "Redis Sentinel 故障转移"), LONG, ["哨兵如何切换主节点？"]),
+            (("持久化",), "RDB 快照与 AOF 日志各有取舍。", ["Redis 持久化怎么选？"]),
+        ],
+    )
+    r.article(
+        "mq",
+        "Kafka 入门",
+        sections=[
+            (("消费者",), "消费者组内每个分区只被一个消费者读取。", ["Kafka 消费者组是什么？"]),
+        ],
+    )
     r.article("zk", "Zookeeper 选举", sections=[])  # no chunks: only its title can match
-    r.wiki("entity-sentinel", "Redis Sentinel", "Redis 的高可用组件，负责故障转移", "Sentinel 监控主从并自动故障转移",
-           ["ops"], aliases=["哨兵"])
+    r.wiki("entity-sentinel", "Redis Sentinel", "Redis 的高可用组件，负责故障转移", "Sentinel 监控主从并自动故障转移", ["ops"], aliases=["哨兵"])
     r.wiki("source-ops", "Redis 运维", "来源页", "Redis Sentinel 故障转移", ["ops"], kind="source")
     return r
 
@@ -63,15 +70,28 @@ def test_the_wiki_route_runs_only_when_asked(index):
 def test_diagnostics(index):
     result = search(index, "Redis Sentinel 故障转移", scope=Scope(kb_ids=frozenset({"kb"})), config=CONCEPT_CONFIG)
     d = result.diagnostics
-    for key in ("query", "rewrittenQueries", "chunkVectorKeys", "questionVectorKeys", "chunkBm25Keys",
-                "questionBm25Keys", "wikiKeys", "treeKeys", "fusionKeys", "selectedArticleIds",
-                "diversityDroppedKeys", "finalKeys", "rerankApplied", "rerankStrategy", "degraded", "timingsMs"):
+    for key in (
+        "query",
+        "rewrittenQueries",
+        "chunkVectorKeys",
+        "questionVectorKeys",
+        "chunkBm25Keys",
+        "questionBm25Keys",
+        "wikiKeys",
+        "treeKeys",
+        "fusionKeys",
+        "selectedArticleIds",
+        "diversityDroppedKeys",
+        "finalKeys",
+        "rerankApplied",
+        "rerankStrategy",
+        "degraded",
+        "timingsMs",
+    ):
         assert key in d, key
     assert d["rerankStrategy"] == "local" and d["rerankApplied"] is True
     assert d["retrievalScope"] == "article_then_chapter"
-    assert d["finalKeys"] == [
-        f"chunk:kb:{c.chunk_id}" if c.chunk_id else f"wiki:kb:{c.page_key}" for c in result.candidates
-    ]
+    assert d["finalKeys"] == [f"chunk:kb:{c.chunk_id}" if c.chunk_id else f"wiki:kb:{c.page_key}" for c in result.candidates]
     assert "kb:ops" in d["selectedArticleIds"]
     assert d["chunkBm25Keys"][0] == "chunk:kb:ops:chunk-002"
     assert d["wikiKeys"] == ["chunk:kb:ops:chunk-002"]  # the page's source chunk, not the page

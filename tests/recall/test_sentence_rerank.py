@@ -11,8 +11,9 @@ from petrichor_serving.recall.rerank import best_sentence, rerank
 
 
 def hit(chunk: int, text: str) -> Hit:
-    return Hit(kb_id="kb", article_id=str(chunk), title="", path="", heading_path=(), snippet="",
-               content=text, routes=["chunk_bm25"], chunk_id=str(chunk))
+    return Hit(
+        kb_id="kb", article_id=str(chunk), title="", path="", heading_path=(), snippet="", content=text, routes=["chunk_bm25"], chunk_id=str(chunk)
+    )
 
 
 def test_best_sentence_counts_the_weighted_tokens_of_one_sentence():

@@ -1,7 +1,8 @@
 """Unknown query words gain the indexed word they misspell; known words and inflections are left alone."""
 
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from petrichor_serving.recall.spelling import Vocabulary, corrected
 
@@ -17,7 +18,17 @@ def vocabulary() -> Vocabulary:
 def test_typos_gain_the_word_they_misspell():
     terms = ["what", "containr", "registy", "enabel", "githb", "chartt"]
     assert corrected(terms, vocabulary()) == [
-        "what", "containr", "container", "registy", "registry", "enabel", "enable", "githb", "github", "chartt", "chart",
+        "what",
+        "containr",
+        "container",
+        "registy",
+        "registry",
+        "enabel",
+        "enable",
+        "githb",
+        "github",
+        "chartt",
+        "chart",
     ]
 
 

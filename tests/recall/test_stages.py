@@ -8,10 +8,21 @@ from petrichor_serving.recall.hits import Hit
 from petrichor_serving.recall.rerank import idf_weights, rerank
 
 
-def hit(chunk: int, route: str = "chunk_vector", title: str = "", snippet: str = "", *, article: int = 1,
-        score: float = 0.0, content: str = "") -> Hit:
-    return Hit(kb_id="1", article_id=str(article), title=title, path="", heading_path=(), snippet=snippet,
-               content=content or snippet, score=score, routes=[route], chunk_id=str(chunk))
+def hit(
+    chunk: int, route: str = "chunk_vector", title: str = "", snippet: str = "", *, article: int = 1, score: float = 0.0, content: str = ""
+) -> Hit:
+    return Hit(
+        kb_id="1",
+        article_id=str(article),
+        title=title,
+        path="",
+        heading_path=(),
+        snippet=snippet,
+        content=content or snippet,
+        score=score,
+        routes=[route],
+        chunk_id=str(chunk),
+    )
 
 
 def test_rrf_rewards_independent_routes():
@@ -39,8 +50,7 @@ def test_fusion_prefers_original_chunk_metadata():
 
 
 def test_fusion_keys_ties_and_cut():
-    wiki = Hit(kb_id="k", article_id=None, title="t", path="", heading_path=(), snippet="", content="",
-               routes=["wiki"], page_key="entity-x")
+    wiki = Hit(kb_id="k", article_id=None, title="t", path="", heading_path=(), snippet="", content="", routes=["wiki"], page_key="entity-x")
     single, double = hit(1, "chunk_bm25"), hit(2, "chunk_vector")
     fused = fuse([[single], [double, wiki], [hit(2, "question_bm25")]])
     assert wiki.key == "wiki:k:entity-x" and single.key == "chunk:1:1"
@@ -63,8 +73,13 @@ def test_equal_scores_go_to_the_hit_with_more_routes():
 
 def test_article_stage_balances_articles():
     # case 11
-    fused = [hit(1, article=10, score=.9), hit(2, article=10, score=.8), hit(3, article=20, score=.75),
-             hit(4, article=10, score=.7), hit(5, article=20, score=.6)]
+    fused = [
+        hit(1, article=10, score=0.9),
+        hit(2, article=10, score=0.8),
+        hit(3, article=20, score=0.75),
+        hit(4, article=10, score=0.7),
+        hit(5, article=20, score=0.6),
+    ]
     stage = select_articles(fused, 2, 2)
     assert len(stage.hits) == 4
     assert {h.article_id for h in stage.hits} == {"10", "20"}
@@ -86,8 +101,11 @@ def test_local_rerank_uses_the_original_question():
 
 def test_diversity_drops_duplicates():
     # case 13
-    hits = [hit(1, title="安装步骤", snippet="下载并安装"), hit(2, title="安装步骤", snippet="下载并安装"),
-            hit(3, title="故障处理", snippet="查看日志定位问题")]
+    hits = [
+        hit(1, title="安装步骤", snippet="下载并安装"),
+        hit(2, title="安装步骤", snippet="下载并安装"),
+        hit(3, title="故障处理", snippet="查看日志定位问题"),
+    ]
     selection = select_diverse(hits, limit=10)
     assert [h.chunk_id for h in selection.hits] == ["1", "3"]
     assert selection.dropped_keys == ["chunk:1:2"]
@@ -148,5 +166,8 @@ def test_idf_rerank_lets_the_rare_token_decide():
     # both titles hold one query token; uniform weights keep the fused order, IDF puts the rare match first
     hits = [hit(1, title="install guide", score=0.03), hit(2, title="sentinel notes", score=0.03)]
     assert rerank("install sentinel", hits, str.split)[0].chunk_id == "1"
-    weights = lambda tokens: idf_weights(tokens, lambda t: bm25_idf(100, {"install": 90, "sentinel": 2}[t]))
+
+    def weights(tokens):
+        return idf_weights(tokens, lambda t: bm25_idf(100, {"install": 90, "sentinel": 2}[t]))
+
     assert rerank("install sentinel", hits, str.split, weights)[0].chunk_id == "2"

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from petrichor_serving.recall import Scope, search
-from petrichor_serving.recall.config import CONCEPT_CONFIG
 from petrichor_serving.recall.access import sql_quote
+from petrichor_serving.recall.config import CONCEPT_CONFIG
 
 from .synthetic import SnapshotRows
 
-NOW = datetime(2029, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2029, 6, 1, tzinfo=UTC)
 ACME_KB, GLOBEX_KB = "acme-ops", "globex-core"
 
 MARKERS = {
@@ -24,32 +24,59 @@ MARKERS = {
     "g3": "globexpasswordmarker",
     "g4": "globexpublicmarker",
 }
-WIKI_MARKERS = {"acme-mixed": "acmewikimixedmarker", "acme-public": "acmewikipublicmarker",
-                "globex": "globexwikimarker"}
+WIKI_MARKERS = {"acme-mixed": "acmewikimixedmarker", "acme-public": "acmewikipublicmarker", "globex": "globexwikimarker"}
 
 
 def tenant_rows() -> SnapshotRows:
     rows = SnapshotRows()
     acme = dict(kb=ACME_KB, tenant="acme")
     globex = dict(kb=GLOBEX_KB, tenant="globex")
-    rows.article("a1", "Redis 运维手册", **acme, sections=[
-        (("持久化",), f"Redis 持久化使用 RDB 快照和 AOF 日志 {MARKERS['a1']}", ["Redis 如何持久化？"]),
-        (("主从复制",), f"Redis 主从复制与哨兵切换 {MARKERS['a1']}", ["Redis 主从怎么配置？"]),
-    ])
-    rows.article("a2", "Redis 部署指南", **acme, visibility="public", sections=[
-        (("安装",), f"下载 Redis 并启动服务 {MARKERS['a2']}", ["怎么安装 Redis？"]),
-    ])
-    rows.article("g1", "Redis 集群机密", **globex, sections=[
-        (("集群",), f"Redis 集群分片方案 {MARKERS['g1']}", ["Redis 集群怎么分片？"]),
-    ])
-    rows.article("g2", "Redis 过期分享", **globex, visibility="public", share_expires_at="2020-01-01T00:00:00Z",
-                 sections=[(("过期",), f"Redis 过期键淘汰 {MARKERS['g2']}", [])])
-    rows.article("g3", "Redis 密码分享", **globex, visibility="public", password_protected=True,
-                 sections=[(("密码",), f"Redis 密码认证 {MARKERS['g3']}", [])])
-    rows.article("g4", "Redis 公开分享", **globex, visibility="public", share_expires_at="2030-01-01T00:00:00+00:00",
-                 sections=[(("公开",), f"Redis 公开说明 {MARKERS['g4']}", [])])
-    rows.wiki("entity-redis", "Redis", "Redis 内存数据库", f"Redis 汇总 {WIKI_MARKERS['acme-mixed']}",
-              ["a1", "a2"], **acme)
+    rows.article(
+        "a1",
+        "Redis 运维手册",
+        **acme,
+        sections=[
+            (("持久化",), f"Redis 持久化使用 RDB 快照和 AOF 日志 {MARKERS['a1']}", ["Redis 如何持久化？"]),
+            (("主从复制",), f"Redis 主从复制与哨兵切换 {MARKERS['a1']}", ["Redis 主从怎么配置？"]),
+        ],
+    )
+    rows.article(
+        "a2",
+        "Redis 部署指南",
+        **acme,
+        visibility="public",
+        sections=[
+            (("安装",), f"下载 Redis 并启动服务 {MARKERS['a2']}", ["怎么安装 Redis？"]),
+        ],
+    )
+    rows.article(
+        "g1",
+        "Redis 集群机密",
+        **globex,
+        sections=[
+            (("集群",), f"Redis 集群分片方案 {MARKERS['g1']}", ["Redis 集群怎么分片？"]),
+        ],
+    )
+    rows.article(
+        "g2",
+        "Redis 过期分享",
+        **globex,
+        visibility="public",
+        share_expires_at="2020-01-01T00:00:00Z",
+        sections=[(("过期",), f"Redis 过期键淘汰 {MARKERS['g2']}", [])],
+    )
+    rows.article(
+        "g3", "Redis 密码分享", **globex, visibility="public", password_protected=True, sections=[(("密码",), f"Redis 密码认证 {MARKERS['g3']}", [])]
+    )
+    rows.article(
+        "g4",
+        "Redis 公开分享",
+        **globex,
+        visibility="public",
+        share_expires_at="2030-01-01T00:00:00+00:00",
+        sections=[(("公开",), f"Redis 公开说明 {MARKERS['g4']}", [])],
+    )
+    rows.wiki("entity-redis", "Redis", "Redis 内存数据库", f"Redis 汇总 {WIKI_MARKERS['acme-mixed']}", ["a1", "a2"], **acme)
     rows.wiki("entity-rdb", "Redis RDB", "Redis 快照", f"Redis RDB {WIKI_MARKERS['acme-public']}", ["a2"], **acme)
     rows.wiki("entity-redis", "Redis", "Redis 集群数据库", f"Redis 集群 {WIKI_MARKERS['globex']}", ["g1"], **globex)
     return rows
@@ -117,7 +144,7 @@ def test_share_expiry_follows_the_clock(index):
     scope = Scope(tenant="globex", public_only=True)
     before = search(index, "Redis", scope=scope, now=NOW)
     assert {c.article_id for c in before.candidates} == {"g4"}
-    after = search(index, "Redis", scope=scope, now=datetime(2031, 1, 1, tzinfo=timezone.utc))
+    after = search(index, "Redis", scope=scope, now=datetime(2031, 1, 1, tzinfo=UTC))
     assert after.candidates == [] and after.diagnostics["fusionKeys"] == []
 
 

@@ -4,7 +4,7 @@ a question about its subject, so derived text never outranks the source of a fac
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -16,25 +16,39 @@ from petrichor_serving.recall.routes import RouteContext, RouteQuery, wiki
 from .synthetic import SnapshotRows
 
 QUESTION = "主节点心跳超时后哨兵如何选举新的主节点"
-NOW = datetime(2025, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 def rows() -> SnapshotRows:
     r = SnapshotRows()
-    r.article("runbook", "故障切换手册", kb="ops", tenant="acme", sections=[
-        (("故障切换", "手动切换"), "手动切换：运维人员执行 SENTINEL FAILOVER 命令，把流量切到备用节点。", []),
-        (("故障切换", "自动选举"),
-         "主节点心跳超时后，哨兵先把它标记为主观下线；多数哨兵同意后判定客观下线，再投票选出领头哨兵，"
-         "由领头哨兵从从节点中选举新的主节点。", []),
-        (("故障切换", "回切"), "回切：原主节点恢复后作为从节点重新加入，确认数据同步后再切回。", []),
-    ])
-    r.article("pricing", "价格说明", kb="billing", tenant="globex", sections=[
-        (("套餐",), "主节点按小时计费，哨兵节点免费。", []),
-    ])
-    r.wiki("concept-主节点", "主节点", "主节点负责写入。", "# 主节点\n\n主节点负责写入。", ["runbook"],
-           kb="ops", tenant="acme", kind="concept")
-    r.wiki("concept-主节点", "主节点", "主节点按小时计费。", "# 主节点\n\n主节点按小时计费。", ["pricing"],
-           kb="billing", tenant="globex", kind="concept")
+    r.article(
+        "runbook",
+        "故障切换手册",
+        kb="ops",
+        tenant="acme",
+        sections=[
+            (("故障切换", "手动切换"), "手动切换：运维人员执行 SENTINEL FAILOVER 命令，把流量切到备用节点。", []),
+            (
+                ("故障切换", "自动选举"),
+                "主节点心跳超时后，哨兵先把它标记为主观下线；多数哨兵同意后判定客观下线，再投票选出领头哨兵，由领头哨兵从从节点中选举新的主节点。",
+                [],
+            ),
+            (("故障切换", "回切"), "回切：原主节点恢复后作为从节点重新加入，确认数据同步后再切回。", []),
+        ],
+    )
+    r.article(
+        "pricing",
+        "价格说明",
+        kb="billing",
+        tenant="globex",
+        sections=[
+            (("套餐",), "主节点按小时计费，哨兵节点免费。", []),
+        ],
+    )
+    r.wiki("concept-主节点", "主节点", "主节点负责写入。", "# 主节点\n\n主节点负责写入。", ["runbook"], kb="ops", tenant="acme", kind="concept")
+    r.wiki(
+        "concept-主节点", "主节点", "主节点按小时计费。", "# 主节点\n\n主节点按小时计费。", ["pricing"], kb="billing", tenant="globex", kind="concept"
+    )
     return r
 
 
@@ -83,8 +97,12 @@ def test_the_first_candidate_of_a_fact_question_is_source_text(index):
 
 @pytest.mark.parametrize(
     ("query", "subject"),
-    [("什么是主节点？", "主节点"), ("What is RRF?", "rrf"), ("Tell me about the snapshot manifest", "snapshotmanifest"),
-     (QUESTION, "主节点心跳超时后哨兵如何选举新的主节点")],
+    [
+        ("什么是主节点？", "主节点"),
+        ("What is RRF?", "rrf"),
+        ("Tell me about the snapshot manifest", "snapshotmanifest"),
+        (QUESTION, "主节点心跳超时后哨兵如何选举新的主节点"),
+    ],
 )
 def test_question_subject(query, subject):
     assert wiki.question_subject(query) == subject

@@ -13,10 +13,15 @@ FILLER = "普通说明文字，与问题无关。"
 
 def rows() -> SnapshotRows:
     r = SnapshotRows()
-    r.article("ops", "Redis 运维", tenant="acme", sections=[
-        (("高可用",), FILLER * 10 + "哨兵选举新的主节点。" + FILLER * 10, []),
-        (("持久化",), "哨兵 哨兵 日志。" * 2 + FILLER, []),
-    ])
+    r.article(
+        "ops",
+        "Redis 运维",
+        tenant="acme",
+        sections=[
+            (("高可用",), FILLER * 10 + "哨兵选举新的主节点。" + FILLER * 10, []),
+            (("持久化",), "哨兵 哨兵 日志。" * 2 + FILLER, []),
+        ],
+    )
     r.article("other", "定价", tenant="globex", sections=[(("价格",), "哨兵选举新的主节点。", [])])
     # chunk 1: one window that matches well among two that do not
     r.window("ops:chunk-001", 0, FILLER * 10, start=0)
@@ -34,8 +39,7 @@ WINDOWS_ONLY = frozenset({"chunk_bm25", "chunk_vector", "question_bm25", "questi
 
 def test_a_window_hit_is_its_parent_chunk_with_the_window_offsets():
     index = rows().index()
-    result = search(index, "哨兵选举新的主节点", scope=Scope(tenant="acme"),
-                    config=RecallConfig(disabled_routes=WINDOWS_ONLY, rerank=False))
+    result = search(index, "哨兵选举新的主节点", scope=Scope(tenant="acme"), config=RecallConfig(disabled_routes=WINDOWS_ONLY, rerank=False))
     top = result.candidates[0]
     assert top.chunk_id == "ops:chunk-001" and top.routes == ["window_bm25"]
     assert top.window is not None and top.window.window_id == "ops:chunk-001:w01"

@@ -52,8 +52,11 @@ def _serve(build: BuiltCorpus, tmp_path_factory: pytest.TempPathFactory) -> Iter
         embedder = make_embedder(settings)
         store = SnapshotStore(settings.data_dir, embed_fingerprint=embedder.fingerprint)
         services = Services(
-            settings=ServingSettings(data_dir=settings.data_dir), store=store, keys=KeyStore.load(key_file),
-            chat=make_answer_model(settings), embedder=embedder,
+            settings=ServingSettings(data_dir=settings.data_dir),
+            store=store,
+            keys=KeyStore.load(key_file),
+            chat=make_answer_model(settings),
+            embedder=embedder,
         )
         with TestClient(create_app(services, watch=False)) as client:
             yield client

@@ -95,9 +95,7 @@ every caller only loses articles, and what a caller may read now is also what it
 
 def _as(relpath: str, front_matter: str | None = None, tenant: str | None = None) -> Article:
     article = next(a for a in ARTICLES if a.relpath == relpath)
-    return dataclasses.replace(
-        article, front_matter=article.front_matter if front_matter is None else front_matter, tenant=tenant or article.tenant
-    )
+    return dataclasses.replace(article, front_matter=article.front_matter if front_matter is None else front_matter, tenant=tenant or article.tenant)
 
 
 PAST_KBS = {"alpha-docs": "alpha", "alpha-notes": "alpha", "beta-docs": "beta"}

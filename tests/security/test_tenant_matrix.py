@@ -27,6 +27,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any
 
 import pytest
@@ -116,7 +117,9 @@ class Cell:
         auth = {"Authorization": f"Bearer {self.key}"} if self.key else {}
         return {**auth, **(extra or {})}
 
-    def send(self, method: str, path: str, *, json_body: Any = None, params: dict[str, Any] | None = None, extra: dict[str, str] | None = None) -> tuple[int, str]:
+    def send(
+        self, method: str, path: str, *, json_body: Any = None, params: dict[str, Any] | None = None, extra: dict[str, str] | None = None
+    ) -> tuple[int, str]:
         if self.snapshot_version and isinstance(json_body, dict):
             json_body = _naming(json_body, self.snapshot_version)
         res = self.client.request(method, path, json=json_body, params=params, headers=self.headers(extra))
@@ -174,9 +177,13 @@ def _drop_volatile(value: Any) -> Any:
 
 # --- the rows: what each endpoint is asked, as the caller and about foreign locators ---------------------
 
+
 def _search(cell: Cell) -> None:
     cell.send("POST", "/api/knowledge/search", json_body={"query": QUESTION, "limit": 20})
-    ask = lambda aid: cell.send("POST", "/api/knowledge/search", json_body={"query": QUESTION, "article_id": aid})
+
+    def ask(aid: str) -> tuple[int, str]:
+        return cell.send("POST", "/api/knowledge/search", json_body={"query": QUESTION, "article_id": aid})
+
     cell.probe(ask, cell.foreign[0], MISSING_ARTICLE)
 
 
@@ -211,7 +218,10 @@ def _read(cell: Cell) -> None:
 
 def _read_many(cell: Cell) -> None:
     own = [{"article_id": cell.own}, {"chunk_id": cell.world.chunks[cell.own][0]}] if cell.own else []
-    ask = lambda aid: cell.send("POST", "/api/knowledge/read", json_body={"targets": [*own, {"article_id": aid}, {"chunk_id": f"{aid}:chunk-001"}]})
+
+    def ask(aid: str) -> tuple[int, str]:
+        return cell.send("POST", "/api/knowledge/read", json_body={"targets": [*own, {"article_id": aid}, {"chunk_id": f"{aid}:chunk-001"}]})
+
     for aid in cell.foreign[:2]:  # the failures echo the targets asked for, nothing else
         cell.probe(ask, aid, MISSING_ARTICLE)
 
@@ -220,12 +230,18 @@ def _chat(path: str, focus: bool) -> Callable[[Cell], None]:
     def run(cell: Cell) -> None:
         cell.send("POST", path, json_body={"question": QUESTION})
         if focus:  # an article focus the caller may not read is an article that does not exist
-            ask = lambda aid: cell.send("POST", path, json_body={"question": QUESTION, "article_id": aid})
-            cell.probe(ask, cell.foreign[0], MISSING_ARTICLE)
-        ask = lambda kb: cell.send("POST", path, json_body={"question": QUESTION, "kb_ids": [kb]})
+
+            def ask_article(aid: str) -> tuple[int, str]:
+                return cell.send("POST", path, json_body={"question": QUESTION, "article_id": aid})
+
+            cell.probe(ask_article, cell.foreign[0], MISSING_ARTICLE)
+
+        def ask_kb(kb: str) -> tuple[int, str]:
+            return cell.send("POST", path, json_body={"question": QUESTION, "kb_ids": [kb]})
+
         unread = sorted(kb for kb in KBS if kb.lower() in cell.world.forbidden(cell.readable))
         if unread:
-            cell.probe(ask, unread[0], "no-such-kb")
+            cell.probe(ask_kb, unread[0], "no-such-kb")
 
     return run
 
@@ -237,7 +253,10 @@ def _articles(path: str) -> Callable[[Cell], None]:
         for aid in cell.foreign:
             cell.probe(lambda a: cell.send("GET", f"{path}/{a}"), aid, MISSING_ARTICLE)
             if cell.own:  # another article's chunk adds no heading path
-                ask = lambda c: cell.send("GET", f"{path}/{cell.own}", params={"chunk_id": c})
+
+                def ask(c: str) -> tuple[int, str]:
+                    return cell.send("GET", f"{path}/{cell.own}", params={"chunk_id": c})
+
                 cell.probe(ask, cell.world.chunks[aid][0], f"{MISSING_ARTICLE}:chunk-001")
 
     return run
@@ -245,7 +264,9 @@ def _articles(path: str) -> Callable[[Cell], None]:
 
 def _citations(path: str) -> Callable[[Cell], None]:
     def run(cell: Cell) -> None:
-        ask = lambda ref: cell.send("GET", path, params={"article_id": ref[0], "article_version": ref[1], "start": 0, "end": 12})
+        def ask(ref: tuple[str, str]) -> tuple[int, str]:
+            return cell.send("GET", path, params={"article_id": ref[0], "article_version": ref[1], "start": 0, "end": 12})
+
         if cell.own:
             ask((cell.own, cell.world.versions[cell.own]))
         for aid in cell.foreign:
@@ -270,7 +291,9 @@ def _models(cell: Cell) -> None:
 
 def _completions(stream: bool) -> Callable[[Cell], None]:
     def run(cell: Cell) -> None:
-        body = lambda model: {"model": model, "stream": stream, "messages": [{"role": "user", "content": QUESTION}]}
+        def body(model: str) -> dict[str, Any]:
+            return {"model": model, "stream": stream, "messages": [{"role": "user", "content": QUESTION}]}
+
         cell.send("POST", "/v1/chat/completions", json_body=body("petrichor"))
         unread = sorted(kb for kb in KBS if kb.lower() in cell.world.forbidden(cell.readable))
         if unread:  # a knowledge base the key reads nothing of is a model that does not exist
@@ -293,7 +316,10 @@ def _mcp(cell: Cell) -> None:
         if kind == "article_id":
             cell.probe(lambda a: call("knowledge_outline", {"article_id": a}), foreign[kind], missing[kind])
         cell.probe(lambda v: call("knowledge_read", {**foreign, kind: v}), foreign[kind], missing[kind])
-    ask = lambda a: call("knowledge_read_many", {"targets": [{"article_id": a}]})
+
+    def ask(a: str) -> tuple[int, str]:
+        return call("knowledge_read_many", {"targets": [{"article_id": a}]})
+
     cell.probe(ask, cell.foreign[0], MISSING_ARTICLE)
 
 
@@ -430,7 +456,7 @@ def test_each_change_is_read_under_todays_scope_in_the_older_snapshot(past_app, 
     """Each edit, on the older snapshot itself: its old rows let the caller read the article, yet search,
     outline and every read locator answer as for an article that does not exist; a caller that keeps
     its articles still reads them there."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from petrichor_serving.agent import tools
     from petrichor_serving.recall.access import readable_articles
@@ -442,7 +468,7 @@ def test_each_change_is_read_under_todays_scope_in_the_older_snapshot(past_app, 
     aid = next(i for i, row in then.articles.items() if row["path"] == relpath)
     for who in losers:
         scope = _scope_of(services, who)
-        mask, _ = readable_articles(scope, datetime.now(timezone.utc), then.recall.articles)
+        mask, _ = readable_articles(scope, datetime.now(UTC), then.recall.articles)
         assert mask[then.recall.articles.row_of[aid]], (change, who, "the old rows alone allowed it")
         assert aid not in then.recall.allowed_article_ids(scope), (change, who)
         found = json.dumps(tools.search(then, scope, QUESTION, embedder=services.embedder, limit=20))
@@ -465,7 +491,7 @@ def test_the_past_rows_see_what_each_caller_still_reads(past_app, past_world, pa
     """The past rows test something: naming the older snapshot, each key finds exactly the articles it may
     read there and today (in memory, in the vector prefilter, over HTTP and MCP); a tenant that gained
     articles since does not find them there either."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from petrichor_serving.recall.access import Scope
 
@@ -475,19 +501,27 @@ def test_the_past_rows_see_what_each_caller_still_reads(past_app, past_world, pa
         scope = _scope_of(services, who)
         readable = past_world.readable(key, secured=key is not None)
         assert then.recall.allowed_article_ids(scope) == readable, who
-        prefilter = then.recall.access(scope, datetime.now(timezone.utc)).vector_filter  # LanceDB's, when not in memory
+        prefilter = then.recall.access(scope, datetime.now(UTC)).vector_filter  # LanceDB's, when not in memory
         assert set(re.findall(r"'([0-9a-f]{16})'", prefilter or "")) == readable and prefilter.startswith("article_id IN ("), (who, prefilter)
         if key is None:
             continue
-        res = past_app.post("/api/knowledge/search", json={"query": QUESTION, "limit": 20, "snapshot_version": past_build.past}, headers={"Authorization": f"Bearer {key}"})
+        res = past_app.post(
+            "/api/knowledge/search",
+            json={"query": QUESTION, "limit": 20, "snapshot_version": past_build.past},
+            headers={"Authorization": f"Bearer {key}"},
+        )
         assert res.status_code == 200 and res.json()["snapshot_version"] == past_build.past, res.text
         assert {c["article_id"] for c in res.json()["candidates"] if c.get("article_id")} == readable, who
         tool = {"name": "knowledge_search", "arguments": {"query": QUESTION, "limit": 20, "snapshot_version": past_build.past}}
         mcp = past_app.post(
-            "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": tool},
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": tool},
             headers={"Authorization": f"Bearer {key}", "Accept": "application/json, text/event-stream"},
         )
-        assert mcp.status_code == 200 and '"isError":false' in mcp.text.replace(" ", "") and all(a in mcp.text for a in readable), (who, mcp.text[:400])
+        assert mcp.status_code == 200 and '"isError":false' in mcp.text.replace(" ", "") and all(a in mcp.text for a in readable), (
+            who,
+            mcp.text[:400],
+        )
     gained = Scope(tenant="gamma")
     assert len(now.recall.allowed_article_ids(gained)) == 2 and not then.recall.allowed_article_ids(gained)
     everyone = Scope()

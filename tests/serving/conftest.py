@@ -9,7 +9,6 @@ import json
 import pytest
 
 from petrichor_serving.auth import KeyStore
-
 from tests.conftest import EMBED_CACHE
 from tests.serving.live import LiveServer, petrichor_serve, serving_env
 from tests.serving.test_api import _client

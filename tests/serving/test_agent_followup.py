@@ -32,7 +32,10 @@ CHANGE = [
     ("默认保留多少个快照？", "怎么改？"),
 ]
 ANSWERED = {
-    CHANGE[0][0]: ("5 — ", "Garbage collection runs after each publish and keeps the newest 5 snapshots; [1] How many old snapshots are kept is set with `PETRICHOR_KEEP_SNAPSHOTS`, described in Operating the pipeline with Dagster."),
+    CHANGE[0][0]: (
+        "5 — ",
+        "Garbage collection runs after each publish and keeps the newest 5 snapshots; [1] How many old snapshots are kept is set with `PETRICHOR_KEEP_SNAPSHOTS`, described in Operating the pipeline with Dagster.",
+    ),
     CHANGE[1][0]: ("5 个——", "默认保留最新的 5 个快照版本，可以通过 `PETRICHOR_KEEP_SNAPSHOTS` 修改。"),
 }
 """The service's answers to the first questions, as a client sends them back: a short answer, the quote, its marker."""
@@ -124,7 +127,9 @@ def test_a_chain_of_follow_ups_keeps_the_first_subject(served_snapshot, chat):
     assert found is not None and {"融合", "常数"} <= set(found.terms)
 
 
-_TYPED = st.lists(st.sampled_from("how do I change that it its what about 2021 default key snapshot 它 这个 怎么 改 快照 默认 呢".split()), min_size=1, max_size=6)
+_TYPED = st.lists(
+    st.sampled_from("how do I change that it its what about 2021 default key snapshot 它 这个 怎么 改 快照 默认 呢".split()), min_size=1, max_size=6
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -132,7 +137,10 @@ _TYPED = st.lists(st.sampled_from("how do I change that it its what about 2021 d
 def test_a_resolved_question_keeps_every_word_the_user_typed(served_snapshot, words):
     snap, _ = served_snapshot
     question = " ".join(words) + "?"
-    history = [{"role": "user", "content": "How many snapshots are kept by default?"}, {"role": "assistant", "content": "5 — Garbage collection keeps the newest 5 snapshots. [1]"}]
+    history = [
+        {"role": "user", "content": "How many snapshots are kept by default?"},
+        {"role": "assistant", "content": "5 — Garbage collection keeps the newest 5 snapshots. [1]"},
+    ]
     found = followup.resolve(snap, Scope(), question, history)
     assert followup.resolve(snap, Scope(), question, []) is None
     if found is not None:
@@ -149,7 +157,9 @@ def test_the_model_path_searches_with_the_resolved_question_and_reads_the_previo
     server = FakeOpenAI().start()
     try:
         server.script(CHAT, chat_reply(json.dumps({"answer": f"{quote} [1]", "citations": [{"marker": 1, "evidence_id": "e1", "quote": quote}]})))
-        model = OpenAIChatModel(ModelEndpoint(base_url=server.base_url, model="test-model", api_key="k", timeout_s=5, max_retries=0), backoff_base_s=0.01)
+        model = OpenAIChatModel(
+            ModelEndpoint(base_url=server.base_url, model="test-model", api_key="k", timeout_s=5, max_retries=0), backoff_base_s=0.01
+        )
         doc = loop.answer(snap, CHANGE[0][1], Scope(), chat=model, embedder=embedder, history=history)
         sent = server.calls(CHAT)
     finally:

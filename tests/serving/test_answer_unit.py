@@ -42,7 +42,7 @@ def _section(path: Path, heading: str) -> str:
 
 
 def test_a_heading_inside_a_listing_is_answered_by_the_lines_under_it():
-    """"What is reciprocal rank fusion?" answered with `# Reciprocal rank fusion` alone, as users saw."""
+    """ "What is reciprocal rank fusion?" answered with `# Reciprocal rank fusion` alone, as users saw."""
     passage = _section(CORPUS / "petrichor-en" / "concepts" / "compilation.md", "## Pages and links")
     reply = _ask("What is reciprocal rank fusion?", passage)
     quotes = [c["quote"] for c in reply["citations"]]
@@ -84,7 +84,7 @@ ACCESS = CORPUS / "petrichor-en" / "guides" / "access-control.md"
 
 
 def test_a_how_to_question_quotes_the_commands_of_the_section_its_heading_names():
-    """"How do I create an API key?" quoted a checklist line ("Create one key per client…") though the section
+    """ "How do I create an API key?" quoted a checklist line ("Create one key per client…") though the section
     "Creating a key" holds the commands."""
     checklist = _section(ACCESS, "## Checklist before exposing the service")
     creating = _section(ACCESS, "### Creating a key")

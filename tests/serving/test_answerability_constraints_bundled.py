@@ -37,7 +37,10 @@ def test_a_models_answer_citing_units_without_the_asked_year_is_not_given(served
 
 @pytest.mark.parametrize(
     "question,surface,stem",
-    [("Which series of quantum processors considers entanglement?", "series", "seri"), ("Which mercury thermometers are considered?", "considered", "consider")],
+    [
+        ("Which series of quantum processors considers entanglement?", "series", "seri"),
+        ("Which mercury thermometers are considered?", "considered", "consider"),
+    ],
 )
 def test_the_not_found_text_names_the_user_s_words_not_their_stems(served_snapshot, question, surface, stem):
     snap, embedder = served_snapshot

@@ -151,7 +151,9 @@ def test_snapshot_status_counts_only_what_the_caller_may_read(keyed, built_corpu
     assert anonymous.status_code == 200
     assert set(anonymous.json()["current"]) == {"version", "created_at"} and anonymous.json()["status"] == "ok"
     assert "rows" not in anonymous.text and str(built_corpus.data_dir) not in anonymous.text
-    rows = {key: keyed.get("/api/snapshot", headers={"Authorization": f"Bearer {key}"}).json()["current"]["rows"] for key in ("acme-key", "globex-key")}
+    rows = {
+        key: keyed.get("/api/snapshot", headers={"Authorization": f"Bearer {key}"}).json()["current"]["rows"] for key in ("acme-key", "globex-key")
+    }
     for counts in rows.values():
         assert set(counts) == {"articles", "chunks"} and counts["articles"] > 0 and counts["chunks"] >= counts["articles"]
     snap = keyed.app.state.services.store.current

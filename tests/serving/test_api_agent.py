@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-
 import pytest
-
 
 pytestmark = pytest.mark.slow
 ACME = {"Authorization": "Bearer acme-key"}
 GLOBEX = {"Authorization": "Bearer globex-key"}
-
-
 
 
 def test_chat_takes_history_and_serves_its_trace_to_the_same_key_only(keyed):
@@ -44,9 +40,9 @@ def test_history_is_bounded_to_user_and_assistant_text(keyed, history):
 
 
 def test_public_chat_is_capped_at_eight_tool_steps(served_snapshot):
-    from petrichor_serving.answer.answerer import OfflineAnswerer
     from petrichor_serving.agent import loop
     from petrichor_serving.agent.budget import PUBLIC_MAX_TOOL_CALLS
+    from petrichor_serving.answer.answerer import OfflineAnswerer
     from petrichor_serving.auth import public_scope
 
     snap, embedder = served_snapshot

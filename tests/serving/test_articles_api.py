@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from tests.serving.test_api_agent import ACME, GLOBEX

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -48,7 +48,7 @@ class _Current:
         self._table = Articles.from_arrow(conform("articles", to_table("articles", list(rows))))
 
     def allowed_article_ids(self, scope: Scope, now: datetime | None = None) -> frozenset[str]:
-        mask, _ = readable_articles(scope, now or datetime.now(timezone.utc), self._table)
+        mask, _ = readable_articles(scope, now or datetime.now(UTC), self._table)
         return frozenset(a for a, ok in zip(self._table.ids, mask) if ok)
 
 

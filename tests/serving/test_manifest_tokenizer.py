@@ -42,8 +42,11 @@ def test_a_jieba_snapshot_is_served_with_jieba(jieba_build, monkeypatch):
     vocab = snap.recall.bm25["chunk"].vocab
     assert "猫" in vocab and "的猫" not in vocab  # the stored postings are jieba's, not re-tokenised
 
-    cat_chunk = next(c for c, aid in zip(snap.tables["chunks"].column("chunk_id").to_pylist(), snap.tables["chunks"].column("article_id").to_pylist())
-                     if snap.articles[aid]["title"] == "宠物")
+    cat_chunk = next(
+        c
+        for c, aid in zip(snap.tables["chunks"].column("chunk_id").to_pylist(), snap.tables["chunks"].column("article_id").to_pylist())
+        if snap.articles[aid]["title"] == "宠物"
+    )
 
     services = Services(ServingSettings(data_dir=jieba_build), store, keys=None, chat=None, embedder=None)
     with TestClient(create_app(services, watch=False)) as client:
@@ -62,8 +65,16 @@ def test_a_jieba_snapshot_is_served_with_jieba(jieba_build, monkeypatch):
 
 
 def test_a_manifest_without_a_tokenizer_is_bigram():
-    fields = dict(version="v", created_at="", parent_version=None, schema_version=1, chunk_algorithm_version=1,
-                  build_version=1, chat_fingerprint="", embed_fingerprint=None)
+    fields = dict(
+        version="v",
+        created_at="",
+        parent_version=None,
+        schema_version=1,
+        chunk_algorithm_version=1,
+        build_version=1,
+        chat_fingerprint="",
+        embed_fingerprint=None,
+    )
     assert Manifest(**fields).tokenizer == "bigram"
     assert Manifest(**fields, lexical={"table": "lexical_index"}).tokenizer_revision == 1
     assert Manifest(**fields, lexical={"tokenizer": "jieba", "tokenizer_revision": 2}).tokenizer == "jieba"

@@ -38,7 +38,9 @@ async def _http(live_server, key: str | None):
 
 def _stdio(live_server, key: str) -> Client:
     env = {**live_server.env, "PETRICHOR_API_KEY": key}
-    return Client(StdioServerParameters(command=sys.executable, args=["-m", "petrichor.cli", "mcp"], env=env, cwd=str(REPO)), read_timeout_seconds=120)
+    return Client(
+        StdioServerParameters(command=sys.executable, args=["-m", "petrichor.cli", "mcp"], env=env, cwd=str(REPO)), read_timeout_seconds=120
+    )
 
 
 def _foreign(live_server, tenant_key: str) -> dict[str, Any]:
@@ -47,7 +49,12 @@ def _foreign(live_server, tenant_key: str) -> dict[str, Any]:
     found = httpx.post(f"{live_server.url}/api/knowledge/search", json={"query": QUERY, "limit": 20}, headers=auth, timeout=60).json()
     chunk = next(c for c in found["candidates"] if c.get("chunk_id"))
     read = httpx.post(f"{live_server.url}/api/knowledge/read", json={"chunk_id": chunk["chunk_id"]}, headers=auth, timeout=60).json()
-    return {"article_ids": {c["article_id"] for c in found["candidates"]}, "chunk_id": chunk["chunk_id"], "article_id": chunk["article_id"], "text": read["results"][0]["content"]}
+    return {
+        "article_ids": {c["article_id"] for c in found["candidates"]},
+        "chunk_id": chunk["chunk_id"],
+        "article_id": chunk["article_id"],
+        "text": read["results"][0]["content"],
+    }
 
 
 async def _exercise(client: Client, foreign: dict[str, Any]) -> None:
@@ -74,7 +81,9 @@ async def _exercise(client: Client, foreign: dict[str, Any]) -> None:
     assert not outline.is_error and outline.structured_content["node_count"] > 0
     read = await call("knowledge_read", {"chunk_id": chunk["chunk_id"]})
     assert not read.is_error and read.structured_content["kind"] == "chunk" and read.structured_content["content"]
-    many = await call("knowledge_read_many", {"targets": [{"chunk_id": chunk["chunk_id"]}, {"article_id": chunk["article_id"]}, {"chunk_id": foreign["chunk_id"]}]})
+    many = await call(
+        "knowledge_read_many", {"targets": [{"chunk_id": chunk["chunk_id"]}, {"article_id": chunk["article_id"]}, {"chunk_id": foreign["chunk_id"]}]}
+    )
     assert not many.is_error
     assert len(many.structured_content["results"]) == 2 and len(many.structured_content["failures"]) == 1
 
@@ -112,7 +121,11 @@ def test_streamable_http_lists_and_calls_the_four_tools_within_the_key(live_serv
 
 def test_streamable_http_refuses_a_missing_or_unknown_key(live_server):
     for headers in ({}, {"Authorization": "Bearer wrong"}):
-        res = httpx.post(f"{live_server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={**headers, "Accept": "application/json, text/event-stream"})
+        res = httpx.post(
+            f"{live_server.url}/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={**headers, "Accept": "application/json, text/event-stream"},
+        )
         assert res.status_code == 401 and res.json()["error"]
 
 

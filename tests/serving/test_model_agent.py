@@ -13,9 +13,9 @@ import pytest
 
 from petrichor_pipeline.config import ModelEndpoint
 from petrichor_pipeline.models.chat import OpenAIChatModel
-from petrichor_serving.answer.answerer import OfflineAnswerer
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.agent.model_agent import TOOL_NAMES
+from petrichor_serving.answer.answerer import OfflineAnswerer
 from petrichor_serving.recall.access import Scope
 from tests.models.fake_openai import CHAT, FakeOpenAI, Reply, chat_reply, error_reply
 
@@ -49,7 +49,9 @@ def tool_calls(*calls: tuple[str, str]) -> Reply:
 
 
 def final(answer: str, *citations: tuple[str, str]) -> Reply:
-    return chat_reply(json.dumps({"answer": answer, "citations": [{"marker": i, "evidence_id": e, "quote": q} for i, (e, q) in enumerate(citations, 1)]}))
+    return chat_reply(
+        json.dumps({"answer": answer, "citations": [{"marker": i, "evidence_id": e, "quote": q} for i, (e, q) in enumerate(citations, 1)]})
+    )
 
 
 def _model(server: FakeOpenAI) -> OpenAIChatModel:
@@ -169,7 +171,9 @@ def test_a_model_that_times_out_falls_back_to_the_offline_answer(served_snapshot
     server = FakeOpenAI().start()
     try:
         server.script(CHAT, chat_reply(json.dumps({"answer": "too late", "citations": []}), delay_s=3.0))
-        slow = OpenAIChatModel(ModelEndpoint(base_url=server.base_url, model="test-model", api_key="k", timeout_s=0.5, max_retries=0), backoff_base_s=0.01)
+        slow = OpenAIChatModel(
+            ModelEndpoint(base_url=server.base_url, model="test-model", api_key="k", timeout_s=0.5, max_retries=0), backoff_base_s=0.01
+        )
         doc = loop.answer(snap, QUESTION, Scope(), chat=slow, embedder=embedder)
     finally:
         server.stop()
@@ -246,7 +250,7 @@ def test_tool_calls_written_in_the_reply_text_are_run_as_tool_calls(served_snaps
     snap, embedder = served_snapshot
     hit = next(c for c in tools.search(snap, Scope(), QUESTION, embedder=embedder, limit=6)["candidates"] if c.get("chunk_id"))
     sentence = _sentence(snap, hit["chunk_id"])
-    written = '<tool_call>\n{"name": "knowledge_read", "arguments": {"chunk_id": "%s"}}\n</tool_call>' % hit["chunk_id"]
+    written = '<tool_call>\n{"name": "knowledge_read", "arguments": {"chunk_id": "%s"}}\n</tool_call>' % hit["chunk_id"]  # noqa: UP031 - an f-string would double the JSON's braces
     doc, sent = _run(snap, embedder, chat_reply(written), final("It stores hashes [1].", ("e1", sentence)))
     plan = doc["trace"]["plan"]
     assert len(sent) == 2 and plan[plan.index("answer") :] == ["answer", "read", "answer"]
@@ -262,8 +266,14 @@ def test_an_answer_object_is_not_taken_for_a_written_tool_call():
 
     assert text_tool_calls('{"answer": "It is 60 [1].", "citations": []}', 0) == []
     assert text_tool_calls('{"name": "delete_everything", "arguments": {}}', 0) == []
-    both = text_tool_calls('<tool_call>{"name": "knowledge_search", "arguments": {"query": "rrf"}}</tool_call>\n<tool_call>{"name": "knowledge_outline", "arguments": "{\\"article_id\\": \\"a1\\"}"}', 3)
-    assert [(c["id"], c["name"], json.loads(c["arguments"])) for c in both] == [("text_3_0", "knowledge_search", {"query": "rrf"}), ("text_3_1", "knowledge_outline", {"article_id": "a1"})]
+    both = text_tool_calls(
+        '<tool_call>{"name": "knowledge_search", "arguments": {"query": "rrf"}}</tool_call>\n<tool_call>{"name": "knowledge_outline", "arguments": "{\\"article_id\\": \\"a1\\"}"}',
+        3,
+    )
+    assert [(c["id"], c["name"], json.loads(c["arguments"])) for c in both] == [
+        ("text_3_0", "knowledge_search", {"query": "rrf"}),
+        ("text_3_1", "knowledge_outline", {"article_id": "a1"}),
+    ]
     doubled = text_tool_calls('{{"name": "knowledge_search", "arguments": {"query": "RRF"}}}', 1)  # Qwen2.5's template example, tags dropped
     assert [(c["name"], json.loads(c["arguments"])) for c in doubled] == [("knowledge_search", {"query": "RRF"})]
     assert text_tool_calls("I will search now.", 0) == []
@@ -302,6 +312,9 @@ def test_the_retry_is_held_to_the_answer_contract_by_structured_output(served_sn
         assert len(sent) == 3 and sent[1]["response_format"]["type"] == "json_schema"
         assert retry["response_format"] == {"type": "json_object", "schema": schema}
     else:
-        assert len(sent) == 2 and retry["response_format"] == {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+        assert len(sent) == 2 and retry["response_format"] == {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": schema, "strict": True},
+        }
     assert doc["stop_reason"] == "answered" and [c["quote"] for c in doc["citations"]] == [sentence]
     assert [s["arguments"].get("constrained") for s in doc["trace"]["steps"] if s["tool"] == "answer"] == [None, True]

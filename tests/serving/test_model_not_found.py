@@ -125,4 +125,3 @@ def test_both_chat_endpoints_keep_the_models_not_found_on_a_near_miss(served_sna
         assert len(server.calls(CHAT)) == 2
     finally:
         server.stop()
-

@@ -101,7 +101,7 @@ def test_the_asked_answer_kind_is_held_or_not(text, unit, held):
     assert holds_asked(parse(text), unit) is held
 
 
-_TEXT = st.text(alphabet=st.sampled_from(list("2021年月日第三艘十北京大兴机场 iPhoneSE3ProWhatisthe“”《》\"?？0123456789.万人元$")), max_size=40)
+_TEXT = st.text(alphabet=st.sampled_from(list('2021年月日第三艘十北京大兴机场 iPhoneSE3ProWhatisthe“”《》"?？0123456789.万人元$')), max_size=40)
 
 
 @settings(max_examples=150, deadline=None)

@@ -154,6 +154,8 @@ def test_the_question_of_a_chat_completion_is_its_last_user_message_with_text():
     assert body.question() == "Its constant?"
     assert body.turns() == [{"role": "user", "content": "What is RRF?"}, {"role": "assistant", "content": "A fusion of ranked lists."}]
     with pytest.raises(ValueError, match="a user message with text"):
-        schema.ChatCompletionRequest.model_validate({"model": "m", "messages": [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "  "}]})
+        schema.ChatCompletionRequest.model_validate(
+            {"model": "m", "messages": [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "  "}]}
+        )
     messages = schema.ChatCompletionRequest.model_json_schema()["properties"]["messages"]
     assert messages["contains"]["properties"]["role"] == {"const": "user"}

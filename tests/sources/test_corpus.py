@@ -6,7 +6,8 @@ import os
 import random
 from pathlib import Path
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from petrichor_pipeline.sources.corpus import KB_REFUSED, scan_corpus
 

@@ -50,9 +50,7 @@ def vision_server() -> Iterator[VisionServer]:
                     "object": "chat.completion",
                     "created": 0,
                     "model": body["model"],
-                    "choices": [
-                        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": state.reply}}
-                    ],
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": state.reply}}],
                 }
             data = json.dumps(payload).encode()
             self.send_response(state.status)

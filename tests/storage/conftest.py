@@ -63,14 +63,20 @@ def s3_bucket(s3_server, monkeypatch):
         monkeypatch.setenv(key, env[key])
     monkeypatch.delenv("AWS_ENDPOINT_URL_S3", raising=False)
     monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
-    boto3.client("s3", endpoint_url=s3_server.endpoint_url, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing").create_bucket(Bucket=name)
+    boto3.client(
+        "s3", endpoint_url=s3_server.endpoint_url, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+    ).create_bucket(Bucket=name)
     return name
 
 
 def object_store(s3_server: S3Server, bucket: str, prefix: str = "kb"):
     from petrichor_pipeline.object_store import ObjectStore, parse_location
 
-    return ObjectStore(parse_location(f"s3://{bucket}/{prefix}", endpoint_url=s3_server.endpoint_url, region="us-east-1", access_key_id="testing", secret_access_key="testing"))
+    return ObjectStore(
+        parse_location(
+            f"s3://{bucket}/{prefix}", endpoint_url=s3_server.endpoint_url, region="us-east-1", access_key_id="testing", secret_access_key="testing"
+        )
+    )
 
 
 def stage_clone(built_data: Path, staging: Path, *, salt: str) -> Manifest:

@@ -96,7 +96,7 @@ def test_two_publishers_racing_for_current_exactly_one_wins(built_corpus, s3_ser
     winners = [v for v, exc in outcomes.items() if exc is None]
     losers = {v: exc for v, exc in outcomes.items() if exc is not None}
     assert len(winners) == 1 and len(losers) == 1, outcomes
-    (loser, exc), = losers.items()
+    ((loser, exc),) = losers.items()
     assert isinstance(exc, PublishConflict) and "another build published" in str(exc)
     assert store.read_pointer().version == winners[0]
     assert store.list_files("snapshots", loser) == []  # the loser's upload is gone: nothing half-published stays

@@ -59,11 +59,16 @@ def test_two_replicas_converge_on_a_new_snapshot_without_a_failed_request(built_
     env.update(s3_server.env(s3_bucket), PETRICHOR_EMBED_CACHE=str(EMBED_CACHE), PETRICHOR_RELOAD_INTERVAL="0.3")
     try:
         for i, port in enumerate(ports):
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "petrichor.cli", "serve", "--port", str(port)],
-                cwd=REPO, env={**env, "PETRICHOR_LOCAL_DIR": str(tmp_path / f"replica{i}")},
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-            ))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "petrichor.cli", "serve", "--port", str(port)],
+                    cwd=REPO,
+                    env={**env, "PETRICHOR_LOCAL_DIR": str(tmp_path / f"replica{i}")},
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
         deadline = time.time() + 180
         for port, proc in zip(ports, procs):
             _wait_for(port, first.version, proc, deadline)

@@ -32,4 +32,6 @@ def test_a_replica_mirrors_the_records_of_every_scope_and_nothing_else(s3_server
     _put(store, "history/articles/zz/elsewhere.json", b"{}")
     SnapshotMirror(store, tmp_path)._fetch_history()
     assert {r.article["tenant"] for r in read_article_records(tmp_path, version)} == {"acme", "globex"}
-    assert sorted(p.name for p in (tmp_path / "history").rglob("*.json")) == sorted(article_record_path(tmp_path, version, scope_key(r)).name for r in (row, moved))
+    assert sorted(p.name for p in (tmp_path / "history").rglob("*.json")) == sorted(
+        article_record_path(tmp_path, version, scope_key(r)).name for r in (row, moved)
+    )

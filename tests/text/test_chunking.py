@@ -6,8 +6,8 @@ import hashlib
 import json
 import random
 
-from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, capped
 from petrichor_pipeline.text.chunking import ChunkResult, chunk_key, chunk_markdown
+from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, capped
 from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION
 
 
@@ -109,9 +109,7 @@ def test_heading_pattern_details() -> None:
     assert [c.heading for c in chunk_markdown("#\u3000全角\n\n正文", "T").chunks] == ["T"]
     # Seven hashes or no space after the hashes: not headings. Trailing hashes are dropped. An empty heading
     # title falls back to the article title.
-    markdown = (
-        "# A\n\n" + "x" * 1300 + "\n####### seven\n#no\n## B ##\n" + "y" * 1300 + "\n##  \n" + "z" * 1300
-    )
+    markdown = "# A\n\n" + "x" * 1300 + "\n####### seven\n#no\n## B ##\n" + "y" * 1300 + "\n##  \n" + "z" * 1300
     chunks = chunk_markdown(markdown, "T").chunks
     assert [(c.heading, c.heading_path) for c in chunks] == [("A", ("A",)), ("B", ("A", "B")), ("T", ("A", "T"))]
     assert chunks[0].content.endswith("####### seven\n#no")
@@ -124,9 +122,7 @@ def test_leading_whitespace_before_the_first_heading_is_ignored() -> None:
 
 
 def test_nested_headings_build_the_path() -> None:
-    markdown = "\n\n".join(
-        ["# A", "a" * 1300, "## B", "b" * 1300, "### C", "c" * 1300, "## D", "d" * 1300]
-    )
+    markdown = "\n\n".join(["# A", "a" * 1300, "## B", "b" * 1300, "### C", "c" * 1300, "## D", "d" * 1300])
     assert [c.heading_path for c in chunk_markdown(markdown, "T").chunks] == [
         ("A",),
         ("A", "B"),
@@ -342,10 +338,7 @@ def test_fence_longer_than_the_cap_stays_whole() -> None:
 
 def test_reference_case_1_keeps_the_tail_beyond_the_former_limit() -> None:
     """An article of more than 120 chunks keeps every one: there is no cap on chunks per article."""
-    sections = [
-        f"# 章节 {i}\n\n" + ("TAIL_SENTINEL" if i == 140 else f"SECTION_{i}") + " 这一节的完整内容。" * 80
-        for i in range(1, 141)
-    ]
+    sections = [f"# 章节 {i}\n\n" + ("TAIL_SENTINEL" if i == 140 else f"SECTION_{i}") + " 这一节的完整内容。" * 80 for i in range(1, 141)]
     assert min(map(len, sections)) == 817 and max(map(len, sections)) == 823
     result = chunk_markdown("\n\n".join(sections), "超长文档")
     _check_offsets(result)

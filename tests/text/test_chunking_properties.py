@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-import pytest
 
 from petrichor_pipeline.text.chunking import MAX_CHARS, ChunkResult, chunk_markdown
 from petrichor_pipeline.text.normalize import normalize_text
@@ -83,22 +83,14 @@ def oracle_structure(text: str, title: str) -> tuple[list[OracleSection], list[t
 words = st.lists(st.sampled_from(WORDS), min_size=1, max_size=10).map(" ".join)
 sentence = st.tuples(words, st.sampled_from(ENDS)).map("".join)
 paragraph = st.lists(sentence, min_size=1, max_size=6).map("".join)
-medium_paragraph = st.tuples(sentence, st.integers(2, 60), st.sampled_from(["", " ", "\n"])).map(
-    lambda t: t[2].join([t[0]] * t[1])
-)
-long_paragraph = st.tuples(sentence, st.integers(100, 450), st.sampled_from(["", " ", "\n"])).map(
-    lambda t: t[2].join([t[0]] * t[1])
-)
-heading = st.tuples(st.sampled_from([1, 2, 2, 3, 3, 4]), words, st.sampled_from(["", " ##"])).map(
-    lambda t: "#" * t[0] + " " + t[1] + t[2]
-)
+medium_paragraph = st.tuples(sentence, st.integers(2, 60), st.sampled_from(["", " ", "\n"])).map(lambda t: t[2].join([t[0]] * t[1]))
+long_paragraph = st.tuples(sentence, st.integers(100, 450), st.sampled_from(["", " ", "\n"])).map(lambda t: t[2].join([t[0]] * t[1]))
+heading = st.tuples(st.sampled_from([1, 2, 2, 3, 3, 4]), words, st.sampled_from(["", " ##"])).map(lambda t: "#" * t[0] + " " + t[1] + t[2])
 code_line = st.sampled_from(["x = 1", "# 注释", "## not a heading", "", "print('你好');", "  indented"])
-fence = st.tuples(
-    st.sampled_from(["```", "~~~", "```python"]), st.lists(code_line, min_size=0, max_size=12), st.integers(1, 40)
-).map(lambda t: t[0][:3] + t[0][3:] + "\n" + "\n".join(t[1] * t[2]) + "\n" + t[0][:3])
-long_fence = st.tuples(code_line, st.integers(300, 700)).map(
-    lambda t: "```\n" + "\n".join([t[0], "y = 2"] * t[1]) + "\n```"
+fence = st.tuples(st.sampled_from(["```", "~~~", "```python"]), st.lists(code_line, min_size=0, max_size=12), st.integers(1, 40)).map(
+    lambda t: t[0][:3] + t[0][3:] + "\n" + "\n".join(t[1] * t[2]) + "\n" + t[0][:3]
 )
+long_fence = st.tuples(code_line, st.integers(300, 700)).map(lambda t: "```\n" + "\n".join([t[0], "y = 2"] * t[1]) + "\n```")
 table = st.lists(st.tuples(words, words), min_size=1, max_size=5).map(
     lambda rows: "| 名称 | value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 )
@@ -356,9 +348,7 @@ def assert_every_non_space_character_is_in_a_chunk(result: ChunkResult) -> None:
 
 # Long enough to pass the former 120-chunk cap (about 346,000 characters of prose) several times over.
 long_line = st.tuples(sentence, st.integers(5_000, 40_000), st.sampled_from(["", " "])).map(lambda t: t[2].join([t[0]] * t[1]))
-many_sections = st.tuples(words, st.integers(130, 220)).map(
-    lambda t: "\n\n".join(f"# {t[0]} {i}\n\n" + f"{t[0]} {i}。" * 90 for i in range(t[1]))
-)
+many_sections = st.tuples(words, st.integers(130, 220)).map(lambda t: "\n\n".join(f"# {t[0]} {i}\n\n" + f"{t[0]} {i}。" * 90 for i in range(t[1])))
 unclosed = st.tuples(code_line, st.integers(2_000, 20_000)).map(lambda t: "```\n" + "\n".join([t[0], "z = 3"] * t[1]))
 huge_part = st.one_of(long_line, long_line.map(lambda line: "# " + line), many_sections, unclosed)
 

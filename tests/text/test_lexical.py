@@ -9,17 +9,37 @@ from petrichor_pipeline.text import lexical
 
 
 def _tables():
-    articles = to_table("articles", [{"article_id": "a1", "kb_id": "kb", "title": "部署指南", "tenant": "t"}, {"article_id": "a2", "kb_id": "kb", "title": "Redis notes", "tenant": "t"}])
+    articles = to_table(
+        "articles",
+        [
+            {"article_id": "a1", "kb_id": "kb", "title": "部署指南", "tenant": "t"},
+            {"article_id": "a2", "kb_id": "kb", "title": "Redis notes", "tenant": "t"},
+        ],
+    )
     chunks = to_table(
         "chunks",
         [
-            {"chunk_id": "a1:chunk-001", "article_id": "a1", "heading": "安装", "heading_path": ["安装"], "index_text": "部署指南\n安装\n下载并启动 Redis"},
-            {"chunk_id": "a2:chunk-001", "article_id": "a2", "heading": "Persistence", "heading_path": ["Persistence", "AOF"], "index_text": "Redis notes\nAOF rewrite"},
+            {
+                "chunk_id": "a1:chunk-001",
+                "article_id": "a1",
+                "heading": "安装",
+                "heading_path": ["安装"],
+                "index_text": "部署指南\n安装\n下载并启动 Redis",
+            },
+            {
+                "chunk_id": "a2:chunk-001",
+                "article_id": "a2",
+                "heading": "Persistence",
+                "heading_path": ["Persistence", "AOF"],
+                "index_text": "Redis notes\nAOF rewrite",
+            },
             {"chunk_id": "a2:chunk-002", "article_id": "a2", "heading": "Empty", "heading_path": [], "index_text": ""},
         ],
     )
     questions = to_table("questions", [{"question_id": "a1:chunk-001:q0", "chunk_id": "a1:chunk-001", "index_text": "怎么部署 Redis？"}])
-    wiki = to_table("wiki_pages", [{"page_key": "entity-redis", "title": "Redis", "summary": "内存数据库", "content_md": "# Redis", "aliases": ["redis-server"]}])
+    wiki = to_table(
+        "wiki_pages", [{"page_key": "entity-redis", "title": "Redis", "summary": "内存数据库", "content_md": "# Redis", "aliases": ["redis-server"]}]
+    )
     tree = to_table("tree_nodes", [{"node_key": "aa1-root", "title": "部署指南", "summary": "", "content": "导语"}])
     windows = to_table("chunk_windows", [{"window_id": "a1:chunk-001:w00", "chunk_id": "a1:chunk-001", "index_text": "部署指南\n安装\n下载"}])
     return {"articles": articles, "chunks": chunks, "chunk_windows": windows, "questions": questions, "wiki_pages": wiki, "tree_nodes": tree}

@@ -57,8 +57,7 @@ def test_marks_carry_line_numbers_and_offsets() -> None:
         Fence(6, True, 31, 38),
     ]
     kinds = [line.kind for line in scan_lines(text)]
-    assert kinds == [LineKind.BODY, LineKind.HEADING, LineKind.FENCE, LineKind.CODE, LineKind.FENCE,
-                     LineKind.HEADING, LineKind.FENCE, LineKind.CODE]
+    assert kinds == [LineKind.BODY, LineKind.HEADING, LineKind.FENCE, LineKind.CODE, LineKind.FENCE, LineKind.HEADING, LineKind.FENCE, LineKind.CODE]
 
 
 def test_drop_code_blocks_replaces_each_block_and_an_unclosed_tail() -> None:

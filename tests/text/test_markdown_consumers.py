@@ -8,15 +8,16 @@ list every section.
 
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from petrichor_pipeline.knowledge.guide import prepare_guide
 from petrichor_pipeline.knowledge.page_index import parse_markdown_tree
-from petrichor_serving.answer.answers import answer_units
-from petrichor_pipeline.text.prose import drop_headings, split_sentences
 from petrichor_pipeline.sources.markdown import first_heading, read_markdown
 from petrichor_pipeline.text.chunking import chunk_markdown
 from petrichor_pipeline.text.markdown import has_title_heading, headings, is_title_line
+from petrichor_pipeline.text.prose import drop_headings, split_sentences
+from petrichor_serving.answer.answers import answer_units
 
 EN_FILLER = ("This paragraph explains the section in plain words for the reader. " * 10).strip()
 ZH_FILLER = "在服务器上部署缓存服务并检查监听端口。" * 32

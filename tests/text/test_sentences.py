@@ -14,7 +14,10 @@ def test_marks_and_a_period_before_a_space_end_a_sentence():
     text = "版本 v1.8 已发布。它支持 example.com 吗？Yes. It does; see 3.14\nNext line"
     assert sentences(text) == ["版本 v1.8 已发布", "它支持 example.com 吗", "Yes", " It does", " see 3.14", "Next line"]
     assert [i for i in range(len(text)) if ends_sentence(text, i, len(text))] == [
-        text.index("。"), text.index("？"), text.index("Yes.") + 3, text.index(";"),
+        text.index("。"),
+        text.index("？"),
+        text.index("Yes.") + 3,
+        text.index(";"),
     ]
 
 

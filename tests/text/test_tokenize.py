@@ -6,11 +6,11 @@ from hypothesis import strategies as st
 
 from petrichor_pipeline.text.lang import init_jieba
 from petrichor_pipeline.text.tokenize import (
+    changed_line_pieces,
     get_tokenizer,
     index_tokens,
     jieba_index_tokens,
     jieba_query_tokens,
-    changed_line_pieces,
     line_pieces,
     query_tokens,
 )
@@ -65,8 +65,6 @@ def test_get_tokenizer():
 
 # ------------------------------------------------------------------ MediaWiki language-variant markup
 
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 from petrichor_pipeline.text.tokenize import REVISION, TOKENIZERS  # noqa: E402
 
@@ -107,9 +105,7 @@ def test_every_tokenizer_records_its_revision():
 from petrichor_pipeline.text.lang import CJK_RANGES  # noqa: E402
 from petrichor_pipeline.text.tokenize import token_set  # noqa: E402
 
-_MIXED = st.text(
-    alphabet=st.sampled_from("知识检索切片㐀鿿豈 abcXYZé12-_.,。，!？{}\n\t😀𝔘-{}"), max_size=60
-) | st.text(max_size=40)
+_MIXED = st.text(alphabet=st.sampled_from("知识检索切片㐀鿿豈 abcXYZé12-_.,。，!？{}\n\t😀𝔘-{}"), max_size=60) | st.text(max_size=40)
 
 
 def _coded(token: str) -> str | int:
@@ -131,7 +127,7 @@ def test_token_sets_overlap_as_the_token_sets_do(a, b):
 
 
 LINE_TEXT = st.lists(
-    st.sampled_from([*"ab Z9-_.,\t\r{}\n", "\u3000", "\xa0", "\x85", "\u2028", "Σ", "中", "文", "字", "。", "\U0001F600", "İ", "-{", "}-"]),
+    st.sampled_from([*"ab Z9-_.,\t\r{}\n", "\u3000", "\xa0", "\x85", "\u2028", "Σ", "中", "文", "字", "。", "\U0001f600", "İ", "-{", "}-"]),
     max_size=40,
 ).map("".join)
 

@@ -60,7 +60,12 @@ def _check(markdown: str, title: str, target: int, overlap: int) -> None:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(markdown=articles(), title=st.sampled_from(["部署指南", "Guide", ""]), target=st.sampled_from([120, 300, 480, 600]), overlap=st.sampled_from([0, 64]))
+@given(
+    markdown=articles(),
+    title=st.sampled_from(["部署指南", "Guide", ""]),
+    target=st.sampled_from([120, 300, 480, 600]),
+    overlap=st.sampled_from([0, 64]),
+)
 def test_windows_cover_their_chunk_and_respect_fences(markdown: str, title: str, target: int, overlap: int) -> None:
     _check(markdown, title, target, overlap)
 

@@ -62,15 +62,19 @@ def questions_step(ctx: BuildContext, bucket: str) -> BucketResult:
         if not every:
             return ArticleOutput([])
         rows_in = embedded_rows("chunk", every)
-        capped = [] if len(rows_in) == len(every) else [
-            f"{len(every) - len(rows_in):,} of its {len(every):,} chunks get no generated questions (an article's "
-            f"first {MAX_EMBEDDED['chunk']} chunks do): keyword search over their text still finds them"
-        ]
+        capped = (
+            []
+            if len(rows_in) == len(every)
+            else [
+                f"{len(every) - len(rows_in):,} of its {len(every):,} chunks get no generated questions (an article's "
+                f"first {MAX_EMBEDDED['chunk']} chunks do): keyword search over their text still finds them"
+            ]
+        )
         guide = kb_guides.get(art["kb_id"], "")
         items = [ChunkView(r) for r in rows_in]
         inputs = {c.key: question_input(model.fingerprint, art["kb_id"], guide, c) for c in items}
         known = previous.get(art["article_id"])
-        questions = {c.key: q for c in items if (q := _remembered(known, inputs[c.key]))}
+        questions = {c.key: found for c in items if (found := _remembered(known, inputs[c.key]))}
         todo = [c for c in items if c.key not in questions]
         warnings: tuple[str, ...] = ()
         fallback: frozenset[str] = frozenset()

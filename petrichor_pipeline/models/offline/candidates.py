@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
-from petrichor_pipeline.models.protocols import CandidateRequest
-from petrichor_pipeline.text.prose import Sentence, cut, is_prose, split_sentences
 from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, is_identifier, name_identity, salient_terms
+from petrichor_pipeline.models.protocols import CandidateRequest
 from petrichor_pipeline.text.lang import CJK, CJK_RUN, language_of
+from petrichor_pipeline.text.prose import Sentence, cut, is_prose, split_sentences
 
 MAX_CANDIDATES = 20
 """The spec asks for usually 5–20 items, at most 24 (`ITEM_LIMIT`)."""
@@ -79,7 +80,7 @@ def extract_candidates(req: CandidateRequest) -> dict[str, Any]:
 
 
 def _acronym_aliases(document: str, ranked: Sequence[Term]) -> dict[str, str]:
-    """"Reciprocal Rank Fusion (RRF)" / "检索增强生成（RAG）": the long form and the acronym name each other."""
+    """ "Reciprocal Rank Fusion (RRF)" / "检索增强生成（RAG）": the long form and the acronym name each other."""
     names = sorted({term.text for term in ranked}, key=lambda n: (-len(n), n))  # longest match first
     out: dict[str, str] = {}
     for match in _acronym_matches(document):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from petrichor_pipeline.text.prose import strip_section_number
 from petrichor_pipeline.models.offline.terms import name_identity, term_for
 from petrichor_pipeline.text.lang import language_of
+from petrichor_pipeline.text.prose import strip_section_number
 
 MAX_TOP_FOLDERS = 6
 HUB_MAX_SHARE = 2 / 3

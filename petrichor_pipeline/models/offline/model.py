@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
 from petrichor_pipeline.models.offline import worker
@@ -12,7 +13,6 @@ from petrichor_pipeline.models.prompts import CANDIDATES, CATALOG, PAGES, QUESTI
 from petrichor_pipeline.models.protocols import CallContext, CandidateRequest, PageRequest, QuestionChunk, TreeNodeText, UsageMeter, UsageRecord
 from petrichor_pipeline.models.usage import record_usage
 from petrichor_pipeline.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
-
 
 
 class OfflineChatModel:

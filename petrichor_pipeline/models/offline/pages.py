@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
-from petrichor_pipeline.models.protocols import PageRequest
-from petrichor_pipeline.text.prose import Sentence, cut, is_prose, split_sentences
 from petrichor_pipeline.models.offline.terms import term_for
+from petrichor_pipeline.models.protocols import PageRequest
 from petrichor_pipeline.text.lang import language_of
+from petrichor_pipeline.text.prose import Sentence, cut, is_prose, split_sentences
 
 PAGE_SUMMARY_MAX = {"zh": 80, "en": 200}
 MAX_PAGE_POINTS = 4
@@ -87,9 +88,7 @@ def _page_links(
     return list(links.values())[:MAX_PAGE_LINKS]
 
 
-def _page_markdown(
-    name: str, summary: str, about: Sequence[Sentence], links: Sequence[tuple[str, str, str]], lang: str
-) -> str:
+def _page_markdown(name: str, summary: str, about: Sequence[Sentence], links: Sequence[tuple[str, str, str]], lang: str) -> str:
     zh = lang == "zh"
     empty = "暂无足够的原文信息生成详细页面。" if zh else "The source has little to say about this yet."
     blocks = [f"# {name}", summary or empty]

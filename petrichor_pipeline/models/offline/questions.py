@@ -4,32 +4,68 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-from petrichor_pipeline.models.protocols import QuestionChunk
-from petrichor_pipeline.text.prose import Sentence, cut, split_sentences, strip_section_number
 from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, salient_terms, zh_words
 from petrichor_pipeline.models.prompts import heading_label
+from petrichor_pipeline.models.protocols import QuestionChunk
 from petrichor_pipeline.text.lang import has_cjk, language_of
+from petrichor_pipeline.text.prose import Sentence, cut, split_sentences, strip_section_number
 
 TOPIC_MAX = 30
 HEADING_QUESTION_MAX = 120
 """Longest heading turned into a question of its own; longer ones are sentences, not section names."""
 
-_EN_VERBS = ("set up", "install", "configure", "deploy", "run", "start", "enable", "disable", "create", "build",
-             "add", "remove", "update", "upgrade", "connect", "publish", "migrate", "rebuild", "call", "use")
-_ZH_VERBS = ("安装", "配置", "部署", "启动", "启用", "关闭", "创建", "设置", "构建", "添加", "删除", "更新",
-             "升级", "连接", "发布", "迁移", "运行", "调用", "接入", "使用")
-_EN_INSTRUCTION = {
-    verb: re.compile(rf"(?:^|\bto |\b(?:can|should|must|then|and) ){re.escape(verb)}(?![a-z])") for verb in _EN_VERBS
-}
+_EN_VERBS = (
+    "set up",
+    "install",
+    "configure",
+    "deploy",
+    "run",
+    "start",
+    "enable",
+    "disable",
+    "create",
+    "build",
+    "add",
+    "remove",
+    "update",
+    "upgrade",
+    "connect",
+    "publish",
+    "migrate",
+    "rebuild",
+    "call",
+    "use",
+)
+_ZH_VERBS = (
+    "安装",
+    "配置",
+    "部署",
+    "启动",
+    "启用",
+    "关闭",
+    "创建",
+    "设置",
+    "构建",
+    "添加",
+    "删除",
+    "更新",
+    "升级",
+    "连接",
+    "发布",
+    "迁移",
+    "运行",
+    "调用",
+    "接入",
+    "使用",
+)
+_EN_INSTRUCTION = {verb: re.compile(rf"(?:^|\bto |\b(?:can|should|must|then|and) ){re.escape(verb)}(?![a-z])") for verb in _EN_VERBS}
 _ZH_LEADS = frozenset({"请", "先", "再", "然后", "可以", "需要", "并", "即可", "要", "，", "；", "：", "、"})
 _SIGNALS = {
     "default": re.compile(r"\bdefaults?\b|默认", re.IGNORECASE),
-    "reason": re.compile(
-        r"\b(?:because|so that|in order to|why|otherwise|avoids?)\b|因为|为了|原因|所以|以便|避免|否则", re.IGNORECASE
-    ),
+    "reason": re.compile(r"\b(?:because|so that|in order to|why|otherwise|avoids?)\b|因为|为了|原因|所以|以便|避免|否则", re.IGNORECASE),
     "settings": re.compile(
         r"\b(?:settings?|options?|config(?:uration)?|flags?|parameters?|environment variables?)\b"
         r"|配置|参数|选项|设置|环境变量",
@@ -182,9 +218,7 @@ def _view(chunk: QuestionChunk) -> _ChunkView:
     names = [term.text for term in ranked if _singular(term.text) != _singular(topic)]
     names += [h for h in reversed(chunk.heading_path[:-1]) if h not in names and len(h) <= TOPIC_MAX]
     settings = [term.text for term in ranked if term.kind == ENTITY and _looks_like_setting(term.text)]
-    commands = frozenset(
-        term.text for term in ranked if term.kind == ENTITY and (" " in term.text or term.text.startswith("--"))
-    )
+    commands = frozenset(term.text for term in ranked if term.kind == ENTITY and (" " in term.text or term.text.startswith("--")))
     concept = next((term.text for term in ranked if term.kind == CONCEPT and term.text != topic), topic)
     concepts = frozenset(term.text for term in ranked if term.kind == CONCEPT and term.text[:1].islower())
     signals = {name for name, pattern in _SIGNALS.items() if pattern.search(chunk.content)}
@@ -192,13 +226,11 @@ def _view(chunk: QuestionChunk) -> _ChunkView:
         signals.add("settings")  # flags and environment variables are settings by their looks
     verb, verb_object = _action(sentences, ranked, lang)
     default_setting = _default_setting(sentences, settings)
-    return _ChunkView(
-        lang, topic, names[:6], commands, concepts, concept, default_setting, verb, verb_object, frozenset(signals)
-    )
+    return _ChunkView(lang, topic, names[:6], commands, concepts, concept, default_setting, verb, verb_object, frozenset(signals))
 
 
 def _singular(name: str) -> str:
-    """"Snapshots" and "snapshot" name the same topic."""
+    """ "Snapshots" and "snapshot" name the same topic."""
     lowered = name.lower()
     return lowered[:-1] if lowered.endswith("s") and not lowered.endswith("ss") else lowered
 
@@ -252,11 +284,7 @@ def _task_verbs(text: str, lang: str) -> list[tuple[int, str]]:
     """
     if lang == "en":
         lowered = text.lower()
-        found = [
-            (m.end() - len(verb), verb)
-            for verb in _EN_VERBS
-            if verb in lowered and (m := _EN_INSTRUCTION[verb].search(lowered))
-        ]
+        found = [(m.end() - len(verb), verb) for verb in _EN_VERBS if verb in lowered and (m := _EN_INSTRUCTION[verb].search(lowered))]
         return sorted(found)
     if not any(verb in text for verb in _ZH_VERBS):
         return []  # no verb to find: spare the segmentation

@@ -10,15 +10,14 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable, Sequence
 
-from petrichor_pipeline.text.prose import Sentence, informative
-from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 from petrichor_pipeline.text.lang import CJK, CJK_RUN, idf_table, init_jieba, init_posseg
+from petrichor_pipeline.text.prose import Sentence, informative
 from petrichor_pipeline.text.stem import stem
-
+from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 
 ENTITY = "entity"
 CONCEPT = "concept"
@@ -164,10 +163,7 @@ def _latin_entities(text: str, sentence_spans: dict[int, int], english: bool) ->
         if english and len(words) == 1 and name[1:].islower() and start in sentence_spans:
             continue  # "Then", "Each": capitalised only because a sentence starts there
         take(name, start, start + len(name))
-    terms = [
-        Term(name, ENTITY, len(spots) + (0.5 if is_identifier(name) else 0.0), min(spots))
-        for name, spots in found.items()
-    ]
+    terms = [Term(name, ENTITY, len(spots) + (0.5 if is_identifier(name) else 0.0), min(spots)) for name, spots in found.items()]
     return "".join(chars), terms
 
 

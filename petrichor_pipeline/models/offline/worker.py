@@ -19,9 +19,10 @@ import logging
 import multiprocessing
 import os
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ def _serve(conn: Connection) -> None:
             conn.send(reply)
         except (OSError, ValueError):
             return
-        except Exception as exc:  # noqa: BLE001 - an exception pickle cannot carry
+        except Exception:  # noqa: BLE001 - an exception pickle cannot carry
             conn.send((False, RuntimeError(f"{type(reply[1]).__name__}: {reply[1]}")))
 
 
@@ -110,7 +111,7 @@ class _Worker:
                 raise _WorkerGone(str(exc) or type(exc).__name__) from exc
         if not ok:
             raise value
-        return value  # type: ignore[no-any-return]
+        return value
 
     def stop(self) -> None:
         self.process.terminate()

@@ -75,6 +75,24 @@ def vector_tables() -> dict[str, VectorTable]:
 
 
 __all__ = [
-    "CHUNK_BM25", "CHUNK_VECTOR", "QUESTION_BM25", "QUESTION_ROUTES", "QUESTION_VECTOR", "ROUTES", "WIKI", "Route", "RouteContext",
-    "RouteQuery", "Tier", "VectorTable", "WINDOW_BM25", "WINDOW_VECTOR", "default_off", "default_weights", "display_priorities", "registered", "switchable", "vector_tables",
+    "CHUNK_BM25",
+    "CHUNK_VECTOR",
+    "QUESTION_BM25",
+    "QUESTION_ROUTES",
+    "QUESTION_VECTOR",
+    "ROUTES",
+    "WIKI",
+    "Route",
+    "RouteContext",
+    "RouteQuery",
+    "Tier",
+    "VectorTable",
+    "WINDOW_BM25",
+    "WINDOW_VECTOR",
+    "default_off",
+    "default_weights",
+    "display_priorities",
+    "registered",
+    "switchable",
+    "vector_tables",
 ]

@@ -28,6 +28,9 @@ def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
 
 
 ROUTE = Route(
-    NAME, run, diagnostics_key="articleTitleKeys", tier=Tier.FALLBACK,
+    NAME,
+    run,
+    diagnostics_key="articleTitleKeys",
+    tier=Tier.FALLBACK,
     fallback_for=(chunk_bm25.NAME, question_bm25.NAME),
 )

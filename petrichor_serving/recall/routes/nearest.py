@@ -15,7 +15,7 @@ from petrichor_serving.recall.tables import rows_for
 def nearest(
     table: Any,
     access: Access,
-    vector: np.ndarray,
+    vector: np.ndarray | None,
     fingerprint: str | None,
     limit: int,
     allowed_rows: np.ndarray,
@@ -27,6 +27,7 @@ def nearest(
     table's ids map to rows through `row_of` (the recall table's); ids of no row are left out."""
     if not access.any_article:
         return []
+    assert vector is not None  # vector routes run only with the query's embedding (`RouteQuery.vector`)
     if isinstance(table, DenseVectors):
         return table.nearest(vector, allowed_rows, limit, fingerprint, scans)
     conditions = [f"({access.vector_filter})"] if access.vector_filter else []

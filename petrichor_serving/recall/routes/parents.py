@@ -40,7 +40,4 @@ def parent_hits(ctx: RouteContext, ranked: Iterable[tuple[int, float]], route: s
         scored.sort(key=lambda t: (-t[0], t[1]))
     else:
         scored = [(best[c][1][0], i, c) for i, c in enumerate(order)]
-    return [
-        ctx.index.chunk_hit(chunk_row, route, score, window_row=best[chunk_row][0])
-        for score, _, chunk_row in scored[:limit]
-    ]
+    return [ctx.index.chunk_hit(chunk_row, route, score, window_row=best[chunk_row][0]) for score, _, chunk_row in scored[:limit]]

@@ -12,9 +12,7 @@ NAME = "question_bm25"
 def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
     index = ctx.index
     chunk_rows = index.questions.chunk_rows
-    ranked = index.bm25["question"].top(
-        query.terms, query.top_k, ctx.access.questions, group=lambda r: int(chunk_rows[r])
-    )
+    ranked = index.bm25["question"].top(query.terms, query.top_k, ctx.access.questions, group=lambda r: int(chunk_rows[r]))
     return [index.chunk_hit(int(chunk_rows[r.row]), NAME, r.score, question_row=r.row) for r in ranked]
 
 

@@ -39,9 +39,7 @@ _STANDALONE_ALIAS = re.compile(r"[A-Z][A-Z0-9]+|.*[\u3400-\u9fff].*")
 """Alias pieces that name the page on their own: acronyms (RRF) and anything with CJK (哨兵)."""
 
 
-def score_knowledge_fields(
-    title: str, summary: str, content: str, extra: str, query_norm: str, tokens: Sequence[str]
-) -> float:
+def score_knowledge_fields(title: str, summary: str, content: str, extra: str, query_norm: str, tokens: Sequence[str]) -> float:
     """Whole normalised query in title / summary / content / extra: +8 / +4 / +2 / +2; each normalised
     token: +4 / +2 / +1 / +1. All arguments are already normalised."""
     score = 0.0
@@ -139,9 +137,7 @@ def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
     pool = sorted(r.row for r in index.bm25["wiki"].top(query.terms, LEXICAL_POOL, ctx.access.wiki))
     scored: list[tuple[float, int]] = []
     for row in pool:
-        score = score_knowledge_fields(
-            w.norm_title[row], w.norm_summary[row], w.norm_content[row], w.norm_extra[row], query_norm, tokens
-        )
+        score = score_knowledge_fields(w.norm_title[row], w.norm_summary[row], w.norm_content[row], w.norm_extra[row], query_norm, tokens)
         if score > 0:
             scored.append((score, row))
     scored.sort(key=lambda item: -item[0])  # stable: ties keep table order

@@ -14,7 +14,9 @@ TABLE = VectorTable("window_vectors", rows="windows")
 def run(ctx: RouteContext, query: RouteQuery) -> list[Hit]:
     index, access = ctx.index, ctx.access
     windows, allowed = index.windows, access.windows
-    found = nearest(index.vectors[TABLE.name], access, query.vector, ctx.fingerprint, query.top_k * FETCH_PER_HIT, allowed, windows.row_of, query.scans)
+    found = nearest(
+        index.vectors[TABLE.name], access, query.vector, ctx.fingerprint, query.top_k * FETCH_PER_HIT, allowed, windows.row_of, query.scans
+    )
     return parent_hits(ctx, found, NAME, query.top_k)
 
 
