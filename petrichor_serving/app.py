@@ -16,7 +16,7 @@ from starlette.middleware import Middleware
 from starlette.responses import JSONResponse
 
 from petrichor_serving import articles, openai_api, schema, toolspec, webpage
-from petrichor_serving.agent import loop, tools
+from petrichor_serving.agent import loop
 from petrichor_serving.auth import LOCAL
 from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document, routes
 from petrichor_serving.history import CitationRef, resolve_citation
@@ -25,6 +25,7 @@ from petrichor_serving.mcp_server import HttpMcp, http_endpoint
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.services import Services
 from petrichor_serving.snapshot import Snapshot
+from petrichor_serving.tool_calls import call_tool
 
 
 async def healthz(call: Call) -> dict[str, Any] | JSONResponse:
@@ -60,23 +61,19 @@ def _scoped_rows(snap: Snapshot, scope: Scope) -> dict[str, int]:
 
 async def knowledge_search(call: Call, body: schema.SearchRequest) -> dict[str, Any]:
     snap = call.snapshot(body.snapshot_version)
-    scope = call.scope(kb_ids=body.kb_ids, article_id=body.article_id)
-    return await asyncio.to_thread(
-        tools.search, snap, scope, body.query, embedder=call.services.embedder, limit=body.limit, sub_queries=body.sub_queries
-    )
+    return await asyncio.to_thread(call_tool, toolspec.SEARCH, snap, call.scope, body, call.services.embedder)
 
 
 async def knowledge_outline(call: Call, body: schema.OutlineRequest) -> dict[str, Any]:
-    snap = call.snapshot()
-    return tools.outline(snap, call.scope(kb_ids=body.kb_ids), body.article_id, max_nodes=body.max_nodes)
+    return call_tool(toolspec.OUTLINE, call.snapshot(), call.scope, body, None)
 
 
 async def knowledge_read(call: Call, body: schema.ReadRequest) -> dict[str, Any]:
+    """One endpoint for both read tools: `targets` reads many, a locator alone reads one (in the same shape)."""
     snap = call.snapshot()
-    scope = call.scope(kb_ids=body.kb_ids)
     if body.targets is not None:
-        return tools.read_many(snap, scope, [t.target() for t in body.targets])
-    return {"results": [tools.read(snap, scope, body.target())], "requested_count": 1, "skipped_count": 0, "failures": []}
+        return call_tool(toolspec.READ_MANY, snap, call.scope, body, None)
+    return {"results": [call_tool(toolspec.READ, snap, call.scope, body, None)], "requested_count": 1, "skipped_count": 0, "failures": []}
 
 
 async def _answer(call: Call, body: schema.ChatRequest, *, public: bool) -> dict[str, Any]:

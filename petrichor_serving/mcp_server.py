@@ -1,8 +1,8 @@
 """The MCP server: the four read-only knowledge tools for agents that speak the Model Context Protocol.
 
 The tools are `toolspec`'s: each publishes its request model's JSON schema as `inputSchema` and checks its
-arguments with that model, then calls the same functions as `/api/knowledge/search|outline|read`
-(`agent/tools.py`), so limits and error messages match the REST API (`errors.failure`). Scope comes from
+arguments with that model, then makes the same call as `/api/knowledge/search|outline|read`
+(`tool_calls.CALLS`), so limits and error messages match the REST API (`errors.failure`). Scope comes from
 an API key exactly as there: over streamable HTTP (`/mcp` in the app) the bearer token of each request;
 over stdio (`petrichor mcp`) the key the process was started with.
 """
@@ -29,13 +29,12 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from petrichor_serving import toolspec
-from petrichor_serving.agent import tools
 from petrichor_serving.auth import LOCAL, Principal
 from petrichor_serving.endpoints import HttpError, json_body, principal_of
 from petrichor_serving.errors import failure, short_error
 from petrichor_serving.schema import McpMessage
 from petrichor_serving.services import Services
-from petrichor_serving.snapshot import Snapshot
+from petrichor_serving.tool_calls import call_tool
 
 INSTRUCTIONS = (
     "Read-only access to a Petrichor knowledge base. Search returns locators and snippets, never full text; "
@@ -78,33 +77,7 @@ def checked(spec: toolspec.ToolSpec, arguments: dict[str, Any]) -> Any:
     return spec.arguments.model_validate(_pre_parsed(spec.arguments, arguments), strict=False)
 
 
-def _search(snap: Snapshot, principal: Principal, body: toolspec.SearchArguments, services: Services) -> dict[str, Any]:
-    scope = principal.scope(kb_ids=body.kb_ids, article_id=body.article_id)
-    return tools.search(snap, scope, body.query, embedder=services.embedder, limit=body.limit, sub_queries=body.sub_queries)
-
-
-def _outline(snap: Snapshot, principal: Principal, body: toolspec.OutlineRequest, services: Services) -> dict[str, Any]:
-    return tools.outline(snap, principal.scope(kb_ids=body.kb_ids), body.article_id, max_nodes=body.max_nodes)
-
-
-def _read(snap: Snapshot, principal: Principal, body: toolspec.ReadArguments, services: Services) -> dict[str, Any]:
-    return tools.read(snap, principal.scope(kb_ids=body.kb_ids), body.target())
-
-
-def _read_many(snap: Snapshot, principal: Principal, body: toolspec.ReadManyArguments, services: Services) -> dict[str, Any]:
-    return tools.read_many(snap, principal.scope(kb_ids=body.kb_ids), [t.target() for t in body.targets])
-
-
-EXECUTORS: dict[str, Callable[[Snapshot, Principal, Any, Services], dict[str, Any]]] = {
-    toolspec.SEARCH.name: _search,
-    toolspec.OUTLINE.name: _outline,
-    toolspec.READ.name: _read,
-    toolspec.READ_MANY.name: _read_many,
-}
-
-
 def _tool(spec: toolspec.ToolSpec, services: Services, principal: PrincipalOf) -> Tool:
-    execute = EXECUTORS[spec.name]
 
     async def run(ctx: Context, arguments: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -113,7 +86,7 @@ def _tool(spec: toolspec.ToolSpec, services: Services, principal: PrincipalOf) -
             snap = services.store.current
             if snap is None:
                 raise HttpError(503, "no snapshot is loaded yet: run `petrichor build`")
-            return await anyio.to_thread.run_sync(lambda: execute(snap, who, body, services))
+            return await anyio.to_thread.run_sync(lambda: call_tool(spec, snap, who.scope, body, services.embedder))
         except Exception as exc:
             if (refused := failure(exc)) is None:
                 raise

@@ -4,6 +4,8 @@ same way (`errors.failure`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import pytest
 from pydantic import ValidationError
@@ -69,3 +71,13 @@ def test_a_validation_error_names_its_field_on_every_surface():
     with pytest.raises(ValidationError) as err:
         toolspec.SearchArguments.model_validate({"query": "q", "limit": 0})
     assert failure(err.value) == Failure(400, "limit: Input should be greater than or equal to 1")
+
+
+def test_every_tool_is_called_one_way_for_http_and_mcp():
+    """A tool declared in `toolspec` has exactly one call (`tool_calls.CALLS`), which both transports use."""
+    from petrichor_serving import app, mcp_server, tool_calls, toolspec
+
+    assert set(tool_calls.CALLS) == {t.name for t in toolspec.TOOLS}
+    for module in (app, mcp_server):
+        assert module.call_tool is tool_calls.call_tool
+        assert "tools.search(" not in Path(module.__file__).read_text(encoding="utf-8")
