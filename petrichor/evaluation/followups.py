@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from petrichor.evaluation.dataset import EvalDoc, EvalQuestion, parse_question
+from petrichor_pipeline.text.lang import CJK_CLASS
 from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
 
 FILE = "followups.jsonl"
@@ -33,7 +34,7 @@ MAX_SHARE = 0.1
 in most rhdh questions, names the product every question is about, not the subject of this one."""
 MIN_LEFT = {"zh": 4, "en": 2}
 """What the follow-up must keep besides the pronoun: Han characters (zh) or content words (en); less is no question."""
-_HAN = re.compile(r"[\u3400-\u9fff]|[A-Za-z0-9]+")
+_HAN = re.compile(f"[{CJK_CLASS}]|[A-Za-z0-9]+")
 """Chinese units: each Han character, and each run of Latin letters or digits (a year, a model name) whole."""
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+.\-_/]*[A-Za-z0-9]|[A-Za-z0-9]")
 _DETERMINERS = frozenset("the a an this that these those your my our their its".split())

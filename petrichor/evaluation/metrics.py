@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from petrichor_pipeline.text.lang import CJK
+
 SHINGLE_WORDS = 6
 _WHITESPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
@@ -246,7 +248,7 @@ CMRC_PUNCTUATION = frozenset(
     ]
 )
 """The characters CMRC 2018's `cmrc2018_evaluate.py` removes (its `sp_char`); "……" never matches one character, as there."""
-_HAN = re.compile(r"[\u4e00-\u9fa5]")
+_HAN = CJK
 _LATIN_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 

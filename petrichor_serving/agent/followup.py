@@ -33,7 +33,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from petrichor_pipeline.text.lang import has_cjk, init_posseg
+from petrichor_pipeline.text.lang import CJK, has_cjk, init_posseg
 from petrichor_serving.agent import structure, tools
 from petrichor_serving.agent.question import CONSTRAINT_KINDS, Constraint, Question, parse
 from petrichor_serving.agent.words import FUNCTION_WORDS, surface_words
@@ -175,7 +175,7 @@ def leans_back(question: Question, vocabulary: frozenset[str]) -> str | None:
 
 def _informative(piece: str) -> bool:
     """Long enough to say which chunk it came from: `MIN_QUOTE_CHARS`, a Han character counting twice."""
-    return len(piece) + len(re.findall(r"[\u4e00-\u9fff]", piece)) >= MIN_QUOTE_CHARS
+    return len(piece) + len(CJK.findall(piece)) >= MIN_QUOTE_CHARS
 
 
 def _pieces(answer: str) -> list[str]:

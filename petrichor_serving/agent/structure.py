@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from petrichor_pipeline.text.lang import Language, has_cjk, language_of
+from petrichor_pipeline.text.lang import CJK_CLASS, Language, has_cjk, language_of
 from petrichor_pipeline.text.limits import ELLIPSIS
 from petrichor_pipeline.text.markdown import heading_of
 from petrichor_serving.agent.words import agent_stem as stem
@@ -87,7 +87,7 @@ def _tokens(text: str) -> frozenset[str]:
     return frozenset(content_words(text))
 
 
-_RAW_WORD = re.compile(r"[a-z0-9]+|[\u4e00-\u9fff]")
+_RAW_WORD = re.compile(f"[a-z0-9]+|[{CJK_CLASS}]")
 FUZZY_PREFIX = 6
 """Two words sharing their first six letters match ("Keycloack" in a heading, "Keycloak" in the question)."""
 

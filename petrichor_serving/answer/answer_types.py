@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from petrichor_pipeline.text.lang import has_cjk
+from petrichor_pipeline.text.lang import CJK_CLASS, has_cjk
 from petrichor_pipeline.text.stopwords import ENGLISH
 
 
@@ -158,14 +158,14 @@ NUMBER_SPAN = re.compile(
 )
 TIME_SPAN = re.compile(
     rf"\d[\d.]*\s?[万亿]?年前|(?:公元前?)?\d{{1,4}}\s?年(?:\s?\d{{1,2}}\s?月(?:\s?\d{{1,2}}\s?[日号])?)?|\d{{1,2}}\s?月\s?\d{{1,2}}\s?[日号]|\d{{1,2}}\s?月"
-    rf"|[{_CN_DIGITS}]{{2,4}}年|\d{{1,2}}\s?世纪|\d{{2,4}}\s?年代|[\u4e00-\u9fff]{{1,2}}[朝代]"
+    rf"|[{_CN_DIGITS}]{{2,4}}年|\d{{1,2}}\s?世纪|\d{{2,4}}\s?年代|[{CJK_CLASS}]{{1,2}}[朝代]"
     rf"|\b(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\b\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{4}}|\b(?:{_MONTHS})\s+\d{{4}}"
     rf"|\b(?:1[0-9]|20)\d{{2}}s?\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b",
     re.I,
 )
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|von|van|and|&)\s+)?[A-Z][\w'’.-]*)*")
 _QUOTED = re.compile(r"《[^》]{1,30}》|「[^」]{1,30}」|“[^”]{1,30}”|\"[^\"\n]{1,40}\"|'[A-Z][^'\n]{1,40}'|`[^`\n]{1,60}`")
-_TRANSLITERATED = re.compile(r"[\u4e00-\u9fff]{1,8}(?:[·•][\u4e00-\u9fff]{1,8})+")
+_TRANSLITERATED = re.compile(f"[{CJK_CLASS}]{{1,8}}(?:[·•][{CJK_CLASS}]{{1,8}})+")
 _FUNCTION_CHARS = "的是了在和与及有为被把由于将对从向之也都就而"
 """One-character function words: a transliterated name's outer parts stop at one."""
 _NAME_FLAGS = {"person": ("nr",), "place": ("ns",), "entity": ("nr", "ns", "nt", "nz", "j")}
@@ -278,7 +278,7 @@ def _names(kind: str, text: str) -> list[Span]:
         head = _name_head(last)
         end -= len(last) - head if head else len(last) + 1  # nothing of a name after the dot: stop before it
         spans.append(Span(start, end, text[start:end]))
-    if re.search(r"[\u4e00-\u9fff]", text):
+    if has_cjk(text):
         flags = _NAME_FLAGS[kind]
         pos, run_start, run_end = 0, -1, -1
         for token in _posseg(text):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from petrichor_pipeline.models.protocols import EvidenceText
-from petrichor_pipeline.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
+from petrichor_pipeline.text.lang import CJK_CLASS, CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
 from petrichor_pipeline.text.markdown import Line, LineKind, is_table_rule, scan_lines
 from petrichor_pipeline.text.prose import Sentence, informative, split_sentences
 from petrichor_pipeline.text.stopwords import CHINESE
@@ -571,7 +571,7 @@ def _focus(question: str) -> str | None:
     if m:
         found = search_tokens(m.group(1))
         return found[0] if found else None
-    m = re.search(r"(?:多少|几)[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘]?([\u4e00-\u9fff]{2,})", question)
+    m = re.search(rf"(?:多少|几)[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘]?([{CJK_CLASS}]{{2,}})", question)
     if m:
         words = [w for w in search_tokens(m.group(1)) if w not in QUESTION_WORDS]
         return words[0] if words else None

@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from petrichor_pipeline.text.lang import CJK_CLASS
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 from petrichor_serving.recall.routes.base import Route, RouteContext, RouteQuery
 
@@ -35,7 +36,7 @@ _CONCEPT_CUES = re.compile(
     re.IGNORECASE,
 )
 """Phrasing that asks what something is; what remains of such a question is the subject's name."""
-_STANDALONE_ALIAS = re.compile(r"[A-Z][A-Z0-9]+|.*[\u3400-\u9fff].*")
+_STANDALONE_ALIAS = re.compile(f"[A-Z][A-Z0-9]+|.*[{CJK_CLASS}].*")
 """Alias pieces that name the page on their own: acronyms (RRF) and anything with CJK (哨兵)."""
 
 
