@@ -31,6 +31,9 @@ MAX_SUB_QUERIES = 3
 MAX_READ_MANY = 4
 DEFAULT_RESULTS = DEFAULT_CONFIG.limit
 DEFAULT_OUTLINE_NODES = 120
+MIN_OUTLINE_NODES, MAX_OUTLINE_NODES = 10, 300
+"""An outline's `max_nodes` is clamped to this range (the outline tool, every transport, and the agent, which
+reads up to the most)."""
 
 
 def _non_blank(value: str) -> str:
@@ -108,7 +111,7 @@ class SearchArguments(Request):
 class OutlineRequest(Request):
     article_id: Text = Field(validation_alias=alias("article_id", "articleId"), description="an article_id from a search result")
     kb_ids: Names | None = Field(None, validation_alias=alias("kb_ids", "knowledge_base_id"), description=_KB_FILTER)
-    max_nodes: WholeNumber = Field(DEFAULT_OUTLINE_NODES, description="10 to 300")
+    max_nodes: WholeNumber = Field(DEFAULT_OUTLINE_NODES, description=f"{MIN_OUTLINE_NODES} to {MAX_OUTLINE_NODES}")
 
 
 class Window(BaseModel):

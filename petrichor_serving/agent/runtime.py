@@ -22,6 +22,7 @@ from petrichor_serving.agent.trace import Trace
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.config import DEFAULT_CONFIG, RecallConfig
 from petrichor_serving.snapshot import Snapshot
+from petrichor_serving.toolspec import MAX_OUTLINE_NODES
 
 
 def _hit_locator(c: dict[str, Any]) -> str:
@@ -76,7 +77,7 @@ class Run:
         self.trace.record("search", args, started, locators=[_hit_locator(c) for c in cands])
         return cands
 
-    def outline(self, article_id: str, *, max_nodes: int = 300) -> dict[str, Any]:
+    def outline(self, article_id: str, *, max_nodes: int = MAX_OUTLINE_NODES) -> dict[str, Any]:
         self.meter.take_tool_call()
         started = time.perf_counter()
         try:

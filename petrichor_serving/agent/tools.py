@@ -16,7 +16,7 @@ from petrichor_serving.recall.config import DEFAULT_CONFIG, RecallConfig
 from petrichor_serving.recall.pipeline import search as recall_search
 from petrichor_serving.recall.query import Query
 from petrichor_serving.snapshot import Snapshot
-from petrichor_serving.toolspec import MAX_READ_MANY
+from petrichor_serving.toolspec import DEFAULT_OUTLINE_NODES, MAX_OUTLINE_NODES, MAX_READ_MANY, MIN_OUTLINE_NODES
 
 
 def _article_allowed(snap: Snapshot, scope: Scope, article_id: str) -> bool:
@@ -52,12 +52,12 @@ def search(
     }
 
 
-def outline(snap: Snapshot, scope: Scope, article_id: str, *, max_nodes: int = 120) -> dict[str, Any]:
+def outline(snap: Snapshot, scope: Scope, article_id: str, *, max_nodes: int = DEFAULT_OUTLINE_NODES) -> dict[str, Any]:
     """The article's PageIndex tree, or a light tree rebuilt from chunk heading paths and questions."""
     if not article_id or not _article_allowed(snap, scope, article_id):
         raise ToolError(f"article {article_id!r} not found", 404)
     art = snap.articles[article_id]
-    max_nodes = max(10, min(int(max_nodes), 300))
+    max_nodes = max(MIN_OUTLINE_NODES, min(int(max_nodes), MAX_OUTLINE_NODES))
     node_keys = snap.nodes_by_article.get(article_id, [])
     nodes: list[dict[str, Any]]
     if node_keys:
