@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from rapidfuzz.distance import OSA
+
 from petrichor_pipeline.text.lang import CJK_CLASS, Language, has_cjk, language_of
 from petrichor_pipeline.text.limits import ELLIPSIS
 from petrichor_pipeline.text.markdown import heading_of
@@ -38,14 +40,18 @@ PART_WORDS = _stems(
 heading)."""
 COVER_WORDS = _stems(
     "cover covers covered covering include includes contain contains explain explains describe describes discuss discusses "
-    "mention mentions talk talks address addresses say says walk walks go goes break down summarise summarize organised "
-    "organized list listed "
+    "mention mentions address addresses say says summarise summarize organised organized list listed "
     "包括 包含 列出 列举 涵盖 讲了 介绍 讲"
 )
 """Verbs of what a text covers (its discourse verbs), the other side of asking for an outline."""
+COVER_PHRASES = re.compile(
+    r"\b(?:break|breaks)\s+(?:it\s+|this\s+)?down\b|\b(?:walk|walks|go|goes|talk|talks)\s+(?:me\s+|us\s+)?(?:through|over|about)\b", re.I
+)
+"""Phrasal verbs that say the same ("break down", "walk me through", "go over", "talk about"), matched as
+phrases: their words alone ("down", "go") say nothing of the kind."""
 FRAME_WORDS = _stems(
     "guide guides reference doc docs documentation article page manual appendix what which whats about over through "
-    "have has tell give show see find know learn get there me "
+    "have has tell give show see find know learn get there me break breaks walk walks go goes talk talks down us "
     "文档 指南 手册 这篇 文章 一文 一下 什么 哪些 几个 需要 有"
 )
 """Words that frame such a question without naming its subject: the document's kind, question and light verbs."""
@@ -88,8 +94,10 @@ def _tokens(text: str) -> frozenset[str]:
 
 
 _RAW_WORD = re.compile(f"[a-z0-9]+|[{CJK_CLASS}]")
-FUZZY_PREFIX = 6
-"""Two words sharing their first six letters match ("Keycloack" in a heading, "Keycloak" in the question)."""
+TYPO_MIN_LETTERS = 5
+"""Latin words of at least this many letters match at one edit (a letter added, dropped, replaced, or two
+swapped: Damerau's single-error misspellings, most typos people make): "Keycloack" in a heading names
+"Keycloak", "enable" names the stem "enabl". Shorter words differ in meaning at one letter ("port", "post")."""
 
 
 def _raw_words(text: str) -> frozenset[str]:
@@ -97,11 +105,15 @@ def _raw_words(text: str) -> frozenset[str]:
     return frozenset(_RAW_WORD.findall(text.lower()))
 
 
+def _one_typo_apart(a: str, b: str) -> bool:
+    return a.isascii() and b.isascii() and min(len(a), len(b)) >= TYPO_MIN_LETTERS and OSA.distance(a, b, score_cutoff=1) <= 1
+
+
 def _fuzzy(wanted: frozenset[str], tokens: frozenset[str]) -> frozenset[str]:
-    """The heading tokens the question holds, exactly or by a shared long prefix."""
+    """The heading tokens the question holds, exactly or one typo apart (`TYPO_MIN_LETTERS`)."""
     exact = wanted & tokens
-    prefixes = {w[:FUZZY_PREFIX] for w in wanted - exact if len(w) >= FUZZY_PREFIX}
-    return exact | {t for t in tokens - exact if len(t) >= FUZZY_PREFIX and t[:FUZZY_PREFIX] in prefixes}
+    loose = wanted - exact
+    return exact | {t for t in tokens - exact if any(_one_typo_apart(w, t) for w in loose)}
 
 
 def _build_index(snap: Snapshot) -> HeadingIndex:
@@ -223,11 +235,6 @@ for the parts themselves, so a word of its own may name the section in other wor
 A singular one ("what deployment option") asks for one thing: a fact."""
 
 
-def _root(word: str) -> str:
-    """A word without its final "e", so "enable" and "enabling" (stemmed "enabl") compare equal."""
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
-
-
 def asks_for_outline(snap: Snapshot, question: str, allowed: frozenset[str], lang: Language) -> SectionMatch | None:
     """The section (or article) whose outline the question asks for, else None.
 
@@ -237,7 +244,7 @@ def asks_for_outline(snap: Snapshot, question: str, allowed: frozenset[str], lan
     (`FRAME_WORDS`). One more word of its own ("which port does the section on serving use") asks a fact
     about the section, not for its parts. One rule about a question's make-up, whatever its phrasing."""
     words = _tokens(question)
-    if not words & (PART_WORDS | COVER_WORDS):
+    if not words & (PART_WORDS | COVER_WORDS) and not COVER_PHRASES.search(question):
         return None
     match = find_section(snap, question, allowed, [], lang)
     if match is None:
@@ -249,9 +256,9 @@ def asks_for_outline(snap: Snapshot, question: str, allowed: frozenset[str], lan
 
 
 def _named_by(word: str, named: frozenset[str]) -> bool:
-    """Whether a heading or title word names `word`: the same word, the same root ("enable" / "enabl"), a shared
-    long prefix (`FUZZY_PREFIX`: "keycloak" / "Keycloack"), or for Chinese one word inside the other."""
-    if _fuzzy(frozenset({word}), named) or _root(word) in {_root(t) for t in named}:
+    """Whether a heading or title word names `word`: the same word, one typo apart ("keycloak" / "Keycloack",
+    "enable" / "enabl"), or for Chinese one word inside the other."""
+    if _fuzzy(frozenset({word}), named):
         return True
     return has_cjk(word) and any(has_cjk(t) and (word in t or t in word) for t in named)
 
