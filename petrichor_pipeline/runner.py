@@ -23,7 +23,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from dagster import AssetCheckSeverity, DagsterInstance, execute_job, reconstructable
+from dagster import AssetCheckSeverity, execute_job, reconstructable
 
 from petrichor_pipeline.assets.snapshot import discard_unpublished
 from petrichor_pipeline.build import bucket_prefetch
@@ -40,6 +40,7 @@ from petrichor_pipeline.config import BUCKETS
 from petrichor_pipeline.contract.current import read_current, verify_snapshot
 from petrichor_pipeline.contract.manifest import read_manifest
 from petrichor_pipeline.definitions import bucket_build_job_def, definitions
+from petrichor_pipeline.instance import build_instance
 from petrichor_pipeline.jobs import asset_keys, bucket_assets, bucket_build_job, parallel_execution, publish_job
 from petrichor_pipeline.models.providers import chat_provider
 from petrichor_pipeline.object_store import ObjectStore
@@ -273,7 +274,7 @@ def run_build(
     before = read_current(ctx.settings.snapshots_dir)
     try:
         with build_lock(ctx.settings.data_dir, lock_wait_s):
-            instance = instance or DagsterInstance.get()
+            instance = instance or build_instance()
             with held_instance_storage(instance):
                 _locked_build(ctx, instance, summary, on_progress, on_count, parallel)
     except PublishRefused as exc:

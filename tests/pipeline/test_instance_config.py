@@ -54,3 +54,19 @@ def test_the_queue_starts_one_publishing_run_at_a_time_and_every_publishing_job_
     ]
     assert sorted(j.name for j in publishing) == ["build_and_publish", "publish"]
     assert all(defs.resolve_job_def(j.name).tags.get(PUBLISH_TAG[0]) == PUBLISH_TAG[1] for j in publishing)
+
+
+def test_the_build_runs_on_the_data_folders_instance_without_per_step_log_capture(tmp_path, monkeypatch):
+    """`petrichor build` starts no `tail` per step: its runs' instance is the folder's own, compute logs off."""
+    from dagster._core.storage.noop_compute_log_manager import NoOpComputeLogManager
+
+    from petrichor_pipeline.instance import build_instance
+
+    write_instance_yaml(tmp_path)
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
+    with build_instance() as instance:
+        assert isinstance(instance.compute_log_manager, NoOpComputeLogManager)
+        assert isinstance(instance.run_coordinator, QueuedRunCoordinator)  # the rest is the folder's
+        assert instance.root_directory == str(tmp_path)
+    with DagsterInstance.from_config(str(tmp_path)) as ui:  # what the UI and the daemon read keeps capturing
+        assert not isinstance(ui.compute_log_manager, NoOpComputeLogManager)
