@@ -74,9 +74,6 @@ def variants() -> list[Variant]:
             replace(DEFAULT_CONFIG, rerank_dense=0.0, article_top_k=3, enabled_routes=routes.default_off(), fresh_tail=0),
         ),
         Variant("rewrite", "the reference's rule-based clauses searched beside the question", replace(DEFAULT_CONFIG, rewrite=True)),
-        Variant(
-            "no_coordination", "a Chinese question asked of several subjects is searched once, as asked", replace(DEFAULT_CONFIG, coordination=False)
-        ),
         Variant("no_sub_query_leads", "sub-queries keep no place for their first article", replace(DEFAULT_CONFIG, sub_query_leads=False)),
         Variant("no_diversity", "near-duplicate test and per-article cap off", replace(DEFAULT_CONFIG, diversity=False)),
         Variant(

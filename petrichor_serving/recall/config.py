@@ -27,9 +27,6 @@ class RecallConfig:
     """True also searches the reference's rule-based clauses of a compound question. Off by
     default: the clauses are sentence fragments that each weigh as much as the question and cost recall on
     multi-document questions (docs/evaluation.md); a caller's own `sub_queries` are always searched."""
-    coordination: bool = True
-    """Also search a Chinese question asked of several subjects (A和B的X) once per subject
-    (`rewrite.coordination_queries`): it finds the second subject's article on multi-document questions."""
     spelling: bool = True
     """True adds, to each unknown Latin query word, the indexed word it misspells (`spelling.py`)."""
     disabled_routes: frozenset[str] = frozenset()
@@ -51,8 +48,8 @@ class RecallConfig:
     """(route, weight) pairs scaling a route's RRF contributions, unnamed routes weighing 1; None: each
     route's declared weight."""
     sub_query_weight: float = 1.0
-    """Fusion weight of the lists a rewritten sub-query adds, beside the question's own lists at 1: the
-    coordination queries are meant to find their subjects' articles as the question finds its own."""
+    """Fusion weight of the lists a rewritten sub-query adds, beside the question's own lists at 1: a
+    caller's sub-queries are meant to find their subjects' articles as the question finds its own."""
     fusion_top_k: int = 30
     """Fused hits kept for the stages after the fusion: three lists' worth, what balancing chooses articles
     from and the diversity stage backfills from."""

@@ -329,7 +329,7 @@ class SearchState:
 def plan(state: SearchState) -> None:
     """The queries to search (the question and its rewrites), the caller's access and the routes to run."""
     index, config = state.index, state.config
-    state.texts = build_queries(state.query, state.sub_queries, clauses=config.rewrite, coordination=config.coordination)
+    state.texts = build_queries(state.query, state.sub_queries, clauses=config.rewrite)
     fingerprint = state.embedder.fingerprint if state.embedder else None
     state.ctx = RouteContext(index, index.access(state.scope, state.now), fingerprint, config.parent_score)
     model_questions = index.articles.model_questions
