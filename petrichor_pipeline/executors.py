@@ -10,6 +10,7 @@ its workers cannot disagree on the broker. Without it they use the multiprocess 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,30 +30,72 @@ CELERY_CONFIG_ENV = "PETRICHOR_CELERY_CONFIG"
 """Path of the Celery executor's file (`execution: config: {broker, backend, config_source}`)."""
 
 
+class _StepResult:
+    """A step's Celery result, read by Dagster's Celery loop (`ready`, `get`, `revoke`). A task that raised
+    instead of returning the step's events (its worker process died: `WorkerLostError`) reads as the step's
+    own failure event, with the task's error. Dagster's loop would otherwise only note the error and stop
+    submitting steps, yet keep waiting for the steps it no longer submits: the run never ended. As a step
+    failure, the steps after it are skipped, the others run, and the run fails naming the step."""
+
+    def __init__(self, result: Any, plan_context: Any, step: Any) -> None:
+        self._result, self._plan_context, self._step = result, plan_context, step
+
+    def ready(self) -> bool:
+        return self._result.ready()
+
+    def revoke(self, *args: Any, **kwargs: Any) -> Any:
+        return self._result.revoke(*args, **kwargs)
+
+    def get(self) -> list[str]:
+        from celery.exceptions import TaskRevokedError
+        from dagster import DagsterEvent
+        from dagster._core.execution.plan.objects import StepFailureData
+        from dagster._serdes import serialize_value
+        from dagster._utils.error import serializable_error_info_from_exc_info
+
+        try:
+            return self._result.get()
+        except TaskRevokedError:  # the run was stopped: Dagster's loop reports the revoke itself
+            raise
+        except Exception:
+            error = serializable_error_info_from_exc_info(sys.exc_info())
+            context = self._plan_context.for_step(self._step)
+            event = DagsterEvent.step_failure_event(
+                context,
+                StepFailureData(error=error, user_failure_data=None),
+                message=f'Step "{self._step.key}" got no result from its Celery worker: {error.message.strip()}',
+            )
+            return [serialize_value(event)]
+
+
 def _celery_executor_class() -> type | None:
-    """Dagster's Celery executor, run so that a step killed with its worker never holds a pool's slot, or
-    None where `petrichor[celery]` is not installed."""
+    """Dagster's Celery executor, run so that a step whose worker died fails as a step (`_StepResult`) and
+    never holds a pool's slot, or None where `petrichor[celery]` is not installed."""
     try:
-        from dagster_celery.executor import CeleryExecutor
+        from dagster_celery.core_execution_loop import core_celery_execution_loop
+        from dagster_celery.executor import CeleryExecutor, _submit_task
     except ImportError:
         return None
 
-    class SlotReleasingCeleryExecutor(CeleryExecutor):
+    def submit(app: Any, plan_context: Any, step: Any, queue: str, priority: int, known_state: Any) -> _StepResult:
+        return _StepResult(_submit_task(app, plan_context, step, queue, priority, known_state), plan_context, step)
+
+    class StepFailingCeleryExecutor(CeleryExecutor):
         """Dagster frees a step's concurrency slot when the step reports success or failure. A step whose
-        worker process died (killed, out of memory) reports neither: Celery answers `WorkerLostError` and the
-        run fails, but the slot stays claimed and a pool with a limit of 1 (`petrichor_model`,
-        `petrichor_embed`) would block every later run. When the run's steps are over, none of them can hold
-        a slot any more (Celery tasks the loop still waited on have all answered), so the run's slots are freed."""
+        worker process died (killed, out of memory) reports neither itself; its failure is reported here
+        (`_StepResult`), and when the run's steps are over none of them can hold a slot any more, so the
+        run's slots are freed whatever happened (a pool with a limit of 1, `petrichor_model` or
+        `petrichor_embed`, would otherwise block every later run)."""
 
         def execute(self, plan_context: Any, execution_plan: Any):
             try:
-                yield from super().execute(plan_context, execution_plan)
+                yield from core_celery_execution_loop(plan_context, execution_plan, step_execution_fn=submit)
             finally:
                 storage = plan_context.instance.event_log_storage
                 if storage.supports_global_concurrency_limits:
                     storage.free_concurrency_slots_for_run(plan_context.dagster_run.run_id)
 
-    return SlotReleasingCeleryExecutor
+    return StepFailingCeleryExecutor
 
 
 def _choices() -> dict[str, Any]:

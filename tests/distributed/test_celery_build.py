@@ -5,7 +5,8 @@ the builder's staging folder the one local folder the workers share.
 
 In order, on one deployment: the bundled corpus built that way publishes to the store the in-process build's
 snapshot, table for table and row for row; a one-article edit whose worker process is killed in the middle of a
-model step fails its run and leaves `CURRENT` where it was on the store and locally, and the next build rebuilds
+model step fails that step (Celery's `WorkerLostError`, `executors._StepResult`) and the run, and leaves
+`CURRENT` where it was on the store and locally, and the next build rebuilds
 that one bucket on the workers and publishes it; two runs side by side never run two steps of one model pool at
 once."""
 
@@ -108,6 +109,31 @@ def _build(**kwargs):
         return run_build(build_context(), instance=instance, parallel=True, **kwargs)
 
 
+BUILD_DEADLINE_S = 300
+"""Far beyond a bucket run of the bundled corpus on the workers (under a minute): a build still running then
+waits for a step result that never comes, and the test says so instead of holding the suite."""
+
+
+def _build_within(cluster, deadline: float = BUILD_DEADLINE_S):
+    """`_build()` in a thread, failed with the workers' logs when it has not returned by `deadline` seconds."""
+    outcome: dict = {}
+
+    def target() -> None:
+        try:
+            outcome["build"] = _build()
+        except BaseException as exc:  # handed to the test below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(deadline)
+    if thread.is_alive():
+        pytest.fail(f"the build did not return within {deadline} s: a step's result never came back\n{cluster.worker_logs()}")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["build"]
+
+
 def _celery_steps(run_id: str) -> dict[str, str]:
     """step key -> the Celery worker that ran it, from the run's event log."""
     with _instance() as instance:
@@ -180,12 +206,6 @@ def _kill_when_started(step: str, found: dict, stop: threading.Event) -> None:
             time.sleep(0.05)
 
 
-@pytest.mark.skipif(
-    not os.environ.get("PETRICHOR_TEST_WORKER_KILL"),
-    reason="set PETRICHOR_TEST_WORKER_KILL=1: a worker killed before it acknowledged its task leaves Dagster's Celery "
-    "execution loop waiting for a result that never comes (seen once in a clean-clone run), so the suite does not run it "
-    "by default",
-)
 def test_a_worker_killed_mid_run_keeps_current_and_the_next_build_rebuilds_the_edited_bucket(deployment, cluster):
     """A one-article edit built on the workers, whose worker process is killed in the `questions` step: the
     run fails, nothing moves; the next build rebuilds that one bucket on the workers and publishes it."""
@@ -198,7 +218,7 @@ def test_a_worker_killed_mid_run_keeps_current_and_the_next_build_rebuilds_the_e
     killer = threading.Thread(target=_kill_when_started, args=("questions", found, stop), daemon=True)
     killer.start()
     try:
-        failed = _build()
+        failed = _build_within(cluster)
     finally:
         stop.set()
         killer.join(10)
@@ -206,18 +226,20 @@ def test_a_worker_killed_mid_run_keeps_current_and_the_next_build_rebuilds_the_e
     assert not failed.ok and not failed.published, failed.to_json()
     assert found["run_id"] in failed.failed_run, failed.to_json()
     with _instance() as instance:
-        (failure,) = instance.all_logs(found["run_id"], of_type=DagsterEventType.RUN_FAILURE)
+        assert instance.all_logs(found["run_id"], of_type=DagsterEventType.RUN_FAILURE)
+        failed_steps = {r.dagster_event.step_key: r.dagster_event for r in instance.all_logs(found["run_id"], of_type=DagsterEventType.STEP_FAILURE)}
         held = [c.run_id for pool in (MODEL_POOL, EMBED_POOL) for c in instance.event_log_storage.get_concurrency_info(pool).claimed_slots]
-    error = failure.dagster_event.event_specific_data.error.to_string()
-    assert "[questions]" in error and "WorkerLostError" in error and "SIGKILL" in error, error
-    assert held == []  # the killed step reported no end; its slot of petrichor_model was freed with the run
+    assert set(failed_steps) == {"questions"}, failed_steps  # the killed step fails as a step, the run's other steps end
+    error = failed_steps["questions"].event_specific_data.error.to_string()
+    assert "WorkerLostError" in error and "SIGKILL" in error, error
+    assert held == []  # the killed step's slot of petrichor_model was freed with its failure
     assert deployment.store.read_pointer().version == before
     assert read_current(deployment.staging / "snapshots") == before
 
     app = celery_app(cluster.env)  # the killed worker process was replaced: two workers answer
     assert len(app.control.ping(timeout=2.0)) == 2
 
-    build = _build()
+    build = _build_within(cluster)
     assert build.ok and build.published, (build.to_json(), cluster.worker_logs())
     assert build.snapshot_version != before and deployment.store.read_pointer().version == build.snapshot_version
     assert build.materialized == [bucket_of(aid)] and len(build.skipped) == 15
@@ -294,3 +316,39 @@ def test_the_model_pools_hold_across_two_runs_side_by_side(deployment, cluster):
         assert max(len(holding) for holding, _ in mine) == 1, pool  # the instance never granted a second slot
     # the limit acted across the runs: a step of one run waited while the other run's step held the pool
     assert any(waiter != holder for _, holding, waiting in samples for holder, _ in holding for waiter, _ in waiting), samples[-20:]
+
+
+def test_a_step_whose_worker_dies_fails_while_the_runs_other_steps_run_to_their_end(deployment, cluster):
+    """One step kills its worker process while an independent step runs and a third waits for that one
+    (`lost_worker_job`). The killed step fails with Celery's `WorkerLostError`, the other two run, and the run
+    ends failed. Dagster's Celery loop alone stopped submitting steps after the error yet waited for them."""
+    from dagster import execute_job, reconstructable
+
+    from petrichor_pipeline.executors import celery_execution
+    from tests.distributed.lost_worker_job import lost_worker_job
+
+    outcome: dict = {}
+
+    def target() -> None:
+        with (
+            _instance() as instance,
+            execute_job(reconstructable(lost_worker_job), instance=instance, run_config=celery_execution(), raise_on_error=False) as result,
+        ):
+            outcome.update(run_id=result.run_id, success=result.success)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(BUILD_DEADLINE_S)
+    assert not thread.is_alive(), f"the run did not end within {BUILD_DEADLINE_S} s\n{cluster.worker_logs()}"
+    assert outcome and outcome["success"] is False, outcome
+    with _instance() as instance:
+        ends = {
+            r.dagster_event.step_key: r.dagster_event
+            for r in instance.all_logs(outcome["run_id"], of_type={DagsterEventType.STEP_SUCCESS, DagsterEventType.STEP_FAILURE})
+        }
+    assert {k: e.event_type for k, e in ends.items()} == {
+        "dies": DagsterEventType.STEP_FAILURE,
+        "slow": DagsterEventType.STEP_SUCCESS,
+        "after_slow": DagsterEventType.STEP_SUCCESS,
+    }, ends
+    assert "WorkerLostError" in ends["dies"].event_specific_data.error.to_string()
