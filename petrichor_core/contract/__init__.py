@@ -3,7 +3,7 @@
 A snapshot is a folder `snapshots/<version>/` holding one Parquet file per table, compact vector and
 lexical files, and `manifest.json`; vector tables live in LanceDB and the manifest records their versions.
 `snapshots/CURRENT` names the version serving loads. The package imports no Dagster and nothing of ours
-but `petrichor_pipeline.text`.
+but `petrichor_core.text`.
 
 - `schemas`: the tables' Arrow schemas and pandera rules;
 - `manifest`: the manifest, its checksums and the verified table read;
@@ -17,7 +17,7 @@ but `petrichor_pipeline.text`.
 The names below are re-exported for callers that import them from the package; new code imports the module.
 """
 
-from petrichor_pipeline.contract.current import (
+from petrichor_core.contract.current import (
     CURRENT_FILE,
     collect_garbage,
     point_current,
@@ -25,8 +25,8 @@ from petrichor_pipeline.contract.current import (
     read_current,
     verify_snapshot,
 )
-from petrichor_pipeline.contract.files import write_atomic, write_parquet_atomic, write_text_atomic
-from petrichor_pipeline.contract.history import (
+from petrichor_core.contract.files import write_atomic, write_parquet_atomic, write_text_atomic
+from petrichor_core.contract.history import (
     HISTORY_DIR,
     PINS_DIR,
     ArticleRecord,
@@ -36,8 +36,8 @@ from petrichor_pipeline.contract.history import (
     pin_path,
     read_article_records,
 )
-from petrichor_pipeline.contract.lexical_files import LEXICAL_FILES, open_lexical_files, write_lexical_files
-from petrichor_pipeline.contract.manifest import (
+from petrichor_core.contract.lexical_files import LEXICAL_FILES, open_lexical_files, write_lexical_files
+from petrichor_core.contract.manifest import (
     MANIFEST_FILE,
     OFFLINE_CHAT_PREFIX,
     SCHEMA_VERSION,
@@ -54,8 +54,8 @@ from petrichor_pipeline.contract.manifest import (
     verify_file,
     write_manifest,
 )
-from petrichor_pipeline.contract.reader import INDEX_ONLY, FileCheck, SnapshotReader, open_snapshot
-from petrichor_pipeline.contract.schemas import (
+from petrichor_core.contract.reader import INDEX_ONLY, FileCheck, SnapshotReader, open_snapshot
+from petrichor_core.contract.schemas import (
     CANDIDATE_SCHEMA,
     SCHEMAS,
     SOURCE_SCHEMA,
@@ -69,7 +69,7 @@ from petrichor_pipeline.contract.schemas import (
     validate_table,
     vector_schema,
 )
-from petrichor_pipeline.contract.vectors import (
+from petrichor_core.contract.vectors import (
     ANN_MIN_ROWS,
     VECTOR_FILES,
     VectorFiles,

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from petrichor_pipeline.contract.files import write_text_atomic
-from petrichor_pipeline.contract.history import stored_records
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, Manifest, write_manifest
-from petrichor_pipeline.contract.reader import open_snapshot
+from petrichor_core.contract.files import write_text_atomic
+from petrichor_core.contract.history import stored_records
+from petrichor_core.contract.manifest import MANIFEST_FILE, IntegrityError, Manifest, write_manifest
+from petrichor_core.contract.reader import open_snapshot
 
 log = logging.getLogger(__name__)
 

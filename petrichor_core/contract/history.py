@@ -1,4 +1,4 @@
-"""The article history store's layout and read side (`build.history` writes it).
+"""The article history store's layout and read side (`petrichor_pipeline.builder.history` writes it).
 
 Every article version a published snapshot holds is kept under `<data>/history/`, content-addressed by its
 `article_version`, so a citation still resolves after the article is edited or its snapshots are collected.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from petrichor_pipeline.text.normalize import article_version as version_of
+from petrichor_core.text.normalize import article_version as version_of
 
 HISTORY_DIR = "history"
 """`<data>/history/`: every article version a retained snapshot or a stored answer cites, content-addressed."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.contract.mapped import open_ipc, write_ipc
+from petrichor_core.contract.mapped import open_ipc, write_ipc
 
 LEXICAL_FILES = {"postings": "lexical_index.arrow", "lengths": "lexical_lengths.arrow"}
 """The mapped lexical files beside `lexical_index.parquet`: the same postings table as an uncompressed Arrow

@@ -19,11 +19,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from petrichor_pipeline.contract.files import write_atomic, write_text_atomic
-from petrichor_pipeline.contract.schemas import SCHEMAS, conform, empty_table
-from petrichor_pipeline.text.normalize import article_version as version_of
-from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER
-from petrichor_pipeline.versions import SCHEMA_VERSION
+from petrichor_core.contract.files import write_atomic, write_text_atomic
+from petrichor_core.contract.schemas import SCHEMAS, conform, empty_table
+from petrichor_core.text.normalize import article_version as version_of
+from petrichor_core.text.tokenize import DEFAULT_TOKENIZER
+from petrichor_core.versions import SCHEMA_VERSION
 
 MANIFEST_FILE = "manifest.json"
 OFFLINE_CHAT_PREFIX = "offline:"

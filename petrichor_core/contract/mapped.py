@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.contract.manifest import verified, write_entry
+from petrichor_core.contract.manifest import verified, write_entry
 
 MAPPED_TABLES: dict[str, tuple[str, ...]] = {
     "articles": (),

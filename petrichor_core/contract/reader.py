@@ -29,8 +29,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.contract.lexical_files import open_lexical_files
-from petrichor_pipeline.contract.manifest import (
+from petrichor_core.contract.lexical_files import open_lexical_files
+from petrichor_core.contract.manifest import (
     IntegrityError,
     Manifest,
     read_manifest,
@@ -40,10 +40,10 @@ from petrichor_pipeline.contract.manifest import (
     verify_articles,
     verify_file,
 )
-from petrichor_pipeline.contract.mapped import MAPPED_TABLES, open_ipc
-from petrichor_pipeline.contract.schemas import SCHEMAS
-from petrichor_pipeline.contract.vectors import open_vector_files, open_vector_table
-from petrichor_pipeline.text.tokenize import get_tokenizer
+from petrichor_core.contract.mapped import MAPPED_TABLES, open_ipc
+from petrichor_core.contract.schemas import SCHEMAS
+from petrichor_core.contract.vectors import open_vector_files, open_vector_table
+from petrichor_core.text.tokenize import get_tokenizer
 
 INDEX_ONLY: dict[str, tuple[str, ...]] = {"chunks": ("index_text",), "chunk_windows": ("index_text",), "questions": ("index_text",)}
 """Columns only tokenizing reads: with stored postings of the current tokenizer revision, a reader leaves

@@ -10,8 +10,8 @@ runs them whoever wrote the questions: a search option in serving, and the build
 
 from __future__ import annotations
 
-from petrichor_pipeline.contract.manifest import generated_by_model
-from petrichor_pipeline.contract.schemas import VECTOR_TABLES
+from petrichor_core.contract.manifest import generated_by_model
+from petrichor_core.contract.schemas import VECTOR_TABLES
 
 QUESTION_ROUTE_MODES = ("model", "always")
 """`model`: the question routes run only over a configured model's questions; `always`: over any."""

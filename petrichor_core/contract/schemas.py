@@ -10,7 +10,7 @@ from typing import Any, cast
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.contract.files import PARSER_LOCK
+from petrichor_core.contract.files import PARSER_LOCK
 
 _str = pa.string()
 _strs = pa.list_(pa.string())

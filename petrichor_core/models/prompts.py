@@ -10,14 +10,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from petrichor_pipeline.models.protocols import (
+from petrichor_core.models.protocols import (
     CandidateRequest,
     EvidenceText,
     PageRequest,
     QuestionChunk,
     TreeNodeText,
 )
-from petrichor_pipeline.models.reply_contract import INTEGER, STRING, Contract, arr, keyed, obj
+from petrichor_core.models.reply_contract import INTEGER, STRING, Contract, arr, keyed, obj
 
 NO_EXISTING_PAGES = "（暂无既有页面）"
 TREE_BODY_MAX_CHARS = 400
@@ -168,7 +168,7 @@ ANSWER = Prompt(
 def system_prompt(base: str, guide: str) -> str:
     """Rules first, then the compile guide in its own delimited section, then the contract reminder last.
 
-    `guide` arrives cleaned (`knowledge.guide.prepare_guide`: no HTML comments, no heading-only sections).
+    `guide` arrives cleaned (`petrichor_pipeline.knowledge.guide.prepare_guide`: no HTML comments, no heading-only sections).
     """
     parts = [base.strip()]
     cleaned = guide.strip()

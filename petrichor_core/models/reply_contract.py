@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from petrichor_pipeline.models.jsonparse import JSONReplyError, parse_json_reply
-from petrichor_pipeline.models.protocols import ModelError
+from petrichor_core.models.jsonparse import JSONReplyError, parse_json_reply
+from petrichor_core.models.protocols import ModelError
 
 JSON = Mapping[str, Any]
 

@@ -20,9 +20,9 @@ from typing import Any, TypeVar
 
 import openai
 
-from petrichor_pipeline.models.protocols import ModelError
-from petrichor_pipeline.models.reply_contract import Contract
-from petrichor_pipeline.models.transport import reports_invalid_request
+from petrichor_core.models.protocols import ModelError
+from petrichor_core.models.reply_contract import Contract
+from petrichor_core.models.transport import reports_invalid_request
 
 T = TypeVar("T")
 

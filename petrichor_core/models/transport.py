@@ -17,9 +17,9 @@ from typing import TypeVar
 
 import openai
 
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint
-from petrichor_pipeline.models.protocols import ModelError, UsageMeter, UsageRecord
-from petrichor_pipeline.models.usage import RunMeter, record_usage
+from petrichor_core.config import BuildLimits, ModelEndpoint
+from petrichor_core.models.protocols import ModelError, UsageMeter, UsageRecord
+from petrichor_core.models.usage import RunMeter, record_usage
 
 R = TypeVar("R")
 T = TypeVar("T")

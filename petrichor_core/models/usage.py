@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 
-from petrichor_pipeline.models.protocols import UsageMeter, UsageRecord
+from petrichor_core.models.protocols import UsageMeter, UsageRecord
 
 _lock = threading.Lock()
 

@@ -41,10 +41,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from petrichor_pipeline.text.markdown import Fence, scan_marks
-from petrichor_pipeline.text.normalize import normalize_text
-from petrichor_pipeline.text.sentences import SENTENCE_ENDS
-from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION as ALGORITHM_VERSION  # the contract's name for it
+from petrichor_core.text.markdown import Fence, scan_marks
+from petrichor_core.text.normalize import normalize_text
+from petrichor_core.text.sentences import SENTENCE_ENDS
+from petrichor_core.versions import CHUNK_ALGORITHM_VERSION as ALGORITHM_VERSION  # the contract's name for it
 
 __all__ = ["ALGORITHM_VERSION", "LONG_LINE_CHARS", "MAX_CHARS", "MAX_WHOLE_FENCE_CHARS", "Chunk", "ChunkResult", "chunk_key", "chunk_markdown"]
 

@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.text.bm25 import BM25Index, from_csc, postings
-from petrichor_pipeline.text.tokenize import get_tokenizer
+from petrichor_core.text.bm25 import BM25Index, from_csc, postings
+from petrichor_core.text.tokenize import get_tokenizer
 
 INDEXES = {"chunk": "chunks", "window": "chunk_windows", "question": "questions", "wiki": "wiki_pages", "tree": "tree_nodes"}
 """Lexical index name -> the snapshot table whose rows it indexes."""

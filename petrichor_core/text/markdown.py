@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from enum import Enum
 from typing import NamedTuple
 
-from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, capped
+from petrichor_core.text.limits import MAX_HEADING_CHARS, capped
 
 _ASCII_SPACE = "\t\n\f\r "
 _HEADING_MARK = re.compile(r"(#{1,6})[\t\n\f\r ]+")

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from petrichor_pipeline.text.lang import CJK, LATIN, has_cjk
-from petrichor_pipeline.text.markdown import LineKind, drop_code_blocks, is_table_rule, scan_lines
+from petrichor_core.text.lang import CJK, LATIN, has_cjk
+from petrichor_core.text.markdown import LineKind, drop_code_blocks, is_table_rule, scan_lines
 
 _CELL_SEP = re.compile(r"\t+|(?<!\\)\|")
 _SENTENCE_END = re.compile(r"(?:[。！？；]+|[.!?;]+(?=\s|$))[”’\"'』」）)]*")

@@ -27,8 +27,8 @@ from itertools import chain
 
 import numpy as np
 
-from petrichor_pipeline.text.lang import CJK_CLASS as _CJK
-from petrichor_pipeline.text.lang import CJK_RANGES, init_jieba
+from petrichor_core.text.lang import CJK_CLASS as _CJK
+from petrichor_core.text.lang import CJK_RANGES, init_jieba
 
 _BMP_END = 0x10000
 

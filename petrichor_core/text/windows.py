@@ -23,8 +23,8 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from petrichor_pipeline.text.markdown import Heading, LineKind, scan_lines, scan_marks
-from petrichor_pipeline.text.sentences import ends_sentence
+from petrichor_core.text.markdown import Heading, LineKind, scan_lines, scan_marks
+from petrichor_core.text.sentences import ends_sentence
 
 WINDOW_CHARS = 480
 """Target window size in code points: the middle of the 300–600 range the seed gives, below the 512 of

@@ -19,8 +19,8 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.publish import PUBLISH_THREADS, BucketReads, read_buckets
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.publish import PUBLISH_THREADS, BucketReads, read_buckets
 
 
 @dataclass

@@ -18,13 +18,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from petrichor_pipeline.build.embedding_cache import EmbeddingCache
-from petrichor_pipeline.build.warehouse import Warehouse
-from petrichor_pipeline.config import PROGRESS_LINE_S, PublishOptions, Settings
-from petrichor_pipeline.models.protocols import ChatModel, Embedder
-from petrichor_pipeline.models.usage import RunMeter
+from petrichor_core.config import PROGRESS_LINE_S, PublishOptions, Settings
+from petrichor_core.models.protocols import ChatModel, Embedder
+from petrichor_core.models.usage import RunMeter
+from petrichor_core.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
+from petrichor_pipeline.builder.embedding_cache import EmbeddingCache
+from petrichor_pipeline.builder.warehouse import Warehouse
 from petrichor_pipeline.sources.corpus import CorpusScan, scan_corpus
-from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ class BuildContext:
 
     def adopt_scan(self, scan_id: str) -> None:
         """Work from the build's planning scan (`scan_handoff`) instead of scanning the corpus again."""
-        from petrichor_pipeline.build.scan_handoff import read_scan
+        from petrichor_pipeline.builder.scan_handoff import read_scan
 
         with self._lock:
             if self._scan is None:
@@ -202,7 +202,7 @@ class BuildContext:
         return page_transcriber(self.settings.vision, cache_dir, self.settings.limits, self.meter)
 
     def chat(self) -> ChatModel:
-        from petrichor_pipeline.models.providers import make_chat_model
+        from petrichor_core.models.providers import make_chat_model
 
         with self._lock:
             if self._chat is None:
@@ -213,7 +213,7 @@ class BuildContext:
         """The passage embedder, or None when embedding is switched off."""
         if not self.settings.embed_enabled:
             return None
-        from petrichor_pipeline.models.providers import make_embedder
+        from petrichor_core.models.providers import make_embedder
 
         with self._lock:
             if self._embedder is None:

@@ -10,8 +10,8 @@ import json
 
 import pyarrow as pa
 
-from petrichor_pipeline.build.warehouse import Warehouse
-from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, LEGACY_CANDIDATE_SCHEMA
+from petrichor_core.contract.schemas import CANDIDATE_SCHEMA, LEGACY_CANDIDATE_SCHEMA
+from petrichor_pipeline.builder.warehouse import Warehouse
 from petrichor_pipeline.knowledge.wiki import contribution_digest, row_of
 
 ASSET = "wiki_candidates"

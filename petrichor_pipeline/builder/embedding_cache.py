@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from petrichor_pipeline.contract.files import write_parquet_atomic
+from petrichor_core.contract.files import write_parquet_atomic
 
 
 class EmbeddingCache:

@@ -23,8 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from petrichor_pipeline.contract.files import write_text_atomic
-from petrichor_pipeline.contract.history import (
+from petrichor_core.contract.files import write_text_atomic
+from petrichor_core.contract.history import (
     PINS_DIR,
     SCOPE_FIELDS,
     ArticleRecord,
@@ -33,7 +33,7 @@ from petrichor_pipeline.contract.history import (
     scope_key,
     stored_records,
 )
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE
+from petrichor_core.contract.manifest import MANIFEST_FILE
 
 log = logging.getLogger(__name__)
 

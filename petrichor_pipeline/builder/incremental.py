@@ -16,8 +16,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.build.issues import BuildWarning, FileError
-from petrichor_pipeline.build.warehouse import Warehouse
+from petrichor_pipeline.builder.issues import BuildWarning, FileError
+from petrichor_pipeline.builder.warehouse import Warehouse
 
 
 @dataclass

@@ -45,7 +45,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool, QueuePool
 
-from petrichor_pipeline.contract.files import write_atomic
+from petrichor_core.contract.files import write_atomic
 
 
 def _open_if_wal(path: str) -> sqlite3.Connection | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from petrichor_pipeline.contract.files import write_text_atomic
+from petrichor_core.contract.files import write_text_atomic
 
 RUN_ISSUES_DIR = "_run_issues"
 """`<warehouse>/_run_issues/<run_id>/<asset>.<bucket>.json`: one bucket run's records, written only where a

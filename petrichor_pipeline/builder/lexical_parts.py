@@ -27,11 +27,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.build.warehouse import CACHE_OPTIONS, Warehouse
-from petrichor_pipeline.text import lexical
-from petrichor_pipeline.text.bm25 import FIELD_WEIGHTS, BM25Index, row_sums, weighted_counts
-from petrichor_pipeline.text.tokenize import changed_line_pieces, get_tokenizer
-from petrichor_pipeline.versions import LEXICAL_PARTS_VERSION
+from petrichor_core.text import lexical
+from petrichor_core.text.bm25 import FIELD_WEIGHTS, BM25Index, row_sums, weighted_counts
+from petrichor_core.text.tokenize import changed_line_pieces, get_tokenizer
+from petrichor_core.versions import LEXICAL_PARTS_VERSION
+from petrichor_pipeline.builder.warehouse import CACHE_OPTIONS, Warehouse
 
 BUCKET_INDEXES = tuple(name for name in lexical.INDEXES if name != "wiki")
 """The indexes whose rows belong to one article each; the wiki index spans buckets and is rebuilt whole."""
@@ -436,7 +436,7 @@ def _merged_index(name: str, table: pa.Table, shifts: np.ndarray, size: int) -> 
 
     The postings are shifted and regrouped by term in Arrow (`list_parent_indices`, a take of the term rows
     in term order, flattened), which leaves the GIL to other threads: a build merges these beside the wiki's
-    aggregation (`build.bucket_prefetch`), and numpy's `repeat` and fancy indexing held the GIL for about
+    aggregation (`builder.bucket_prefetch`), and numpy's `repeat` and fancy indexing held the GIL for about
     2 s of a 10,000-article merge."""
     if not table.num_rows:
         return Merged(lexical.postings_table({name: ([], [], [])}), np.zeros(size, np.float64))

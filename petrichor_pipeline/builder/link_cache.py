@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from petrichor_pipeline.build.warehouse import CACHE_OPTIONS
-from petrichor_pipeline.contract.files import write_atomic
+from petrichor_core.contract.files import write_atomic
+from petrichor_pipeline.builder.warehouse import CACHE_OPTIONS
 from petrichor_pipeline.knowledge.wiki_links import body_link_lists
 
 CACHE_SCHEMA = pa.schema([("digest", pa.binary(32)), ("targets", pa.list_(pa.string()))])

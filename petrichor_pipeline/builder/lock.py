@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from petrichor_pipeline.contract.manifest import utc_now_iso
+from petrichor_core.contract.manifest import utc_now_iso
 
 LOCK_FILE = ".build.lock"
 POLL_S = 0.2

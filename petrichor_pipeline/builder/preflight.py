@@ -13,8 +13,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from petrichor_pipeline.build.issues import FileError
-from petrichor_pipeline.config import Settings
+from petrichor_core.config import Settings
+from petrichor_pipeline.builder.issues import FileError
 
 
 def build_folders(settings: Settings, dagster_home: Path | None = None) -> list[Path]:

@@ -29,22 +29,22 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.build import lexical_parts
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.history import SPAN_COLUMNS, collect_history, record_articles
-from petrichor_pipeline.build.steps.wiki_pages import replaced_pages
-from petrichor_pipeline.config import BUCKETS
-from petrichor_pipeline.contract.current import collect_garbage, mark_staged, point_current, read_current
-from petrichor_pipeline.contract.files import full_disk_named, write_parquet_atomic
-from petrichor_pipeline.contract.lexical_files import write_lexical_files
-from petrichor_pipeline.contract.manifest import Manifest, file_entry, new_version, utc_now_iso, write_manifest
-from petrichor_pipeline.contract.mapped import write_mapped_table
-from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA, VECTOR_TABLES, conform
-from petrichor_pipeline.contract.vectors import IDENTICAL_SOURCES, read_vector_rows, vector_digest, write_identical_file, write_vector_files
-from petrichor_pipeline.object_store import ObjectStore, PublishConflict, collect_remote, publish_remote
-from petrichor_pipeline.text import bm25, lexical
-from petrichor_pipeline.text.tokenize import get_tokenizer
-from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION, SCHEMA_VERSION
+from petrichor_core.config import BUCKETS
+from petrichor_core.contract.current import collect_garbage, mark_staged, point_current, read_current
+from petrichor_core.contract.files import full_disk_named, write_parquet_atomic
+from petrichor_core.contract.lexical_files import write_lexical_files
+from petrichor_core.contract.manifest import Manifest, file_entry, new_version, utc_now_iso, write_manifest
+from petrichor_core.contract.mapped import write_mapped_table
+from petrichor_core.contract.schemas import SCHEMAS, SOURCE_SCHEMA, VECTOR_TABLES, conform
+from petrichor_core.contract.vectors import IDENTICAL_SOURCES, read_vector_rows, vector_digest, write_identical_file, write_vector_files
+from petrichor_core.object_store import ObjectStore, PublishConflict, collect_remote, publish_remote
+from petrichor_core.text import bm25, lexical
+from petrichor_core.text.tokenize import get_tokenizer
+from petrichor_core.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION, SCHEMA_VERSION
+from petrichor_pipeline.builder import lexical_parts
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.history import SPAN_COLUMNS, collect_history, record_articles
+from petrichor_pipeline.builder.steps.wiki_pages import replaced_pages
 
 log = logging.getLogger(__name__)
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.config import PublishOptions, Settings
-from petrichor_pipeline.contract.current import read_current
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, Manifest, read_manifest
-from petrichor_pipeline.object_store import ObjectStore
+from petrichor_core.config import PublishOptions, Settings
+from petrichor_core.contract.current import read_current
+from petrichor_core.contract.manifest import MANIFEST_FILE, Manifest, read_manifest
+from petrichor_core.object_store import ObjectStore
+from petrichor_pipeline.builder.context import BuildContext
 
 log = logging.getLogger(__name__)
 

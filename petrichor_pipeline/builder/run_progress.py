@@ -14,7 +14,7 @@ from typing import Any
 
 from dagster import DagsterEventType, RunsFilter
 
-from petrichor_pipeline.build.context import StepCount
+from petrichor_pipeline.builder.context import StepCount
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from petrichor_pipeline.contract.files import write_text_atomic
+from petrichor_core.contract.files import write_text_atomic
 from petrichor_pipeline.sources.corpus import (
     CorpusScan,
     KnowledgeBase,

@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.incremental import BucketResult
-from petrichor_pipeline.build.issues import BuildWarning
-from petrichor_pipeline.contract.route_tables import searched_vector_tables
-from petrichor_pipeline.contract.schemas import SCHEMAS, vector_schema
-from petrichor_pipeline.models.embedding import length_batches
-from petrichor_pipeline.text.limits import embedded_rows
+from petrichor_core.contract.route_tables import searched_vector_tables
+from petrichor_core.contract.schemas import SCHEMAS, vector_schema
+from petrichor_core.models.embedding import length_batches
+from petrichor_core.text.limits import embedded_rows
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.incremental import BucketResult
+from petrichor_pipeline.builder.issues import BuildWarning
 
 SOURCES = {"chunk": ("chunks", "chunk_id"), "window": ("chunk_windows", "window_id"), "question": ("questions", "question_id")}
 """Kind -> the warehouse asset whose index texts are embedded and its id column. A window that is its whole

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from petrichor_pipeline.contract.files import write_atomic, write_text_atomic
+from petrichor_core.contract.files import write_atomic, write_text_atomic
 
 WHOLE = "all"
 """The name of a table over all buckets (the wiki's), rewritten by every publish and read whole by the next."""

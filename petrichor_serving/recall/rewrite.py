@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from petrichor_pipeline.text.lang import CJK_CLASS, init_jieba
+from petrichor_core.text.lang import CJK_CLASS, init_jieba
 from petrichor_serving.recall.query import Query
 
 MAX_CLAUSES = 3

@@ -6,9 +6,9 @@ import hashlib
 import json
 import random
 
-from petrichor_pipeline.text.chunking import ChunkResult, chunk_key, chunk_markdown
-from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, capped
-from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION
+from petrichor_core.text.chunking import ChunkResult, chunk_key, chunk_markdown
+from petrichor_core.text.limits import MAX_HEADING_CHARS, capped
+from petrichor_core.versions import CHUNK_ALGORITHM_VERSION
 
 
 def _check_offsets(result: ChunkResult) -> None:
@@ -376,7 +376,8 @@ def test_a_long_run_of_spaces_in_a_heading_line_is_linear() -> None:
 
 def test_algorithm_version_is_importable_from_the_chunker() -> None:
     """`ALGORITHM_VERSION` is part of the chunker's contract with outside tools (ARCHITECTURE.md)."""
-    from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
-    from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION
+    from petrichor_core.text.chunking import ALGORITHM_VERSION
+    from petrichor_core.versions import CHUNK_ALGORITHM_VERSION
 
     assert ALGORITHM_VERSION == CHUNK_ALGORITHM_VERSION == 2
+

@@ -7,10 +7,10 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, is_identifier, name_identity, salient_terms
-from petrichor_pipeline.models.protocols import CandidateRequest
-from petrichor_pipeline.text.lang import CJK, CJK_RUN, language_of
-from petrichor_pipeline.text.prose import Sentence, cut, is_prose, split_sentences
+from petrichor_core.models.offline.terms import CONCEPT, ENTITY, Term, is_identifier, name_identity, salient_terms
+from petrichor_core.models.protocols import CandidateRequest
+from petrichor_core.text.lang import CJK, CJK_RUN, language_of
+from petrichor_core.text.prose import Sentence, cut, is_prose, split_sentences
 
 MAX_CANDIDATES = 20
 """The spec asks for usually 5–20 items, at most 24 (`ITEM_LIMIT`)."""

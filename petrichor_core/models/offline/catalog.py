@@ -7,9 +7,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from petrichor_pipeline.models.offline.terms import name_identity, term_for
-from petrichor_pipeline.text.lang import language_of
-from petrichor_pipeline.text.prose import strip_section_number
+from petrichor_core.models.offline.terms import name_identity, term_for
+from petrichor_core.text.lang import language_of
+from petrichor_core.text.prose import strip_section_number
 
 MAX_TOP_FOLDERS = 6
 HUB_MAX_SHARE = 2 / 3

@@ -6,13 +6,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
-from petrichor_pipeline.models.offline import worker
-from petrichor_pipeline.models.offline.tree import node_summary
-from petrichor_pipeline.models.prompts import CANDIDATES, CATALOG, PAGES, QUESTIONS, TREE_SUMMARIES
-from petrichor_pipeline.models.protocols import CallContext, CandidateRequest, PageRequest, QuestionChunk, TreeNodeText, UsageMeter, UsageRecord
-from petrichor_pipeline.models.usage import record_usage
-from petrichor_pipeline.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
+from petrichor_core.contract.manifest import OFFLINE_CHAT_PREFIX
+from petrichor_core.models.offline import worker
+from petrichor_core.models.offline.tree import node_summary
+from petrichor_core.models.prompts import CANDIDATES, CATALOG, PAGES, QUESTIONS, TREE_SUMMARIES
+from petrichor_core.models.protocols import CallContext, CandidateRequest, PageRequest, QuestionChunk, TreeNodeText, UsageMeter, UsageRecord
+from petrichor_core.models.usage import record_usage
+from petrichor_core.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
 
 
 class OfflineChatModel:

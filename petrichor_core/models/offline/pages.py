@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from petrichor_pipeline.models.offline.terms import term_for
-from petrichor_pipeline.models.protocols import PageRequest
-from petrichor_pipeline.text.lang import language_of
-from petrichor_pipeline.text.prose import Sentence, cut, is_prose, split_sentences
+from petrichor_core.models.offline.terms import term_for
+from petrichor_core.models.protocols import PageRequest
+from petrichor_core.text.lang import language_of
+from petrichor_core.text.prose import Sentence, cut, is_prose, split_sentences
 
 PAGE_SUMMARY_MAX = {"zh": 80, "en": 200}
 MAX_PAGE_POINTS = 4

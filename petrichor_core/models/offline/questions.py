@@ -7,11 +7,11 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term, salient_terms, zh_words
-from petrichor_pipeline.models.prompts import heading_label
-from petrichor_pipeline.models.protocols import QuestionChunk
-from petrichor_pipeline.text.lang import has_cjk, language_of
-from petrichor_pipeline.text.prose import Sentence, cut, split_sentences, strip_section_number
+from petrichor_core.models.offline.terms import CONCEPT, ENTITY, Term, salient_terms, zh_words
+from petrichor_core.models.prompts import heading_label
+from petrichor_core.models.protocols import QuestionChunk
+from petrichor_core.text.lang import has_cjk, language_of
+from petrichor_core.text.prose import Sentence, cut, split_sentences, strip_section_number
 
 TOPIC_MAX = 30
 HEADING_QUESTION_MAX = 120

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from petrichor_pipeline.text.lang import CJK, CJK_RUN, idf_table, init_jieba, init_posseg
-from petrichor_pipeline.text.prose import Sentence, informative
-from petrichor_pipeline.text.stem import stem
-from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
+from petrichor_core.text.lang import CJK, CJK_RUN, idf_table, init_jieba, init_posseg
+from petrichor_core.text.prose import Sentence, informative
+from petrichor_core.text.stem import stem
+from petrichor_core.text.stopwords import CHINESE, ENGLISH
 
 ENTITY = "entity"
 CONCEPT = "concept"

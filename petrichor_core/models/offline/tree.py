@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from petrichor_pipeline.models.protocols import TreeNodeText
-from petrichor_pipeline.text.lang import has_cjk, language_of
-from petrichor_pipeline.text.prose import cut, drop_headings, informative, plain_text
+from petrichor_core.models.protocols import TreeNodeText
+from petrichor_core.text.lang import has_cjk, language_of
+from petrichor_core.text.prose import cut, drop_headings, informative, plain_text
 
 TREE_SUMMARY_MAX = {"zh": 60, "en": 160}
 

@@ -28,25 +28,25 @@ log = logging.getLogger(__name__)
 
 
 def _questions(chunks: list[Any]) -> dict[str, Any]:
-    from petrichor_pipeline.models.offline.questions import chunk_questions
+    from petrichor_core.models.offline.questions import chunk_questions
 
     return {"questions": {c.key: chunk_questions(c) for c in chunks}}
 
 
 def _candidates(req: Any) -> dict[str, Any]:
-    from petrichor_pipeline.models.offline.candidates import extract_candidates
+    from petrichor_core.models.offline.candidates import extract_candidates
 
     return extract_candidates(req)
 
 
 def _catalog(candidates: list[dict[str, Any]], existing_folders: list[str]) -> dict[str, Any]:
-    from petrichor_pipeline.models.offline.catalog import plan_catalog
+    from petrichor_core.models.offline.catalog import plan_catalog
 
     return plan_catalog(candidates, existing_folders)
 
 
 def _pages(req: Any) -> dict[str, Any]:
-    from petrichor_pipeline.models.offline.pages import generate_pages
+    from petrichor_core.models.offline.pages import generate_pages
 
     return generate_pages(req)
 
@@ -69,8 +69,8 @@ class _WorkerGone(Exception):
 def _serve(conn: Connection) -> None:
     """The worker: load every table the Chinese analysis reads, then answer requests until the pipe closes.
     An operation's exception goes back to be raised in the caller, as it would be raised in-process."""
-    from petrichor_pipeline.models.offline import candidates, catalog, pages, questions  # noqa: F401
-    from petrichor_pipeline.text.lang import idf_table, init_posseg
+    from petrichor_core.models.offline import candidates, catalog, pages, questions  # noqa: F401
+    from petrichor_core.text.lang import idf_table, init_posseg
 
     init_posseg()
     idf_table()
@@ -158,7 +158,7 @@ class WorkerLease:
     def keep_for(self, texts: Sequence[str] | None) -> bool:
         """Keep the worker for a bucket run in this process that sends it `texts` (None: a whole corpus),
         where they hold Chinese; stop it otherwise. Returns whether it runs on."""
-        from petrichor_pipeline.text.lang import has_cjk
+        from petrichor_core.text.lang import has_cjk
 
         if texts is not None and not any(has_cjk(t) for t in texts):
             self.stop()
@@ -180,7 +180,7 @@ def offline_worker() -> Iterator[WorkerLease]:
     no other block's worker running. The block stops it early with the lease (`keep_for`, `stop`); its end
     stops it in any case."""
     global _worker
-    from petrichor_pipeline.text.lang import jieba_loaded
+    from petrichor_core.text.lang import jieba_loaded
 
     worker = None
     with _lock:

@@ -9,13 +9,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.incremental import BucketResult
-from petrichor_pipeline.build.issues import BuildWarning, FileError
-from petrichor_pipeline.config import BUCKETS
-from petrichor_pipeline.contract.schemas import SOURCE_SCHEMA
+from petrichor_core.config import BUCKETS
+from petrichor_core.contract.schemas import SOURCE_SCHEMA
+from petrichor_core.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.incremental import BucketResult
+from petrichor_pipeline.builder.issues import BuildWarning, FileError
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
-from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 BucketRows = tuple[list[dict[str, Any]], list[FileError]]
 """A bucket's article rows and its files' errors."""

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult
-from petrichor_pipeline.build.steps.common import run_articles
-from petrichor_pipeline.contract.schemas import SCHEMAS, chunk_id_of
-from petrichor_pipeline.text.chunking import chunk_markdown
-from petrichor_pipeline.text.index_text import index_text
-from petrichor_pipeline.text.normalize import sha256_hex
+from petrichor_core.contract.schemas import SCHEMAS, chunk_id_of
+from petrichor_core.text.chunking import chunk_markdown
+from petrichor_core.text.index_text import index_text
+from petrichor_core.text.normalize import sha256_hex
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.incremental import ArticleOutput, BucketResult
+from petrichor_pipeline.builder.steps.common import run_articles
 
 
 def chunks_step(ctx: BuildContext, bucket: str) -> BucketResult:

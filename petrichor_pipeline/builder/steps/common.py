@@ -9,11 +9,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.incremental import ArticleOutput, ArticleRows, BucketResult, per_article_step
-from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA
+from petrichor_core.contract.schemas import SCHEMAS, SOURCE_SCHEMA
+from petrichor_core.text.normalize import sha256_hex
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.incremental import ArticleOutput, ArticleRows, BucketResult, per_article_step
 from petrichor_pipeline.knowledge.guide import prepare_guide
-from petrichor_pipeline.text.normalize import sha256_hex
 
 
 def bucket_articles(ctx: BuildContext, bucket: str) -> list[dict[str, Any]]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult
-from petrichor_pipeline.build.steps.common import guides, model_key, run_articles
-from petrichor_pipeline.contract.schemas import SCHEMAS
+from petrichor_core.contract.schemas import SCHEMAS
+from petrichor_core.models.protocols import CallContext
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.incremental import ArticleOutput, BucketResult
+from petrichor_pipeline.builder.steps.common import guides, model_key, run_articles
 from petrichor_pipeline.knowledge.page_index import build_page_index
-from petrichor_pipeline.models.protocols import CallContext
 
 
 def page_index_step(ctx: BuildContext, bucket: str) -> BucketResult:

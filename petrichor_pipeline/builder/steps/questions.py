@@ -14,15 +14,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult
-from petrichor_pipeline.build.steps.common import ChunkView, chunks_by_article, guides, model_key, run_articles
-from petrichor_pipeline.contract.schemas import SCHEMAS
+from petrichor_core.contract.schemas import SCHEMAS
+from petrichor_core.models.protocols import CallContext
+from petrichor_core.text.index_text import index_text
+from petrichor_core.text.limits import MAX_EMBEDDED, embedded_rows
+from petrichor_core.text.normalize import sha256_hex
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.incremental import ArticleOutput, BucketResult
+from petrichor_pipeline.builder.steps.common import ChunkView, chunks_by_article, guides, model_key, run_articles
 from petrichor_pipeline.knowledge.questions import generate_questions
-from petrichor_pipeline.models.protocols import CallContext
-from petrichor_pipeline.text.index_text import index_text
-from petrichor_pipeline.text.limits import MAX_EMBEDDED, embedded_rows
-from petrichor_pipeline.text.normalize import sha256_hex
 
 MEMO = "question_memo"
 """The warehouse folder of the remembered questions: per bucket, article id -> {input key: questions}.

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.contributions import upgrade_legacy
-from petrichor_pipeline.build.incremental import ArticleOutput, ArticleRows, BucketResult
-from petrichor_pipeline.build.steps.common import ChunkView, chunks_by_article, guides, model_key, run_articles
-from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS
+from petrichor_core.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS
+from petrichor_core.models.protocols import CallContext
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.contributions import upgrade_legacy
+from petrichor_pipeline.builder.incremental import ArticleOutput, ArticleRows, BucketResult
+from petrichor_pipeline.builder.steps.common import ChunkView, chunks_by_article, guides, model_key, run_articles
 from petrichor_pipeline.knowledge.wiki import ArticleInput, build_article_knowledge
-from petrichor_pipeline.models.protocols import CallContext
 
 
 def wiki_candidates_step(ctx: BuildContext, bucket: str) -> BucketResult:

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.contributions import read_contributions
-from petrichor_pipeline.build.steps.common import live_article_ids
-from petrichor_pipeline.build.warehouse import WHOLE
-from petrichor_pipeline.config import BUCKETS
-from petrichor_pipeline.contract.files import write_text_atomic
-from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS
+from petrichor_core.config import BUCKETS
+from petrichor_core.contract.files import write_text_atomic
+from petrichor_core.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.contributions import read_contributions
+from petrichor_pipeline.builder.steps.common import live_article_ids
+from petrichor_pipeline.builder.warehouse import WHOLE
 from petrichor_pipeline.knowledge.aggregate import PreviousWiki, aggregate_contributions
 
 MEMO = "all.json"

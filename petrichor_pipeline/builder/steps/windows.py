@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.incremental import ArticleOutput, BucketResult
-from petrichor_pipeline.build.steps.common import chunks_by_article, run_articles
-from petrichor_pipeline.contract.schemas import SCHEMAS
-from petrichor_pipeline.text.index_text import index_text
-from petrichor_pipeline.text.limits import MAX_EMBEDDED, embedded_rows
-from petrichor_pipeline.text.normalize import normalize_text, sha256_hex
-from petrichor_pipeline.text.windows import OVERLAP_CHARS, WINDOW_CHARS, chunk_windows, heading_paths, window_key
-from petrichor_pipeline.versions import WINDOW_VERSION
+from petrichor_core.contract.schemas import SCHEMAS
+from petrichor_core.text.index_text import index_text
+from petrichor_core.text.limits import MAX_EMBEDDED, embedded_rows
+from petrichor_core.text.normalize import normalize_text, sha256_hex
+from petrichor_core.text.windows import OVERLAP_CHARS, WINDOW_CHARS, chunk_windows, heading_paths, window_key
+from petrichor_core.versions import WINDOW_VERSION
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.incremental import ArticleOutput, BucketResult
+from petrichor_pipeline.builder.steps.common import chunks_by_article, run_articles
 
 WINDOWS_KEY = f"windows-v{WINDOW_VERSION}:{WINDOW_CHARS}/{OVERLAP_CHARS}"
 
