@@ -381,3 +381,15 @@ def test_algorithm_version_is_importable_from_the_chunker() -> None:
 
     assert ALGORITHM_VERSION == CHUNK_ALGORITHM_VERSION == 2
 
+
+def test_the_contract_path_is_the_core_chunker() -> None:
+    """Outside tools import `petrichor_pipeline.text.chunking` (ARCHITECTURE.md, "Contracts other tools rely
+    on"): that path re-exports `petrichor_core.text.chunking`'s function and constant, the same objects."""
+    from petrichor_core.text import chunking as core
+    from petrichor_pipeline.text.chunking import ALGORITHM_VERSION, ChunkResult, chunk_markdown
+
+    assert chunk_markdown is core.chunk_markdown
+    assert ChunkResult is core.ChunkResult
+    assert ALGORITHM_VERSION == core.ALGORITHM_VERSION == 2
+    result = chunk_markdown("# 安装\n\n步骤 A", "指南")
+    assert isinstance(result, ChunkResult) and result.chunks[0].heading_path == ("安装",)
