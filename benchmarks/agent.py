@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_embedder
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_embedder
     from petrichor_serving.agent import loop, tools
     from petrichor_serving.answer.answerer import OfflineAnswerer
     from petrichor_serving.recall.access import Scope

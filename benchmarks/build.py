@@ -65,10 +65,10 @@ class Layout:
 
 def count_corpus_scans() -> dict[str, float]:
     """Count and time the corpus scans in this process (`BuildContext.scan()`): one per build, since the
-    build's runs work from the planning scan (`build.scan_handoff`)."""
+    build's runs work from the planning scan (`builder.scan_handoff`)."""
     import threading
 
-    from petrichor_pipeline.build import context
+    from petrichor_pipeline.builder import context
 
     stats = {"calls": 0, "seconds": 0.0}
     lock = threading.Lock()
@@ -143,9 +143,9 @@ def run_child(layout: Layout, embed: str, name: str) -> dict[str, Any]:
 def content_hashes(layout: Layout, article_ids: set[str] | None = None) -> set[str]:
     """Content hashes of the texts a build embeds (chunks and their child windows; the offline model's
     questions are not searched, so not embedded), of `article_ids` if given."""
-    from petrichor_pipeline.build.warehouse import Warehouse
-    from petrichor_pipeline.config import BUCKETS
-    from petrichor_pipeline.contract.schemas import SCHEMAS
+    from petrichor_core.config import BUCKETS
+    from petrichor_core.contract.schemas import SCHEMAS
+    from petrichor_pipeline.builder.warehouse import Warehouse
 
     wh = Warehouse(layout.data / "warehouse")
     out: set[str] = set()

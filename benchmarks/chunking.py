@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from multiprocessing import Pool
 from pathlib import Path
 
-from petrichor_pipeline.text.chunking import chunk_markdown
-from petrichor_pipeline.text.normalize import normalize_text
+from petrichor_core.text.chunking import chunk_markdown
+from petrichor_core.text.normalize import normalize_text
 
 ZH_WORDS = (
     "知识 检索 切片 向量 部署 缓存 数据库 模型 问题 回答 索引 文档 章节 标题 服务 配置 集群 节点 日志 监控 "

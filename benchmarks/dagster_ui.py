@@ -248,7 +248,7 @@ def main() -> None:
     env = environment(work, args.embed)
     os.environ.update(env)  # this process reads the same instance and settings (the sensor, the checks)
 
-    from petrichor_pipeline.config import load_settings
+    from petrichor_core.config import load_settings
     from petrichor_pipeline.jobs import PUBLISH_ASSETS, asset_keys, bucket_assets
     from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 

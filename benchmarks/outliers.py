@@ -23,22 +23,22 @@ from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.build.steps.common import ChunkView
-from petrichor_pipeline.build.steps.windows import window_rows
-from petrichor_pipeline.config import load_settings
-from petrichor_pipeline.contract.schemas import chunk_id_of
+from petrichor_core.config import load_settings
+from petrichor_core.contract.schemas import chunk_id_of
+from petrichor_core.models.protocols import CallContext
+from petrichor_core.models.providers import make_chat_model
+from petrichor_core.text import lexical
+from petrichor_core.text.bm25 import BM25Index
+from petrichor_core.text.chunking import chunk_markdown
+from petrichor_core.text.index_text import index_text
+from petrichor_core.text.normalize import sha256_hex
+from petrichor_core.text.tokenize import get_tokenizer
+from petrichor_pipeline.builder.steps.common import ChunkView
+from petrichor_pipeline.builder.steps.windows import window_rows
 from petrichor_pipeline.knowledge.page_index import build_page_index
 from petrichor_pipeline.knowledge.questions import generate_questions
 from petrichor_pipeline.knowledge.wiki import ArticleInput, build_article_knowledge
-from petrichor_pipeline.models.protocols import CallContext
-from petrichor_pipeline.models.providers import make_chat_model
 from petrichor_pipeline.sources.markdown import read_markdown
-from petrichor_pipeline.text import lexical
-from petrichor_pipeline.text.bm25 import BM25Index
-from petrichor_pipeline.text.chunking import chunk_markdown
-from petrichor_pipeline.text.index_text import index_text
-from petrichor_pipeline.text.normalize import sha256_hex
-from petrichor_pipeline.text.tokenize import get_tokenizer
 
 
 def _words(prefix: str, size: int) -> str:

@@ -18,7 +18,7 @@ import random
 import statistics
 import time
 
-from petrichor_pipeline.text.tokenize import query_tokens
+from petrichor_core.text.tokenize import query_tokens
 from petrichor_serving.recall.config import DEFAULT_CONFIG
 from petrichor_serving.recall.hits import Hit, knowledge_sentences
 from petrichor_serving.recall.rerank import rerank

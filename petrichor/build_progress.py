@@ -17,8 +17,8 @@ from typing import Any, Self
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-from petrichor_pipeline.build.context import StepCount
-from petrichor_pipeline.config import PROGRESS_LINE_S
+from petrichor_core.config import PROGRESS_LINE_S
+from petrichor_pipeline.builder.context import StepCount
 from petrichor_pipeline.runner import PUBLISH_STAGE
 
 LIVE_REFRESH_S = 1.0

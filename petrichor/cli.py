@@ -16,8 +16,8 @@ from rich.table import Table
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from petrichor_pipeline.build.issues import FileError
-    from petrichor_pipeline.config import Settings
+    from petrichor_core.config import Settings
+    from petrichor_pipeline.builder.issues import FileError
 
 Request = TypeVar("Request", bound="BaseModel")
 
@@ -48,8 +48,8 @@ def _dagster_home(settings: Settings) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from petrichor_pipeline.build.preflight import build_folders, unwritable, write_problems
-    from petrichor_pipeline.config import load_settings
+    from petrichor_core.config import load_settings
+    from petrichor_pipeline.builder.preflight import build_folders, unwritable, write_problems
 
     settings = load_settings()  # once: the build's runs get these (`resources.RunSettings`)
     problems = write_problems(build_folders(settings))
@@ -62,8 +62,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         return _build_refused(args, problems)
     logging.getLogger("dagster").setLevel(logging.ERROR)
     from petrichor.build_progress import BuildProgress
-    from petrichor_pipeline.build.context import BuildContext
-    from petrichor_pipeline.config import PublishOptions
+    from petrichor_core.config import PublishOptions
+    from petrichor_pipeline.builder.context import BuildContext
     from petrichor_pipeline.runner import run_build
 
     publish = PublishOptions(allow_empty=args.allow_empty, allow_shrink=args.allow_shrink)
@@ -119,7 +119,7 @@ def _serving_dir(settings, *, watch: bool = False) -> Path:
     (synced now; followed in the background when `watch`)."""
     if settings.object_store is None:
         return settings.data_dir
-    from petrichor_pipeline.object_store import ObjectStore, SnapshotMirror
+    from petrichor_core.object_store import ObjectStore, SnapshotMirror
 
     mirror = SnapshotMirror(ObjectStore(settings.object_store), settings.replica_dir, keep=settings.keep_snapshots)
     try:
@@ -132,8 +132,8 @@ def _serving_dir(settings, *, watch: bool = False) -> Path:
 
 
 def _open_snapshot():
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_answer_model, make_embedder
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_answer_model, make_embedder
     from petrichor_serving.snapshot import SnapshotStore
 
     settings = load_settings()
@@ -225,7 +225,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def _services(settings):
     """What `serve` and `mcp` serve: the snapshot store, the key file and the model clients from `settings`;
     over an object store, the local mirror it keeps following."""
-    from petrichor_pipeline.models.providers import make_answer_model, make_embedder
+    from petrichor_core.models.providers import make_answer_model, make_embedder
     from petrichor_serving.services import ServingSettings, build_services
 
     serving = ServingSettings(
@@ -238,7 +238,7 @@ def _services(settings):
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from petrichor_pipeline.config import load_settings
+    from petrichor_core.config import load_settings
     from petrichor_serving.app import create_app
     from petrichor_serving.http_deadlines import HeaderDeadlineProtocol, ReadDeadlines
 
@@ -260,7 +260,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """The MCP tools over stdio, scoped by `PETRICHOR_API_KEY` (stdout carries the protocol only)."""
     import anyio
 
-    from petrichor_pipeline.config import load_settings
+    from petrichor_core.config import load_settings
     from petrichor_serving.mcp_server import build_server, key_principal
 
     settings = load_settings()
@@ -360,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    from petrichor_pipeline.models.providers import UnknownProviderError
+    from petrichor_core.models.providers import UnknownProviderError
 
     try:
         return int(args.fn(args) or 0)

@@ -18,13 +18,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from dagster import AssetCheckExecutionContext, AssetCheckResult, AssetCheckSeverity
 
+from petrichor_core.contract.current import verify_snapshot
+from petrichor_core.contract.manifest import IntegrityError, Manifest, read_manifest, read_table
+from petrichor_core.contract.schemas import SCHEMAS
+from petrichor_core.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 from petrichor_pipeline.assets.snapshot import snapshot_under_check
-from petrichor_pipeline.build.scan_handoff import SCAN_TAG
-from petrichor_pipeline.contract.current import verify_snapshot
-from petrichor_pipeline.contract.manifest import IntegrityError, Manifest, read_manifest, read_table
-from petrichor_pipeline.contract.schemas import SCHEMAS
+from petrichor_pipeline.builder.scan_handoff import SCAN_TAG
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 
 class SnapshotTables:
@@ -68,7 +68,7 @@ def schemas_valid(context: AssetCheckExecutionContext, petrichor: PetrichorResou
     """Serving reads every table by its schema; a table that breaks it fails requests or answers with wrong fields."""
     from pandera.errors import SchemaError
 
-    from petrichor_pipeline.contract.schemas import validate_table
+    from petrichor_core.contract.schemas import validate_table
 
     failures = {}
     for name in SCHEMAS:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dagster import Definitions, in_process_executor
 
+from petrichor_core.memory import use_build_gc
 from petrichor_pipeline.jobs import (
     PARTITIONED_ASSETS,
     PUBLISH_ASSETS,
@@ -13,7 +14,6 @@ from petrichor_pipeline.jobs import (
     nightly_full_rebuild,
     publish_job,
 )
-from petrichor_pipeline.memory import use_build_gc
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.sensors import corpus_observer, corpus_sensor, discard_refused_snapshot, publish_after_build
 from petrichor_pipeline.snapshot_checks import ASSET_CHECKS

@@ -23,11 +23,11 @@ from dagster import (
 )
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
+from petrichor_core.config import BUCKETS, Settings, load_settings
+from petrichor_core.models.providers import UnknownProviderError, embed_provider_entry
 from petrichor_pipeline.assets import chunks, embeddings, knowledge, snapshot, sources
 from petrichor_pipeline.assets._metadata import EMBED_STEP, MODEL_STEP, MODEL_TAG
-from petrichor_pipeline.config import BUCKETS, Settings, load_settings
 from petrichor_pipeline.executors import bucket_executor, celery_execution
-from petrichor_pipeline.models.providers import UnknownProviderError, embed_provider_entry
 from petrichor_pipeline.partitions import buckets
 
 PARTITIONED_ASSETS = [

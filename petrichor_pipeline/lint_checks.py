@@ -9,11 +9,11 @@ from typing import Any
 
 from dagster import AssetCheckExecutionContext, AssetCheckResult, MetadataValue
 
-from petrichor_pipeline.build.link_cache import linked_lists
+from petrichor_core.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
+from petrichor_pipeline.builder.link_cache import linked_lists
 from petrichor_pipeline.checks import Check, SnapshotTables
 from petrichor_pipeline.knowledge import lint
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.versions import BUILD_VERSION, CHUNK_ALGORITHM_VERSION
 
 MAX_KEYS_SHOWN = 100
 BODY_COLUMNS = ("kb_id", "tenant", "page_key", "kind", "content_md")
@@ -30,7 +30,7 @@ def _result(tables: SnapshotTables, **found: list[str]) -> AssetCheckResult:
 
 
 LINK_CACHE = ("cache", "body_links.arrow")
-"""Where under the data folder the page bodies' links are kept between checks (`build.link_cache`)."""
+"""Where under the data folder the page bodies' links are kept between checks (`builder.link_cache`)."""
 
 
 def _page_links(tables: SnapshotTables, petrichor: PetrichorResource) -> lint.PageLinks:

@@ -2,6 +2,6 @@
 
 from dagster import StaticPartitionsDefinition
 
-from petrichor_pipeline.config import BUCKETS
+from petrichor_core.config import BUCKETS
 
 buckets = StaticPartitionsDefinition(list(BUCKETS))

@@ -15,9 +15,9 @@ from typing import Any, ClassVar, Optional, get_args, get_type_hints
 from dagster import Config, ConfigurableResource, EnvVar, InitResourceContext, ResourceDependency
 from pydantic import PrivateAttr
 
-from petrichor_pipeline.build.context import BuildContext, StageListener
-from petrichor_pipeline.config import CREDENTIAL_ENV, NO_API_KEY, BuildLimits, ModelEndpoint, PublishOptions, Settings, load_settings
-from petrichor_pipeline.object_store import S3Location
+from petrichor_core.config import CREDENTIAL_ENV, NO_API_KEY, BuildLimits, ModelEndpoint, PublishOptions, Settings, load_settings
+from petrichor_core.object_store import S3Location
+from petrichor_pipeline.builder.context import BuildContext, StageListener
 
 
 def build_context(data_dir: str = "", corpus_dir: str = "", full_rebuild: bool = False, embed_dim: int | None = None) -> BuildContext:

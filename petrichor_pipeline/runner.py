@@ -1,7 +1,7 @@
 """`petrichor build`: materialize the stale buckets and publish, through Dagster's own APIs.
 
 The corpus is scanned once and observed (its bucket data versions, on the instance); the build's runs work
-from that scan (`build.scan_handoff`) and with the build's settings, read once by the caller and passed
+from that scan (`builder.scan_handoff`) and with the build's settings, read once by the caller and passed
 as typed resource config (`resources.RunSettings`). One Dagster run of the bucket assets covers every stale bucket (the
 range from the first to the last; every step skips the fresh buckets inside it, `staleness.STALE_TAG`), on
 the multiprocess executor or in process, then one run of the unpartitioned assets publishes.
@@ -9,7 +9,7 @@ Staleness is read back from the instance (`staleness`): a bucket is stale when i
 key or a step's code version differs from what its last materializations record, vectors are pending, or
 this data folder's warehouse files are not the ones recorded.
 
-A build holds the data folder's lock (`build.lock`) from its scan to its publish, so a snapshot is always
+A build holds the data folder's lock (`builder.lock`) from its scan to its publish, so a snapshot is always
 one build's scan of one corpus. A failure anywhere (a full disk, the instance's database) ends in the
 summary, `failed_run` and `errors`, never in a traceback, and `CURRENT` stays where it was."""
 
@@ -25,25 +25,25 @@ from typing import Any
 
 from dagster import AssetCheckSeverity, execute_job, reconstructable
 
+from petrichor_core.config import BUCKETS
+from petrichor_core.contract.current import read_current, verify_snapshot
+from petrichor_core.contract.manifest import read_manifest
+from petrichor_core.models.providers import chat_provider
+from petrichor_core.object_store import ObjectStore
 from petrichor_pipeline.assets.snapshot import discard_unpublished
-from petrichor_pipeline.build import bucket_prefetch
-from petrichor_pipeline.build.context import BuildContext, StageListener, StepCount
-from petrichor_pipeline.build.instance_sqlite import held_instance_storage
-from petrichor_pipeline.build.issues import BuildWarning, FileError, clear_run_issues, read_run_issues
-from petrichor_pipeline.build.lock import build_lock
-from petrichor_pipeline.build.publish import BUCKET_SOURCES
-from petrichor_pipeline.build.publish_guard import PublishRefused, check_publish
-from petrichor_pipeline.build.run_progress import RunProgress
-from petrichor_pipeline.build.scan_handoff import SCAN_TAG, hold_scan, remove_scan, write_scan
-from petrichor_pipeline.build.steps.articles import bucket_data_version, scan_buckets
-from petrichor_pipeline.config import BUCKETS
-from petrichor_pipeline.contract.current import read_current, verify_snapshot
-from petrichor_pipeline.contract.manifest import read_manifest
+from petrichor_pipeline.builder import bucket_prefetch
+from petrichor_pipeline.builder.context import BuildContext, StageListener, StepCount
+from petrichor_pipeline.builder.instance_sqlite import held_instance_storage
+from petrichor_pipeline.builder.issues import BuildWarning, FileError, clear_run_issues, read_run_issues
+from petrichor_pipeline.builder.lock import build_lock
+from petrichor_pipeline.builder.publish import BUCKET_SOURCES
+from petrichor_pipeline.builder.publish_guard import PublishRefused, check_publish
+from petrichor_pipeline.builder.run_progress import RunProgress
+from petrichor_pipeline.builder.scan_handoff import SCAN_TAG, hold_scan, remove_scan, write_scan
+from petrichor_pipeline.builder.steps.articles import bucket_data_version, scan_buckets
 from petrichor_pipeline.definitions import bucket_build_job_def, definitions
 from petrichor_pipeline.instance import build_instance
 from petrichor_pipeline.jobs import asset_keys, bucket_assets, bucket_build_job, parallel_execution, publish_job
-from petrichor_pipeline.models.providers import chat_provider
-from petrichor_pipeline.object_store import ObjectStore
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.staleness import STALE_TAG, observe_corpus, stale_buckets
 

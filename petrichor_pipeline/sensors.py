@@ -24,7 +24,7 @@ from dagster import (
 )
 
 from petrichor_pipeline.assets.snapshot import discard_unpublished
-from petrichor_pipeline.build.steps.articles import current_bucket_versions
+from petrichor_pipeline.builder.steps.articles import current_bucket_versions
 from petrichor_pipeline.jobs import PARTITIONED_ASSETS, asset_keys, bucket_assets, bucket_build_job, publish_job
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.staleness import corpus_observations, stale_buckets

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from dagster import AssetKey, AssetObservation, AssetRecordsFilter, DagsterEventType, DagsterInstance
 from dagster._core.definitions.data_version import DATA_VERSION_TAG
 
-from petrichor_pipeline.config import BUCKETS
+from petrichor_core.config import BUCKETS
 
 if TYPE_CHECKING:
-    from petrichor_pipeline.build.warehouse import Warehouse
+    from petrichor_pipeline.builder.warehouse import Warehouse
 
 BUCKET_STATE = "petrichor/bucket_state"
 """Materialization metadata: `{bucket: {"data_version", "build_key", "pending", "files"}}` for the run's buckets."""

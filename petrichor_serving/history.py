@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from petrichor_pipeline.contract.current import published_snapshots
-from petrichor_pipeline.contract.history import read_article_records
-from petrichor_pipeline.contract.manifest import read_manifest
-from petrichor_pipeline.contract.schemas import conform, to_table
+from petrichor_core.contract.current import published_snapshots
+from petrichor_core.contract.history import read_article_records
+from petrichor_core.contract.manifest import read_manifest
+from petrichor_core.contract.schemas import conform, to_table
 from petrichor_serving.errors import ServiceError
 from petrichor_serving.recall.access import Scope, readable_articles
 from petrichor_serving.recall.tables import Articles

@@ -1,7 +1,7 @@
 """What a running server holds: its settings, the snapshot store, the key file and the model clients.
 
 Serving reads no environment and builds no model provider: the layer above (the CLI) reads the
-configuration, builds the clients through `petrichor_pipeline.models.providers`, and hands them in as
+configuration, builds the clients through `petrichor_core.models.providers`, and hands them in as
 `ServingSettings` plus protocol-typed objects.
 """
 
@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from petrichor_pipeline.models.protocols import AnswerModel, Embedder
+from petrichor_core.models.protocols import AnswerModel, Embedder
 from petrichor_serving.agent.trace import TraceStore
 from petrichor_serving.auth import KeyStore
 from petrichor_serving.history import RetainedSnapshots
@@ -50,8 +50,8 @@ class Services:
 def build_services(settings: ServingSettings, *, chat: AnswerModel | None, embedder: Embedder | None) -> Services:
     """Wire the store and the key file around the given clients; loads jieba, the tokenizer's astral class
     and the embedder once."""
-    from petrichor_pipeline.text.lang import init_jieba
-    from petrichor_pipeline.text.tokenize import warm_tokenizer
+    from petrichor_core.text.lang import init_jieba
+    from petrichor_core.text.tokenize import warm_tokenizer
 
     init_jieba()
     warm_tokenizer()

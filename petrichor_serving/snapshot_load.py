@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from petrichor_pipeline.contract.manifest import Manifest, read_table
-from petrichor_pipeline.contract.mapped import LONG_TEXTS
-from petrichor_pipeline.contract.reader import INDEX_ONLY, open_snapshot
-from petrichor_pipeline.contract.schemas import conform, validate_table
-from petrichor_pipeline.text import lexical
+from petrichor_core.contract.manifest import Manifest, read_table
+from petrichor_core.contract.mapped import LONG_TEXTS
+from petrichor_core.contract.reader import INDEX_ONLY, open_snapshot
+from petrichor_core.contract.schemas import conform, validate_table
+from petrichor_core.text import lexical
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.index import RecallIndex
 

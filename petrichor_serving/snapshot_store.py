@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from petrichor_pipeline.contract.current import inspect_current, published_snapshots
+from petrichor_core.contract.current import inspect_current, published_snapshots
 from petrichor_serving.snapshot_load import Snapshot, load_snapshot
 
 log = logging.getLogger(__name__)

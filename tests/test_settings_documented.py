@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from petrichor_pipeline.config import load_settings
+from petrichor_core.config import load_settings
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

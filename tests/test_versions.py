@@ -1,4 +1,4 @@
-"""`petrichor_pipeline.versions` is the one place a version constant is defined, each with a docstring saying
+"""`petrichor_core.versions` is the one place a version constant is defined, each with a docstring saying
 what bumping it rebuilds, and it imports nothing, so every layer may read it."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-VERSIONS = REPO / "petrichor_pipeline" / "versions.py"
-PACKAGES = ("petrichor_pipeline", "petrichor_serving", "petrichor")
+VERSIONS = REPO / "petrichor_core" / "versions.py"
+PACKAGES = ("petrichor_core", "petrichor_pipeline", "petrichor_serving", "petrichor")
 
 
 def _assigned_names(node: ast.stmt) -> list[str]:

@@ -260,8 +260,8 @@ def collect(dataset_dir: Path, others: Sequence[Path], sample: int, out: Path, s
     from petrichor.evaluation.answers import agent_answer, answer_contains, without_gate
     from petrichor.evaluation.build import EvalLayout, build_set
     from petrichor.evaluation.dataset import cross_questions, load_dataset
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_answer_model
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_answer_model
     from petrichor_serving.answer.answerer import OFFLINE
 
     settings = load_settings()

@@ -40,8 +40,8 @@ from petrichor.evaluation.metrics import (
     token_f1,
 )
 from petrichor.evaluation.scoring import Scorer
-from petrichor_pipeline.models.protocols import CallContext, EvidenceText, ModelError
-from petrichor_pipeline.text.lang import has_cjk
+from petrichor_core.models.protocols import CallContext, EvidenceText, ModelError
+from petrichor_core.text.lang import has_cjk
 
 READ_BUDGET = 4
 _MARKER = re.compile(r"\[\d+\]")
@@ -122,8 +122,8 @@ def top_sentence_answer(question: EvalQuestion, retriever: Any) -> AnswerOutcome
     """The answer baseline: the top chunk's sentence sharing the most distinct question words (the first
     such on a tie), stopwords aside, tokenised as the naive hybrid tokenises."""
     from petrichor.evaluation.hybrid import hybrid_tokens
-    from petrichor_pipeline.text.prose import split_sentences
-    from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
+    from petrichor_core.text.prose import split_sentences
+    from petrichor_core.text.stopwords import CHINESE, ENGLISH
 
     started = time.perf_counter()
     top = next((i for i in retriever.retrieve(question.question).items if i.is_chunk), None)

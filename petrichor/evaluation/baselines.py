@@ -22,10 +22,10 @@ import numpy as np
 
 from petrichor.evaluation.dataset import EvalDoc
 from petrichor.evaluation.retrieval import SEARCH_LIMIT, Ranking, Retrieved
-from petrichor_pipeline.text.bm25 import BM25Index, top_ranked
-from petrichor_pipeline.text.markdown import headings
-from petrichor_pipeline.text.normalize import normalize_text, sha256_hex
-from petrichor_pipeline.text.tokenize import get_tokenizer
+from petrichor_core.text.bm25 import BM25Index, top_ranked
+from petrichor_core.text.markdown import headings
+from petrichor_core.text.normalize import normalize_text, sha256_hex
+from petrichor_core.text.tokenize import get_tokenizer
 
 NAIVE_CHUNK_CHARS = 512
 NAIVE_OVERLAP_CHARS = 64
@@ -89,7 +89,7 @@ def embed_chunks(
 ) -> np.ndarray:
     """A unit vector per chunk, from the embedding cache where present; new ones are added batch by batch,
     so an interrupted run keeps what it computed."""
-    from petrichor_pipeline.build.embedding_cache import EmbeddingCache
+    from petrichor_pipeline.builder.embedding_cache import EmbeddingCache
 
     cache = EmbeddingCache(cache_dir, embedder.fingerprint)
     hashes = [sha256_hex(c.text) for c in chunks]

@@ -61,7 +61,7 @@ def _dagster_instance(home: Path):
 def build_set(dataset: Dataset, layout: EvalLayout, on_progress: Callable[[str, int, int], None] | None = None) -> BuiltSet:
     """Materialise the corpus (or take the set's own corpus folder as it is), run the incremental build, and load
     the published snapshot."""
-    from petrichor_pipeline.models.providers import make_embedder
+    from petrichor_core.models.providers import make_embedder
     from petrichor_pipeline.resources import build_context
     from petrichor_pipeline.runner import run_build
     from petrichor_serving.snapshot import SnapshotStore

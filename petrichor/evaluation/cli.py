@@ -76,7 +76,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
     from petrichor.evaluation.harness import EvalConfig, run_eval
     from petrichor.evaluation.leave_gold_out import SUFFIX
     from petrichor.evaluation.report import print_report, write_plots
-    from petrichor_pipeline.config import load_settings
+    from petrichor_core.config import load_settings
 
     err = Console(stderr=True)
     dataset_dir = Path(args.dataset)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from petrichor_pipeline.text.lang import has_cjk
+from petrichor_core.text.lang import has_cjk
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from petrichor.evaluation.dataset import EvalDoc, EvalQuestion, parse_question
-from petrichor_pipeline.text.lang import CJK_CLASS
-from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
+from petrichor_core.text.lang import CJK_CLASS
+from petrichor_core.text.stopwords import CHINESE, ENGLISH
 
 FILE = "followups.jsonl"
 MAX_SHARE = 0.1

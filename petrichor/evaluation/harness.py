@@ -37,7 +37,7 @@ from petrichor.evaluation.scoring import (
     summarise,
     summarise_subsets,
 )
-from petrichor_pipeline.text.tokenize import warm_tokenizer
+from petrichor_core.text.tokenize import warm_tokenizer
 
 Log = Callable[[str], None]
 PROGRESS_EVERY = 50
@@ -126,8 +126,8 @@ def _answers(
         unanswerable_scope,
         without_gate,
     )
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_answer_model
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_answer_model
     from petrichor_serving.answer.answerer import OFFLINE
 
     chat = make_answer_model(load_settings()) or OFFLINE  # what serving answers with

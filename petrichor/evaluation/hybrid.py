@@ -19,7 +19,7 @@ import numpy as np
 
 from petrichor.evaluation.baselines import NaiveChunk, NaiveVectorRetriever, top_indices
 from petrichor.evaluation.retrieval import SEARCH_LIMIT, Ranking, Retrieved
-from petrichor_pipeline.text.lang import has_cjk, init_jieba
+from petrichor_core.text.lang import has_cjk, init_jieba
 
 RRF_K = 60
 ROUTE_DEPTH = 200

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from petrichor_pipeline.text.lang import CJK
+from petrichor_core.text.lang import CJK
 
 SHINGLE_WORDS = 6
 _WHITESPACE = re.compile(r"\s+")

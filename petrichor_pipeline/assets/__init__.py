@@ -1,4 +1,4 @@
-"""Dagster assets: thin wrappers that call the plain build steps in `petrichor_pipeline.build`."""
+"""Dagster assets: thin wrappers that call the plain build steps in `petrichor_pipeline.builder`."""
 
 import warnings
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.incremental import BucketResult
-from petrichor_pipeline.build.issues import write_run_issues
-from petrichor_pipeline.build.scan_handoff import SCAN_TAG
-from petrichor_pipeline.build.steps.articles import built_data_version
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.incremental import BucketResult
+from petrichor_pipeline.builder.issues import write_run_issues
+from petrichor_pipeline.builder.scan_handoff import SCAN_TAG
+from petrichor_pipeline.builder.steps.articles import built_data_version
 from petrichor_pipeline.resources import PetrichorResource
 from petrichor_pipeline.sources.identity import bucket_of
 from petrichor_pipeline.staleness import BucketState, fresh_in_run, state_metadata

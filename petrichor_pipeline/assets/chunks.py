@@ -1,12 +1,12 @@
 from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, asset
 
+from petrichor_core.versions import CHUNK_ALGORITHM_VERSION, WINDOW_VERSION
 from petrichor_pipeline.assets._metadata import built_on_articles, materialize_buckets
 from petrichor_pipeline.assets.sources import BUCKET_OF_CORPUS
-from petrichor_pipeline.build.steps.chunks import chunks_step
-from petrichor_pipeline.build.steps.windows import windows_step
+from petrichor_pipeline.builder.steps.chunks import chunks_step
+from petrichor_pipeline.builder.steps.windows import windows_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
-from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION, WINDOW_VERSION
 
 
 @asset(

@@ -2,7 +2,7 @@ from dagster import AssetExecutionContext, BackfillPolicy, MaterializeResult, as
 
 from petrichor_pipeline.assets._metadata import EMBED_POOL, EMBED_STEP, built_on_articles, materialize_buckets
 from petrichor_pipeline.assets.sources import BUCKET_OF_CORPUS
-from petrichor_pipeline.build.vectors import vectors_step
+from petrichor_pipeline.builder.vectors import vectors_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
 

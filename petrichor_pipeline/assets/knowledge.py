@@ -10,10 +10,10 @@ from petrichor_pipeline.assets._metadata import (
     run_context,
 )
 from petrichor_pipeline.assets.sources import BUCKET_OF_CORPUS, WHOLE_CORPUS
-from petrichor_pipeline.build.steps.page_index import page_index_step
-from petrichor_pipeline.build.steps.questions import questions_step
-from petrichor_pipeline.build.steps.wiki_candidates import wiki_candidates_step
-from petrichor_pipeline.build.steps.wiki_pages import wiki_pages_step
+from petrichor_pipeline.builder.steps.page_index import page_index_step
+from petrichor_pipeline.builder.steps.questions import questions_step
+from petrichor_pipeline.builder.steps.wiki_candidates import wiki_candidates_step
+from petrichor_pipeline.builder.steps.wiki_pages import wiki_pages_step
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
 

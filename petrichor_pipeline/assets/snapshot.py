@@ -16,16 +16,16 @@ from dagster import (
     asset,
 )
 
+from petrichor_core.contract.current import read_current
+from petrichor_core.contract.manifest import read_manifest
 from petrichor_pipeline.assets import chunks, embeddings, knowledge, sources
 from petrichor_pipeline.assets._metadata import run_context
 from petrichor_pipeline.assets.sources import WHOLE_CORPUS
-from petrichor_pipeline.build import bucket_prefetch
-from petrichor_pipeline.build.publish import point_snapshot, stage_snapshot
-from petrichor_pipeline.build.publish_guard import PublishRefused, check_publish
-from petrichor_pipeline.build.scan_handoff import SCAN_TAG
-from petrichor_pipeline.build.steps.articles import current_bucket_versions
-from petrichor_pipeline.contract.current import read_current
-from petrichor_pipeline.contract.manifest import read_manifest
+from petrichor_pipeline.builder import bucket_prefetch
+from petrichor_pipeline.builder.publish import point_snapshot, stage_snapshot
+from petrichor_pipeline.builder.publish_guard import PublishRefused, check_publish
+from petrichor_pipeline.builder.scan_handoff import SCAN_TAG
+from petrichor_pipeline.builder.steps.articles import current_bucket_versions
 from petrichor_pipeline.resources import PetrichorResource
 
 SNAPSHOT = AssetKey("snapshot")

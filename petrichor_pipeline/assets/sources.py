@@ -11,8 +11,8 @@ from dagster import (
 )
 
 from petrichor_pipeline.assets._metadata import materialize_buckets, run_context
-from petrichor_pipeline.build.publish_guard import PublishRefused, check_corpus
-from petrichor_pipeline.build.steps.articles import articles_step, current_bucket_versions
+from petrichor_pipeline.builder.publish_guard import PublishRefused, check_corpus
+from petrichor_pipeline.builder.steps.articles import articles_step, current_bucket_versions
 from petrichor_pipeline.partitions import buckets
 from petrichor_pipeline.resources import PetrichorResource
 

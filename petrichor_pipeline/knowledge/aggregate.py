@@ -26,11 +26,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS, chunk_id_of
+from petrichor_core.contract.schemas import CANDIDATE_SCHEMA, SCHEMAS, chunk_id_of
+from petrichor_core.text.markdown import has_title_heading, is_title_line
+from petrichor_core.versions import WIKI_AGGREGATION_VERSION
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge, contribution_digest, row_of
 from petrichor_pipeline.knowledge.wiki_links import resolve_links
-from petrichor_pipeline.text.markdown import has_title_heading, is_title_line
-from petrichor_pipeline.versions import WIKI_AGGREGATION_VERSION
 
 ALIAS_LIMIT = 20
 

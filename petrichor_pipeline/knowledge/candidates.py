@@ -11,10 +11,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from petrichor_core.models.protocols import CallContext, CandidateRequest, ChatModel, ModelError
 from petrichor_pipeline.knowledge.document import SUMMARY_MAX_CHARS, local_document_summary
 from petrichor_pipeline.knowledge.page_keys import candidate_page_key, normalize_any_page_key
 from petrichor_pipeline.knowledge.strings import cut, name_identity, normalize_string_list
-from petrichor_pipeline.models.protocols import CallContext, CandidateRequest, ChatModel, ModelError
 
 CANDIDATE_LIMIT = 24
 ALIAS_LIMIT = 12

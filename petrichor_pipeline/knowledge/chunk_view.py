@@ -7,7 +7,7 @@ from typing import Protocol
 
 
 class ChunkLike(Protocol):
-    """The fields of `petrichor_pipeline.text.chunking` chunks (ARCHITECTURE: chunk_markdown contract)."""
+    """The fields of `petrichor_core.text.chunking` chunks (ARCHITECTURE: chunk_markdown contract)."""
 
     @property
     def key(self) -> str: ...

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
+from petrichor_core.text.markdown import drop_code_blocks
 from petrichor_pipeline.knowledge.wiki_links import WIKI_LINK
-from petrichor_pipeline.text.markdown import drop_code_blocks
 
 DOCUMENT_MAX_CHARS = 72000
 HEAD_SHARE_PERCENT = 62

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from petrichor_pipeline.text.markdown import scan_lines
+from petrichor_core.text.markdown import scan_lines
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _BLANK_RUN = re.compile(r"\n{3,}")

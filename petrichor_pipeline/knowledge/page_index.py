@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from petrichor_core.models.protocols import CallContext, ChatModel, ModelError, TreeNodeText
+from petrichor_core.text.markdown import Line, scan_lines
+from petrichor_core.text.normalize import sha256_hex
 from petrichor_pipeline.knowledge.document import clip, plain_text
-from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError, TreeNodeText
-from petrichor_pipeline.text.markdown import Line, scan_lines
-from petrichor_pipeline.text.normalize import sha256_hex
 
 UNTITLED_DOCUMENT = "（无标题文档）"
 MODEL_SUMMARY_MAX_NODES = 40

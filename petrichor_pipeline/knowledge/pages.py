@@ -12,13 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+from petrichor_core.models.protocols import CallContext, ChatModel, ModelError, PageRequest
+from petrichor_core.text.markdown import has_title_heading
 from petrichor_pipeline.knowledge.batching import map_ordered
 from petrichor_pipeline.knowledge.candidates import CANDIDATE_SUMMARY_CHARS, Candidate, Relation
 from petrichor_pipeline.knowledge.page_keys import normalize_any_page_key
 from petrichor_pipeline.knowledge.strings import capped_warnings, cut
 from petrichor_pipeline.knowledge.wiki_links import resolve_links, wiki_link
-from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError, PageRequest
-from petrichor_pipeline.text.markdown import has_title_heading
 
 PAGE_BATCH_SIZE = 4
 NO_DETAIL = "暂无详细说明。"

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from petrichor_core.models.protocols import CallContext, ChatModel, ModelError, QuestionChunk
 from petrichor_pipeline.knowledge.batching import batch_by_budget, map_ordered
 from petrichor_pipeline.knowledge.chunk_view import ChunkLike, heading_label
 from petrichor_pipeline.knowledge.strings import capped_warnings, is_cjk, normalize_string_list
-from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError, QuestionChunk
 
 BATCH_MAX_CHARS = 4000
 BATCH_MAX_ITEMS = 4

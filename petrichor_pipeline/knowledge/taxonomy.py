@@ -10,9 +10,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from petrichor_core.models.protocols import CallContext, ChatModel, ModelError
 from petrichor_pipeline.knowledge.candidates import Candidate, ExistingPage
 from petrichor_pipeline.knowledge.page_keys import normalize_any_page_key
-from petrichor_pipeline.models.protocols import CallContext, ChatModel, ModelError
 
 MAX_DEPTH = 2
 EXISTING_FOLDERS_LIMIT = 120

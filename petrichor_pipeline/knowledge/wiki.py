@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from petrichor_core.models.protocols import CallContext, ChatModel
 from petrichor_pipeline.knowledge.candidates import Candidate, ExistingPage, Extraction, Relation, extract_candidates
 from petrichor_pipeline.knowledge.chunk_view import ChunkLike, heading_label
 from petrichor_pipeline.knowledge.document import whole_document_context
@@ -22,7 +23,6 @@ from petrichor_pipeline.knowledge.pages import generate_pages
 from petrichor_pipeline.knowledge.strings import capped_warnings
 from petrichor_pipeline.knowledge.taxonomy import plan_categories
 from petrichor_pipeline.knowledge.wiki_links import linked_keys, wiki_link
-from petrichor_pipeline.models.protocols import CallContext, ChatModel
 
 SOURCE_KIND = "source"
 EXTRACTS = "extracts"

@@ -34,13 +34,13 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from petrichor_core.text.limits import MAX_TITLE_CHARS, capped
 from petrichor_pipeline.sources.decode import decode_text
 from petrichor_pipeline.sources.errors import RejectedFile
 from petrichor_pipeline.sources.frontmatter import load_yaml
 from petrichor_pipeline.sources.identity import article_id_of, article_version, bucket_of
 from petrichor_pipeline.sources.markdown import read_markdown
 from petrichor_pipeline.sources.pdf import PageTranscriber, read_pdf
-from petrichor_pipeline.text.limits import MAX_TITLE_CHARS, capped
 
 DEFAULT_TENANT = "default"
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024

@@ -6,8 +6,8 @@ byte is an error that names its offset, and the author can fix the file.
 
 from __future__ import annotations
 
+from petrichor_core.text.normalize import normalize_text
 from petrichor_pipeline.sources.errors import RejectedFile
-from petrichor_pipeline.text.normalize import normalize_text
 
 SNIFF_BYTES = 8 * 1024
 MAX_CONTROL_SHARE = 0.10

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 
-from petrichor_pipeline.config import BUCKET_COUNT
-from petrichor_pipeline.text.normalize import article_version
+from petrichor_core.config import BUCKET_COUNT
+from petrichor_core.text.normalize import article_version
 
 __all__ = ["article_id_of", "article_version", "bucket_of"]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from petrichor_core.text.markdown import headings
 from petrichor_pipeline.sources.decode import decode_text
 from petrichor_pipeline.sources.errors import RejectedFile
 from petrichor_pipeline.sources.frontmatter import FrontMatter, parse_front_matter, split_front_matter
-from petrichor_pipeline.text.markdown import headings
 
 _EMPHASIS = re.compile(r"(\*{1,3}|_{1,3})(\S(?:.*?\S)?)\1")
 

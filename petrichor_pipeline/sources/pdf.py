@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol
 
+from petrichor_core.text.normalize import normalize_text
 from petrichor_pipeline.sources.errors import RejectedFile
 from petrichor_pipeline.sources.markdown import first_heading
-from petrichor_pipeline.text.normalize import normalize_text
 
 if TYPE_CHECKING:
     import pymupdf

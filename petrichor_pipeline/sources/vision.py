@@ -14,12 +14,12 @@ from typing import Any
 
 from openai.types.chat import ChatCompletion
 
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint
-from petrichor_pipeline.contract.files import write_text_atomic
-from petrichor_pipeline.models.protocols import ModelError, UsageMeter
-from petrichor_pipeline.models.transport import EndpointClient
+from petrichor_core.config import BuildLimits, ModelEndpoint
+from petrichor_core.contract.files import write_text_atomic
+from petrichor_core.models.protocols import ModelError, UsageMeter
+from petrichor_core.models.transport import EndpointClient
+from petrichor_core.versions import VISION_PROMPT_VERSION
 from petrichor_pipeline.sources.pdf import PageTranscriber
-from petrichor_pipeline.versions import VISION_PROMPT_VERSION
 
 OP = "source.vision"
 """The usage meter's name for transcription calls."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from petrichor_pipeline.models.protocols import EvidenceText
+from petrichor_core.models.protocols import EvidenceText
 
 
 def locator_of(item: dict[str, Any]) -> str:

@@ -33,7 +33,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from petrichor_pipeline.text.lang import CJK, has_cjk, init_posseg
+from petrichor_core.text.lang import CJK, has_cjk, init_posseg
 from petrichor_serving.agent import structure, tools
 from petrichor_serving.agent.question import CONSTRAINT_KINDS, Constraint, Question, parse
 from petrichor_serving.agent.words import FUNCTION_WORDS, surface_words

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from petrichor_pipeline.models.protocols import AnswerModel
+from petrichor_core.models.protocols import AnswerModel
 from petrichor_serving.agent import citations, followup, offline, structure, tools
 from petrichor_serving.agent.budget import budget_for
 from petrichor_serving.agent.router import OUTLINE_CLASSES, Route, as_structure, classify

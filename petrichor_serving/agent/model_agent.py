@@ -33,7 +33,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from petrichor_pipeline.models.protocols import CallContext, ModelError
+from petrichor_core.models.protocols import CallContext, ModelError
 from petrichor_serving import toolspec
 from petrichor_serving.agent import answerability, citations, offline, tools
 from petrichor_serving.agent.budget import MAX_NO_PROGRESS, BudgetExceeded

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from petrichor_pipeline.models.protocols import CallContext, ModelError
-from petrichor_pipeline.text.lang import NOT_FOUND
+from petrichor_core.models.protocols import CallContext, ModelError
+from petrichor_core.text.lang import NOT_FOUND
 from petrichor_serving.agent import answerability, structure
 from petrichor_serving.agent.budget import BudgetExceeded
 from petrichor_serving.agent.question import Question, check, parse

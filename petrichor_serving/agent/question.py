@@ -21,8 +21,8 @@ from enum import Enum
 from functools import lru_cache
 from typing import Literal
 
-from petrichor_pipeline.text.lang import Language, has_cjk, init_posseg, language_of
-from petrichor_pipeline.text.stopwords import CHINESE, ENGLISH
+from petrichor_core.text.lang import Language, has_cjk, init_posseg, language_of
+from petrichor_core.text.stopwords import CHINESE, ENGLISH
 from petrichor_serving.agent.words import FUNCTION_WORDS, surface_words
 from petrichor_serving.answer.answer_types import defined_term, is_yes_no, short_kind
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from petrichor_pipeline.text.lang import Language
+from petrichor_core.text.lang import Language
 from petrichor_serving.agent.question import Question, QuestionClass, answer_language, compared_items, parse
 
 __all__ = ["HINTS", "OUTLINE_CLASSES", "QuestionClass", "Route", "answer_language", "as_structure", "classify", "compared_items"]

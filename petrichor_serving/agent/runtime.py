@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from petrichor_pipeline.models.protocols import AnswerModel
+from petrichor_core.models.protocols import AnswerModel
 from petrichor_serving.agent import tools
 from petrichor_serving.agent.budget import Budget, Meter
 from petrichor_serving.agent.evidence import Evidence, locator_of

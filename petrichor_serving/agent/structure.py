@@ -18,9 +18,9 @@ from typing import Any
 
 from rapidfuzz.distance import OSA
 
-from petrichor_pipeline.text.lang import CJK_CLASS, Language, has_cjk, language_of
-from petrichor_pipeline.text.limits import ELLIPSIS
-from petrichor_pipeline.text.markdown import heading_of
+from petrichor_core.text.lang import CJK_CLASS, Language, has_cjk, language_of
+from petrichor_core.text.limits import ELLIPSIS
+from petrichor_core.text.markdown import heading_of
 from petrichor_serving.agent.words import agent_stem as stem
 from petrichor_serving.agent.words import content_words
 from petrichor_serving.snapshot import Snapshot

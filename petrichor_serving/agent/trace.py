@@ -20,8 +20,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from petrichor_pipeline.contract.files import write_text_atomic
-from petrichor_pipeline.contract.history import pin_path
+from petrichor_core.contract.files import write_text_atomic
+from petrichor_core.contract.history import pin_path
 
 log = logging.getLogger(__name__)
 

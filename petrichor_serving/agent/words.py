@@ -7,9 +7,9 @@ contract, the text helpers and the model protocols), so the agent keeps this sma
 
 from __future__ import annotations
 
-from petrichor_pipeline.text.lang import has_cjk
-from petrichor_pipeline.text.stem import stem
-from petrichor_pipeline.text.tokenize import jieba_query_tokens, query_tokens
+from petrichor_core.text.lang import has_cjk
+from petrichor_core.text.stem import stem
+from petrichor_core.text.tokenize import jieba_query_tokens, query_tokens
 
 FUNCTION_WORDS = frozenset(
     (

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from petrichor_pipeline.text.lang import CJK_CLASS, has_cjk
-from petrichor_pipeline.text.stopwords import ENGLISH
+from petrichor_core.text.lang import CJK_CLASS, has_cjk
+from petrichor_core.text.stopwords import ENGLISH
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,7 @@ def find_spans(kind: str, text: str) -> list[Span]:
 
 
 def _posseg(text: str) -> list:
-    from petrichor_pipeline.text.lang import init_posseg
+    from petrichor_core.text.lang import init_posseg
 
     return init_posseg().lcut(text)
 

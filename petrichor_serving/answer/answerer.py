@@ -11,9 +11,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
-from petrichor_pipeline.models.protocols import CallContext, EvidenceText, UsageMeter, UsageRecord
-from petrichor_pipeline.versions import OFFLINE_ANSWER_VERSION
+from petrichor_core.contract.manifest import OFFLINE_CHAT_PREFIX
+from petrichor_core.models.protocols import CallContext, EvidenceText, UsageMeter, UsageRecord
+from petrichor_core.versions import OFFLINE_ANSWER_VERSION
 from petrichor_serving.answer.answers import answer
 
 ANSWER_OP = "agent.answer"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from petrichor_pipeline.contract.route_tables import QUESTION_ROUTE_MODES, question_routes_run
+from petrichor_core.contract.route_tables import QUESTION_ROUTE_MODES, question_routes_run
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.routes.parents import PARENT_SCORES
 

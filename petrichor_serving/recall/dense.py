@@ -29,7 +29,7 @@ import faiss
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from petrichor_pipeline.contract.vectors import ANN_MIN_ROWS, VectorFiles, quantised_index
+from petrichor_core.contract.vectors import ANN_MIN_ROWS, VectorFiles, quantised_index
 from petrichor_serving.recall.tables import rows_for
 
 DENSE_MAX_ROWS = 2_000_000

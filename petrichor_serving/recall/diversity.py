@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from petrichor_pipeline.text.tokenize import token_set
+from petrichor_core.text.tokenize import token_set
 from petrichor_serving.recall.balance import select_articles
 from petrichor_serving.recall.config import DEFAULT_CONFIG
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text

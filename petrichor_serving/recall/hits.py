@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from petrichor_pipeline.text.lang import CJK_CLASS
-from petrichor_pipeline.text.limits import SNIPPET_MAX_CHARS
-from petrichor_pipeline.text.sentences import mark_sentence_ends
+from petrichor_core.text.lang import CJK_CLASS
+from petrichor_core.text.limits import SNIPPET_MAX_CHARS
+from petrichor_core.text.sentences import mark_sentence_ends
 
 _NOT_KNOWLEDGE_CHAR = re.compile(f"[^a-z0-9{CJK_CLASS}]+")
 _NOT_KNOWLEDGE_OR_BREAK = re.compile(f"[^a-z0-9{CJK_CLASS}\n]+")

@@ -16,11 +16,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from petrichor_pipeline.contract.schemas import SCHEMAS
-from petrichor_pipeline.text.bm25 import BM25Index
-from petrichor_pipeline.text.lang import has_cjk
-from petrichor_pipeline.text.lexical import build_indexes, render_path
-from petrichor_pipeline.text.tokenize import Tokenizer, get_tokenizer
+from petrichor_core.contract.schemas import SCHEMAS
+from petrichor_core.text.bm25 import BM25Index
+from petrichor_core.text.lang import has_cjk
+from petrichor_core.text.lexical import build_indexes, render_path
+from petrichor_core.text.tokenize import Tokenizer, get_tokenizer
 from petrichor_serving.recall.access import Access, ReadableNow, Scope, compute_access, page_readable
 from petrichor_serving.recall.dense import maybe_dense, share_identical
 from petrichor_serving.recall.hits import Hit, Window, compact_text

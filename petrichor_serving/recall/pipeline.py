@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from petrichor_pipeline.models.protocols import Embedder
+from petrichor_core.models.protocols import Embedder
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.balance import ArticleStage, keep_leads, leads_after_first, select_articles, sub_query_leads

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from petrichor_pipeline.models.protocols import Embedder
+from petrichor_core.models.protocols import Embedder
 
 
 class QueryVectorCache:

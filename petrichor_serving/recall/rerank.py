@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from petrichor_pipeline.text.tokenize import query_tokens
+from petrichor_core.text.tokenize import query_tokens
 from petrichor_serving.recall.config import DEFAULT_CONFIG
 from petrichor_serving.recall.hits import Hit, knowledge_sentences, normalize_knowledge_text
 

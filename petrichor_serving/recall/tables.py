@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from petrichor_pipeline.contract.manifest import generated_by_model
-from petrichor_pipeline.text.lexical import wiki_extra
+from petrichor_core.contract.manifest import generated_by_model
+from petrichor_core.text.lexical import wiki_extra
 from petrichor_serving.recall.hits import normalize_knowledge_text
 
 

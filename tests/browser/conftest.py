@@ -67,8 +67,8 @@ class Served:
 @pytest.fixture(scope="session")
 def served(built_corpus, tmp_path_factory):
     """The app over the bundled corpus with a key file (the `globex-key` reads tenant globex), on uvicorn."""
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_answer_model, make_embedder
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_answer_model, make_embedder
     from petrichor_serving.app import create_app
     from petrichor_serving.services import ServingSettings, build_services
 

@@ -28,12 +28,12 @@ import pyarrow as pa
 import pytest
 from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter
 
+from petrichor_core.contract.current import read_current
+from petrichor_core.contract.manifest import read_manifest, read_table
+from petrichor_core.contract.schemas import SCHEMAS, UNIQUE
+from petrichor_core.object_store import SnapshotMirror
 from petrichor_pipeline.assets._metadata import EMBED_POOL, MODEL_POOL
-from petrichor_pipeline.contract.current import read_current
-from petrichor_pipeline.contract.manifest import read_manifest, read_table
-from petrichor_pipeline.contract.schemas import SCHEMAS, UNIQUE
 from petrichor_pipeline.jobs import all_assets, bucket_assets
-from petrichor_pipeline.object_store import SnapshotMirror
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.runner import run_build
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of

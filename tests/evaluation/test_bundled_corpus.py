@@ -92,8 +92,8 @@ def test_every_answer_passage_is_reachable_in_some_chunk(bundled):
 
 
 def test_agent_citations_come_from_gold_articles(bundled):
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_answer_model
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_answer_model
 
     snapshot, embedder, doc_of_article, _, questions, scorer = bundled
     chat = make_answer_model(load_settings().with_paths("unused"))

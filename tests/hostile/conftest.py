@@ -26,8 +26,8 @@ FUZZ_KEY = "hostile-fuzz-key"
 def _client(build: BuiltCorpus, monkeypatch: pytest.MonkeyPatch, keys=None):
     from starlette.testclient import TestClient
 
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_answer_model, make_embedder
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_answer_model, make_embedder
     from petrichor_serving.app import create_app
     from petrichor_serving.services import Services, ServingSettings
     from petrichor_serving.snapshot import SnapshotStore

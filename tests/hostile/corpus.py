@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pymupdf
 
+from petrichor_core.text.chunking import LONG_LINE_CHARS, MAX_WHOLE_FENCE_CHARS
 from petrichor_pipeline.sources.corpus import DEFAULT_MAX_FILE_BYTES
-from petrichor_pipeline.text.chunking import LONG_LINE_CHARS, MAX_WHOLE_FENCE_CHARS
 from tests.sources.helpers import add_image_page, add_text_page, write
 
 KB = "hostile"

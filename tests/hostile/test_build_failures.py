@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from petrichor_pipeline.build.issues import FileError
-from petrichor_pipeline.build.preflight import write_problems
+from petrichor_pipeline.builder.issues import FileError
+from petrichor_pipeline.builder.preflight import write_problems
 from tests.conftest import run_cli_build
 from tests.sources.helpers import write
 

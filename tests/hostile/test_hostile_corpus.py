@@ -11,8 +11,8 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from petrichor_pipeline.text.chunking import MAX_CHARS
-from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, MAX_HEADING_PATH_CHARS, MAX_TITLE_CHARS, SNIPPET_MAX_CHARS
+from petrichor_core.text.chunking import MAX_CHARS
+from petrichor_core.text.limits import MAX_HEADING_CHARS, MAX_HEADING_PATH_CHARS, MAX_TITLE_CHARS, SNIPPET_MAX_CHARS
 from tests.hostile.conftest import snapshot_dir
 from tests.hostile.corpus import FENCE_TAIL, GOOD, HOSTILE, LINE_TAIL, OUTSIDE_SECRET
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from petrichor_core.text.chunking import LONG_LINE_CHARS, MAX_CHARS, chunk_markdown
+from petrichor_core.text.index_text import index_text
+from petrichor_core.text.limits import MAX_HEADING_CHARS, MAX_HEADING_PATH_CHARS, MAX_TITLE_CHARS
 from petrichor_pipeline.knowledge.page_index import parse_markdown_tree
 from petrichor_pipeline.sources.markdown import read_markdown
-from petrichor_pipeline.text.chunking import LONG_LINE_CHARS, MAX_CHARS, chunk_markdown
-from petrichor_pipeline.text.index_text import index_text
-from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, MAX_HEADING_PATH_CHARS, MAX_TITLE_CHARS
 from tests.hostile.corpus import FENCE_TAIL, LINE_TAIL, long_line, nested_headings, unclosed_fence
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from petrichor_pipeline.build.history import record_articles
-from petrichor_pipeline.contract.schemas import SCHEMAS
-from petrichor_pipeline.text.normalize import article_version
+from petrichor_core.contract.schemas import SCHEMAS
+from petrichor_core.text.normalize import article_version
+from petrichor_pipeline.builder.history import record_articles
 from petrichor_serving.app import create_app
 from petrichor_serving.auth import KeyStore
 from petrichor_serving.services import Services, ServingSettings

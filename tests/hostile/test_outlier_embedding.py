@@ -10,16 +10,16 @@ import pyarrow as pa
 import pytest
 
 from benchmarks.outliers import heading_line, long_line
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.steps.articles import articles_step
-from petrichor_pipeline.build.steps.chunks import chunks_step
-from petrichor_pipeline.build.steps.windows import window_rows, windows_step
-from petrichor_pipeline.build.vectors import vectors_step
-from petrichor_pipeline.config import BUCKETS, Settings
+from petrichor_core.config import BUCKETS, Settings
+from petrichor_core.text.chunking import chunk_markdown
+from petrichor_core.text.index_text import index_text
+from petrichor_core.text.limits import MAX_EMBEDDED, embedded_rows
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.steps.articles import articles_step
+from petrichor_pipeline.builder.steps.chunks import chunks_step
+from petrichor_pipeline.builder.steps.windows import window_rows, windows_step
+from petrichor_pipeline.builder.vectors import vectors_step
 from petrichor_pipeline.sources.markdown import read_markdown
-from petrichor_pipeline.text.chunking import chunk_markdown
-from petrichor_pipeline.text.index_text import index_text
-from petrichor_pipeline.text.limits import MAX_EMBEDDED, embedded_rows
 from tests.pipeline.test_embedded_tables import CountingEmbedder
 
 SHAPES = {"long line": long_line, "heading line": heading_line}
@@ -113,7 +113,7 @@ def test_the_build_embeds_the_outsized_files_first_rows_and_every_other_article_
 def test_the_questions_step_asks_only_about_the_outsized_files_embedded_chunks(tmp_path) -> None:
     """With a model configured every question is a model call and a question vector: one outsized file costs
     at most `MAX_EMBEDDED["chunk"]` chunks' worth, and the step says what it left out."""
-    from petrichor_pipeline.build.steps.questions import questions_step
+    from petrichor_pipeline.builder.steps.questions import questions_step
 
     kb = tmp_path / "corpus" / "kb"
     kb.mkdir(parents=True)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.outliers import heading_line, long_line, ten_thousand_headings, ten_thousand_sections
-from petrichor_pipeline.build.steps.windows import window_rows
-from petrichor_pipeline.contract.schemas import chunk_id_of
+from petrichor_core.contract.schemas import chunk_id_of
+from petrichor_core.text.chunking import chunk_markdown
+from petrichor_core.text.index_text import index_text
+from petrichor_core.text.limits import MAX_HEADING_CHARS
+from petrichor_core.text.windows import WINDOW_CHARS
+from petrichor_pipeline.builder.steps.windows import window_rows
 from petrichor_pipeline.knowledge.page_index import parse_markdown_tree
 from petrichor_pipeline.sources.markdown import read_markdown
-from petrichor_pipeline.text.chunking import chunk_markdown
-from petrichor_pipeline.text.index_text import index_text
-from petrichor_pipeline.text.limits import MAX_HEADING_CHARS
-from petrichor_pipeline.text.windows import WINDOW_CHARS
 
 SHAPES = {
     "long line": lambda scale: long_line(600_000 * scale),

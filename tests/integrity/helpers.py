@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from petrichor_pipeline.contract.current import read_current, verify_snapshot
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError
+from petrichor_core.contract.current import read_current, verify_snapshot
+from petrichor_core.contract.manifest import MANIFEST_FILE, IntegrityError
 from petrichor_serving.snapshot import load_snapshot
 from tests.conftest import BuiltCorpus
 
@@ -64,8 +64,8 @@ def edit_article(corpus: Path, rel: str = "petrichor-en/overview.md", note: str 
 
 def client_for(data: Path, embedder: Any, *, chat: Any = None) -> TestClient:
     """The HTTP app over `data` (no watcher) with the given embedder and, by default, the offline answerer."""
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_answer_model
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_answer_model
     from petrichor_serving.app import create_app
     from petrichor_serving.services import Services, ServingSettings
     from petrichor_serving.snapshot import SnapshotStore

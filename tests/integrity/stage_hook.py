@@ -40,9 +40,9 @@ def _wrap(module, name: str, stage, target: str) -> None:
 
 
 def main(target: str) -> int:
+    from petrichor_core.contract import current as pointer
     from petrichor_pipeline.assets import chunks, embeddings, knowledge, sources
-    from petrichor_pipeline.build import publish
-    from petrichor_pipeline.contract import current as pointer
+    from petrichor_pipeline.builder import publish
 
     _wrap(sources, "articles_step", "articles", target)
     _wrap(chunks, "chunks_step", "chunks", target)

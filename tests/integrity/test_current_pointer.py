@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from petrichor_pipeline.contract.current import CURRENT_FILE, point_current, read_current
+from petrichor_core.contract.current import CURRENT_FILE, point_current, read_current
 from petrichor_serving.app import create_app
 from petrichor_serving.services import Services, ServingSettings
 from petrichor_serving.snapshot import SnapshotStore

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from petrichor_pipeline.config import ModelEndpoint
-from petrichor_pipeline.models.chat import OpenAIChatModel
+from petrichor_core.config import ModelEndpoint
+from petrichor_core.models.chat import OpenAIChatModel
 from tests.conftest import run_cli_build
 from tests.integrity.helpers import QUESTION, answers, assert_complete, client_for, copy_built, current, edit_article, served_answers
 from tests.models.fake_openai import CHAT, EMBEDDINGS, Reply, chat_reply, embedding_reply, error_reply
@@ -137,9 +137,9 @@ def test_the_embedding_endpoint_down_for_a_whole_build(tmp_path, fake):
 @pytest.mark.parametrize("target,code", [("parquet", errno.EROFS), ("manifest", errno.ENOSPC), ("CURRENT", errno.EROFS)])
 def test_a_write_failure_while_publishing(built_corpus, served_snapshot, tmp_path, monkeypatch, target, code):
     """Root ignores permissions, so the failure is injected where publishing writes (the same OSError a read-only or full disk raises)."""
-    from petrichor_pipeline.build import publish
-    from petrichor_pipeline.contract import current as pointer
-    from petrichor_pipeline.contract import manifest
+    from petrichor_core.contract import current as pointer
+    from petrichor_core.contract import manifest
+    from petrichor_pipeline.builder import publish
 
     _, embedder = served_snapshot
     data, corpus, home = copy_built(built_corpus, tmp_path)

@@ -7,10 +7,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from petrichor_pipeline.contract import vectors as contract_vectors
-from petrichor_pipeline.contract.manifest import IntegrityError
-from petrichor_pipeline.contract.schemas import vector_schema
-from petrichor_pipeline.contract.vectors import open_vector_files, write_identical_file, write_vector_files
+from petrichor_core.contract import vectors as contract_vectors
+from petrichor_core.contract.manifest import IntegrityError
+from petrichor_core.contract.schemas import vector_schema
+from petrichor_core.contract.vectors import open_vector_files, write_identical_file, write_vector_files
 from petrichor_serving.recall.dense import DenseVectors, share_identical
 
 DIM = 8

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from petrichor_pipeline.contract.current import collect_garbage, publish
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, Manifest, new_version
+from petrichor_core.contract.current import collect_garbage, publish
+from petrichor_core.contract.manifest import MANIFEST_FILE, Manifest, new_version
 from tests.conftest import EMBED_CACHE, REPO, run_cli_build
 from tests.integrity.helpers import copy_built, current, edit_article
 

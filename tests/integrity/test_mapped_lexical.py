@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from petrichor_pipeline.contract.lexical_files import LEXICAL_FILES
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, file_entry, read_manifest, read_table
-from petrichor_pipeline.contract.schemas import SCHEMAS
-from petrichor_pipeline.text import lexical
+from petrichor_core.contract.lexical_files import LEXICAL_FILES
+from petrichor_core.contract.manifest import MANIFEST_FILE, file_entry, read_manifest, read_table
+from petrichor_core.contract.schemas import SCHEMAS
+from petrichor_core.text import lexical
 from petrichor_serving.snapshot import INDEX_ONLY, load_snapshot
 from tests.integrity.helpers import assert_refused_when_damaged, copy_built, current
 
@@ -61,7 +61,7 @@ def test_a_damaged_mapped_file_is_refused_with_its_name(built_corpus, served_sna
 
 def test_postings_of_another_tokenizer_revision_are_not_served(built_corpus, served_snapshot, tmp_path, monkeypatch):
     """A snapshot whose postings an older tokenizer wrote is searched with postings built at load instead."""
-    from petrichor_pipeline.text.tokenize import get_tokenizer
+    from petrichor_core.text.tokenize import get_tokenizer
     from petrichor_serving.recall import index as recall_index
 
     snap, embedder = served_snapshot

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from petrichor_pipeline.contract.current import verify_snapshot
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, file_entry, read_manifest, read_table
-from petrichor_pipeline.contract.mapped import MAPPED_TABLES
+from petrichor_core.contract.current import verify_snapshot
+from petrichor_core.contract.manifest import MANIFEST_FILE, file_entry, read_manifest, read_table
+from petrichor_core.contract.mapped import MAPPED_TABLES
 from petrichor_serving.snapshot import load_snapshot
 from tests.integrity.helpers import assert_refused_when_damaged, copy_built, current
 

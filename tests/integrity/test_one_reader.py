@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from petrichor_pipeline.contract import reader
-from petrichor_pipeline.contract.current import verify_snapshot
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError
-from petrichor_pipeline.contract.reader import FileCheck
+from petrichor_core.contract import reader
+from petrichor_core.contract.current import verify_snapshot
+from petrichor_core.contract.manifest import MANIFEST_FILE, IntegrityError
+from petrichor_core.contract.reader import FileCheck
 from petrichor_serving.snapshot import load_snapshot
 from tests.integrity.helpers import copy_built, current, damage_file
 

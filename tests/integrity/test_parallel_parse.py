@@ -33,8 +33,8 @@ def parse(*args, **kwargs):
             inside[0] -= 1
 
 ast.parse = parse
-from petrichor_pipeline.contract.files import load_npy, save_npy
-from petrichor_pipeline.contract.schemas import SCHEMAS, validate_table
+from petrichor_core.contract.files import load_npy, save_npy
+from petrichor_core.contract.schemas import SCHEMAS, validate_table
 
 path = Path(sys.argv[1]) / "m.npy"
 save_npy(str(path), np.arange(12, dtype=np.float32).reshape(3, 4))

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from petrichor_pipeline.contract.current import CURRENT_FILE, collect_garbage, mark_staged, publish, published_snapshots
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, Manifest, write_manifest
-from petrichor_pipeline.versions import SCHEMA_VERSION
+from petrichor_core.contract.current import CURRENT_FILE, collect_garbage, mark_staged, publish, published_snapshots
+from petrichor_core.contract.manifest import MANIFEST_FILE, Manifest, write_manifest
+from petrichor_core.versions import SCHEMA_VERSION
 from petrichor_serving.app import create_app
 from petrichor_serving.services import Services, ServingSettings
 from petrichor_serving.snapshot import SnapshotStore

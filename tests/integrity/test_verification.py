@@ -9,12 +9,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from petrichor_pipeline.contract.current import verify_snapshot
-from petrichor_pipeline.contract.files import write_text_atomic
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, IntegrityError, file_entry
-from petrichor_pipeline.contract.mapped import write_ipc
-from petrichor_pipeline.contract.schemas import SCHEMAS
-from petrichor_pipeline.contract.vectors import open_vector_table, vector_digest
+from petrichor_core.contract.current import verify_snapshot
+from petrichor_core.contract.files import write_text_atomic
+from petrichor_core.contract.manifest import MANIFEST_FILE, IntegrityError, file_entry
+from petrichor_core.contract.mapped import write_ipc
+from petrichor_core.contract.schemas import SCHEMAS
+from petrichor_core.contract.vectors import open_vector_table, vector_digest
 from petrichor_serving.snapshot import load_snapshot
 from tests.conftest import run_cli_build
 from tests.integrity.helpers import answers, assert_complete, client_for, copy_built, current, served_answers
@@ -180,7 +180,7 @@ def test_a_bad_current_falls_back_reports_degraded_and_the_next_build_repairs_it
 
 def test_loading_hashes_every_file_the_manifest_names(built_corpus, served_snapshot, monkeypatch):
     """The load hashes its files on several threads, largest first (`snapshot._verify_jobs`): none is left out."""
-    import petrichor_pipeline.contract.manifest as manifest_module
+    import petrichor_core.contract.manifest as manifest_module
 
     snap, embedder = served_snapshot
     data, version = built_corpus.data_dir, snap.version

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from petrichor_pipeline.models.protocols import ModelError
+from petrichor_core.models.protocols import ModelError
 
 Script = Callable[..., dict[str, Any]]
 

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from petrichor_pipeline.contract.schemas import SCHEMAS, conform
+from petrichor_core.contract.schemas import SCHEMAS, conform
 from petrichor_pipeline.knowledge.aggregate import aggregate_wiki, render_aggregated_page
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge, LinkContribution, PageContribution, SourceRef
 
@@ -124,7 +124,7 @@ def _merged_without_shortcuts(title: str, bodies: list[str]) -> list[str]:
     first of each lowercased, whitespace-collapsed form kept."""
     import re
 
-    from petrichor_pipeline.text.markdown import is_title_line
+    from petrichor_core.text.markdown import is_title_line
 
     kept, seen = [f"# {title}"], set()
     for body in (b.strip() for b in bodies if b.strip()):

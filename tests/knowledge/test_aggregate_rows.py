@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.contract.schemas import chunk_id_of
+from petrichor_core.contract.schemas import chunk_id_of
 from petrichor_pipeline.knowledge.aggregate import aggregate_wiki
 
 KEYS = ["entity-a", "entity-b", "concept-ç", "source-x", "entity-缓存"]

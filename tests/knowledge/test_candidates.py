@@ -1,3 +1,4 @@
+from petrichor_core.models.protocols import CallContext
 from petrichor_pipeline.knowledge.candidates import (
     Candidate,
     ExistingPage,
@@ -9,7 +10,6 @@ from petrichor_pipeline.knowledge.candidates import (
     normalize_candidates,
     normalize_relations,
 )
-from petrichor_pipeline.models.protocols import CallContext
 
 from .doubles import ScriptedChatModel, fails, returns
 

@@ -34,7 +34,7 @@ def test_empty_guide():
 
 
 def test_prepared_guide_sits_between_rules_and_contract_line():
-    from petrichor_pipeline.models.prompts import CONTRACT_WINS_LINE, QUESTIONS, system_prompt
+    from petrichor_core.models.prompts import CONTRACT_WINS_LINE, QUESTIONS, system_prompt
 
     prompt = system_prompt(QUESTIONS.system, prepare_guide("<!-- 备注 -->\n# 读者\n\n运维工程师。\n# 空\n"))
     assert "备注" not in prompt and "# 空" not in prompt and "运维工程师" in prompt

@@ -1,6 +1,7 @@
 import hashlib
 
-from petrichor_pipeline.contract.schemas import to_table
+from petrichor_core.contract.schemas import to_table
+from petrichor_core.models.protocols import CallContext
 from petrichor_pipeline.knowledge.page_index import (
     build_page_index,
     local_tree_summary,
@@ -11,7 +12,6 @@ from petrichor_pipeline.knowledge.page_index import (
     tree_hash,
     tree_node_rows,
 )
-from petrichor_pipeline.models.protocols import CallContext
 
 from .doubles import ScriptedChatModel, fails, returns
 

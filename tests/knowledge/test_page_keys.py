@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from petrichor_core.models.protocols import CallContext
 from petrichor_pipeline.knowledge.candidates import ExistingPage, extract_candidates
 from petrichor_pipeline.knowledge.page_keys import (
     CandidateKey,
@@ -13,7 +14,6 @@ from petrichor_pipeline.knowledge.page_keys import (
     normalize_any_page_key,
     normalize_page_key,
 )
-from petrichor_pipeline.models.protocols import CallContext
 
 from .doubles import ScriptedChatModel, returns
 

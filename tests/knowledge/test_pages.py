@@ -1,6 +1,6 @@
+from petrichor_core.models.protocols import CallContext
 from petrichor_pipeline.knowledge.candidates import Candidate, Relation
 from petrichor_pipeline.knowledge.pages import fallback_page, generate_pages, normalize_generated_page_content
-from petrichor_pipeline.models.protocols import CallContext
 
 from .doubles import ScriptedChatModel, fails, returns
 

@@ -3,9 +3,9 @@ import time
 
 import pytest
 
+from petrichor_core.models.protocols import CallContext, ModelError
 from petrichor_pipeline.knowledge.batching import batch_by_budget, map_ordered
 from petrichor_pipeline.knowledge.questions import generate_questions, normalize_questions, template_questions
-from petrichor_pipeline.models.protocols import CallContext, ModelError
 
 from .doubles import ScriptedChatModel, chunk, fails, returns
 
@@ -152,7 +152,7 @@ def test_no_chunks_no_calls():
 
 
 def test_accepts_chunker_output():
-    chunking = pytest.importorskip("petrichor_pipeline.text.chunking")
+    chunking = pytest.importorskip("petrichor_core.text.chunking")
     md = "导语一段。\n\n# 安装\n\n## Docker\n\n步骤 A\n\n## 源码\n\n步骤 B\n\n# 运维\n\n内容 C"
     chunks = chunking.chunk_markdown(md, "部署指南").chunks
     res = generate_questions(chunks, ScriptedChatModel(generate_questions=returns({"questions": {}})), CTX)

@@ -1,6 +1,6 @@
+from petrichor_core.models.protocols import CallContext
 from petrichor_pipeline.knowledge.candidates import Candidate, ExistingPage
 from petrichor_pipeline.knowledge.taxonomy import existing_folders, normalize_category_path, plan_categories
-from petrichor_pipeline.models.protocols import CallContext
 
 from .doubles import ScriptedChatModel, fails, returns
 

@@ -1,5 +1,6 @@
 import json
 
+from petrichor_core.models.protocols import CallContext
 from petrichor_pipeline.knowledge.candidates import ExistingPage
 from petrichor_pipeline.knowledge.wiki import (
     ArticleInput,
@@ -8,7 +9,6 @@ from petrichor_pipeline.knowledge.wiki import (
     SourceRef,
     build_article_knowledge,
 )
-from petrichor_pipeline.models.protocols import CallContext
 
 from .doubles import ScriptedChatModel, chunk, fails, returns
 

@@ -8,13 +8,13 @@ import time
 
 import pytest
 
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint
-from petrichor_pipeline.models import prompts as PROMPTS
-from petrichor_pipeline.models.chat import OpenAIChatModel
-from petrichor_pipeline.models.prompts import CONTRACT_WINS_LINE
-from petrichor_pipeline.models.protocols import CallContext, EvidenceText, ModelError, QuestionChunk, UsageMeter
-from petrichor_pipeline.models.usage import RunMeter
-from petrichor_pipeline.versions import CHAT_PROMPT_VERSION
+from petrichor_core.config import BuildLimits, ModelEndpoint
+from petrichor_core.models import prompts as PROMPTS
+from petrichor_core.models.chat import OpenAIChatModel
+from petrichor_core.models.prompts import CONTRACT_WINS_LINE
+from petrichor_core.models.protocols import CallContext, EvidenceText, ModelError, QuestionChunk, UsageMeter
+from petrichor_core.models.usage import RunMeter
+from petrichor_core.versions import CHAT_PROMPT_VERSION
 
 from .fake_openai import CHAT, FakeOpenAI, Reply, chat_reply, error_reply
 

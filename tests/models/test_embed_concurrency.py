@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint, load_settings
-from petrichor_pipeline.models.embedding import OpenAIEmbedder
-from petrichor_pipeline.models.protocols import ModelError
-from petrichor_pipeline.models.providers import make_embedder
+from petrichor_core.config import BuildLimits, ModelEndpoint, load_settings
+from petrichor_core.models.embedding import OpenAIEmbedder
+from petrichor_core.models.protocols import ModelError
+from petrichor_core.models.providers import make_embedder
 
 from .fake_openai import EMBEDDINGS, FakeOpenAI, Reply, embedding_reply, error_reply
 

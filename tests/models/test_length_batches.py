@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint
-from petrichor_pipeline.models.embedding import OpenAIEmbedder, embed_by_length, length_batches
+from petrichor_core.config import BuildLimits, ModelEndpoint
+from petrichor_core.models.embedding import OpenAIEmbedder, embed_by_length, length_batches
 
 from .fake_openai import EMBEDDINGS, FakeOpenAI, embedding_reply
 

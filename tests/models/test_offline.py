@@ -7,8 +7,8 @@ import re
 import jieba
 import pytest
 
-from petrichor_pipeline.models.offline.model import OfflineChatModel
-from petrichor_pipeline.models.protocols import (
+from petrichor_core.models.offline.model import OfflineChatModel
+from petrichor_core.models.protocols import (
     CallContext,
     CandidateRequest,
     EvidenceText,
@@ -17,8 +17,8 @@ from petrichor_pipeline.models.protocols import (
     TreeNodeText,
     UsageMeter,
 )
-from petrichor_pipeline.text.lang import NOT_FOUND, has_cjk, init_jieba
-from petrichor_pipeline.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
+from petrichor_core.text.lang import NOT_FOUND, has_cjk, init_jieba
+from petrichor_core.versions import CHAT_PROMPT_VERSION, OFFLINE_MODEL_VERSION
 from petrichor_serving.answer.answerer import OfflineAnswerer
 
 ANSWERER = OfflineAnswerer()
@@ -315,7 +315,7 @@ def test_catalog_without_sections_groups_pages_under_the_names_they_mention(mode
     ],
 )
 def test_the_heading_becomes_the_first_question(path: tuple[str, ...], expected: str) -> None:
-    from petrichor_pipeline.models.offline.questions import chunk_questions, heading_question
+    from petrichor_core.models.offline.questions import chunk_questions, heading_question
 
     lang = "zh" if has_cjk(path[-1]) else "en"
     content = "使用 docker compose up -d 启动 Redis 服务。" if lang == "zh" else "Set fullLogoWidth to change the logo width."
@@ -351,7 +351,7 @@ def test_answer_prefers_the_higher_ranked_evidence_among_equal_matches(model: Of
 
 @pytest.mark.parametrize("doc", [ZH_DOC, EN_DOC], ids=["zh", "en"])
 def test_offline_replies_meet_the_same_contracts_as_a_model_endpoint(doc: str) -> None:
-    from petrichor_pipeline.models import prompts
+    from petrichor_core.models import prompts
 
     model = OfflineChatModel()
     ctx = CallContext(article_id="a1")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.models.protocols import EvidenceText
+from petrichor_core.models.protocols import EvidenceText
 from petrichor_serving.answer.answer_types import asked_type, holds_answer
 from petrichor_serving.answer.answers import answer, score_units
 

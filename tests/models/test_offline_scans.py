@@ -6,9 +6,9 @@ import jieba.posseg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.models.offline.candidates import _ACRONYM, _acronym_matches
-from petrichor_pipeline.models.offline.terms import _longer_phrases, tagged_words
-from petrichor_pipeline.text.lang import init_jieba
+from petrichor_core.models.offline.candidates import _ACRONYM, _acronym_matches
+from petrichor_core.models.offline.terms import _longer_phrases, tagged_words
+from petrichor_core.text.lang import init_jieba
 
 PIECES = [
     "RRF",

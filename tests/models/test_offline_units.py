@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.models.protocols import EvidenceText
+from petrichor_core.models.protocols import EvidenceText
 from petrichor_serving.answer.address import addresses_the_assistant
 from petrichor_serving.answer.answers import answer, answer_units
 

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from petrichor_pipeline.models.offline import worker
-from petrichor_pipeline.models.offline.model import OfflineChatModel
-from petrichor_pipeline.models.protocols import CallContext, CandidateRequest, QuestionChunk, TreeNodeText
+from petrichor_core.models.offline import worker
+from petrichor_core.models.offline.model import OfflineChatModel
+from petrichor_core.models.protocols import CallContext, CandidateRequest, QuestionChunk, TreeNodeText
 
 REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = textwrap.dedent(
     """
     import json, sys
-    from petrichor_pipeline.models.offline.worker import offline_worker
-    from petrichor_pipeline.text.lang import jieba_loaded
+    from petrichor_core.models.offline.worker import offline_worker
+    from petrichor_core.text.lang import jieba_loaded
     from tests.models.test_offline_worker import answers
 
     with offline_worker() as lease:
@@ -59,7 +59,7 @@ def test_a_fresh_process_hands_chinese_work_to_the_worker_and_gets_the_same_answ
 
 
 def test_no_worker_without_chinese_or_where_jieba_is_loaded():
-    from petrichor_pipeline.text.lang import init_jieba, jieba_loaded
+    from petrichor_core.text.lang import init_jieba, jieba_loaded
 
     if not jieba_loaded():
         with worker.offline_worker() as lease:

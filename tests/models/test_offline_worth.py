@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.models.offline.candidates import defines, extract_candidates, worth_a_page
-from petrichor_pipeline.models.offline.terms import CONCEPT, ENTITY, Term
-from petrichor_pipeline.models.protocols import CandidateRequest
-from petrichor_pipeline.text.prose import split_sentences
+from petrichor_core.models.offline.candidates import defines, extract_candidates, worth_a_page
+from petrichor_core.models.offline.terms import CONCEPT, ENTITY, Term
+from petrichor_core.models.protocols import CandidateRequest
+from petrichor_core.text.prose import split_sentences
 
 
 def concept(text: str) -> Term:

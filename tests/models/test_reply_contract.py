@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from petrichor_pipeline.models import prompts
-from petrichor_pipeline.models.protocols import ModelError
-from petrichor_pipeline.models.reply_contract import INTEGER, STRING, Contract, ContractViolation, arr, keyed, obj
+from petrichor_core.models import prompts
+from petrichor_core.models.protocols import ModelError
+from petrichor_core.models.reply_contract import INTEGER, STRING, Contract, ContractViolation, arr, keyed, obj
 
 PAGES = prompts.PAGES.contract
 QUESTIONS = prompts.QUESTIONS.contract

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.text.prose import cut, split_sentences, strip_section_number
+from petrichor_core.text.prose import cut, split_sentences, strip_section_number
 
 DOC = """导语一段。
 

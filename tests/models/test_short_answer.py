@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.models.protocols import EvidenceText
+from petrichor_core.models.protocols import EvidenceText
 from petrichor_serving.answer.answer_types import defined_term, expand_acronym, find_spans, is_yes_no, short_kind
 from petrichor_serving.answer.answers import UNDECIDED, answer
 

@@ -11,12 +11,10 @@ from typing import Any
 
 import pytest
 
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint, load_settings
-from petrichor_pipeline.knowledge.candidates import extract_candidates
-from petrichor_pipeline.knowledge.questions import generate_questions, template_questions
-from petrichor_pipeline.models import prompts
-from petrichor_pipeline.models.chat import OpenAIChatModel
-from petrichor_pipeline.models.protocols import (
+from petrichor_core.config import BuildLimits, ModelEndpoint, load_settings
+from petrichor_core.models import prompts
+from petrichor_core.models.chat import OpenAIChatModel
+from petrichor_core.models.protocols import (
     CallContext,
     CandidateRequest,
     EvidenceText,
@@ -26,6 +24,8 @@ from petrichor_pipeline.models.protocols import (
     TreeNodeText,
     UsageMeter,
 )
+from petrichor_pipeline.knowledge.candidates import extract_candidates
+from petrichor_pipeline.knowledge.questions import generate_questions, template_questions
 
 from .fake_openai import CHAT, FakeOpenAI, Reply, chat_reply, error_reply
 

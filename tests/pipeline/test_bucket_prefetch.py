@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from petrichor_pipeline.build import bucket_prefetch, publish
-from petrichor_pipeline.build.publish import stage_snapshot
-from petrichor_pipeline.build.warehouse import Warehouse
+from petrichor_pipeline.builder import bucket_prefetch, publish
+from petrichor_pipeline.builder.publish import stage_snapshot
+from petrichor_pipeline.builder.warehouse import Warehouse
 from petrichor_pipeline.resources import build_context
 from tests.conftest import isolated_env
 from tests.pipeline.tiny_corpus import copy_tree

@@ -7,8 +7,8 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from petrichor_pipeline.contract.current import read_current
-from petrichor_pipeline.contract.schemas import SCHEMAS
+from petrichor_core.contract.current import read_current
+from petrichor_core.contract.schemas import SCHEMAS
 from tests.conftest import run_cli_build
 
 pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subprocess

@@ -7,9 +7,9 @@ import itertools
 import pyarrow as pa
 
 from petrichor_pipeline.assets._metadata import UI_ISSUES, bucket_metadata
-from petrichor_pipeline.build.incremental import BucketResult
-from petrichor_pipeline.build.issues import BuildWarning, FileError, read_run_issues, write_run_issues
-from petrichor_pipeline.build.steps.articles import scan_buckets
+from petrichor_pipeline.builder.incremental import BucketResult
+from petrichor_pipeline.builder.issues import BuildWarning, FileError, read_run_issues, write_run_issues
+from petrichor_pipeline.builder.steps.articles import scan_buckets
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.runner import BuildSummary, _count_articles
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from petrichor_pipeline.build.lock import LOCK_FILE, BuildLocked, build_lock
+from petrichor_pipeline.builder.lock import LOCK_FILE, BuildLocked, build_lock
 from tests.conftest import EMBED_CACHE, REPO
 from tests.pipeline.snapshot_io import snapshot_rows
 from tests.pipeline.tiny_corpus import build, write_corpus
@@ -34,7 +34,7 @@ def test_a_held_lock_refuses_a_second_holder_after_the_wait(tmp_path):
 
 
 def test_a_killed_holder_releases_the_lock(tmp_path):
-    code = f"from pathlib import Path; from petrichor_pipeline.build.lock import build_lock\nwith build_lock(Path({str(tmp_path)!r})):\n print('held', flush=True)\n import time; time.sleep(120)"
+    code = f"from pathlib import Path; from petrichor_pipeline.builder.lock import build_lock\nwith build_lock(Path({str(tmp_path)!r})):\n print('held', flush=True)\n import time; time.sleep(120)"
     holder = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"

@@ -15,7 +15,7 @@ from rich.console import Console
 from petrichor import build_progress
 from petrichor.build_progress import BuildProgress
 from petrichor.cli import main
-from petrichor_pipeline.build.context import StageListener, StepCount, StepCounter
+from petrichor_pipeline.builder.context import StageListener, StepCount, StepCounter
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.runner import run_build
 from tests.conftest import isolated_env

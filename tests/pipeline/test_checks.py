@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import AssetSelection, DagsterInstance, Definitions
 
-from petrichor_pipeline.config import load_settings
+from petrichor_core.config import load_settings
 from petrichor_pipeline.definitions import all_assets
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
 from petrichor_pipeline.snapshot_checks import ASSET_CHECKS, BLOCKING

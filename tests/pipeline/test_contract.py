@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.contract.current import collect_garbage, publish, read_current
-from petrichor_pipeline.contract.manifest import Manifest, read_manifest
-from petrichor_pipeline.contract.schemas import to_table, validate_table
-from petrichor_pipeline.versions import SCHEMA_VERSION
+from petrichor_core.contract.current import collect_garbage, publish, read_current
+from petrichor_core.contract.manifest import Manifest, read_manifest
+from petrichor_core.contract.schemas import to_table, validate_table
+from petrichor_core.versions import SCHEMA_VERSION
 
 
 def _manifest(version: str) -> Manifest:

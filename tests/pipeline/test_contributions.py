@@ -6,9 +6,9 @@ import json
 import pyarrow as pa
 from hypothesis import given, settings
 
-from petrichor_pipeline.build.contributions import read_contributions, upgrade_legacy
-from petrichor_pipeline.build.warehouse import Warehouse
-from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA, LEGACY_CANDIDATE_SCHEMA
+from petrichor_core.contract.schemas import CANDIDATE_SCHEMA, LEGACY_CANDIDATE_SCHEMA
+from petrichor_pipeline.builder.contributions import read_contributions, upgrade_legacy
+from petrichor_pipeline.builder.warehouse import Warehouse
 from petrichor_pipeline.knowledge.aggregate import aggregate_contributions, aggregate_wiki
 from petrichor_pipeline.knowledge.wiki import ArticleKnowledge, contribution_digest
 from tests.knowledge.test_aggregate_reuse import articles, corpus

@@ -40,7 +40,7 @@ def _stale_on(home, data, corpus) -> list[str]:
     """The buckets the instance at `home` reports stale for `corpus`."""
     from dagster import DagsterInstance
 
-    from petrichor_pipeline.build.steps.articles import current_bucket_versions
+    from petrichor_pipeline.builder.steps.articles import current_bucket_versions
     from petrichor_pipeline.definitions import PARTITIONED_ASSETS
     from petrichor_pipeline.resources import build_context
     from petrichor_pipeline.staleness import stale_buckets

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from petrichor.cli import _dagster_home, main
-from petrichor_pipeline.config import load_settings
+from petrichor_core.config import load_settings
 from tests.conftest import EMBED_CACHE
 from tests.pipeline.tiny_corpus import FAST, write_corpus
 

@@ -10,11 +10,11 @@ import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
 from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 
+from petrichor_core.contract.current import read_current
 from petrichor_pipeline import runner
 from petrichor_pipeline.assets import snapshot as snapshot_assets
-from petrichor_pipeline.build.warehouse import Warehouse
+from petrichor_pipeline.builder.warehouse import Warehouse
 from petrichor_pipeline.checks import SNAPSHOT_CHECKS
-from petrichor_pipeline.contract.current import read_current
 from petrichor_pipeline.definitions import ASSET_CHECKS, defs
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
 from tests.conftest import CORPUS, run_cli_build

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from dagster import AssetKey, DagsterInstance
 
-from petrichor_pipeline.build.steps.articles import current_bucket_versions
+from petrichor_pipeline.builder.steps.articles import current_bucket_versions
 from petrichor_pipeline.definitions import PARTITIONED_ASSETS, defs
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of

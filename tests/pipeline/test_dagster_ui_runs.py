@@ -16,7 +16,7 @@ from dagster import (
 )
 from dagster._core.definitions.reconstruct import ReconstructableRepository
 
-from petrichor_pipeline.build.steps.articles import current_bucket_versions
+from petrichor_pipeline.builder.steps.articles import current_bucket_versions
 from petrichor_pipeline.definitions import PUBLISH_ASSETS, defs
 from petrichor_pipeline.jobs import PUBLISH_TAG, asset_keys, bucket_assets, build_and_publish_job
 from petrichor_pipeline.resources import build_context

@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from dagster import AssetKey, DagsterInstance, materialize
 
-from petrichor_pipeline.build.warehouse import Warehouse
-from petrichor_pipeline.config import load_settings
+from petrichor_core.config import load_settings
+from petrichor_pipeline.builder.warehouse import Warehouse
 from petrichor_pipeline.definitions import PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets, defs
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of

@@ -8,11 +8,11 @@ import pyarrow as pa
 import pytest
 from dagster import DagsterInstance
 
+from petrichor_core.contract.current import read_current
+from petrichor_core.contract.manifest import read_manifest, read_table
+from petrichor_core.contract.schemas import SCHEMAS, UNIQUE
 from petrichor_pipeline.assets._metadata import MODEL_TAG
-from petrichor_pipeline.build.steps.articles import current_bucket_versions
-from petrichor_pipeline.contract.current import read_current
-from petrichor_pipeline.contract.manifest import read_manifest, read_table
-from petrichor_pipeline.contract.schemas import SCHEMAS, UNIQUE
+from petrichor_pipeline.builder.steps.articles import current_bucket_versions
 from petrichor_pipeline.definitions import PARTITIONED_ASSETS
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.runner import run_build

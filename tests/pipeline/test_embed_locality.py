@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from petrichor_core.config import BuildLimits, ModelEndpoint, Settings
+from petrichor_core.models import providers
+from petrichor_core.models.providers import EMBED_PROVIDERS, EmbedProvider, embed_provider_entry
 from petrichor_pipeline.assets._metadata import EMBED_STEP, MODEL_TAG
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint, Settings
 from petrichor_pipeline.jobs import model_step_limits
-from petrichor_pipeline.models import providers
-from petrichor_pipeline.models.providers import EMBED_PROVIDERS, EmbedProvider, embed_provider_entry
 
 ONE_AT_A_TIME = [{"key": MODEL_TAG, "limit": 1}]
 SETTINGS = Settings(data_dir=Path("data"), corpus_dir=Path("corpus"), limits=BuildLimits(model_concurrency=64, embed_concurrency=16))

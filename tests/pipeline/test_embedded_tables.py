@@ -8,12 +8,12 @@ import shutil
 import numpy as np
 import pytest
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.build.vectors import vectors_step
-from petrichor_pipeline.config import BUCKETS, Settings
-from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX
-from petrichor_pipeline.contract.route_tables import QUESTION_VECTORS, searched_vector_tables
-from petrichor_pipeline.contract.schemas import VECTOR_TABLES
+from petrichor_core.config import BUCKETS, Settings
+from petrichor_core.contract.manifest import OFFLINE_CHAT_PREFIX
+from petrichor_core.contract.route_tables import QUESTION_VECTORS, searched_vector_tables
+from petrichor_core.contract.schemas import VECTOR_TABLES
+from petrichor_pipeline.builder.context import BuildContext
+from petrichor_pipeline.builder.vectors import vectors_step
 from petrichor_serving.recall import RecallConfig, Scope, routes, search
 from tests.conftest import CORPUS
 from tests.pipeline.snapshot_io import current_version, snapshot_rows

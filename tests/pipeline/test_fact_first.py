@@ -72,8 +72,8 @@ def _write_corpus(root: Path) -> Path:
 
 
 def test_a_scoped_fact_question_gets_the_runbook_chunk_first(tmp_path, monkeypatch):
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_embedder
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_embedder
     from petrichor_serving.recall import Scope, search
     from petrichor_serving.snapshot import SnapshotStore
 

@@ -10,11 +10,11 @@ import time
 
 import pyarrow.parquet as pq
 
-from petrichor_pipeline.build.history import DAY_S, collect_history, record_articles
-from petrichor_pipeline.contract.history import ArticleRecord, article_record_path, pin_path, read_article_records, scope_key
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE
-from petrichor_pipeline.contract.schemas import to_table
-from petrichor_pipeline.text.normalize import article_version
+from petrichor_core.contract.history import ArticleRecord, article_record_path, pin_path, read_article_records, scope_key
+from petrichor_core.contract.manifest import MANIFEST_FILE
+from petrichor_core.contract.schemas import to_table
+from petrichor_core.text.normalize import article_version
+from petrichor_pipeline.builder.history import DAY_S, collect_history, record_articles
 from petrichor_serving.agent.trace import Trace, TraceStore
 
 

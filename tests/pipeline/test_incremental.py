@@ -7,7 +7,7 @@ import uuid
 import pytest
 from dagster import DagsterInstance
 
-from petrichor_pipeline.build import bucket_prefetch, publish
+from petrichor_pipeline.builder import bucket_prefetch, publish
 from petrichor_pipeline.resources import build_context
 from petrichor_pipeline.runner import run_build
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of
@@ -88,9 +88,9 @@ def test_deleted_article_disappears_with_its_wiki_contribution(built_corpus, tmp
 def test_fresh_buckets_inside_the_run_range_are_left_alone_and_the_corpus_is_scanned_once(built_corpus, tmp_path, monkeypatch):
     """Two edits far apart: one run over the range between them, whose steps skip the fresh buckets inside it
     (their warehouse files untouched, their recorded state kept), and one corpus scan for the whole build."""
-    from petrichor_pipeline.build import context as build_context_module
-    from petrichor_pipeline.build.steps.articles import current_bucket_versions
-    from petrichor_pipeline.config import BUCKETS
+    from petrichor_core.config import BUCKETS
+    from petrichor_pipeline.builder import context as build_context_module
+    from petrichor_pipeline.builder.steps.articles import current_bucket_versions
     from petrichor_pipeline.definitions import PARTITIONED_ASSETS
     from petrichor_pipeline.staleness import stale_buckets
 
@@ -129,9 +129,9 @@ def test_an_incremental_wiki_reuses_unchanged_pages_and_equals_a_full_aggregatio
 
     from dagster import AssetKey
 
-    from petrichor_pipeline.build.warehouse import Warehouse
-    from petrichor_pipeline.config import BUCKETS
-    from petrichor_pipeline.contract.schemas import CANDIDATE_SCHEMA
+    from petrichor_core.config import BUCKETS
+    from petrichor_core.contract.schemas import CANDIDATE_SCHEMA
+    from petrichor_pipeline.builder.warehouse import Warehouse
     from petrichor_pipeline.knowledge.aggregate import aggregate_wiki
     from petrichor_pipeline.knowledge.wiki import ArticleKnowledge
     from tests.pipeline.snapshot_io import KEYS
@@ -162,7 +162,7 @@ def test_an_incremental_wiki_reuses_unchanged_pages_and_equals_a_full_aggregatio
 def test_an_edited_article_asks_the_model_only_about_its_changed_chunks(built_corpus, tmp_path, monkeypatch):
     """Questions are remembered per chunk request: appending a section asks about the new chunk alone, the
     article's other chunks keep their questions, and `--full` asks about every chunk again."""
-    from petrichor_pipeline.models.offline.model import OfflineChatModel
+    from petrichor_core.models.offline.model import OfflineChatModel
 
     corpus, data, _ = built_corpus.copy_to(tmp_path)
     before = current_version(data)

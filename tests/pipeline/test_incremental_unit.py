@@ -8,9 +8,9 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.build.incremental import ArticleOutput, ArticleRows, _assemble, _assemble_by_sort, per_article_step
-from petrichor_pipeline.build.issues import FileError
-from petrichor_pipeline.build.warehouse import Warehouse
+from petrichor_pipeline.builder.incremental import ArticleOutput, ArticleRows, _assemble, _assemble_by_sort, per_article_step
+from petrichor_pipeline.builder.issues import FileError
+from petrichor_pipeline.builder.warehouse import Warehouse
 
 SCHEMA = pa.schema([("article_id", pa.string()), ("value", pa.string())])
 

@@ -11,7 +11,7 @@ from dagster import AssetMaterialization, DagsterInstance
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
-from petrichor_pipeline.build.instance_sqlite import held_instance_storage
+from petrichor_pipeline.builder.instance_sqlite import held_instance_storage
 
 FULL, NORMAL = 2, 1
 
@@ -180,7 +180,7 @@ def test_new_run_files_in_the_block_are_what_dagster_makes_without_loading_alemb
 
 
 def test_a_run_file_that_appears_meanwhile_is_not_overwritten(tmp_path: Path) -> None:
-    from petrichor_pipeline.build.instance_sqlite import _copy_new
+    from petrichor_pipeline.builder.instance_sqlite import _copy_new
 
     template, target = tmp_path / "template.db", tmp_path / "run.db"
     template.write_bytes(b"template")

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from petrichor_pipeline.build import lexical_parts
-from petrichor_pipeline.build.publish import _bucket_tables, assemble_tables
-from petrichor_pipeline.build.warehouse import Warehouse
-from petrichor_pipeline.config import BUCKETS
+from petrichor_core.config import BUCKETS
+from petrichor_core.text import lexical
+from petrichor_pipeline.builder import lexical_parts
+from petrichor_pipeline.builder.publish import _bucket_tables, assemble_tables
+from petrichor_pipeline.builder.warehouse import Warehouse
 from petrichor_pipeline.resources import build_context
-from petrichor_pipeline.text import lexical
 from tests.conftest import isolated_env
 
 pytestmark = pytest.mark.slow  # copies the built corpus
@@ -169,7 +169,7 @@ def test_an_edited_wiki_page_is_counted_from_its_earlier_text(built_corpus, tmp_
 
 
 def _empty_tables() -> dict[str, pa.Table]:
-    from petrichor_pipeline.contract.schemas import SCHEMAS
+    from petrichor_core.contract.schemas import SCHEMAS
 
     return {name: SCHEMAS[name].empty_table() for name in ("articles", "chunks", "chunk_windows", "questions", "tree_nodes")}
 
@@ -200,7 +200,7 @@ def test_page_hashes_from_the_buffers_equal_those_of_the_documents(rows, cut):
 def test_the_wiki_step_keeps_the_table_it_replaces_for_the_earlier_texts(built_corpus, tmp_path, monkeypatch):
     """Each run of the wiki step moves the table it replaces aside; staging reads an edited page's earlier
     text from it. A warehouse without a current table keeps no stale one."""
-    from petrichor_pipeline.build.steps.wiki_pages import REPLACED, replaced_pages, wiki_pages_step
+    from petrichor_pipeline.builder.steps.wiki_pages import REPLACED, replaced_pages, wiki_pages_step
 
     ctx = _warehouse_copy(built_corpus, tmp_path, monkeypatch)
     wh = ctx.warehouse

@@ -8,7 +8,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.build.link_cache import linked_lists
+from petrichor_pipeline.builder.link_cache import linked_lists
 from petrichor_pipeline.knowledge.wiki_links import linked_keys
 
 BODY = st.one_of(st.none(), st.lists(st.sampled_from(["[[a|A]]", "[[ b ]]", "x", "\n", "[[c", "]]", "缓存"]), max_size=6).map("".join))

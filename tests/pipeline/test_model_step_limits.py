@@ -11,8 +11,8 @@ from pathlib import Path
 from dagster._core.execution.api import create_execution_plan
 from dagster._utils.tags import TagConcurrencyLimitsCounter
 
+from petrichor_core.config import BuildLimits, ModelEndpoint, Settings
 from petrichor_pipeline.assets._metadata import EMBED_POOL, EMBED_STEP, MODEL_POOL, MODEL_STEP, MODEL_TAG
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint, Settings
 from petrichor_pipeline.definitions import bucket_build_job_def
 from petrichor_pipeline.jobs import all_assets, embed_step_limit, model_step_limits, parallel_execution
 

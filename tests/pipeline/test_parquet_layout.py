@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.contract.files import list_number_encodings, write_parquet_atomic
+from petrichor_core.contract.files import list_number_encodings, write_parquet_atomic
 
 _ints = st.lists(st.integers(-(2**31), 2**31 - 1), max_size=6)
 _floats = st.lists(st.floats(width=32, allow_nan=False), max_size=6)

@@ -5,7 +5,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from petrichor_pipeline.build.lexical_parts import _merged_index, _stable_argsort
+from petrichor_pipeline.builder.lexical_parts import _merged_index, _stable_argsort
 
 TERMS = st.sampled_from(["a", "ab", "b", "é", "z", "中", "中文"])
 unit_rows = st.lists(st.tuples(TERMS, st.lists(st.tuples(st.integers(0, 4), st.integers(1, 3)), max_size=4)), max_size=8)

@@ -9,8 +9,8 @@ import pytest
 from dagster import DagsterInstance, materialize
 
 from petrichor.cli import main
-from petrichor_pipeline.build.publish_guard import LiveSnapshot, refusal
-from petrichor_pipeline.config import PublishOptions, load_settings
+from petrichor_core.config import PublishOptions, load_settings
+from petrichor_pipeline.builder.publish_guard import LiveSnapshot, refusal
 from petrichor_pipeline.definitions import ASSET_CHECKS, PARTITIONED_ASSETS, PUBLISH_ASSETS, all_assets
 from petrichor_pipeline.resources import PetrichorResource, RunSettings
 from petrichor_pipeline.sources.identity import article_id_of, bucket_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.build.steps.questions import _remembered
+from petrichor_pipeline.builder.steps.questions import _remembered
 
 
 def test_remembered_questions_are_read_back() -> None:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from dagster import DagsterEventType, DagsterInstance
 
-from petrichor_pipeline.build.context import BuildContext
-from petrichor_pipeline.config import BuildLimits, ModelEndpoint, Settings, load_settings
-from petrichor_pipeline.contract.current import read_current
-from petrichor_pipeline.contract.manifest import read_manifest
-from petrichor_pipeline.object_store import S3Location
+from petrichor_core.config import BuildLimits, ModelEndpoint, Settings, load_settings
+from petrichor_core.contract.current import read_current
+from petrichor_core.contract.manifest import read_manifest
+from petrichor_core.object_store import S3Location
+from petrichor_pipeline.builder.context import BuildContext
 from petrichor_pipeline.resources import EndpointSettings, LimitsSettings, ObjectStoreSettings, PetrichorResource, RunSettings, settings_record
 from petrichor_pipeline.runner import run_build
 from tests.conftest import isolated_env

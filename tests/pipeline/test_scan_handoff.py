@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from petrichor_pipeline.build.scan_handoff import hold_scan, read_scan, remove_scan, write_scan
+from petrichor_pipeline.builder.scan_handoff import hold_scan, read_scan, remove_scan, write_scan
 from petrichor_pipeline.sources.corpus import scan_corpus
 
 

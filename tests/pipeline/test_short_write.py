@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from petrichor_pipeline.contract.files import disk_full, write_atomic, write_text_atomic
+from petrichor_core.contract.files import disk_full, write_atomic, write_text_atomic
 from petrichor_pipeline.runner import describe_failure, failure_advice
 from tests.pipeline.snapshot_io import current_version
 from tests.pipeline.tiny_corpus import build, copy_tree, published_articles

@@ -12,8 +12,8 @@ from dagster import DagsterInstance, Definitions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.config import load_settings
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, file_entry
+from petrichor_core.config import load_settings
+from petrichor_core.contract.manifest import MANIFEST_FILE, file_entry
 from petrichor_pipeline.definitions import all_assets
 from petrichor_pipeline.knowledge import lint
 from petrichor_pipeline.knowledge.wiki_links import linked_keys

@@ -48,14 +48,14 @@ def _assert_refused_cleanly(summary: dict, data, before: str) -> None:
 def test_a_full_disk_while_writing_the_snapshot(edited, monkeypatch):
     corpus, data, home = edited
     before = current_version(data)
-    _disk_full_after(monkeypatch, "petrichor_pipeline.build.publish.write_parquet_atomic", 2)
+    _disk_full_after(monkeypatch, "petrichor_pipeline.builder.publish.write_parquet_atomic", 2)
     _assert_refused_cleanly(build(data, corpus, home), data, before)
 
 
 def test_a_full_disk_while_writing_the_warehouse(edited, monkeypatch):
     corpus, data, home = edited
     before = current_version(data)
-    _disk_full_after(monkeypatch, "petrichor_pipeline.build.warehouse.write_atomic", 0)
+    _disk_full_after(monkeypatch, "petrichor_pipeline.builder.warehouse.write_atomic", 0)
     summary = build(data, corpus, home)
     _assert_refused_cleanly(summary, data, before)
     assert summary["failed_run"].startswith("buckets ")

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from petrichor_pipeline.contract.schemas import to_table
-from petrichor_pipeline.text.index_text import index_text
-from petrichor_pipeline.text.tokenize import DEFAULT_TOKENIZER
+from petrichor_core.contract.schemas import to_table
+from petrichor_core.text.index_text import index_text
+from petrichor_core.text.tokenize import DEFAULT_TOKENIZER
 from petrichor_serving.recall import RecallIndex, routes
 
 MODEL_FINGERPRINT = "openai:test-model:1"

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.text.bm25 import FIELD_WEIGHTS, K1, B, BM25Index, row_sums, top_ranked
-from petrichor_pipeline.text.tokenize import index_tokens, query_tokens
+from petrichor_core.text.bm25 import FIELD_WEIGHTS, K1, B, BM25Index, row_sums, top_ranked
+from petrichor_core.text.tokenize import index_tokens, query_tokens
 
 
 def test_field_weights_reference_case():
@@ -94,7 +94,7 @@ def test_precomputed_term_scores_equal_the_formula_bit_for_bit():
 
 
 def test_idf_of_a_term_counts_the_rows_holding_it():
-    from petrichor_pipeline.text.bm25 import BM25Index, bm25_idf
+    from petrichor_core.text.bm25 import BM25Index, bm25_idf
 
     index = BM25Index.build([("a b", "", ""), ("a", "", ""), ("c", "", "")], str.split)
     assert index.idf("a") == bm25_idf(3, 2) < index.idf("c") == bm25_idf(3, 1) < index.idf("zzz") == bm25_idf(3, 0)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.contract.schemas import vector_schema
+from petrichor_core.contract.schemas import vector_schema
 from petrichor_serving.recall import dense
 from petrichor_serving.recall.dense import DenseVectors
 
@@ -152,7 +152,7 @@ def test_tables_sharing_vectors_score_them_once_with_the_same_results():
 def test_identical_rows_pairs_exactly_the_vectors_equal_bit_for_bit(n_source, picks, seed, zero_sign):
     """Every pairing is bit-for-bit equal and every unpaired row has no equal row in the source (-0.0 and
     0.0 differ in bits, so they are not paired)."""
-    from petrichor_pipeline.contract.vectors import identical_rows
+    from petrichor_core.contract.vectors import identical_rows
 
     rng = np.random.default_rng(seed)
     source = _unit(rng, n_source)
@@ -182,7 +182,7 @@ def test_identical_rows_pairs_exactly_the_vectors_equal_bit_for_bit(n_source, pi
 def _shared_pair(rng: np.random.Generator, monkeypatch):
     """A quantised window table and a quantised chunk table holding 1,500 of its vectors (one twice) and 60
     of its own, the pairing recorded as the publish records it."""
-    from petrichor_pipeline.contract.vectors import identical_rows, quantised_index
+    from petrichor_core.contract.vectors import identical_rows, quantised_index
 
     monkeypatch.setattr(dense, "ANN_MIN_ROWS", 1000)
     windows = _unit(rng, N)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.text import bm25
-from petrichor_pipeline.text.bm25 import BM25Index, top_ranked
-from petrichor_pipeline.text.tokenize import index_tokens, query_tokens
+from petrichor_core.text import bm25
+from petrichor_core.text.bm25 import BM25Index, top_ranked
+from petrichor_core.text.tokenize import index_tokens, query_tokens
 from petrichor_serving.recall.hits import compact_text
 
 

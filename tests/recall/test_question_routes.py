@@ -4,7 +4,7 @@ turns them on regardless."""
 
 from __future__ import annotations
 
-from petrichor_pipeline.contract.manifest import OFFLINE_CHAT_PREFIX, generated_by_model
+from petrichor_core.contract.manifest import OFFLINE_CHAT_PREFIX, generated_by_model
 from petrichor_serving.recall import RecallConfig, Scope, search
 
 from .synthetic import SnapshotRows

@@ -147,18 +147,18 @@ def test_jieba_index_searches_the_same_way():
 
 
 @pytest.mark.slow
-def test_recall_imports_no_dagster_and_only_shared_pipeline_modules():
+def test_recall_imports_no_dagster_no_pipeline_and_only_shared_core_modules():
     import subprocess
     import sys
 
     code = (
         "import sys, petrichor_serving.recall\n"
-        "mods = [m for m in sys.modules if m.split('.')[0] in ('dagster', 'petrichor_pipeline')]\n"
-        "allowed = ('petrichor_pipeline', 'petrichor_pipeline.text', 'petrichor_pipeline.contract',\n"
-        "           'petrichor_pipeline.models', 'petrichor_pipeline.models.protocols', 'petrichor_pipeline.versions',\n"
-        "           'petrichor_pipeline.memory')\n"
-        "bad = [m for m in mods if not (m in allowed or m.startswith(('petrichor_pipeline.text.', 'petrichor_pipeline.contract.')))]\n"
+        "mods = [m for m in sys.modules if m.split('.')[0] in ('dagster', 'petrichor_pipeline', 'petrichor_core')]\n"
+        "allowed = ('petrichor_core', 'petrichor_core.memory', 'petrichor_core.text', 'petrichor_core.contract',\n"
+        "           'petrichor_core.models', 'petrichor_core.models.protocols', 'petrichor_core.versions')\n"
+        "bad = [m for m in mods if not (m in allowed or m.startswith(('petrichor_core.text.', 'petrichor_core.contract.')))]\n"
         "assert not bad, bad\n"
+        "assert 'petrichor_core.contract.reader' in mods, mods\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from petrichor_pipeline.text.sentences import mark_sentence_ends
+from petrichor_core.text.sentences import mark_sentence_ends
 from petrichor_serving.recall.fusion import fuse
 from petrichor_serving.recall.hits import Hit, knowledge_sentences, normalize_knowledge_text
 from petrichor_serving.recall.rerank import best_sentence, rerank

@@ -1,6 +1,6 @@
 """Fusion, article balancing, local rerank and diversity against the reference cases."""
 
-from petrichor_pipeline.text.bm25 import bm25_idf
+from petrichor_core.text.bm25 import bm25_idf
 from petrichor_serving.recall.balance import select_articles
 from petrichor_serving.recall.diversity import select_diverse
 from petrichor_serving.recall.fusion import fuse

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from petrichor_pipeline.contract.schemas import vector_schema
+from petrichor_core.contract.schemas import vector_schema
 from petrichor_serving.recall import RecallConfig, Scope, search
 from petrichor_serving.recall.query_vectors import QueryVectorCache
 

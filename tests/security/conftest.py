@@ -35,8 +35,8 @@ def _serve(build: BuiltCorpus, tmp_path_factory: pytest.TempPathFactory) -> Iter
     """A client of the app over `build`'s data folder with the key file of `KEYS`."""
     from starlette.testclient import TestClient
 
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_answer_model, make_embedder
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_answer_model, make_embedder
     from petrichor_serving.app import create_app
     from petrichor_serving.auth import KeyStore
     from petrichor_serving.services import Services, ServingSettings

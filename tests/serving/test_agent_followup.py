@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.config import ModelEndpoint, load_settings
-from petrichor_pipeline.models.chat import OpenAIChatModel
-from petrichor_pipeline.models.providers import make_answer_model
+from petrichor_core.config import ModelEndpoint, load_settings
+from petrichor_core.models.chat import OpenAIChatModel
+from petrichor_core.models.providers import make_answer_model
 from petrichor_serving.agent import followup, loop
 from petrichor_serving.recall.access import Scope
 from tests.models.fake_openai import CHAT, FakeOpenAI, chat_reply

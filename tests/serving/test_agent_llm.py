@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from petrichor_pipeline.config import ModelEndpoint
-from petrichor_pipeline.models.chat import OpenAIChatModel
+from petrichor_core.config import ModelEndpoint
+from petrichor_core.models.chat import OpenAIChatModel
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.recall.access import Scope
 from tests.models.fake_openai import CHAT, FakeOpenAI, chat_reply, error_reply

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from petrichor_pipeline.config import load_settings
-from petrichor_pipeline.models.providers import make_answer_model
+from petrichor_core.config import load_settings
+from petrichor_core.models.providers import make_answer_model
 from petrichor_serving.agent import loop
 from petrichor_serving.recall.access import Scope
 
@@ -115,7 +115,7 @@ def test_fact_answers_are_few_distinct_citations_in_the_question_language(served
     doc = loop.answer(snap, question, Scope(), chat=chat, embedder=embedder)
     assert 1 <= len(doc["citations"]) <= 2
     assert len({c["quote"] for c in doc["citations"]}) == len(doc["citations"])
-    from petrichor_pipeline.text.lang import language_of
+    from petrichor_core.text.lang import language_of
 
     assert language_of(doc["citations"][0]["quote"]) == expected
     _check_citations(snap, doc)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.config import load_settings
-from petrichor_pipeline.models.providers import make_answer_model
+from petrichor_core.config import load_settings
+from petrichor_core.models.providers import make_answer_model
 from petrichor_serving.agent import loop
 from petrichor_serving.agent.model_agent import _data
 from petrichor_serving.recall.access import Scope

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from petrichor_pipeline.models.protocols import EvidenceText
+from petrichor_core.models.protocols import EvidenceText
 from petrichor_serving.answer.answer_types import find_spans, is_how_to
 from petrichor_serving.answer.answers import Unit, answer, heading_only, score_units
 
@@ -214,8 +214,8 @@ def test_money_and_version_spans():
 
 @pytest.mark.slow
 def test_the_bundled_corpus_answers_a_definition_with_a_body_not_a_heading(served_snapshot):
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_answer_model
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_answer_model
     from petrichor_serving.agent import loop
     from petrichor_serving.recall.access import Scope
 

@@ -175,8 +175,8 @@ def test_the_record_tells_chinese_from_latin_questions_for_the_margin_s_scale():
 
 
 def _lexical(passages: list[str]):
-    from petrichor_pipeline.text.bm25 import BM25Index
-    from petrichor_pipeline.text.tokenize import get_tokenizer
+    from petrichor_core.text.bm25 import BM25Index
+    from petrichor_core.text.tokenize import get_tokenizer
 
     tokenizer = get_tokenizer("bigram")
     return SimpleNamespace(bm25={"chunk": BM25Index.build([("", "", p) for p in passages], tokenizer.index)}, tokenizer=tokenizer)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.config import load_settings
-from petrichor_pipeline.models.providers import make_answer_model
-from petrichor_pipeline.text.lang import NOT_FOUND
+from petrichor_core.config import load_settings
+from petrichor_core.models.providers import make_answer_model
+from petrichor_core.text.lang import NOT_FOUND
 from petrichor_serving.agent import loop
 from petrichor_serving.recall.access import Scope
 

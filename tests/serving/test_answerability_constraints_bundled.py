@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from petrichor_pipeline.text.lang import NOT_FOUND
+from petrichor_core.text.lang import NOT_FOUND
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.answer.answerer import OFFLINE
 from petrichor_serving.recall.access import Scope

@@ -8,7 +8,7 @@ import json
 import pytest
 from starlette.testclient import TestClient
 
-from petrichor_pipeline.config import load_settings
+from petrichor_core.config import load_settings
 from petrichor_serving.app import create_app
 from petrichor_serving.auth import KeyStore
 from petrichor_serving.services import Services, ServingSettings
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow  # builds a corpus, starts a server or a subproces
 
 
 def _client(built_corpus, monkeypatch, keys: KeyStore | None = None) -> TestClient:
-    from petrichor_pipeline.models.providers import make_answer_model, make_embedder
+    from petrichor_core.models.providers import make_answer_model, make_embedder
     from petrichor_serving.snapshot import SnapshotStore
 
     isolated_env(monkeypatch, built_corpus.data_dir, built_corpus.corpus_dir, built_corpus.dagster_home)

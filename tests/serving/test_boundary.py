@@ -1,11 +1,12 @@
-"""Serving's hard boundary: it imports only the contract, the text helpers and the model protocols.
+"""Serving's hard boundary: nothing of the build (`petrichor_pipeline`), and of `petrichor_core` only the
+contract, the text helpers, the model protocols and the version constants.
 
 Answering is serving's own (`petrichor_serving.answer`): the build never answers, so nothing of the
-offline model (`petrichor_pipeline.models.offline`) is serving's; what both sides read (sentences,
-stopwords, tokenizers, Markdown) is `petrichor_pipeline.text`.
+offline model (`petrichor_core.models.offline`) is serving's; what both sides read (sentences,
+stopwords, tokenizers, Markdown) is `petrichor_core.text`.
 
-Checked twice: statically (every `petrichor_pipeline` import under `petrichor_serving/`), and in a fresh
-interpreter that imports the app, serves one offline answer, and then looks at what got loaded.
+Checked twice: statically (every `petrichor_pipeline` and `petrichor_core` import under `petrichor_serving/`),
+and in a fresh interpreter that imports the app, serves one offline answer, and then looks at what got loaded.
 """
 
 from __future__ import annotations
@@ -19,42 +20,45 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-ALLOWED = ("petrichor_pipeline.contract", "petrichor_pipeline.text", "petrichor_pipeline.models.protocols", "petrichor_pipeline.versions")
+ALLOWED = ("petrichor_core.contract", "petrichor_core.text", "petrichor_core.models.protocols", "petrichor_core.versions")
+"""All serving may import from below it; nothing at all of `petrichor_pipeline`."""
 FORBIDDEN = (
     "dagster",
-    "petrichor_pipeline.build",
-    "petrichor_pipeline.knowledge",
-    "petrichor_pipeline.assets",
-    "petrichor_pipeline.definitions",
-    "petrichor_pipeline.config",
-    "petrichor_pipeline.models.providers",
-    "petrichor_pipeline.models.offline",
-    "petrichor_pipeline.models.prompts",
+    "petrichor_pipeline",
+    "petrichor_core.config",
+    "petrichor_core.object_store",
+    "petrichor_core.models.providers",
+    "petrichor_core.models.offline",
+    "petrichor_core.models.prompts",
 )
+SHARED = ("petrichor_core", "petrichor_pipeline")
 
 
 def _allowed(module: str) -> bool:
     return any(module == root or module.startswith(root + ".") for root in ALLOWED)
 
 
-def _pipeline_imports(path: Path) -> list[str]:
+def _shared_imports(path: Path) -> list[str]:
+    """The `petrichor_core` and `petrichor_pipeline` modules `path` imports (`from pkg import mod` as `pkg.mod`)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module] if node.module != "petrichor_pipeline" else [f"petrichor_pipeline.{a.name}" for a in node.names]
+            names = [node.module] if node.module not in SHARED else [f"{node.module}.{a.name}" for a in node.names]
         elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         else:
             continue
-        found += [n for n in names if n.split(".")[0] == "petrichor_pipeline"]
+        found += [n for n in names if n.split(".")[0] in SHARED]
     return found
 
 
-def test_serving_source_imports_only_the_allowed_pipeline_modules():
+def test_serving_source_imports_only_the_allowed_core_modules():
     files = sorted((REPO / "petrichor_serving").rglob("*.py"))
     assert files
-    bad = {str(f.relative_to(REPO)): m for f in files for m in _pipeline_imports(f) if not _allowed(m)}
+    imports = {str(f.relative_to(REPO)): _shared_imports(f) for f in files}
+    bad = {f: m for f, found in imports.items() for m in found if not _allowed(m)}
     assert not bad, bad
+    assert "petrichor_core.text.prose" in imports["petrichor_serving/answer/answers.py"]
 
 
 _PROBE = """

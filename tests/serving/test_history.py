@@ -33,8 +33,8 @@ def _auth(key: str) -> dict[str, str]:
 
 @pytest.fixture()
 def history(built_corpus, tmp_path, monkeypatch):
-    from petrichor_pipeline.config import load_settings
-    from petrichor_pipeline.models.providers import make_answer_model, make_embedder
+    from petrichor_core.config import load_settings
+    from petrichor_core.models.providers import make_answer_model, make_embedder
     from petrichor_serving.app import create_app
     from petrichor_serving.services import ServingSettings, build_services
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from petrichor_pipeline.build.history import record_articles
-from petrichor_pipeline.contract.schemas import conform, to_table
-from petrichor_pipeline.text.normalize import article_version
+from petrichor_core.contract.schemas import conform, to_table
+from petrichor_core.text.normalize import article_version
+from petrichor_pipeline.builder.history import record_articles
 from petrichor_serving.auth import public_scope
 from petrichor_serving.history import CitationRef, HistoryError, resolve_citation
 from petrichor_serving.recall.access import Scope, readable_articles

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from petrichor_pipeline.contract.manifest import Manifest
-from petrichor_pipeline.text.lang import init_jieba
+from petrichor_core.contract.manifest import Manifest
+from petrichor_core.text.lang import init_jieba
 from petrichor_serving.app import create_app
 from petrichor_serving.recall.routes import CHUNK_BM25
 from petrichor_serving.services import Services, ServingSettings

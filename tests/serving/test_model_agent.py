@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from petrichor_pipeline.config import ModelEndpoint
-from petrichor_pipeline.models.chat import OpenAIChatModel
+from petrichor_core.config import ModelEndpoint
+from petrichor_core.models.chat import OpenAIChatModel
 from petrichor_serving.agent import loop, tools
 from petrichor_serving.agent.model_agent import TOOL_NAMES
 from petrichor_serving.answer.answerer import OfflineAnswerer
@@ -290,7 +290,7 @@ def test_the_retry_is_held_to_the_answer_contract_by_structured_output(served_sn
     """The retry after an answer without a verified citation cannot call tools and carries the ANSWER
     contract as `response_format`: a JSON schema, or for a server refusing that (llama-cpp-python) a
     json_object with the schema, which its grammar enforces."""
-    from petrichor_pipeline.models import prompts
+    from petrichor_core.models import prompts
 
     snap, embedder = served_snapshot
     seeded = _seeded_chunk(snap, embedder)

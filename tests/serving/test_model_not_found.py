@@ -14,7 +14,7 @@ import json
 import pytest
 from starlette.testclient import TestClient
 
-from petrichor_pipeline.text.lang import NOT_FOUND
+from petrichor_core.text.lang import NOT_FOUND
 from petrichor_serving.agent import answerability, tools
 from petrichor_serving.app import create_app
 from petrichor_serving.recall.access import Scope

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from petrichor_pipeline.contract.files import write_text_atomic
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE
+from petrichor_core.contract.files import write_text_atomic
+from petrichor_core.contract.manifest import MANIFEST_FILE
 from petrichor_serving.agent import tools
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.snapshot import SnapshotStore

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import hashlib
 
-from petrichor_pipeline.config import BUCKETS
+from petrichor_core.config import BUCKETS
 from petrichor_pipeline.sources.identity import article_id_of, article_version, bucket_of
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from petrichor_pipeline.config import ModelEndpoint
+from petrichor_core.config import ModelEndpoint
 from petrichor_pipeline.sources.corpus import scan_corpus
 from petrichor_pipeline.sources.vision import (
     CachedPageTranscriber,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from petrichor_pipeline.contract.current import read_current
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE, Manifest, new_version
+from petrichor_core.contract.current import read_current
+from petrichor_core.contract.manifest import MANIFEST_FILE, Manifest, new_version
 
 _names = itertools.count()
 
@@ -70,7 +70,7 @@ def s3_bucket(s3_server, monkeypatch):
 
 
 def object_store(s3_server: S3Server, bucket: str, prefix: str = "kb"):
-    from petrichor_pipeline.object_store import ObjectStore, parse_location
+    from petrichor_core.object_store import ObjectStore, parse_location
 
     return ObjectStore(
         parse_location(

@@ -11,9 +11,9 @@ import threading
 
 import pytest
 
-from petrichor_pipeline.contract.current import read_current
-from petrichor_pipeline.contract.manifest import MANIFEST_FILE
-from petrichor_pipeline.object_store import PublishConflict, SnapshotMirror, parse_location, publish_remote
+from petrichor_core.contract.current import read_current
+from petrichor_core.contract.manifest import MANIFEST_FILE
+from petrichor_core.object_store import PublishConflict, SnapshotMirror, parse_location, publish_remote
 from tests.conftest import isolated_env, run_cli_build
 from tests.storage.conftest import object_store, stage_clone
 
@@ -110,7 +110,7 @@ def test_two_publishers_racing_for_current_exactly_one_wins(built_corpus, s3_ser
 
 
 def test_a_build_that_loses_the_race_fails_clearly_and_publishes_nothing(built_corpus, s3_server, s3_bucket, tmp_path, monkeypatch):
-    import petrichor_pipeline.build.publish as publish_module
+    import petrichor_pipeline.builder.publish as publish_module
 
     staging, home = _copy_build(built_corpus, tmp_path)
     store = object_store(s3_server, s3_bucket)

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from petrichor_pipeline.object_store import publish_remote
+from petrichor_core.object_store import publish_remote
 from tests.conftest import EMBED_CACHE, REPO
 from tests.storage.conftest import object_store, stage_clone
 

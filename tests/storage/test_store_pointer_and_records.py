@@ -3,9 +3,9 @@ body names nothing), and a replica mirrors history records of every scope, by th
 
 from __future__ import annotations
 
-from petrichor_pipeline.contract.history import ArticleRecord, article_record_path, read_article_records, scope_key
-from petrichor_pipeline.object_store import SnapshotMirror
-from petrichor_pipeline.text.normalize import article_version
+from petrichor_core.contract.history import ArticleRecord, article_record_path, read_article_records, scope_key
+from petrichor_core.object_store import SnapshotMirror
+from petrichor_core.text.normalize import article_version
 from tests.storage.conftest import object_store
 
 

@@ -6,9 +6,9 @@ import hashlib
 import json
 import random
 
-from petrichor_pipeline.text.chunking import ChunkResult, chunk_key, chunk_markdown
-from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, capped
-from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION
+from petrichor_core.text.chunking import ChunkResult, chunk_key, chunk_markdown
+from petrichor_core.text.limits import MAX_HEADING_CHARS, capped
+from petrichor_core.versions import CHUNK_ALGORITHM_VERSION
 
 
 def _check_offsets(result: ChunkResult) -> None:
@@ -376,7 +376,20 @@ def test_a_long_run_of_spaces_in_a_heading_line_is_linear() -> None:
 
 def test_algorithm_version_is_importable_from_the_chunker() -> None:
     """`ALGORITHM_VERSION` is part of the chunker's contract with outside tools (ARCHITECTURE.md)."""
-    from petrichor_pipeline.text.chunking import ALGORITHM_VERSION
-    from petrichor_pipeline.versions import CHUNK_ALGORITHM_VERSION
+    from petrichor_core.text.chunking import ALGORITHM_VERSION
+    from petrichor_core.versions import CHUNK_ALGORITHM_VERSION
 
     assert ALGORITHM_VERSION == CHUNK_ALGORITHM_VERSION == 2
+
+
+def test_the_contract_path_is_the_core_chunker() -> None:
+    """Outside tools import `petrichor_pipeline.text.chunking` (ARCHITECTURE.md, "Contracts other tools rely
+    on"): that path re-exports `petrichor_core.text.chunking`'s function and constant, the same objects."""
+    from petrichor_core.text import chunking as core
+    from petrichor_pipeline.text.chunking import ALGORITHM_VERSION, ChunkResult, chunk_markdown
+
+    assert chunk_markdown is core.chunk_markdown
+    assert ChunkResult is core.ChunkResult
+    assert ALGORITHM_VERSION == core.ALGORITHM_VERSION == 2
+    result = chunk_markdown("# 安装\n\n步骤 A", "指南")
+    assert isinstance(result, ChunkResult) and result.chunks[0].heading_path == ("安装",)

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.text.chunking import MAX_CHARS, ChunkResult, chunk_markdown
-from petrichor_pipeline.text.normalize import normalize_text
+from petrichor_core.text.chunking import MAX_CHARS, ChunkResult, chunk_markdown
+from petrichor_core.text.normalize import normalize_text
 
 # The ATX heading pattern, where a closing `#` run needs whitespace before it (`text.markdown`).
 HEADING = re.compile(r"^(#{1,6})[\t\n\f\r ]+(.+?)(?:[\t\n\f\r ]+#+)?[\t\n\f\r ]*$")

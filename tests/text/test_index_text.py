@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from petrichor_pipeline.text.index_text import index_text
+from petrichor_core.text.index_text import index_text
 
 
 def test_title_first_two_heading_levels_and_body() -> None:

@@ -2,8 +2,8 @@ import threading
 
 import pytest
 
-from petrichor_pipeline.text import lang
-from petrichor_pipeline.text.lang import NOT_FOUND, has_cjk, init_jieba, language_of
+from petrichor_core.text import lang
+from petrichor_core.text.lang import NOT_FOUND, has_cjk, init_jieba, language_of
 
 
 @pytest.mark.parametrize(
@@ -64,7 +64,7 @@ def test_jieba_starts_without_pkg_resources_and_loads_its_whole_dictionary(tmp_p
 
     script = (
         "import sys\n"
-        "from petrichor_pipeline.text.lang import init_jieba\n"
+        "from petrichor_core.text.lang import init_jieba\n"
         "jieba = init_jieba()\n"
         "import jieba.posseg\n"
         "words = jieba.lcut('我们在北京大学学习自然语言处理')\n"
@@ -87,7 +87,7 @@ def test_posseg_tables_from_the_pickles_equal_the_modules() -> None:
     script = (
         "import importlib.util, sys\n"
         "from pathlib import Path\n"
-        "from petrichor_pipeline.text.lang import POSSEG_TABLES, init_jieba\n"
+        "from petrichor_core.text.lang import POSSEG_TABLES, init_jieba\n"
         "jieba = init_jieba()\n"
         "import jieba.posseg\n"
         "for name in POSSEG_TABLES:\n"
@@ -108,7 +108,7 @@ def test_posseg_tables_from_the_pickles_equal_the_modules() -> None:
 _CACHED_TABLES_SCRIPT = (
     "import sys, tempfile\n"
     "tempfile.tempdir = sys.argv[1]\n"  # where jieba's and these caches go
-    "from petrichor_pipeline.text.lang import idf_table, init_posseg\n"
+    "from petrichor_core.text.lang import idf_table, init_posseg\n"
     "posseg = init_posseg()\n"
     "freq, median = idf_table()\n"
     "import jieba.analyse\n"  # jieba's own readers, for the comparison only

@@ -1,4 +1,4 @@
-"""Script detection has one home (`petrichor_pipeline/text/lang.py`: `CJK_RANGES`, `CJK_CLASS`, `CJK`,
+"""Script detection has one home (`petrichor_core/text/lang.py`: `CJK_RANGES`, `CJK_CLASS`, `CJK`,
 `has_cjk`): a module writing its own range of Han code points drifts from it (three different ranges were
 found in six files). Two ranges are other rules and stay where they are, named here."""
 
@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("petrichor", "petrichor_pipeline", "petrichor_serving")
-HOME = Path("petrichor_pipeline/text/lang.py")
+PACKAGES = ("petrichor", "petrichor_core", "petrichor_pipeline", "petrichor_serving")
+HOME = Path("petrichor_core/text/lang.py")
 OTHER_RULES = {
     Path("petrichor_pipeline/knowledge/page_keys.py"): "the page-key alphabet, frozen by the snapshot contract",
     Path("petrichor_pipeline/knowledge/page_index.py"): "display width: kana and hangul count as wide too",
@@ -27,7 +27,7 @@ def test_no_module_but_lang_writes_a_han_range() -> None:
             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 if HAN_RANGE.search(line):
                     found.append(f"{rel}:{n}: {line.strip()}")
-    assert found == [], "use petrichor_pipeline.text.lang (CJK_CLASS, CJK, has_cjk):\n" + "\n".join(found)
+    assert found == [], "use petrichor_core.text.lang (CJK_CLASS, CJK, has_cjk):\n" + "\n".join(found)
 
 
 def test_the_named_exceptions_still_hold_their_own_rule() -> None:

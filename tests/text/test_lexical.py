@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from petrichor_pipeline.contract.schemas import to_table
-from petrichor_pipeline.text import lexical
+from petrichor_core.contract.schemas import to_table
+from petrichor_core.text import lexical
 
 
 def _tables():

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.text.limits import MAX_HEADING_CHARS, capped
-from petrichor_pipeline.text.markdown import (
+from petrichor_core.text.limits import MAX_HEADING_CHARS, capped
+from petrichor_core.text.markdown import (
     Fence,
     Heading,
     LineKind,

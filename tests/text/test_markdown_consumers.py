@@ -11,12 +11,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from petrichor_core.text.chunking import chunk_markdown
+from petrichor_core.text.markdown import has_title_heading, headings, is_title_line
+from petrichor_core.text.prose import drop_headings, split_sentences
 from petrichor_pipeline.knowledge.guide import prepare_guide
 from petrichor_pipeline.knowledge.page_index import parse_markdown_tree
 from petrichor_pipeline.sources.markdown import first_heading, read_markdown
-from petrichor_pipeline.text.chunking import chunk_markdown
-from petrichor_pipeline.text.markdown import has_title_heading, headings, is_title_line
-from petrichor_pipeline.text.prose import drop_headings, split_sentences
 from petrichor_serving.answer.answers import answer_units
 
 EN_FILLER = ("This paragraph explains the section in plain words for the reader. " * 10).strip()

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from petrichor_pipeline.text.sentences import SENTENCE_ENDS, ends_sentence, mark_sentence_ends
+from petrichor_core.text.sentences import SENTENCE_ENDS, ends_sentence, mark_sentence_ends
 
 
 def sentences(text: str) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from petrichor_pipeline.text.stem import stem
+from petrichor_core.text.stem import stem
 
 
 def test_suffixes_are_stripped_once_keeping_three_letters() -> None:

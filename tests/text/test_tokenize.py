@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.text.lang import init_jieba
-from petrichor_pipeline.text.tokenize import (
+from petrichor_core.text.lang import init_jieba
+from petrichor_core.text.tokenize import (
     changed_line_pieces,
     get_tokenizer,
     index_tokens,
@@ -66,7 +66,7 @@ def test_get_tokenizer():
 # ------------------------------------------------------------------ MediaWiki language-variant markup
 
 
-from petrichor_pipeline.text.tokenize import REVISION, TOKENIZERS  # noqa: E402
+from petrichor_core.text.tokenize import REVISION, TOKENIZERS  # noqa: E402
 
 _HAN = st.text(alphabet=st.characters(min_codepoint=0x4E00, max_codepoint=0x4E80), max_size=8)
 
@@ -102,8 +102,8 @@ def test_every_tokenizer_records_its_revision():
 
 # ------------------------------------------------------------------ token sets for similarity
 
-from petrichor_pipeline.text.lang import CJK_RANGES  # noqa: E402
-from petrichor_pipeline.text.tokenize import token_set  # noqa: E402
+from petrichor_core.text.lang import CJK_RANGES  # noqa: E402
+from petrichor_core.text.tokenize import token_set  # noqa: E402
 
 _MIXED = st.text(alphabet=st.sampled_from("知识检索切片㐀鿿豈 abcXYZé12-_.,。，!？{}\n\t😀𝔘-{}"), max_size=60) | st.text(max_size=40)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from petrichor_pipeline.text.chunking import chunk_markdown
-from petrichor_pipeline.text.markdown import Fence, scan_marks
-from petrichor_pipeline.text.windows import chunk_windows, heading_paths
+from petrichor_core.text.chunking import chunk_markdown
+from petrichor_core.text.markdown import Fence, scan_marks
+from petrichor_core.text.windows import chunk_windows, heading_paths
 from tests.text.test_chunking_properties import articles
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from petrichor_pipeline.contract.route_tables import QUESTION_VECTORS
+from petrichor_core.contract.route_tables import QUESTION_VECTORS
 from petrichor_serving.recall.hits import Hit
 from petrichor_serving.recall.routes.base import Route, RouteContext, RouteQuery, VectorTable
 from petrichor_serving.recall.routes.nearest import nearest

@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from petrichor_pipeline.text.lang import CJK_CLASS
+from petrichor_core.text.lang import CJK_CLASS
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 from petrichor_serving.recall.routes.base import Route, RouteContext, RouteQuery
 
