@@ -26,7 +26,6 @@ _QUESTION_WORDS = re.compile(r"(是什么|为什么|怎么样|怎么办|如何|�
 _PREFIXES = ("请问", "想知道", "帮我", "麻烦", "我想", "能否", "可以", "请", "那么", "另外", "以及", "还有")
 
 
-
 def _trim_prefix(clause: str) -> str:
     for prefix in _PREFIXES:
         if clause.startswith(prefix):
