@@ -14,6 +14,9 @@ from petrichor_core.contract.route_tables import QUESTION_ROUTE_MODES, question_
 from petrichor_serving.recall import routes
 from petrichor_serving.recall.routes.parents import PARENT_SCORES
 
+RANKERS = ("hand", "learned")
+"""How a rerank pool is ordered (`RecallConfig.ranker`)."""
+
 
 @dataclass(frozen=True)
 class RecallConfig:
@@ -86,6 +89,10 @@ class RecallConfig:
     """Rerank points for the pool's best fused score, the worst getting none, as much as four title-token
     matches: RRF scores of ten hits sit within a few percent of each other, so a smaller prior let the
     lexical fields reorder the list alone (9 of 214 first places lost on rgb_zh); 4 to 32 were measured."""
+    ranker: str = "hand"
+    """`hand`: the rerank's hand-tuned points above; `learned`: the shipped learned ranker
+    (`recall/ranker.py`) orders each rerank pool by its feature rows, the hand points one of them (the hand
+    rerank when the model cannot be loaded)."""
     prior_range: bool = True
     """False scales the fused prior to the best score's share (the earlier rule) instead of the pool's range."""
 
@@ -114,6 +121,8 @@ class RecallConfig:
             raise ValueError(f"routes {sorted(unknown)} are not off by default; expected some of {sorted(routes.default_off())}")
         if self.question_routes not in QUESTION_ROUTE_MODES:
             raise ValueError(f"question_routes must be one of {QUESTION_ROUTE_MODES}")
+        if self.ranker not in RANKERS:
+            raise ValueError(f"ranker must be one of {RANKERS}")
         if self.parent_score not in PARENT_SCORES:
             raise ValueError(f"parent_score must be one of {PARENT_SCORES}")
         for name in ("limit", "route_top_k", "fusion_top_k", "article_top_k", "per_article_top_k", "rerank_top_k", "max_per_article"):

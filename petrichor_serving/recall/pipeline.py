@@ -29,11 +29,14 @@ from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.balance import ArticleStage, keep_leads, leads_after_first, select_articles, sub_query_leads
 from petrichor_serving.recall.config import DEFAULT_CONFIG, RecallConfig
 from petrichor_serving.recall.diversity import DiverseSelection, fresh_tail, select_diverse, tail_candidates
+from petrichor_serving.recall.features import pool_features
 from petrichor_serving.recall.fusion import fuse
-from petrichor_serving.recall.hits import Hit, Window
+from petrichor_serving.recall.hits import Hit, Window, normalize_knowledge_text
 from petrichor_serving.recall.index import RecallIndex
 from petrichor_serving.recall.query import Query
 from petrichor_serving.recall.query_vectors import QUERY_VECTORS, QueryVectorCache
+from petrichor_serving.recall.ranker import LinearRanker
+from petrichor_serving.recall.ranker import load as load_ranker
 from petrichor_serving.recall.rerank import STRATEGY, idf_weights, rerank
 from petrichor_serving.recall.rewrite import build_queries
 from petrichor_serving.recall.routes import Route, RouteContext, RouteQuery, Tier
@@ -320,6 +323,10 @@ class SearchState:
     tail_order: list[Hit] = field(default_factory=list)
     """What the fresh tail draws new articles from."""
     selection: DiverseSelection | None = None
+    feature_log: list[tuple[list[str], list[list[float]]]] | None = None
+    """When set, each rerank pool's hit keys and feature rows are appended (`petrichor eval --ranker-features`)."""
+    ranker: LinearRanker | None = None
+    """The learned ranker when `RecallConfig.ranker` asks for it and the shipped model loads (`plan`)."""
 
     @property
     def focused(self) -> bool:
@@ -336,6 +343,7 @@ def plan(state: SearchState) -> None:
     state.active = [r for r in routes.registered() if config.runs(r.name, model_questions) and (r.focused or not state.focused)]
     tokenize = index.tokenizer.query
     state.terms = (lambda q: corrected(tokenize(q), index.spelling)) if config.spelling else tokenize
+    state.ranker = load_ranker() if config.ranker == "learned" else None
 
 
 def recall(state: SearchState) -> None:
@@ -370,21 +378,48 @@ def balance(state: SearchState) -> None:
 
 
 def _rank(state: SearchState, hits: Sequence[Hit]) -> list[Hit]:
-    """The local rerank of `hits` against the question, sharing this search's per-hit points."""
+    """The local rerank of `hits` against the question, sharing this search's per-hit points: the hand-tuned
+    points, or the learned ranker's order over the pool's feature rows (`features.pool_features`), the hand
+    points one of them. The rows are logged when the search was asked to (`feature_log`)."""
     config, index = state.config, state.index
     assert state.terms is not None  # set by `plan`
-    return rerank(
+    token_weights = partial(idf_weights, idf=index.bm25["chunk"].idf) if config.rerank_idf else None
+    dense_routes = [r.name for r in state.active if r.vectors is not None]
+    ranked = rerank(
         state.query,
         hits,
         tokenize=state.terms,
-        token_weights=partial(idf_weights, idf=index.bm25["chunk"].idf) if config.rerank_idf else None,
+        token_weights=token_weights,
         dense_weight=config.rerank_dense,
-        dense_routes=[r.name for r in state.active if r.vectors is not None],
+        dense_routes=dense_routes,
         prior_weight=config.rerank_prior,
         prior_range=config.prior_range,
         sentence_weight=config.rerank_sentence,
         lexical=state.rerank_points,
     )
+    if len(hits) <= 1 or (state.ranker is None and state.feature_log is None):
+        return ranked
+    tokens = [t for t in map(normalize_knowledge_text, state.terms(state.query)) if t]
+    hand = {h.key: h.rerank_score or 0.0 for h in ranked}
+    rows = pool_features(
+        hits,
+        normalize_knowledge_text(state.query),
+        tokens,
+        token_weights(tokens) if token_weights is not None else None,
+        [hand[h.key] for h in hits],
+        dense_routes,
+        len(state.active),
+    )
+    if state.feature_log is not None:
+        state.feature_log.append(([h.key for h in hits], rows))
+    if state.ranker is None:
+        return ranked
+    learned = []
+    for hit, score in zip(hits, state.ranker.scores(rows)):
+        entry = hit.copy()
+        entry.rerank_score = score
+        learned.append(entry)
+    return sorted(learned, key=lambda h: -(h.rerank_score or 0.0))
 
 
 def rerank_pool(state: SearchState) -> None:
@@ -479,15 +514,17 @@ def search(
     now: datetime | None = None,
     cache: QueryVectorCache = QUERY_VECTORS,
     config: RecallConfig = DEFAULT_CONFIG,
+    feature_log: list[tuple[list[str], list[list[float]]]] | None = None,
 ) -> SearchResult:
     """Search the readable part of `index` for `query` (plus `sub_queries`, else the rewrite's clauses).
     Returns at most `limit` candidates (default `config.limit`; callers bound it, the HTTP schema does for
     requests); `now` decides which public shares have expired; `config` is the product's unless an
-    evaluation varies it."""
+    evaluation varies it; `feature_log`, when given, receives each rerank pool's keys and feature rows."""
     limit = config.limit if limit is None else limit
     if limit < 1:
         raise ValueError("limit must be at least 1")
     state = SearchState(index, Query.of(query), scope, config, limit, now or datetime.now(UTC), embedder, cache, sub_queries)
+    state.feature_log = feature_log
     for name, stage in STAGES:
         started = time.perf_counter()
         stage(state)

@@ -22,9 +22,9 @@ from petrichor_serving.recall.config import DEFAULT_CONFIG
 from petrichor_serving.recall.hits import Hit, knowledge_sentences, normalize_knowledge_text
 
 STRATEGY = "local"
-_CONTENT_CHARS = 1200
+CONTENT_CHARS = 1200
 _FIELDS_CACHE_SIZE = 2048
-"""Entries of `_fields`: three normalised copies of at most ~1,500 code points, under ~20 MB in all."""
+"""Entries of `fields`: three normalised copies of at most ~1,500 code points, under ~20 MB in all."""
 
 
 def best_sentence(content: str, tokens: Sequence[str], weights: dict[str, float] | None = None) -> float:
@@ -43,7 +43,7 @@ def best_sentence(content: str, tokens: Sequence[str], weights: dict[str, float]
 
 
 @lru_cache(maxsize=_FIELDS_CACHE_SIZE)
-def _fields(title: str, path: str, snippet: str, head: str) -> tuple[str, str, str]:
+def fields(title: str, path: str, snippet: str, head: str) -> tuple[str, str, str]:
     """A hit's three compared fields, normalised: title, path + snippet, content head. Cached like
     `knowledge_sentences` (a snapshot's texts never change and the same chunks come back search after
     search); a hit's str fields come from the index's display cache, so their hashes are computed once."""
@@ -63,8 +63,8 @@ def rerank_score(
     """The reference's field scores; `prior` (points from the fused score) replaces its `1 / (index + 2)`
     order prior, `weights` scale each token's points (1 when absent) and `sentence_weight` adds points for
     the tokens of the best sentence (`best_sentence`)."""
-    head = hit.content[:_CONTENT_CHARS]
-    title, summary, content = _fields(hit.title, hit.path, hit.snippet, head)
+    head = hit.content[:CONTENT_CHARS]
+    title, summary, content = fields(hit.title, hit.path, hit.snippet, head)
     score = 1.0 / (index + 2) if prior is None else prior
     if query_norm:
         score += 8 * (query_norm in title) + 4 * (query_norm in summary) + 2 * (query_norm in content)
