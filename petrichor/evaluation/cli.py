@@ -69,6 +69,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "(the second's subject replaced by it/that/它 or dropped), with the first question and its answer "
         "as history; a set's followups.jsonl is asked whenever --answers is given",
     )
+    p.add_argument(
+        "--ranker-features",
+        metavar="FILE",
+        help="also write every rerank pool of the set's questions and of generated questions of its build, each "
+        "candidate's feature row and label, as JSON lines: the learned ranker's training data (ranker_fit)",
+    )
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
@@ -113,6 +119,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         signals_path=Path(args.signals) if getattr(args, "signals", None) else None,
         leave_gold_out=leave_out,
         followups=followups,
+        ranker_features=Path(args.ranker_features) if getattr(args, "ranker_features", None) else None,
     )
     report = run_eval(config, log=lambda message: err.print(message, highlight=False))
     if args.plot:

@@ -64,6 +64,8 @@ class EvalConfig:
     followups: int = 0
     """With `answers`: this many follow-ups constructed from the set's questions (`followups.construct`);
     a set's hand-written `followups.jsonl` is asked whenever answers are."""
+    ranker_features: Path | None = None
+    """Where to write the learned ranker's training rows (`ranker_data`), one JSON line per rerank pool."""
 
 
 def _run_questions(dataset: Dataset, retriever: Retriever, scorer: Scorer, log: Log) -> list[Outcome]:
@@ -308,6 +310,11 @@ def evaluate(
     warm_tokenizer()  # as a server does at start-up
     PetrichorRetriever(built.snapshot, doc_of_article, embedder=embedder).retrieve("warm-up")
     retrievers["naive_hybrid"].retrieve("warm-up 预热")  # jieba's dictionary and bm25s's first call
+    if config.ranker_features is not None:
+        from petrichor.evaluation.ranker_data import write_ranker_rows
+
+        pools = write_ranker_rows(config.ranker_features, dataset, built.snapshot, embedder, doc_of_article)
+        log(f"ranker rows: {pools} pools written to {config.ranker_features}")
 
     scorer = Scorer(dataset.questions)
     methods: dict[str, Any] = {}

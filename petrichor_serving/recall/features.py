@@ -15,6 +15,9 @@ from petrichor_serving.recall import routes
 from petrichor_serving.recall.hits import Hit
 from petrichor_serving.recall.rerank import CONTENT_CHARS, best_sentence, dense_shares, fields
 
+PoolRows = tuple[list[tuple[str | None, str | None]], list[list[float]]]
+"""One rerank pool as logged: each hit's (article id, chunk id), and its feature row."""
+
 _BASE = (
     "hand_score",
     "fused_share",

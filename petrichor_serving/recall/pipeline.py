@@ -29,7 +29,7 @@ from petrichor_serving.recall.access import Scope
 from petrichor_serving.recall.balance import ArticleStage, keep_leads, leads_after_first, select_articles, sub_query_leads
 from petrichor_serving.recall.config import DEFAULT_CONFIG, RecallConfig
 from petrichor_serving.recall.diversity import DiverseSelection, fresh_tail, select_diverse, tail_candidates
-from petrichor_serving.recall.features import pool_features
+from petrichor_serving.recall.features import PoolRows, pool_features
 from petrichor_serving.recall.fusion import fuse
 from petrichor_serving.recall.hits import Hit, Window, normalize_knowledge_text
 from petrichor_serving.recall.index import RecallIndex
@@ -323,8 +323,9 @@ class SearchState:
     tail_order: list[Hit] = field(default_factory=list)
     """What the fresh tail draws new articles from."""
     selection: DiverseSelection | None = None
-    feature_log: list[tuple[list[str], list[list[float]]]] | None = None
-    """When set, each rerank pool's hit keys and feature rows are appended (`petrichor eval --ranker-features`)."""
+    feature_log: list[PoolRows] | None = None
+    """When set, each rerank pool's hits (article id, chunk id) and feature rows are appended (`petrichor eval
+    --ranker-features`)."""
     ranker: LinearRanker | None = None
     """The learned ranker when `RecallConfig.ranker` asks for it and the shipped model loads (`plan`)."""
 
@@ -411,7 +412,7 @@ def _rank(state: SearchState, hits: Sequence[Hit]) -> list[Hit]:
         len(state.active),
     )
     if state.feature_log is not None:
-        state.feature_log.append(([h.key for h in hits], rows))
+        state.feature_log.append(([(h.article_id, h.chunk_id) for h in hits], rows))
     if state.ranker is None:
         return ranked
     learned = []
@@ -514,12 +515,12 @@ def search(
     now: datetime | None = None,
     cache: QueryVectorCache = QUERY_VECTORS,
     config: RecallConfig = DEFAULT_CONFIG,
-    feature_log: list[tuple[list[str], list[list[float]]]] | None = None,
+    feature_log: list[PoolRows] | None = None,
 ) -> SearchResult:
     """Search the readable part of `index` for `query` (plus `sub_queries`, else the rewrite's clauses).
     Returns at most `limit` candidates (default `config.limit`; callers bound it, the HTTP schema does for
     requests); `now` decides which public shares have expired; `config` is the product's unless an
-    evaluation varies it; `feature_log`, when given, receives each rerank pool's keys and feature rows."""
+    evaluation varies it; `feature_log`, when given, receives each rerank pool's hits and feature rows."""
     limit = config.limit if limit is None else limit
     if limit < 1:
         raise ValueError("limit must be at least 1")
