@@ -49,8 +49,10 @@ _lock = threading.Lock()
 _loaded: dict[Path, LinearRanker | None] = {}
 
 
-def load(path: Path = MODEL_FILE) -> LinearRanker | None:
-    """The shipped model, read once; None when it is missing, unreadable or fitted on other features."""
+def load(path: Path | None = None) -> LinearRanker | None:
+    """The model at `path` (default `MODEL_FILE`), read once; None when it is missing, unreadable or fitted on
+    other features."""
+    path = MODEL_FILE if path is None else path
     with _lock:
         if path not in _loaded:
             try:
