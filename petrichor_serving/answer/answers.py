@@ -586,13 +586,41 @@ def _attached(focus: str | None, text: str, end: int) -> bool:
     return focus in after if has_cjk(focus) else focus in search_tokens(" ".join(after.split()[:3]))
 
 
+def _distance(span: Span, places: Sequence[int]) -> float:
+    return min(abs((span.start + span.end) / 2 - p) for p in places)
+
+
 def _nearest(spans: Sequence[Span], text: str, wanted: Sequence[str]) -> Span:
     """The span closest to where the question's words sit in `text` (the first one when none is there)."""
     lowered = text.lower()
     places = [m.start() for t in wanted for m in re.finditer(re.escape(t), lowered)]
     if not places:
         return spans[0]
-    return min(spans, key=lambda sp: (min(abs((sp.start + sp.end) / 2 - p) for p in places), sp.start))
+    return min(spans, key=lambda sp: (_distance(sp, places), sp.start))
+
+
+CLEAR_LEADS = True
+
+
+def _clause_terms(span: Span, text: str, wanted: Sequence[str]) -> frozenset[str]:
+    """The question's words in the clause holding `span`."""
+    bounds = [0, *(m.end() for m in _CLAUSE_CUT.finditer(text)), len(text) + 1]
+    a, b = next(((a, b) for a, b in zip(bounds, bounds[1:]) if a <= span.start < b), (0, len(text)))
+    piece = text[a:b].lower()
+    toks = set(search_tokens(piece))
+    return frozenset(t for t in wanted if _matches(t, piece, toks))
+
+
+def _clear(spans: Sequence[Span], chosen: Span, text: str, wanted: Sequence[str]) -> bool:
+    """Whether `chosen` is the only span of the asked kind in its unit, or the question's words in its clause
+    hold every other span's clause's words and more: where a sentence names several places, counts or dates in
+    clauses that each meet the question in their own way ("全长1834米，主桥504米" for a bridge's length), a
+    lead-in is a guess."""
+    others = [sp for sp in spans if sp.text != chosen.text]
+    if not others:
+        return True
+    mine = _clause_terms(chosen, text, wanted)
+    return all(_clause_terms(sp, text, wanted) < mine for sp in others)
 
 
 def _span_answer(
@@ -617,6 +645,7 @@ def _span_answer(
     parsed = parse_question(question)
     measure = _measure_word(question) if kind == "number" else None
     options: list[tuple[bool, Scored, Span]] = []
+    clear: dict[int, bool] = {}
     for s in scored[:SPAN_UNITS]:
         text = s.unit.scored
         if not _meets_constraints(parsed, s, evidence):
@@ -634,6 +663,7 @@ def _span_answer(
             spans = [sp for sp in spans if not any(a <= sp.start < b for a, b in dated)]
         if measure:
             spans = [sp for sp in spans if _measured(sp, text, measure)]
+        of_kind = spans
         spans = _in_asked_clause(spans, text, wanted)
         if not spans:
             continue
@@ -643,12 +673,16 @@ def _span_answer(
         if kind in NAME_KINDS and not has_cjk(question):
             options.extend((False, s, sp) for sp in spans)  # every capitalised run stands: `_agreed_name` votes
             continue
-        options.append((bool(attached), s, _nearest(attached or spans, text, wanted)))
+        chosen = _nearest(attached or spans, text, wanted)
+        options.append((bool(attached), s, chosen))
+        clear[id(s)] = _clear(of_kind, chosen, text, wanted)
     if not options:
         return None
     if kind in NAME_KINDS:
         return _agreed_name(options, evidence)
     _, unit, span = max(options, key=lambda o: (o[0], o[1].score))
+    if CLEAR_LEADS and not clear[id(unit)]:
+        return None  # the unit that would answer names several of the asked kind: no guess, nor another unit's span
     return ShortAnswer(span.text, unit)
 
 

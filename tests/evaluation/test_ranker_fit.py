@@ -27,7 +27,9 @@ def _records(n_questions: int, seed: int = 7) -> list[dict]:
             row[dense] = 0.9 + 0.1 * rng.random() if i == gold else 0.6 * rng.random()
             rows.append(row)
             labels.append(2 if i == gold else 0)
-        out.append({"set": "s1" if q % 2 else "s2", "source": "dev", "qid": f"q{q}", "group": f"a{q // 3}", "pool": 0, "labels": labels, "rows": rows})
+        out.append(
+            {"set": "s1" if q % 2 else "s2", "source": "dev", "qid": f"q{q}", "group": f"a{q // 3}", "pool": 0, "labels": labels, "rows": rows}
+        )
     return out
 
 

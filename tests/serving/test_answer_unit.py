@@ -204,6 +204,23 @@ def test_the_lead_in_is_the_asked_kind_from_the_clause_and_unit_that_meet_the_qu
     assert reply["answer"].startswith(short)
 
 
+@pytest.mark.parametrize(
+    ("question", "passage", "short"),
+    [
+        # several of the asked kind, each in a clause that meets the question in its own way: no guess
+        ("2022世界5G大会在哪里举办？", "2022世界5G大会在哈尔滨开幕，此前三届分别在北京、广州、北京举办。", None),
+        ("大桥的主桥多长？", "大桥全长1834米，主桥长504米，为上承式钢管混凝土拱桥。", None),
+        # one clause holds every question word the others hold, and more: its span
+        ("模型在MATH数据集上的准确率是多少？", "最小的模型在MATH数据集上有25%的准确率，最大的模型突破了50%。", "25%"),
+    ],
+)
+def test_a_lead_in_only_where_the_questions_words_single_out_one_span_of_its_unit(question, passage, short):
+    """Observed: "北京" for this year's venue (an earlier year's clause says 举办), "1834米" for the main span."""
+    reply = _ask(question, passage)
+    assert reply["short_answer"] == short
+    assert reply["citations"]
+
+
 def test_money_and_version_spans():
     assert [s.text for s in find_spans("money", "It costs $30 a month, 200 元 a year or 5 dollars; four keys.")] == ["$30", "200 元", "5 dollars"]
     assert [s.text for s in find_spans("version", "Developer Hub 1.8 and v2.3.1, port 8000")] == ["1.8", "v2.3.1"]
