@@ -74,6 +74,11 @@ def variants() -> list[Variant]:
             replace(DEFAULT_CONFIG, rerank_dense=0.0, article_top_k=3, enabled_routes=routes.default_off(), fresh_tail=0),
         ),
         Variant("rewrite", "the reference's rule-based clauses searched beside the question", replace(DEFAULT_CONFIG, rewrite=True)),
+        Variant("hand_ranker", "each rerank pool ordered by the hand-tuned points", replace(DEFAULT_CONFIG, ranker="hand"))
+        if DEFAULT_CONFIG.ranker == "learned"
+        else Variant(
+            "learned_ranker", "each rerank pool ordered by the learned ranker (recall/ranker_model.json)", replace(DEFAULT_CONFIG, ranker="learned")
+        ),
         Variant("no_sub_query_leads", "sub-queries keep no place for their first article", replace(DEFAULT_CONFIG, sub_query_leads=False)),
         Variant("no_diversity", "near-duplicate test and per-article cap off", replace(DEFAULT_CONFIG, diversity=False)),
         Variant(

@@ -70,6 +70,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "as history; a set's followups.jsonl is asked whenever --answers is given",
     )
     p.add_argument(
+        "--variants",
+        metavar="A,B",
+        help="run only these ablation variants (comma-separated names of petrichor/evaluation/ablation.py), e.g. learned_ranker",
+    )
+    p.add_argument(
         "--ranker-features",
         metavar="FILE",
         help="also write every rerank pool of the set's questions and of generated questions of its build, each "
@@ -120,6 +125,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         leave_gold_out=leave_out,
         followups=followups,
         ranker_features=Path(args.ranker_features) if getattr(args, "ranker_features", None) else None,
+        variants=tuple(v.strip() for v in (getattr(args, "variants", None) or "").split(",") if v.strip()),
     )
     report = run_eval(config, log=lambda message: err.print(message, highlight=False))
     if args.plot:

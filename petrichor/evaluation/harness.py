@@ -64,6 +64,8 @@ class EvalConfig:
     followups: int = 0
     """With `answers`: this many follow-ups constructed from the set's questions (`followups.construct`);
     a set's hand-written `followups.jsonl` is asked whenever answers are."""
+    variants: tuple[str, ...] = ()
+    """The ablation's variants to run (`ablation.variants()` names); empty: every one."""
     ranker_features: Path | None = None
     """Where to write the learned ranker's training rows (`ranker_data`), one JSON line per rerank pool."""
 
@@ -209,10 +211,16 @@ def _followup_runs(pairs: tuple[FollowUp, ...], agent: Callable[..., Any], basel
     }
 
 
-def _ablation(dataset: Dataset, built: BuiltSet, petrichor: PetrichorRetriever, full: list[Outcome], scorer: Scorer, log: Log) -> dict[str, Any]:
+def _ablation(
+    dataset: Dataset, built: BuiltSet, petrichor: PetrichorRetriever, full: list[Outcome], scorer: Scorer, log: Log, only: tuple[str, ...] = ()
+) -> dict[str, Any]:
     out: dict[str, Any] = {"full": {"description": "the product's defaults", **summarise(dataset.questions, full, with_latency=False)}}
     indexes = {"bigram": petrichor.index}
-    for variant in variants():
+    chosen = [v for v in variants() if not only or v.name in only]
+    unknown = set(only) - {v.name for v in chosen}
+    if unknown:
+        raise ValueError(f"unknown ablation variants {sorted(unknown)}; expected some of {[v.name for v in variants()]}")
+    for variant in chosen:
         if variant.tokenizer not in indexes:
             started = time.perf_counter()
             indexes[variant.tokenizer] = rebuild_index(built.snapshot, variant.tokenizer)
@@ -347,7 +355,7 @@ def evaluate(
             with config.signals_path.open("w", encoding="utf-8") as fh:
                 fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in answered.signals)
             log(f"answerability signals of {len(answered.signals)} questions written to {config.signals_path}")
-    ablation = _ablation(dataset, built, petrichor, outcomes["petrichor"], scorer, log) if config.ablation else {}
+    ablation = _ablation(dataset, built, petrichor, outcomes["petrichor"], scorer, log, config.variants) if config.ablation else {}
     rows = built.snapshot.manifest.row_counts
     return {
         "dataset": dataset.name,

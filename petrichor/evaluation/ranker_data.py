@@ -20,8 +20,8 @@ from petrichor.evaluation.metrics import section_hit
 from petrichor.evaluation.retrieval import Retrieved
 from petrichor.evaluation.scoring import Scorer
 
-GENERATED_PER_SET = 300
-"""Generated questions taken from a set's build, evenly spread over its chunks: about as many as a set's own."""
+GENERATED_PER_SET = 100
+"""Generated questions taken from a set's build, evenly spread over its chunks: about half as many as a set's own."""
 
 
 def _search_pools(snapshot: Any, embedder: Any, question: str, cache: Any) -> list[Any]:
