@@ -1,21 +1,24 @@
-"""The HTTP API: an app factory, the endpoint table, and thin handlers over the agent tools.
+"""The HTTP API: an app factory, the endpoint table, and thin handlers over the agent and the knowledge tools.
 
 Private endpoints take the scope from the API key (or local mode when no key file is configured);
 `/api/public/qa/chat` is anonymous and sees only public, unexpired, password-free shares. An endpoint
-is one handler here plus one line in `ENDPOINTS`; its request and response models live in `schema`.
+is one handler here plus one line in `ENDPOINTS`; its request and response models live in `schema`. The
+knowledge tools' endpoints are generated from their declarations (`tool_calls.TOOLS`, `tool_endpoints`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.responses import JSONResponse
 
-from petrichor_serving import articles, openai_api, schema, toolspec, webpage
+from petrichor_serving import articles, openai_api, schema, webpage
 from petrichor_serving.agent import loop
 from petrichor_serving.auth import LOCAL
 from petrichor_serving.endpoints import Call, Endpoint, HttpError, openapi_document, routes
@@ -25,7 +28,7 @@ from petrichor_serving.mcp_server import HttpMcp, http_endpoint
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.services import Services
 from petrichor_serving.snapshot import Snapshot
-from petrichor_serving.tool_calls import call_tool
+from petrichor_serving.tool_calls import TOOLS, Http, Tool, call_tool
 
 
 async def healthz(call: Call) -> dict[str, Any] | JSONResponse:
@@ -59,21 +62,21 @@ def _scoped_rows(snap: Snapshot, scope: Scope) -> dict[str, int]:
     return {"articles": len(readable), "chunks": sum(len(snap.chunks_by_article.get(a, ())) for a in readable)}
 
 
-async def knowledge_search(call: Call, body: schema.SearchRequest) -> dict[str, Any]:
-    snap = call.snapshot(body.snapshot_version)
-    return await asyncio.to_thread(call_tool, toolspec.SEARCH, snap, call.scope, body, call.services.embedder)
+def tool_endpoints(tools: Iterable[Tool[Any]]) -> list[Endpoint]:
+    """The knowledge tools' endpoints: one `POST` per tool with an HTTP binding (`tool_calls.Http`), its
+    operation named by the tool; a request with `snapshot_version` may name a retained snapshot."""
+    return [_tool_endpoint(t, t.http) for t in tools if t.http is not None]
 
 
-async def knowledge_outline(call: Call, body: schema.OutlineRequest) -> dict[str, Any]:
-    return call_tool(toolspec.OUTLINE, call.snapshot(), call.scope, body, None)
+def _tool_endpoint(tool: Tool[Any], http: Http) -> Endpoint:
+    serve = http.serve or partial(call_tool, tool)
 
+    async def handler(call: Call, body: Any) -> dict[str, Any]:
+        snap = call.snapshot(getattr(body, "snapshot_version", None))
+        return await asyncio.to_thread(serve, snap, call.scope, body, call.services.embedder)
 
-async def knowledge_read(call: Call, body: schema.ReadRequest) -> dict[str, Any]:
-    """One endpoint for both read tools: `targets` reads many, a locator alone reads one (in the same shape)."""
-    snap = call.snapshot()
-    if body.targets is not None:
-        return call_tool(toolspec.READ_MANY, snap, call.scope, body, None)
-    return {"results": [call_tool(toolspec.READ, snap, call.scope, body, None)], "requested_count": 1, "skipped_count": 0, "failures": []}
+    handler.__name__ = tool.name
+    return Endpoint("POST", http.path, handler, http.summary, http.response, http.request)
 
 
 async def _answer(call: Call, body: schema.ChatRequest, *, public: bool) -> dict[str, Any]:
@@ -162,23 +165,7 @@ ENDPOINTS: list[Endpoint] = [
         secured=False,
         key_optional=True,
     ),
-    Endpoint(
-        "POST",
-        "/api/knowledge/search",
-        knowledge_search,
-        "Hybrid search: locators, titles, heading paths, snippets, routes, scores (never full text)",
-        schema.SearchResponse,
-        schema.SearchRequest,
-    ),
-    Endpoint(
-        "POST",
-        "/api/knowledge/outline",
-        knowledge_outline,
-        "An article's PageIndex tree, or a light tree from chunk headings",
-        schema.OutlineResponse,
-        schema.OutlineRequest,
-    ),
-    Endpoint("POST", "/api/knowledge/read", knowledge_read, "Read one locator, or up to 4 with `targets`", schema.ReadResponse, schema.ReadRequest),
+    *tool_endpoints(TOOLS),
     Endpoint("POST", "/api/assistant/chat", chat, "Cited answer over the key's knowledge bases", schema.AnswerResponse, schema.ChatRequest),
     Endpoint(
         "POST",
@@ -254,7 +241,7 @@ ENDPOINTS: list[Endpoint] = [
         "POST",
         "/mcp",
         http_endpoint,
-        f"MCP over streamable HTTP: {', '.join(t.name for t in toolspec.TOOLS)}",
+        f"MCP over streamable HTTP: {', '.join(t.name for t in TOOLS)}",
         schema.McpMessage,
         schema.McpMessage,
         raw=True,

@@ -1,23 +1,23 @@
 """The MCP server: the four read-only knowledge tools for agents that speak the Model Context Protocol.
 
-The tools are `toolspec`'s: each publishes its request model's JSON schema as `inputSchema` and checks its
-arguments with that model, then makes the same call as `/api/knowledge/search|outline|read`
-(`tool_calls.CALLS`), so limits and error messages match the REST API (`errors.failure`). Scope comes from
-an API key exactly as there: over streamable HTTP (`/mcp` in the app) the bearer token of each request;
-over stdio (`petrichor mcp`) the key the process was started with.
+The tools are the declared ones (`tool_calls.TOOLS`): each publishes its request model's JSON schema as
+`inputSchema` and checks its arguments with that model, then makes the same call as its HTTP endpoint
+(`tool_calls.call_tool`), so limits and error messages match the REST API (`errors.failure`). Scope comes
+from an API key exactly as there: over streamable HTTP (`/mcp` in the app) the bearer token of each
+request; over stdio (`petrichor mcp`) the key the process was started with.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as McpToolError
-from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.tools import Tool as McpTool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
@@ -34,7 +34,7 @@ from petrichor_serving.endpoints import HttpError, json_body, principal_of
 from petrichor_serving.errors import failure, short_error
 from petrichor_serving.schema import McpMessage
 from petrichor_serving.services import Services
-from petrichor_serving.tool_calls import call_tool
+from petrichor_serving.tool_calls import TOOLS, Tool, call_tool
 
 INSTRUCTIONS = (
     "Read-only access to a Petrichor knowledge base. Search returns locators and snippets, never full text; "
@@ -77,7 +77,8 @@ def checked(spec: toolspec.ToolSpec, arguments: dict[str, Any]) -> Any:
     return spec.arguments.model_validate(_pre_parsed(spec.arguments, arguments), strict=False)
 
 
-def _tool(spec: toolspec.ToolSpec, services: Services, principal: PrincipalOf) -> Tool:
+def _tool(tool: Tool[Any], services: Services, principal: PrincipalOf) -> McpTool:
+    spec = tool.spec
 
     async def run(ctx: Context, arguments: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -86,27 +87,27 @@ def _tool(spec: toolspec.ToolSpec, services: Services, principal: PrincipalOf) -
             snap = services.store.current
             if snap is None:
                 raise HttpError(503, "no snapshot is loaded yet: run `petrichor build`")
-            return await anyio.to_thread.run_sync(lambda: call_tool(spec, snap, who.scope, body, services.embedder))
+            return await anyio.to_thread.run_sync(lambda: call_tool(tool, snap, who.scope, body, services.embedder))
         except Exception as exc:
             if (refused := failure(exc)) is None:
                 raise
             raise McpToolError(refused.message) from None
 
     run.__name__ = spec.name  # names the output schema, `<name>DictOutput`
-    tool = Tool.from_function(run, name=spec.name, description=spec.description, annotations=READ_ONLY)
-    tool.fn_metadata.arg_model = _Arguments
-    tool.parameters = spec.input_schema()
-    return tool
+    published = McpTool.from_function(run, name=spec.name, description=spec.description, annotations=READ_ONLY)
+    published.fn_metadata.arg_model = _Arguments
+    published.parameters = spec.input_schema()
+    return published
 
 
-def build_server(services: Services, principal: PrincipalOf) -> MCPServer:
-    """An MCP server over `services` with `toolspec`'s tools; `principal(ctx)` says who makes each call."""
+def build_server(services: Services, principal: PrincipalOf, tools: Sequence[Tool[Any]] = TOOLS) -> MCPServer:
+    """An MCP server over `services` with the declared tools; `principal(ctx)` says who makes each call."""
     return MCPServer(
         "petrichor",
         instructions=INSTRUCTIONS,
         version="0.1.0",
         log_level="WARNING",
-        tools=[_tool(spec, services, principal) for spec in toolspec.TOOLS],
+        tools=[_tool(t, services, principal) for t in tools],
     )
 
 

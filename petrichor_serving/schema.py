@@ -2,7 +2,7 @@
 
 Request models validate the handlers' input (strict JSON types, so `"5"` is not a limit and `true` is
 not a number) and, with the response models, generate `/openapi.json`. The knowledge tools' requests
-extend `toolspec`'s models, where their limits live; every other limit of the API lives here. Older
+extend `toolspec`'s models, where their limits and their replies live; every other limit of the API lives here. Older
 field names are still accepted as aliases (`knowledge_base_id`, `subQueries`, `articleId`, `message`,
 `nodes`); a `null` field counts as absent, so a later alias can still supply it.
 """
@@ -333,43 +333,6 @@ class SnapshotStatusResponse(BaseModel):
     current: ServedSnapshot | None
     refused: RefusedSnapshot | None
     pointer: str | None = Field(description="the version CURRENT names right now")
-
-
-class Candidate(BaseModel):
-    chunk_id: str | None = None
-    page_key: str | None = None
-    node_key: str | None = None
-    article_id: str
-    title: str
-    heading_path: list[str]
-    snippet: str
-    routes: list[str]
-    score: float
-
-
-class SearchResponse(BaseModel):
-    query: str
-    snapshot_version: str
-    candidates: list[Candidate]
-    diagnostics: dict[str, Any]
-
-
-class OutlineResponse(BaseModel):
-    article_id: str
-    kb_id: str
-    title: str
-    article_version: str
-    source: str = Field(description='"wiki_tree", "chunk_headings" or "none"')
-    node_count: int
-    truncated: bool
-    nodes: list[dict[str, Any]]
-
-
-class ReadResponse(BaseModel):
-    results: list[dict[str, Any]]
-    requested_count: int
-    skipped_count: int
-    failures: list[dict[str, Any]]
 
 
 class Citation(BaseModel):

@@ -1,10 +1,12 @@
-"""The four knowledge tools, declared once: name, description, request model and the limits they share.
+"""The four knowledge tools' contract, declared once: name, description, request model, the reply its HTTP
+endpoint returns and the limits they share.
 
 The HTTP request models (`schema`) extend these models, the MCP tools (`mcp_server`) publish their JSON
 schema as `inputSchema` and validate arguments with them, and the model agent (`agent.model_agent`) sends
 the same schema without the scope fields as its OpenAI function parameters: the agent's scope is the
-caller's and a model cannot change it. Nothing here imports the agent, so the HTTP contract
-does not depend on it.
+caller's and a model cannot change it. Each tool's function, and what every consumer derives from it,
+is its entry in `tool_calls.TOOLS`, beside this contract: nothing here imports the agent, so the HTTP
+contract does not depend on it.
 
 Request models take strict JSON types (`"5"` is not a limit, `true` is not a number); unknown fields are
 ignored; a `null` field counts as absent, so a later alias can still supply it.
@@ -201,4 +203,43 @@ READ_MANY = ToolSpec(
     ReadManyArguments,
 )
 TOOLS: tuple[ToolSpec, ...] = (SEARCH, OUTLINE, READ, READ_MANY)
-BY_NAME = {t.name: t for t in TOOLS}
+
+
+# the replies of the tools' HTTP endpoints (`tool_calls.Http.response`)
+
+
+class Candidate(BaseModel):
+    chunk_id: str | None = None
+    page_key: str | None = None
+    node_key: str | None = None
+    article_id: str
+    title: str
+    heading_path: list[str]
+    snippet: str
+    routes: list[str]
+    score: float
+
+
+class SearchResponse(BaseModel):
+    query: str
+    snapshot_version: str
+    candidates: list[Candidate]
+    diagnostics: dict[str, Any]
+
+
+class OutlineResponse(BaseModel):
+    article_id: str
+    kb_id: str
+    title: str
+    article_version: str
+    source: str = Field(description='"wiki_tree", "chunk_headings" or "none"')
+    node_count: int
+    truncated: bool
+    nodes: list[dict[str, Any]]
+
+
+class ReadResponse(BaseModel):
+    results: list[dict[str, Any]]
+    requested_count: int
+    skipped_count: int
+    failures: list[dict[str, Any]]

@@ -1,8 +1,9 @@
 """The model agent: the chat model chooses Search / Outline / Read / Read Many through OpenAI function calling.
 
-The tools are `toolspec`'s, their arguments checked by the same models as over HTTP and MCP. The server
-executes every call itself, inside the caller's scope and the class budget: the tool schemas have no
-tenant, scope or knowledge-base field (a model that sends one is ignored), and every tool is read-only.
+The tools are the declared ones (`tool_calls.TOOLS`), their arguments checked by the same models as over
+HTTP and MCP, their replies shown as their declarations say. The server executes every call itself, inside
+the caller's scope and the class budget: the tool schemas have no tenant, scope or knowledge-base field (a
+model that sends one is ignored), and every tool is read-only.
 Tool results go back as delimited data with an explicit note that their text is material to quote, never
 instructions. An unknown tool or invalid JSON arguments get an error result and the loop
 goes on; a call identical to an earlier one (same tool, same normalised arguments) is answered "repeated"
@@ -34,21 +35,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from petrichor_core.models.protocols import CallContext, ModelError
-from petrichor_serving import toolspec
+from petrichor_serving import tool_calls, toolspec
 from petrichor_serving.agent import answerability, citations, offline, tools
 from petrichor_serving.agent.budget import MAX_NO_PROGRESS, BudgetExceeded
 from petrichor_serving.agent.question import Question
 from petrichor_serving.agent.runtime import Run
 from petrichor_serving.agent.trace import StopReason
 from petrichor_serving.errors import failure
+from petrichor_serving.tool_calls import Tool
 
 MAX_RESULT_CHARS = 6000
 """One tool result as the model sees it; the evidence itself is kept whole server-side."""
 MAX_HISTORY_TURN_CHARS = 4000
 
-TOOLS: list[dict[str, Any]] = [spec.function() for spec in toolspec.TOOLS]
-"""The OpenAI function schemas: `toolspec`'s tools without their scope fields (the scope is the run's)."""
-TOOL_NAMES = frozenset(toolspec.BY_NAME)
+TOOLS: list[dict[str, Any]] = [tool.spec.function() for tool in tool_calls.TOOLS]
+"""The OpenAI function schemas: the declared tools without their scope fields (the scope is the run's)."""
+TOOL_NAMES = frozenset(tool_calls.CALLS)
 LOCATOR_FIELDS = tuple(toolspec.Locator.model_fields)
 
 SYSTEM = "\n".join(
@@ -88,22 +90,15 @@ def _evidence_view(run: Run, ids: Sequence[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _execute(run: Run, name: str, args: dict[str, Any]) -> Any:
-    """One tool call, its arguments checked by the tool's model; scope and budget come from the run."""
-    body: Any = toolspec.BY_NAME[name].agent_arguments.model_validate(args, strict=False)  # the model of the tool named
-    if name == toolspec.SEARCH.name:
-        cands = run.search(body.query, limit=body.limit, sub_queries=body.sub_queries)
-        keep = ("chunk_id", "page_key", "node_key", "article_id", "title", "heading_path", "snippet")
-        return {"candidates": [{k: c.get(k) for k in keep if c.get(k) is not None} for c in cands]}
-    if name == toolspec.OUTLINE.name:
-        tree = run.outline(body.article_id, max_nodes=body.max_nodes)
-        return {
-            "article_id": tree["article_id"],
-            "title": tree["title"],
-            "nodes": [{k: n.get(k) for k in ("node_key", "chunk_id", "parent_key", "depth", "title")} for n in tree["nodes"]],
-        }
-    targets = [t.target() for t in body.targets] if name == toolspec.READ_MANY.name else [body.target()]
-    return {"evidence": _evidence_view(run, run.read_many(targets))}
+def _execute(run: Run, tool: Tool[Any], args: dict[str, Any]) -> Any:
+    """One tool call, its arguments checked by the tool's model without the scope fields (left at their
+    defaults: scope and budget come from the run); the model is shown the reply as the tool's entry says,
+    or a read tool's evidence."""
+    checked = tool.spec.agent_arguments.model_validate(args, strict=False)
+    arguments = tool.spec.arguments.model_construct(**dict(checked))
+    if tool.reads is not None:
+        return {"evidence": _evidence_view(run, run.read_many(tool.reads(arguments)))}
+    return tool.shown(run.call(tool, arguments))
 
 
 def _history(history: Sequence[dict[str, str]]) -> list[dict[str, str]]:
@@ -128,7 +123,7 @@ def model_plan(run: Run, question: str, chat: Any, history: Sequence[dict[str, s
     record = offline.record(run, query)  # the question's record, read once: the gate and the not-found text share it
     seed: list[str] = []
     try:
-        seed = run.read_many(offline._chunk_targets(run.search(query), run.budget.max_reads, run.prefer))
+        seed = run.read_many(offline._chunk_targets(offline.search(run, query), run.budget.max_reads, run.prefer))
     except (BudgetExceeded, tools.ToolError) as exc:
         run.trace.notes.append(f"seed: {exc}")
     messages: list[dict[str, Any]] = [
@@ -333,7 +328,7 @@ def _tool_result(run: Run, call: dict[str, Any], seen: set[str]) -> dict[str, An
     if not isinstance(args, dict):
         return {"error": "arguments must be a JSON object"}
     try:
-        return _execute(run, name, args)
+        return _execute(run, tool_calls.CALLS[name], args)
     except BudgetExceeded as exc:
         run.trace.notes.append(f"budget: {exc}")
         return {"error": "budget"}

@@ -30,7 +30,9 @@ from petrichor_serving.agent.router import QuestionClass
 from petrichor_serving.agent.runtime import Run
 from petrichor_serving.agent.trace import StopReason
 from petrichor_serving.agent.words import content_words
-from petrichor_serving.recall.config import CONCEPT_CONFIG
+from petrichor_serving.recall.config import CONCEPT_CONFIG, DEFAULT_CONFIG, RecallConfig
+from petrichor_serving.tool_calls import OUTLINE, SEARCH
+from petrichor_serving.toolspec import MAX_OUTLINE_NODES, OutlineRequest, SearchArguments
 
 FACT_KEEP_RATIO = 0.85
 """A second quote joins an answer only when it scores this share of the best one: a citation beside the point
@@ -57,6 +59,19 @@ def _chunk_targets(cands: list[dict[str, Any]], limit: int, prefer: tuple[str, .
         if cid and {"chunk_id": cid} not in out:
             out.append({"chunk_id": cid})
     return out[:limit]
+
+
+def search(run: Run, query: str, *, article_id: str | None = None, config: RecallConfig = DEFAULT_CONFIG) -> list[dict[str, Any]]:
+    """The search tool's candidates for a plan: `config.limit` of them, the list length the evaluation
+    measures; `article_id` focuses the search on that article. A plan's arguments are the server's own and
+    go to the tool as they are (it checks the query itself)."""
+    arguments = SearchArguments.model_construct(query=query, limit=config.limit, article_id=article_id)
+    return run.call(SEARCH, arguments, config=config)["candidates"]
+
+
+def outline(run: Run, article_id: str) -> dict[str, Any]:
+    """The outline tool's tree of an article for a plan, with as many nodes as the tool gives."""
+    return run.call(OUTLINE, OutlineRequest.model_construct(article_id=article_id, max_nodes=MAX_OUTLINE_NODES))
 
 
 def _in_language(run: Run, cands: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -152,19 +167,19 @@ def withheld(run: Run, draft: Draft) -> dict[str, Any]:
 
 def fact(run: Run, question: str, cands: list[dict[str, Any]] | None = None) -> Draft:
     if cands is None:
-        cands = run.search(question)
+        cands = search(run, question)
     ids = run.read_many(_chunk_targets(cands, run.budget.max_reads, run.prefer))
     return gated(run, question, _quote(run, question, ids), cands)
 
 
 def structure_plan(run: Run, question: str) -> Draft:
     snap = run.snap
-    cands = run.search(question)
+    cands = search(run, question)
     match = structure.find_section(snap, question, structure.scope_articles(snap, run.scope), cands, run.route.language)
     if match is None:
         run.trace.notes.append("structure: no article or section named; answered as a fact question")
         return fact(run, question, cands)
-    run.outline(match.article_id)
+    outline(run, match.article_id)
     section, children = structure.section_children(snap, match)
     spans = [(child, span) for child in children if (span := structure.heading_offset(snap, child)) is not None]
     if not spans:
@@ -253,7 +268,7 @@ def comparison(run: Run, question: str) -> Draft:
     chosen: list[dict[str, Any] | None] = []
     read: list[str] = []
     for item in items:
-        cands = _in_language(run, run.search(item))
+        cands = _in_language(run, search(run, item))
         ids = run.read_many(_chunk_targets(cands, COMPARISON_READS))
         taken = {c["quote"] for c in chosen if c}
         first = chosen[0] if chosen else None
@@ -277,7 +292,7 @@ def comparison(run: Run, question: str) -> Draft:
 
 
 def concept(run: Run, question: str) -> Draft:
-    cands = run.search(question, config=CONCEPT_CONFIG)
+    cands = search(run, question, config=CONCEPT_CONFIG)
     page = next((c for c in cands if c.get("page_key")), None)
     if page is None:
         return fact(run, question, cands)
@@ -286,7 +301,7 @@ def concept(run: Run, question: str) -> Draft:
     sources = set(page_item.get("article_ids") or []) if page_item else set()
     chunks = [c for c in cands if c.get("chunk_id") and c.get("article_id") in sources]
     if not chunks and sources:
-        chunks = run.search(question, article_id=sorted(sources)[0])
+        chunks = search(run, question, article_id=sorted(sources)[0])
     chunks = chunks + [c for c in cands if c not in chunks]
     ids = run.read_many(_chunk_targets(chunks, run.budget.max_reads, run.prefer))
     return gated(run, question, _quote(run, question, ids), cands)
