@@ -44,11 +44,11 @@ def test_the_fit_learns_the_signal_that_orders_the_pools_and_held_out_folds_show
     records = ranker_fit.load([path], {"dev"})
     weights = ranker_fit.fit(records)
     names = feature_names()
-    assert weights[names.index("dense_share")] > abs(weights[names.index("hand_score")])
+    assert weights[names.index("dense_share")] > 1.0  # from 0 in the prior: the signal that orders these pools
     held = ranker_fit.cross_validate(records)
     assert set(held) == {"s1", "s2"}
     for figures in held.values():
-        assert figures["learned_exact"] > 0.9 and figures["hand_exact"] < 0.5
+        assert figures["learned_exact"] > figures["hand_exact"] + 0.3
 
 
 def test_the_shipped_model_file_round_trips_and_loads(tmp_path):
