@@ -122,8 +122,8 @@ def top_sentence_answer(question: EvalQuestion, retriever: Any) -> AnswerOutcome
     """The answer baseline: the top chunk's sentence sharing the most distinct question words (the first
     such on a tie), stopwords aside, tokenised as the naive hybrid tokenises."""
     from petrichor.evaluation.hybrid import hybrid_tokens
+    from petrichor_core.text.lang.stopwords import CHINESE, ENGLISH
     from petrichor_core.text.prose import split_sentences
-    from petrichor_core.text.stopwords import CHINESE, ENGLISH
 
     started = time.perf_counter()
     top = next((i for i in retriever.retrieve(question.question).items if i.is_chunk), None)

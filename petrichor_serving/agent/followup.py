@@ -34,17 +34,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from petrichor_core.text.lang import CJK, has_cjk, init_posseg
+from petrichor_core.text.lang.stopwords import ANAPHOR_SHOULD, ANAPHORS, FUNCTION_WORDS
 from petrichor_serving.agent import structure, tools
 from petrichor_serving.agent.question import CONSTRAINT_KINDS, Constraint, Question, parse
-from petrichor_serving.agent.words import FUNCTION_WORDS, surface_words
+from petrichor_serving.agent.words import surface_words
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.snapshot import Snapshot
 
-ANAPHORS = frozenset(
-    "it its itself they them their theirs this these those that he him his she her hers "
-    "它 它们 它的 其 该 此 这 那 这个 那个 这些 那些 这种 那种 这里 那里 这儿 那儿 他 她 他们 她们 其中 上述".split()
-)
-"""Third-person pronouns and demonstratives: words that stand for something said before."""
 MAX_ADDED_TERMS = 8
 """At most this many words of the previous turn join the query: enough for a subject and its constraints."""
 MAX_TURNS_BACK = 3
@@ -126,7 +122,7 @@ def anaphor(text: str) -> str | None:
             continue
         if t == "it" and expletive:
             continue
-        if t == "该" and not (after and _content(after)):
+        if t == ANAPHOR_SHOULD and not (after and _content(after)):
             continue
         return t
     return None

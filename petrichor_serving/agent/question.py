@@ -22,8 +22,8 @@ from functools import lru_cache
 from typing import Literal
 
 from petrichor_core.text.lang import Language, has_cjk, init_posseg, language_of
-from petrichor_core.text.stopwords import CHINESE, ENGLISH
-from petrichor_serving.agent.words import FUNCTION_WORDS, surface_words
+from petrichor_core.text.lang.stopwords import CHINESE, ENGLISH, FUNCTION_WORDS
+from petrichor_serving.agent.words import surface_words
 from petrichor_serving.answer.answer_types import defined_term, is_yes_no, short_kind
 
 ConstraintKind = Literal["year", "date", "number", "entity", "quoted"]

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from petrichor_core.text.lang import CJK_CLASS, has_cjk
-from petrichor_core.text.stopwords import ENGLISH
+from petrichor_core.text.lang.stopwords import ENGLISH, FUNCTION_CHARS
 
 
 @dataclass(frozen=True)
@@ -166,8 +166,6 @@ TIME_SPAN = re.compile(
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|von|van|and|&)\s+)?[A-Z][\w'’.-]*)*")
 _QUOTED = re.compile(r"《[^》]{1,30}》|「[^」]{1,30}」|“[^”]{1,30}”|\"[^\"\n]{1,40}\"|'[A-Z][^'\n]{1,40}'|`[^`\n]{1,60}`")
 _TRANSLITERATED = re.compile(f"[{CJK_CLASS}]{{1,8}}(?:[·•][{CJK_CLASS}]{{1,8}})+")
-_FUNCTION_CHARS = "的是了在和与及有为被把由于将对从向之也都就而"
-"""One-character function words: a transliterated name's outer parts stop at one."""
 _NAME_FLAGS = {"person": ("nr",), "place": ("ns",), "entity": ("nr", "ns", "nt", "nz", "j")}
 _PLACE_LEAD = re.compile(r"\b(?:in|at|near|from|to)\s+(?:the\s+)?$", re.I)
 
@@ -273,7 +271,7 @@ def _names(kind: str, text: str) -> list[Span]:
     for m in _TRANSLITERATED.finditer(text):
         start, end = m.start(), m.end()
         first, last = m.group(0).split("·")[0] if "·" in m.group(0) else m.group(0).split("•")[0], re.split("[·•]", m.group(0))[-1]
-        cut = max((first.rfind(c) for c in _FUNCTION_CHARS), default=-1)
+        cut = max((first.rfind(c) for c in FUNCTION_CHARS), default=-1)
         start += max(cut + 1, len(first) - 4)
         head = _name_head(last)
         end -= len(last) - head if head else len(last) + 1  # nothing of a name after the dot: stop before it

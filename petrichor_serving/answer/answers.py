@@ -17,9 +17,9 @@ from typing import Any
 
 from petrichor_core.models.protocols import EvidenceText
 from petrichor_core.text.lang import CJK_CLASS, CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
+from petrichor_core.text.lang.stopwords import CHINESE
 from petrichor_core.text.markdown import Line, LineKind, is_table_rule, scan_lines
 from petrichor_core.text.prose import Sentence, informative, split_sentences
-from petrichor_core.text.stopwords import CHINESE
 from petrichor_serving.agent.question import Question, meets
 from petrichor_serving.agent.question import parse as parse_question
 from petrichor_serving.answer.address import addresses_the_assistant
