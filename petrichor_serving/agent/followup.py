@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from petrichor_core.text.lang import CJK, has_cjk, init_posseg
+from petrichor_core.text.lang.question_words import ELLIPTICAL
 from petrichor_core.text.lang.stopwords import ANAPHOR_SHOULD, ANAPHORS, FUNCTION_WORDS
 from petrichor_serving.agent import structure, tools
 from petrichor_serving.agent.question import CONSTRAINT_KINDS, Constraint, Question, parse
@@ -103,8 +104,6 @@ _EXPLETIVE_IT = re.compile(
     re.I,
 )
 """The "it" of "is it possible to…", "how long does it take": a placeholder subject that points at nothing."""
-_ELLIPTICAL = re.compile(r"^\s*(?:what|how)\s+about\b|^\s*and\s+(?:what|how|in|for|the)\b|呢\s*[？?]?\s*$", re.I)
-""""What about 2021?", "And for Splunk?", "上海呢？": the previous question again, with one thing changed."""
 
 
 def anaphor(text: str) -> str | None:
@@ -162,7 +161,7 @@ def leans_back(question: Question, vocabulary: frozenset[str]) -> str | None:
     word = anaphor(question.text)
     if word is not None and not _antecedent_before(question, word, vocabulary):
         return f'anaphor "{word}"'
-    if _ELLIPTICAL.search(question.text) and not _asked_words(question):
+    if ELLIPTICAL.search(question.text) and not _asked_words(question):
         return "elliptical"
     if not any(w.key in vocabulary for w in _own_words(question)):
         return "no named subject"

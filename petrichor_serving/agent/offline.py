@@ -23,6 +23,7 @@ from typing import Any
 
 from petrichor_core.models.protocols import CallContext, ModelError
 from petrichor_core.text.lang import NOT_FOUND
+from petrichor_core.text.lang.question_words import STEPS_ASKED
 from petrichor_serving.agent import answerability, structure
 from petrichor_serving.agent.budget import BudgetExceeded
 from petrichor_serving.agent.question import Question, check, parse
@@ -196,7 +197,7 @@ def structure_plan(run: Run, question: str) -> Draft:
     if not cited:
         return fact(run, question, cands)
     article = snap.articles[match.article_id]
-    steps = bool(re.search(r"步骤|\bsteps?\b", question, re.I))
+    steps = bool(STEPS_ASKED.search(question))
     if run.route.language == "zh":
         kind = "步骤" if steps else "部分"
         head = f"《{article['title']}》" + (f"的“{section}”" if match.heading is not None else "")

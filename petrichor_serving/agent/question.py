@@ -22,6 +22,19 @@ from functools import lru_cache
 from typing import Literal
 
 from petrichor_core.text.lang import Language, has_cjk, init_posseg, language_of
+from petrichor_core.text.lang.question_words import (
+    BETWEEN_EN,
+    COMPARE_EN,
+    COMPARISON_ASKED,
+    CONCEPT_ASKED,
+    DIFFER_EN,
+    GREETING_OR_THANKS,
+    MONEY_ASKED,
+    PAIR_ZH,
+    VERSION_ASKED,
+    VS_EN,
+    ZH_FUNCTION_WORDS,
+)
 from petrichor_core.text.lang.stopwords import CHINESE, ENGLISH, FUNCTION_WORDS
 from petrichor_serving.agent.words import surface_words
 from petrichor_serving.answer.answer_types import defined_term, is_yes_no, short_kind
@@ -41,15 +54,7 @@ class QuestionClass(str, Enum):
     COMPLEX = "complex"
 
 
-_DIRECT = re.compile(r"^\s*(hi|hello|hey|thanks?|thank you|你好|您好|谢谢|多谢|嗨)[\s!！。.?？]*$", re.I)
-_COMPARISON = re.compile(r"(区别|不同|差异|差别|对比|比较|相比|异同|\bvs\.?\b|\bversus\b|difference|differ|compare|comparison|contrast)", re.I)
-_CONCEPT = re.compile(
-    r"(什么是|是什么意思|的概念|的含义|的原理|如何工作|怎么工作|^\s*(what is|what are|explain|define)\b|\bhow does .+ work\b)", re.I
-)
 _QUESTION_MARKS = re.compile(r"[?？]")
-
-ZH_FUNCTION_WORDS = re.compile(r"(的|了|吗|呢|是|在|和|与|如何|怎么|怎样|什么|哪些|哪个|为什么|需要|可以|多少|几)")
-"""A question with Chinese function words is asked in Chinese, however much Latin it names (`Kubernetes`)."""
 
 
 def answer_language(question: str) -> Language:
@@ -63,21 +68,10 @@ def answer_language(question: str) -> Language:
     return language_of(question)
 
 
-_ZH_PAIR = re.compile(r"^(?:请问)?(?P<a>.+?)(?:和|与|跟|同|及|还是|、)(?P<b>.+?)(?:之间)?(?:的|有|在|相比|比较|对比|哪)")
-_EN_BETWEEN = re.compile(r"between (?:the )?(?P<a>.+?) and (?:the )?(?P<b>.+?)(?:[?.!]|$| in | for | when )", re.I)
-_EN_COMPARE = re.compile(
-    r"(?:compare|comparing|contrast) (?:the )?(?P<a>.+?) (?:and|with|to|vs\.?|versus) (?:the )?(?P<b>.+?)(?:[?.!]|$| in | for )", re.I
-)
-_EN_DIFFER = re.compile(
-    r"(?:how )?(?:does|do|is|are) (?:the )?(?P<a>.+?) (?:differ from|compare (?:to|with)|different from) (?:the )?(?P<b>.+?)(?:[?.!]|$)", re.I
-)
-_EN_VS = re.compile(r"(?P<a>[\w .\-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .\-]+)", re.I)
-
-
 def compared_items(question: str) -> tuple[str, ...]:
     """The two things a comparison question names, or () when no pattern finds them."""
     q = question.strip()
-    for pattern in (_EN_BETWEEN, _EN_COMPARE, _EN_DIFFER, _EN_VS, _ZH_PAIR):
+    for pattern in (BETWEEN_EN, COMPARE_EN, DIFFER_EN, VS_EN, PAIR_ZH):
         m = pattern.search(q)
         if m:
             items = tuple(s.strip(" ，,。？?“”\"'《》") for s in (m.group("a"), m.group("b")))
@@ -88,13 +82,13 @@ def compared_items(question: str) -> tuple[str, ...]:
 
 def question_class(q: str) -> tuple[QuestionClass, tuple[str, ...]]:
     """The class the question's wording gives it, and a comparison's compared items."""
-    if not q or _DIRECT.match(q):
+    if not q or GREETING_OR_THANKS.match(q):
         kind = QuestionClass.DIRECT
-    elif _COMPARISON.search(q) and compared_items(q):
+    elif COMPARISON_ASKED.search(q) and compared_items(q):
         kind = QuestionClass.COMPARISON
     elif len(_QUESTION_MARKS.findall(q)) >= 2:
         kind = QuestionClass.COMPLEX
-    elif _CONCEPT.search(q):
+    elif CONCEPT_ASKED.search(q):
         kind = QuestionClass.CONCEPT
     else:
         kind = QuestionClass.FACT
@@ -352,13 +346,6 @@ class Question:
         """The points in time the question pins down, each by its most specific constraint: its dates when it
         names any (a year beside them only qualifies them: "2022年1月5日", "October 12, 2023"), else its years."""
         return self.of_kind("date") or self.of_kind("year")
-
-
-MONEY_ASKED = re.compile(
-    r"多少钱|价格|价钱|售价|定价|费用|收费|年费|起售价|\bhow\s+much\b.*\b(?:cost|costs|pay|charge|price)\b|\b(?:price|cost|fee|fees|pricing)\b", re.I
-)
-VERSION_ASKED = re.compile(r"哪个版本|什么版本|版本号|\b(?:which|what)\s+version\b|\bversion\s+number\b", re.I)
-"""Wording asking for an amount of money or a version: a number of a particular kind (`holds_asked`)."""
 
 
 def _asked(text: str) -> str | None:

@@ -11,6 +11,7 @@ from petrichor_core.models.offline.terms import CONCEPT, ENTITY, Term, salient_t
 from petrichor_core.models.prompts import heading_label
 from petrichor_core.models.protocols import QuestionChunk
 from petrichor_core.text.lang import has_cjk, language_of
+from petrichor_core.text.lang.question_words import QUESTION_LIKE
 from petrichor_core.text.prose import Sentence, cut, split_sentences, strip_section_number
 
 TOPIC_MAX = 30
@@ -130,7 +131,7 @@ def chunk_questions(chunk: QuestionChunk) -> list[str]:
 
     def add(form: str, **values: str) -> None:
         x = values.get("x")
-        if "{topic}" in forms[form] and (x == view.topic or _QUESTION_LIKE.search(view.topic)):
+        if "{topic}" in forms[form] and (x == view.topic or QUESTION_LIKE.search(view.topic)):
             return  # "What role does Installation play in Installation?", "… in What each locator reads?"
         if x == values.get("y"):
             return
@@ -188,7 +189,7 @@ def heading_question(chunk: QuestionChunk, lang: str) -> str:
     question, or too long to be a section name.
     """
     heading = strip_section_number(chunk.heading_path[-1] if chunk.heading_path else chunk.heading)
-    if not heading or len(heading) > HEADING_QUESTION_MAX or _QUESTION_LIKE.search(heading):
+    if not heading or len(heading) > HEADING_QUESTION_MAX or QUESTION_LIKE.search(heading):
         return ""
     if lang == "zh":
         task = heading.startswith(_ZH_VERBS)
@@ -201,7 +202,6 @@ def heading_question(chunk: QuestionChunk, lang: str) -> str:
 
 
 _ASCII = re.compile(r"[!-~]")
-_QUESTION_LIKE = re.compile(r"[?？]\s*$|^(?:what|how|why|when|which|who)\b|^(?:什么|如何|为什么|怎么|怎样|哪些)", re.IGNORECASE)
 _PLURAL_PHRASE = re.compile(r"[a-z][a-z ]*[^s]s")
 _OBJECT_REACH = {"zh": 6, "en": 30}
 """How far after a task verb its object may start ("启动 Redis", "configure the data folder")."""
