@@ -22,6 +22,19 @@ from functools import lru_cache
 from typing import Literal
 
 from petrichor_core.text.lang import Language, has_cjk, init_posseg, language_of
+from petrichor_core.text.lang.numbers import (
+    CURRENCY_UNITS,
+    DATE,
+    DATE_SHOWN_ZH,
+    DOTTED_NUMBER,
+    MAGNITUDE_CHARS,
+    MAGNITUDES,
+    MONTH_ABBREVIATIONS,
+    NUMBER_WITH_UNIT,
+    YEAR,
+    YEAR_MARK,
+    cn_number,
+)
 from petrichor_core.text.lang.question_words import (
     BETWEEN_EN,
     COMPARE_EN,
@@ -97,58 +110,8 @@ def question_class(q: str) -> tuple[QuestionClass, tuple[str, ...]]:
 
 # ------------------------------------------------------------------------------------------- numbers
 
-_CN_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_CN_SMALL = {"十": 10, "百": 100, "千": 1000}
-_CN_BIG = {"万": 10_000, "亿": 100_000_000}
-CN_NUMERAL = "零〇一二三四五六七八九十百千万亿两"
 
-
-def cn_number(text: str) -> float | None:
-    """The value of a Chinese numeral ("十三" 13, "两千零二十一" 2021, "一万四" 14000), or of a digit-by-digit
-    one ("二〇二一" 2021); None when `text` is not one."""
-    if not text or any(c not in CN_NUMERAL for c in text):
-        return None
-    if all(c in _CN_DIGIT for c in text) and len(text) > 1:
-        return float("".join(str(_CN_DIGIT[c]) for c in text))
-    total, section, digit, last_unit = 0, 0, None, 1
-    for c in text:
-        if c in _CN_DIGIT:
-            digit = _CN_DIGIT[c]
-        elif c in _CN_SMALL:
-            section += (1 if digit is None else digit) * _CN_SMALL[c]
-            digit, last_unit = None, _CN_SMALL[c]
-        else:
-            section += digit or 0
-            total += (section or 1) * _CN_BIG[c]
-            section, digit, last_unit = 0, None, _CN_BIG[c]
-    if digit is not None:  # "一万四" is 14000: a trailing digit counts in the unit below the last one
-        section += digit * (last_unit // 10 if last_unit >= 10 and not section and total else 1)
-    return float(total + section)
-
-
-_MAGNITUDE = {"万": 1e4, "亿": 1e8, "千": 1e3, "百": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "k": 1e3, "m": 1e6, "bn": 1e9}
-_UNITS = (
-    r"%|‰|percent|平方公里|平方千米|平方米|公里|千米|公顷|公斤|千克|毫米|厘米|万亿|美元|欧元|英镑|日元|港元|人民币|元|块|"
-    r"[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克吨亩度分秒周号期代枚块颗篇章节版线路]|"
-    r"kb|mb|gb|tb|ms|seconds?|minutes?|hours?|days?|weeks?|months?|years?|km|kg|dollars?|usd|eur|rmb|yuan|times|people|percent"
-)
-_NUMBER = re.compile(
-    rf"(?P<ord>第|No\.?\s?)?(?P<cur>[$€£¥])?(?P<num>\d+(?:,\d{{3}})*(?:\.\d+)?|[{CN_NUMERAL}]+)"
-    rf"\s?(?P<mag>万|亿|千|百|thousand|million|billion|bn|k\b|m\b)?\s?(?P<unit>{_UNITS})?",
-    re.I,
-)
-_YEAR = re.compile(
-    rf"(?<!\d)(?<!\d[.,])(?P<y>1[5-9]\d\d|20\d\d)(?!\d|[.,]\d|\s?(?:[万亿千百%‰余多个人次元米吨辆件]|million|billion|thousand|percent))|(?P<cn>[{''.join(_CN_DIGIT)}]{{4}})年"
-)
-_DATE = re.compile(
-    r"(?:(?P<y>\d{4})\s?年\s?)?(?P<m>\d{1,2})\s?月\s?(?P<d>\d{1,2})\s?[日号]"
-    r"|(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})"
-    r"|\b(?P<em>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<ed>\d{1,2})(?:st|nd|rd|th)?\b"
-    r"|\b(?P<ed2>\d{1,2})(?:st|nd|rd|th)?\s+(?P<em2>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
-    re.I,
-)
 _COUNTED_NOUN = re.compile(r"\s?([a-z][a-z-]{2,})\b")
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
 @dataclass(frozen=True)
@@ -171,15 +134,15 @@ def _number_value(num: str) -> float | None:
 def quantities(text: str) -> list[Quantity]:
     """Every number in `text` with its unit ("1.4万人" → 14000 people, "第三艘" → 3, ordinal)."""
     out: list[Quantity] = []
-    for m in _NUMBER.finditer(text):
+    for m in NUMBER_WITH_UNIT.finditer(text):
         num = m.group("num")
         value = _number_value(num)
         if value is None or (not num[0].isdigit() and not (m.group("unit") or m.group("ord") or len(num) > 1)):
             continue  # a lone Han numeral without a measure word is a word ("一起", "万一"), not a number
-        if not num[0].isdigit() and all(c in "百千万亿" for c in num):
+        if not num[0].isdigit() and all(c in MAGNITUDE_CHARS for c in num):
             continue  # magnitudes without a digit: "百分之", "千万" are words
         mag = (m.group("mag") or "").lower()
-        value *= _MAGNITUDE.get(mag, 1.0)
+        value *= MAGNITUDES.get(mag, 1.0)
         unit = (m.group("unit") or "").lower()
         end = m.end()
         if not unit and num[0].isdigit():  # "512 windows": an English count's noun is its unit
@@ -195,7 +158,7 @@ def quantities(text: str) -> list[Quantity]:
 def years(text: str) -> set[int]:
     """The years `text` names (2021, 2021年, 二〇二一年)."""
     found: set[int] = set()
-    for m in _YEAR.finditer(text):
+    for m in YEAR.finditer(text):
         found.add(int(m.group("y")) if m.group("y") else int(cn_number(m.group("cn")) or 0))
     return {y for y in found if y}
 
@@ -203,14 +166,14 @@ def years(text: str) -> set[int]:
 def dates(text: str) -> set[tuple[int, int]]:
     """The (month, day) pairs `text` names (1月5日, 2022-01-05, January 5, 5 Jan)."""
     found: set[tuple[int, int]] = set()
-    for m in _DATE.finditer(text):
+    for m in DATE.finditer(text):
         if m.group("m"):
             found.add((int(m.group("m")), int(m.group("d"))))
         elif m.group("im"):
             found.add((int(m.group("im")), int(m.group("id"))))
         else:
             month = (m.group("em") or m.group("em2")).lower()[:3]
-            found.add((_MONTHS.index(month) + 1, int(m.group("ed") or m.group("ed2"))))
+            found.add((MONTH_ABBREVIATIONS.index(month) + 1, int(m.group("ed") or m.group("ed2"))))
     return {(mo, d) for mo, d in found if 1 <= mo <= 12 and 1 <= d <= 31}
 
 
@@ -368,7 +331,7 @@ def _constraints(text: str) -> list[Constraint]:
         inner = next(g for g in m.groups() if g is not None).strip()
         if inner:
             found.append((m.start(), Constraint("quoted", inner, inner.casefold())))
-    for m in _DATE.finditer(text):
+    for m in DATE.finditer(text):
         parsed = dates(m.group(0))
         if parsed:
             month, day = next(iter(parsed))
@@ -377,12 +340,12 @@ def _constraints(text: str) -> list[Constraint]:
                 y = m.group("y") or m.group("iy")
                 found.append((m.start(), Constraint("year", y, float(y))))
             taken.append(m.span())
-    for m in _YEAR.finditer(text):
+    for m in YEAR.finditer(text):
         if overlaps(*m.span()):
             continue
         year = years(m.group(0))
         if year:
-            end = m.end() + (1 if text[m.end() : m.end() + 1] == "年" and m.group("y") else 0)
+            end = m.end() + (1 if text[m.end() : m.end() + 1] == YEAR_MARK and m.group("y") else 0)
             found.append((m.start(), Constraint("year", text[m.start() : end], float(next(iter(year))))))
             taken.append((m.start(), end))
     names = _han_names(text) if has_cjk(text) else _latin_names(text)
@@ -449,10 +412,6 @@ def parse(text: str) -> Question:
 
 Status = Literal["met", "conflict", "absent"]
 
-CURRENCY_UNITS = frozenset(
-    {"元", "块", "美元", "欧元", "英镑", "日元", "港元", "人民币", "dollar", "dollars", "usd", "eur", "rmb", "yuan", "$", "€", "£", "¥"}
-)
-
 
 def _folded(text: str) -> str:
     """Case-folded with spaces, hyphens and the middle dot removed: "Bankman-Fried" meets "bankman fried"."""
@@ -464,7 +423,7 @@ def _mentions(text: str, constraint: Constraint) -> list[str]:
     if constraint.kind == "year":
         return [str(y) for y in sorted(years(text))]
     if constraint.kind == "date":
-        return [f"{m}月{d}日" for m, d in sorted(dates(text))]
+        return [DATE_SHOWN_ZH.format(month=m, day=d) for m, d in sorted(dates(text))]
     if constraint.kind == "number":
         return [text[q.start : q.end].strip() for q in quantities(text) if q.unit == constraint.unit]
     return []
@@ -545,9 +504,6 @@ def check(question: Question, units: list[str]) -> ConstraintCheck:
     return ConstraintCheck(tuple(met), tuple(conflict), tuple(absent), spoken)
 
 
-_DOTTED_NUMBER = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b|版本\s*\d+")
-
-
 def holds_asked(question: Question, text: str) -> bool | None:
     """Whether `text` holds an answer of the asked kind the question does not itself name (None: the
     question asks for no particular kind). Money needs a currency beside the number, a version a dotted
@@ -561,7 +517,7 @@ def holds_asked(question: Question, text: str) -> bool | None:
         return any(q.unit in CURRENCY_UNITS and q.value not in named for q in quantities(text))
     if question.asked == "version":
         asked = {c.surface for c in question.constraints}
-        return any(m.group(0) not in asked for m in _DOTTED_NUMBER.finditer(text))
+        return any(m.group(0) not in asked for m in DOTTED_NUMBER.finditer(text))
     kind = next((t for t in ANSWER_TYPES if t.name == question.asked), None)
     if kind is not None:
         return holds_answer(kind, text, question.text)

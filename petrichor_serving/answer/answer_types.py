@@ -11,6 +11,15 @@ import re
 from dataclasses import dataclass
 
 from petrichor_core.text.lang import CJK_CLASS, has_cjk
+from petrichor_core.text.lang.numbers import (
+    CURRENCY_AFTER,
+    DATE_PART,
+    MONEY_MARK,
+    NUMBER_HELD,
+    NUMBER_SPAN,
+    TIME_HELD,
+    TIME_SPAN,
+)
 from petrichor_core.text.lang.question_words import (
     ALIAS_ASKED,
     ALTERNATIVE_EN,
@@ -44,17 +53,6 @@ class AnswerType:
     """Text that can be an answer of this kind."""
 
 
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
-_CN_DIGITS = "一二三四五六七八九十百千万亿两〇零"
-
-TIME_HELD = re.compile(
-    rf"\d{{1,4}}\s*[年月日]|\d[\d.]*\s?[万亿]?年前|[{_CN_DIGITS}]{{2,4}}年|世纪|年代|朝|\b1[0-9]{{3}}\b|\b20[0-9]{{2}}\b|\b(?:{_MONTHS})\b|\byears?\s+ago\b",
-    re.I,
-)
-NUMBER_HELD = re.compile(
-    rf"\d+(?:[.,]\d+)*|[{_CN_DIGITS}]+[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克元]|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b",
-    re.I,
-)
 PLACE_HELD = re.compile(r"位于|坐落|地处|分布|[省市县州国镇村岛洋洲区]|\b(?:in|at|near|from)\s+[A-Z]")
 ALIAS_HELD = re.compile(
     r"又[名称叫]|亦[称名]|别[称名]|简称|俗称|也[叫称]|[被又]?称为|称作|叫做|\ba\.?k\.?a\.?(?=\s)|\b(?:also\s+)?(?:known\s+as|called)\b",
@@ -83,13 +81,10 @@ def asked_type(question: str) -> AnswerType | None:
     return next((t for t in ANSWER_TYPES if t.asked.search(question)), None)
 
 
-_DATE_PART = re.compile(r"\d{1,4}\s*[年月日号]")
-
-
 def date_parts(text: str, question: str) -> list[tuple[int, int]]:
     """Where `text` has a date's parts (2021年, 12月, 10日) that a count question cannot take as its number:
     none when the question counts time ("多少年", "how long")."""
-    return [] if COUNTS_TIME.search(question) else [m.span() for m in _DATE_PART.finditer(text)]
+    return [] if COUNTS_TIME.search(question) else [m.span() for m in DATE_PART.finditer(text)]
 
 
 def holds_answer(kind: AnswerType, text: str, question: str) -> bool:
@@ -130,23 +125,6 @@ def short_kind(question: str) -> str | None:
     return None
 
 
-_NUM = r"\d+(?:[.,:]\d+)*"
-_CN_UNIT = r"平方公里|平方千米|平方米|公里|千米|公顷|公斤|千克|毫米|厘米|字节|[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克元吨亩度分秒年月日周]"
-_EN_UNIT = r"%|percent|per cent|[kmgt]i?b|bytes?|ms|seconds?|minutes?|hours?|days?|weeks?|months?|years?|km|kg|mb|gb"
-_EN_NUMBER_WORD = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion"
-NUMBER_SPAN = re.compile(
-    rf"(?:{_NUM}|[{_CN_DIGITS}]+)\s?[万亿千百]?(?:余|多)?\s?(?:{_CN_UNIT})[‰%]?"
-    rf"|[$€£¥]?{_NUM}\s?(?:(?:{_EN_UNIT}|million|billion|thousand)\b|[万亿]|[‰%])?"
-    rf"|\b(?:{_EN_NUMBER_WORD})\b",
-    re.I,
-)
-TIME_SPAN = re.compile(
-    rf"\d[\d.]*\s?[万亿]?年前|(?:公元前?)?\d{{1,4}}\s?年(?:\s?\d{{1,2}}\s?月(?:\s?\d{{1,2}}\s?[日号])?)?|\d{{1,2}}\s?月\s?\d{{1,2}}\s?[日号]|\d{{1,2}}\s?月"
-    rf"|[{_CN_DIGITS}]{{2,4}}年|\d{{1,2}}\s?世纪|\d{{2,4}}\s?年代|[{CJK_CLASS}]{{1,2}}[朝代]"
-    rf"|\b(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\b\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{4}}|\b(?:{_MONTHS})\s+\d{{4}}"
-    rf"|\b(?:1[0-9]|20)\d{{2}}s?\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b",
-    re.I,
-)
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|von|van|and|&)\s+)?[A-Z][\w'’.-]*)*")
 _QUOTED = re.compile(r"《[^》]{1,30}》|「[^」]{1,30}」|“[^”]{1,30}”|\"[^\"\n]{1,40}\"|'[A-Z][^'\n]{1,40}'|`[^`\n]{1,60}`")
 _TRANSLITERATED = re.compile(f"[{CJK_CLASS}]{{1,8}}(?:[·•][{CJK_CLASS}]{{1,8}})+")
@@ -177,8 +155,6 @@ def name_start(text: str, start: int, end: int) -> int:
     return start + len(lower_run.group(0))
 
 
-_CURRENCY = re.compile(r"^[$€£¥]|(?:元|美元|欧元|英镑|日元|港元|人民币|\s?(?:dollars?|usd|eur|euros?|rmb|yuan|cents?))$", re.I)
-_CURRENCY_AFTER = re.compile(r"\s?(?:元|美元|欧元|英镑|日元|港元|人民币|dollars?\b|usd\b|eur\b|euros?\b|rmb\b|yuan\b)", re.I)
 VERSION_SPAN = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")
 
 
@@ -199,9 +175,9 @@ def find_spans(kind: str, text: str) -> list[Span]:
             start, end = m.start(), m.end()
             if start and text[start - 1] in "$€£¥":
                 start -= 1
-            after = _CURRENCY_AFTER.match(text, end)
+            after = CURRENCY_AFTER.match(text, end)
             end = after.end() if after else end
-            if _CURRENCY.search(text[start:end].strip()):
+            if MONEY_MARK.search(text[start:end].strip()):
                 spans.append(Span(start, end, text[start:end].strip()))
         return spans
     if kind == "version":

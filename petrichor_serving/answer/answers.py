@@ -17,6 +17,7 @@ from typing import Any
 
 from petrichor_core.models.protocols import EvidenceText
 from petrichor_core.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
+from petrichor_core.text.lang.numbers import GENERIC_MEASURE_WORD, UNIT_AT_END
 from petrichor_core.text.lang.question_words import (
     COUNTED_EN,
     COUNTED_EN_LOOSE,
@@ -762,12 +763,12 @@ def _meets_constraints(parsed: Question, s: Scored, evidence: Sequence[EvidenceT
 def _measure_word(question: str) -> str | None:
     """The measure word a Chinese count question asks with ("多少人" 人, "几项" 项), None otherwise."""
     m = MEASURE_ASKED.search(question)
-    return m.group(1) if m and m.group(1) != "个" else None
+    return m.group(1) if m and m.group(1) != GENERIC_MEASURE_WORD else None
 
 
 def _measured(span: Span, text: str, measure: str) -> bool:
     """A count span that carries a measure word carries the asked one ("七项" does not answer "多少人")."""
-    said = re.search(r"[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克元吨亩度分秒年月日周]$", span.text)
+    said = UNIT_AT_END.search(span.text)
     return not said or said.group(0) == measure
 
 

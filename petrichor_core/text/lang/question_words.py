@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from petrichor_core.text.lang.numbers import MEASURE_WORDS
 from petrichor_core.text.lang.script import CJK_CLASS
 
 # The kind of answer a question asks for (`petrichor_serving.answer.answer_types`, `agent.question`, `answer.answers`).
@@ -23,7 +24,7 @@ TIME_ASKED = re.compile(
 )
 """Wording asking for a time: when / which year, 何时 / 哪一年 / 几号, or a question ending on 时间 / 日期 / 年份."""
 NUMBER_ASKED = re.compile(
-    r"多少|几[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘]|多[大高长远重久深宽厚]"
+    rf"多少|几[{MEASURE_WORDS}]|多[大高长远重久深宽厚]"
     r"|\bhow\s+(?:many|much|long|old|far|big|large|tall|high|often|fast)\b|\bwhat\s+(?:percentage|number|amount)\b|\bnumber of\b",
     re.I,
 )
@@ -56,11 +57,11 @@ VERSION_ASKED = re.compile(r"哪个版本|什么版本|版本号|\b(?:which|what
 """Wording asking for an amount of money or a version: a number of a particular kind (`holds_asked`)."""
 COUNTS_TIME = re.compile(r"(?:多少|几)(?:个)?(?:年|月|天|日|周|小时|分钟|秒)|多久|how\s+long|how\s+old", re.I)
 """A count question counting time ("多少年", "几个月", "how long"): a date's parts may be its number."""
-MEASURE_ASKED = re.compile(r"(?:多少|几)([个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘])")
+MEASURE_ASKED = re.compile(rf"(?:多少|几)([{MEASURE_WORDS}])")
 """The measure word a Chinese count question asks with ("多少人" 人, "几项" 项)."""
 COUNTED_EN = re.compile(r"\bhow\s+(?:many|much)\s+(?:[a-z]+\s+)?([a-z][a-z-]+)\s+(?:are|is|were|was|do|does|did|can|will|have|has)\b", re.I)
 COUNTED_EN_LOOSE = re.compile(r"\bhow\s+(?:many|much)\s+([a-z][a-z-]+)", re.I)
-COUNTED_ZH = re.compile(rf"(?:多少|几)[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘]?([{CJK_CLASS}]{{2,}})")
+COUNTED_ZH = re.compile(rf"(?:多少|几)[{MEASURE_WORDS}]?([{CJK_CLASS}]{{2,}})")
 """The noun a count question counts ("How many snapshots are kept" → snapshots, "多少个版本" → 版本): the
 English patterns in order, then the Chinese one (group 1 is the noun)."""
 WHY_ASKED = re.compile(r"\bwhy\b|为什么|为何|何以|原因", re.I)
