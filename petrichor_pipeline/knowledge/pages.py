@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from petrichor_core.models.protocols import CallContext, ChatModel, ModelError, PageRequest
+from petrichor_core.text.lang.cues import PROCESS_NOTE_LEAD
 from petrichor_core.text.markdown import has_title_heading
 from petrichor_pipeline.knowledge.batching import map_ordered
 from petrichor_pipeline.knowledge.candidates import CANDIDATE_SUMMARY_CHARS, Candidate, Relation
@@ -60,7 +61,7 @@ def normalize_generated_page_content(content: str, name: str, summary: str) -> s
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and _SUMMARY_LINE.match(lines[first]):
         del lines[first]
-    text = "\n".join(line for line in lines if not line.lstrip().startswith("依据切片"))
+    text = "\n".join(line for line in lines if not line.lstrip().startswith(PROCESS_NOTE_LEAD))
     text = _BLANK_RUN.sub("\n\n", _CHUNK_REF.sub("", text)).strip()
     if not text:
         return f"# {name}\n\n{summary or NO_DETAIL}"

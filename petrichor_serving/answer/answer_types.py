@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from petrichor_core.text.lang import CJK_CLASS, has_cjk
+from petrichor_core.text.lang.cues import ALIAS_HELD, DEFINITION_VERBS_EN, DEFINITION_VERBS_ZH, PLACE_HELD
 from petrichor_core.text.lang.numbers import (
     CURRENCY_AFTER,
     DATE_PART,
@@ -52,12 +53,6 @@ class AnswerType:
     held: re.Pattern[str]
     """Text that can be an answer of this kind."""
 
-
-PLACE_HELD = re.compile(r"位于|坐落|地处|分布|[省市县州国镇村岛洋洲区]|\b(?:in|at|near|from)\s+[A-Z]")
-ALIAS_HELD = re.compile(
-    r"又[名称叫]|亦[称名]|别[称名]|简称|俗称|也[叫称]|[被又]?称为|称作|叫做|\ba\.?k\.?a\.?(?=\s)|\b(?:also\s+)?(?:known\s+as|called)\b",
-    re.I,
-)
 
 ANSWER_TYPES: tuple[AnswerType, ...] = (
     AnswerType("time", TIME_ASKED, TIME_HELD),
@@ -271,8 +266,6 @@ def _names(kind: str, text: str) -> list[Span]:
 
 # ----------------------------------------------------------------------------------------- yes / no
 
-NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b|不|没有|没|未|无|非|别|否", re.I)
-"""Negation cues: a unit negates a claim when one sits in the clause holding the claim's words."""
 CLAUSE = re.compile(r"[,;:，；：。！？!?]")
 
 
@@ -324,9 +317,9 @@ def defines(term: str, text: str, expansion: str | None = None) -> bool:
     for name in filter(None, (term, expansion)):
         n = re.escape(name)
         paren = r"\s*(?:\([^)]{1,80}\)|（[^）]{1,40}）)?\s*,?\s*"
-        if re.search(rf"(?<!\w){n}{paren}(?:is|are|was|were|stands for|means|refers to|denotes)\b", text, re.I):
+        if re.search(rf"(?<!\w){n}{paren}{DEFINITION_VERBS_EN}", text, re.I):
             return True
-        if re.search(rf"{n}{paren}(?:是|指|即|意为|就是|为)", text):
+        if re.search(rf"{n}{paren}{DEFINITION_VERBS_ZH}", text):
             return True
     if expansion and re.search(
         rf"{re.escape(expansion)}\s*[（(]\s*{re.escape(term)}\s*[)）]|{re.escape(term)}\s*[（(]\s*{re.escape(expansion)}", text, re.I

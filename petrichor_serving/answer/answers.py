@@ -17,6 +17,7 @@ from typing import Any
 
 from petrichor_core.models.protocols import EvidenceText
 from petrichor_core.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
+from petrichor_core.text.lang.cues import NEGATION, REASON
 from petrichor_core.text.lang.numbers import GENERIC_MEASURE_WORD, UNIT_AT_END
 from petrichor_core.text.lang.question_words import (
     COUNTED_EN,
@@ -37,7 +38,6 @@ from petrichor_serving.agent.question import parse as parse_question
 from petrichor_serving.answer.address import addresses_the_assistant
 from petrichor_serving.answer.answer_types import (
     CLAUSE,
-    NEGATION,
     Span,
     asked_type,
     date_parts,
@@ -314,12 +314,9 @@ key" answers with its commands, not a checklist line that only uses the words. r
 document 0.865 → 0.874; token F1 against the reference answers 0.393 → 0.392; false not-found 2 → 2.
 rgb_zh_reject: no answer moves."""
 REASON_WEIGHT = 1.3
-"""A why-question scores a unit that gives a reason (`_REASON`: because, so that, 因为, 因此…) this many times:
+"""A why-question scores a unit that gives a reason (`REASON`: because, so that, 因为, 因此…) this many times:
 "Why is X used?" is answered by the sentence saying why, not one that only uses X. rhdh_docs_en and
 rgb_zh_reject (replayed on recorded evidence): no answer moves."""
-_REASON = re.compile(
-    r"\b(?:because|since|so that|therefore|thus|hence|which is why|in order to|the reason)\b|因为|所以|因此|由于|为了|以便|从而|以免", re.I
-)
 _MD_HEADING_LINE = re.compile(r"^(?:#{1,6}|//+|--)\s*\S")
 _EMPHASIS_LINE = re.compile(r"^(?:\*\*|__)[^*_]+(?:\*\*|__):?$")
 _BARE = re.compile(r"[\W_]+")
@@ -457,7 +454,7 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
             score *= TYPE_MISSING
         if term and defines(term, unit.scored, expansion):
             score *= DEFINITION_WEIGHT
-        if why and _REASON.search(unit.scored):
+        if why and REASON.search(unit.scored):
             score *= REASON_WEIGHT
         if how_to and (unit.block or unit.lead) and _section_terms(unit, wanted):
             score *= HOW_TO_WEIGHT

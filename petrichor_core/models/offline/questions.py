@@ -11,6 +11,7 @@ from petrichor_core.models.offline.terms import CONCEPT, ENTITY, Term, salient_t
 from petrichor_core.models.prompts import heading_label
 from petrichor_core.models.protocols import QuestionChunk
 from petrichor_core.text.lang import has_cjk, language_of
+from petrichor_core.text.lang.cues import CHUNK_SIGNALS, TASK_LEADS_ZH, TASK_VERBS_EN, TASK_VERBS_ZH
 from petrichor_core.text.lang.question_words import QUESTION_LIKE
 from petrichor_core.text.prose import Sentence, cut, split_sentences, strip_section_number
 
@@ -18,61 +19,7 @@ TOPIC_MAX = 30
 HEADING_QUESTION_MAX = 120
 """Longest heading turned into a question of its own; longer ones are sentences, not section names."""
 
-_EN_VERBS = (
-    "set up",
-    "install",
-    "configure",
-    "deploy",
-    "run",
-    "start",
-    "enable",
-    "disable",
-    "create",
-    "build",
-    "add",
-    "remove",
-    "update",
-    "upgrade",
-    "connect",
-    "publish",
-    "migrate",
-    "rebuild",
-    "call",
-    "use",
-)
-_ZH_VERBS = (
-    "安装",
-    "配置",
-    "部署",
-    "启动",
-    "启用",
-    "关闭",
-    "创建",
-    "设置",
-    "构建",
-    "添加",
-    "删除",
-    "更新",
-    "升级",
-    "连接",
-    "发布",
-    "迁移",
-    "运行",
-    "调用",
-    "接入",
-    "使用",
-)
-_EN_INSTRUCTION = {verb: re.compile(rf"(?:^|\bto |\b(?:can|should|must|then|and) ){re.escape(verb)}(?![a-z])") for verb in _EN_VERBS}
-_ZH_LEADS = frozenset({"请", "先", "再", "然后", "可以", "需要", "并", "即可", "要", "，", "；", "：", "、"})
-_SIGNALS = {
-    "default": re.compile(r"\bdefaults?\b|默认", re.IGNORECASE),
-    "reason": re.compile(r"\b(?:because|so that|in order to|why|otherwise|avoids?)\b|因为|为了|原因|所以|以便|避免|否则", re.IGNORECASE),
-    "settings": re.compile(
-        r"\b(?:settings?|options?|config(?:uration)?|flags?|parameters?|environment variables?)\b"
-        r"|配置|参数|选项|设置|环境变量",
-        re.IGNORECASE,
-    ),
-}
+_EN_INSTRUCTION = {verb: re.compile(rf"(?:^|\bto |\b(?:can|should|must|then|and) ){re.escape(verb)}(?![a-z])") for verb in TASK_VERBS_EN}
 
 _EN_FORMS = {
     "what": "What is {x}?",
@@ -192,7 +139,7 @@ def heading_question(chunk: QuestionChunk, lang: str) -> str:
     if not heading or len(heading) > HEADING_QUESTION_MAX or QUESTION_LIKE.search(heading):
         return ""
     if lang == "zh":
-        task = heading.startswith(_ZH_VERBS)
+        task = heading.startswith(TASK_VERBS_ZH)
         return _fill("如何{x}？" if task else _ZH_FORMS["what"], x=heading)
     gerund = _EN_GERUND.match(heading)
     if gerund and re.search(r"[aeiouy]", gerund.group(1).lower()):
@@ -221,7 +168,7 @@ def _view(chunk: QuestionChunk) -> _ChunkView:
     commands = frozenset(term.text for term in ranked if term.kind == ENTITY and (" " in term.text or term.text.startswith("--")))
     concept = next((term.text for term in ranked if term.kind == CONCEPT and term.text != topic), topic)
     concepts = frozenset(term.text for term in ranked if term.kind == CONCEPT and term.text[:1].islower())
-    signals = {name for name, pattern in _SIGNALS.items() if pattern.search(chunk.content)}
+    signals = {name for name, pattern in CHUNK_SIGNALS.items() if pattern.search(chunk.content)}
     if any(not name[0].islower() for name in settings):
         signals.add("settings")  # flags and environment variables are settings by their looks
     verb, verb_object = _action(sentences, ranked, lang)
@@ -243,7 +190,7 @@ def _looks_like_setting(name: str) -> bool:
 def _default_setting(sentences: Sequence[Sentence], settings: Sequence[str]) -> str:
     """The setting a "default" is stated for: named near the cue in the same paragraph (a sentence before it,
     or a few after, as in a table whose header has a 默认值 / Default column)."""
-    cue = _SIGNALS["default"]
+    cue = CHUNK_SIGNALS["default"]
     for i, sentence in enumerate(sentences):
         match = cue.search(sentence.text)
         if not match:
@@ -284,13 +231,13 @@ def _task_verbs(text: str, lang: str) -> list[tuple[int, str]]:
     """
     if lang == "en":
         lowered = text.lower()
-        found = [(m.end() - len(verb), verb) for verb in _EN_VERBS if verb in lowered and (m := _EN_INSTRUCTION[verb].search(lowered))]
+        found = [(m.end() - len(verb), verb) for verb in TASK_VERBS_EN if verb in lowered and (m := _EN_INSTRUCTION[verb].search(lowered))]
         return sorted(found)
-    if not any(verb in text for verb in _ZH_VERBS):
+    if not any(verb in text for verb in TASK_VERBS_ZH):
         return []  # no verb to find: spare the segmentation
     out, pos, previous = [], 0, ""
     for word in zh_words(text):
-        if word in _ZH_VERBS and (not previous or previous.isspace() or previous in _ZH_LEADS):
+        if word in TASK_VERBS_ZH and (not previous or previous.isspace() or previous in TASK_LEADS_ZH):
             out.append((pos, word))
         pos += len(word)
         previous = word
