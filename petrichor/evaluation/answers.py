@@ -72,7 +72,7 @@ class AnswerOutcome:
 def lead_in(answer: str, first_quote: str, lang: str) -> str | None:
     """The short answer `answer` opens with: the text before the answerer's separator ("——", " — ") ahead of
     the first citation marker, unless the first quote itself starts with that text (a quote holding a dash)."""
-    from petrichor_serving.answer.answers import SEPARATOR
+    from petrichor_core.text.lang.texts import SEPARATOR
 
     head = _MARKER.split(answer, 1)[0]
     sep = SEPARATOR["zh" if lang == "zh" else "en"]

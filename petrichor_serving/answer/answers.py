@@ -31,6 +31,7 @@ from petrichor_core.text.lang.question_words import (
     YES_NO_FRAME,
 )
 from petrichor_core.text.lang.stopwords import CHINESE
+from petrichor_core.text.lang.texts import SEPARATOR, UNDECIDED, YES_NO
 from petrichor_core.text.markdown import Line, LineKind, is_table_rule, scan_lines
 from petrichor_core.text.prose import Sentence, informative, split_sentences
 from petrichor_serving.agent.question import Question, meets
@@ -540,12 +541,6 @@ the question without its answer: "How many old snapshots are kept is set with…
 noun ("the newest 5 snapshots") from any of the `SPAN_UNITS` best."""
 SPAN_UNITS = 8
 """How many of the best units are searched for a short answer."""
-UNDECIDED = {
-    "en": "The evidence read bears on this but settles it neither way; the closest statement is:",
-    "zh": "证据未直接回答；最相关的陈述：",
-}
-YES_NO = {"en": ("Yes", "No"), "zh": ("是", "否")}
-SEPARATOR = {"en": " — ", "zh": "——"}
 
 
 @dataclass(frozen=True)

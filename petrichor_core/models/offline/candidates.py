@@ -11,6 +11,7 @@ from petrichor_core.models.offline.terms import CONCEPT, ENTITY, Term, is_identi
 from petrichor_core.models.protocols import CandidateRequest
 from petrichor_core.text.lang import CJK, CJK_RUN, language_of
 from petrichor_core.text.lang.cues import DEFINITION_CUE, DEFINITION_LEAD, DEFINITION_TAIL
+from petrichor_core.text.lang.texts import RELATION_RELATED
 from petrichor_core.text.prose import Sentence, cut, is_prose, split_sentences
 
 MAX_CANDIDATES = 20
@@ -19,7 +20,6 @@ ITEM_LIMIT = 24
 SUMMARY_MAX = 500
 RELATION_DESCRIPTION_MAX = 300
 DOCUMENT_SUMMARY_MAX = {"zh": 260, "en": 600}
-RELATED = {"zh": "关联", "en": "related"}
 
 _ACRONYM = re.compile(r"([^\s（(]{2,40}?(?:\s+[^\s（(]+){0,5})\s*[（(]([A-Z][A-Za-z0-9]{1,9})[)）]")
 _ACRONYM_TAIL = re.compile(r"[（(][A-Z][A-Za-z0-9]{1,9}[)）]")
@@ -192,7 +192,7 @@ def _relations(
                 pairs[pair] = {
                     "fromPageKey": keys[a.text],
                     "toPageKey": keys[b.text],
-                    "relationType": RELATED[lang],
+                    "relationType": RELATION_RELATED[lang],
                     "description": text[:RELATION_DESCRIPTION_MAX],
                 }
 

@@ -13,6 +13,7 @@ from petrichor_core.models.protocols import QuestionChunk
 from petrichor_core.text.lang import has_cjk, language_of
 from petrichor_core.text.lang.cues import CHUNK_SIGNALS, TASK_LEADS_ZH, TASK_VERBS_EN, TASK_VERBS_ZH
 from petrichor_core.text.lang.question_words import QUESTION_LIKE
+from petrichor_core.text.lang.texts import QUESTION_FORMS_EN, QUESTION_FORMS_ZH, TASK_HEADING_QUESTION_ZH
 from petrichor_core.text.prose import Sentence, cut, split_sentences, strip_section_number
 
 TOPIC_MAX = 30
@@ -20,37 +21,6 @@ HEADING_QUESTION_MAX = 120
 """Longest heading turned into a question of its own; longer ones are sentences, not section names."""
 
 _EN_INSTRUCTION = {verb: re.compile(rf"(?:^|\bto |\b(?:can|should|must|then|and) ){re.escape(verb)}(?![a-z])") for verb in TASK_VERBS_EN}
-
-_EN_FORMS = {
-    "what": "What is {x}?",
-    "what_plural": "What are {x}?",
-    "what_in": "What is {x} in {topic}?",
-    "does": "What does {x} do?",
-    "how_do": "How do I {verb} {x}?",
-    "how_work": "How does {x} work?",
-    "how_work_plural": "How do {x} work?",
-    "why": "Why is {x} used in {topic}?",
-    "why_self": "Why is {x} needed?",
-    "settings": "Which settings control {x}?",
-    "default": "What is the default of {x}?",
-    "role": "What role does {x} play in {topic}?",
-    "relation": "How is {x} related to {y}?",
-    "about": "What does the {topic} section say about {x}?",
-}
-_ZH_FORMS = {
-    "what": "什么是{x}？",
-    "what_in": "{topic}中的{x}指什么？",
-    "does": "{x}有什么作用？",
-    "how_do": "如何{verb}{x}？",
-    "how_work": "{x}是如何工作的？",
-    "why": "为什么{topic}需要{x}？",
-    "why_self": "为什么需要{x}？",
-    "settings": "哪些配置控制{x}？",
-    "default": "{x}的默认值是什么？",
-    "role": "{x}在{topic}中起什么作用？",
-    "relation": "{x}和{y}之间有什么关系？",
-    "about": "{topic}对{x}有哪些说明？",
-}
 
 
 @dataclass(frozen=True)
@@ -71,7 +41,7 @@ class _ChunkView:
 def chunk_questions(chunk: QuestionChunk) -> list[str]:
     """Exactly three distinct questions about the chunk, in its language, each naming one of its terms."""
     view = _view(chunk)
-    forms = _ZH_FORMS if view.lang == "zh" else _EN_FORMS
+    forms = QUESTION_FORMS_ZH if view.lang == "zh" else QUESTION_FORMS_EN
     terms = list(view.terms)
     heading = heading_question(chunk, view.lang)
     out: list[str] = [heading] if heading else []
@@ -140,12 +110,12 @@ def heading_question(chunk: QuestionChunk, lang: str) -> str:
         return ""
     if lang == "zh":
         task = heading.startswith(TASK_VERBS_ZH)
-        return _fill("如何{x}？" if task else _ZH_FORMS["what"], x=heading)
+        return _fill(TASK_HEADING_QUESTION_ZH if task else QUESTION_FORMS_ZH["what"], x=heading)
     gerund = _EN_GERUND.match(heading)
     if gerund and re.search(r"[aeiouy]", gerund.group(1).lower()):
         return f"What are the steps for {heading[0].lower()}{heading[1:]}?"
     topic = _EN_ABOUT.sub("", heading, count=1)
-    return _fill(_EN_FORMS["what_plural" if _PLURAL_PHRASE.fullmatch(topic.lower()) else "what"], x=topic)
+    return _fill(QUESTION_FORMS_EN["what_plural" if _PLURAL_PHRASE.fullmatch(topic.lower()) else "what"], x=topic)
 
 
 _ASCII = re.compile(r"[!-~]")
