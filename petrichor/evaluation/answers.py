@@ -72,7 +72,7 @@ class AnswerOutcome:
 def lead_in(answer: str, first_quote: str, lang: str) -> str | None:
     """The short answer `answer` opens with: the text before the answerer's separator ("——", " — ") ahead of
     the first citation marker, unless the first quote itself starts with that text (a quote holding a dash)."""
-    from petrichor_serving.answer.answers import SEPARATOR
+    from petrichor_core.text.lang.texts import SEPARATOR
 
     head = _MARKER.split(answer, 1)[0]
     sep = SEPARATOR["zh" if lang == "zh" else "en"]
@@ -122,8 +122,8 @@ def top_sentence_answer(question: EvalQuestion, retriever: Any) -> AnswerOutcome
     """The answer baseline: the top chunk's sentence sharing the most distinct question words (the first
     such on a tie), stopwords aside, tokenised as the naive hybrid tokenises."""
     from petrichor.evaluation.hybrid import hybrid_tokens
+    from petrichor_core.text.lang.stopwords import CHINESE, ENGLISH
     from petrichor_core.text.prose import split_sentences
-    from petrichor_core.text.stopwords import CHINESE, ENGLISH
 
     started = time.perf_counter()
     top = next((i for i in retriever.retrieve(question.question).items if i.is_chunk), None)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from petrichor.evaluation.dataset import EvalDoc, EvalQuestion, parse_question
 from petrichor_core.text.lang import CJK_CLASS
-from petrichor_core.text.stopwords import CHINESE, ENGLISH
+from petrichor_core.text.lang.stopwords import CHINESE, ENGLISH
 
 FILE = "followups.jsonl"
 MAX_SHARE = 0.1

@@ -20,6 +20,10 @@ from petrichor_core.models.protocols import (
 from petrichor_core.models.reply_contract import INTEGER, STRING, Contract, arr, keyed, obj
 
 NO_EXISTING_PAGES = "（暂无既有页面）"
+ALIASES_LABEL = "别名："
+SUMMARY_LABEL = "摘要："
+FOLDER_LABEL = "目录："
+"""The labels of a page line in the `<existing_pages>` and `<valid_wiki_pages>` catalogs."""
 TREE_BODY_MAX_CHARS = 400
 CATALOG_FOLDER_LIMIT = 120
 EXISTING_PAGES_LINE_LIMIT = 300
@@ -247,7 +251,7 @@ def _page_line(page: Mapping[str, Any], summary: bool = False) -> str:
     fields = [str(page.get("pageKey", "")), str(page.get("kind", "")), str(page.get("name") or page.get("title", ""))]
     aliases = page.get("aliases") or []
     if aliases:
-        fields.append("别名：" + "、".join(str(a) for a in aliases))
+        fields.append(ALIASES_LABEL + "、".join(str(a) for a in aliases))
     if summary and page.get("summary"):
-        fields.append(f"摘要：{page['summary']}")
+        fields.append(f"{SUMMARY_LABEL}{page['summary']}")
     return "- " + " | ".join(fields)

@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from petrichor_core.text.lang.texts import UNTITLED_HEADING
 from petrichor_core.text.markdown import Fence, scan_marks
 from petrichor_core.text.normalize import normalize_text
 from petrichor_core.text.sentences import SENTENCE_ENDS
@@ -58,9 +59,8 @@ MAX_WHOLE_FENCE_CHARS = 8 * MAX_CHARS
 """A fenced block up to this long stays one chunk (long listings do occur); a longer one is split, with a warning."""
 LONG_LINE_CHARS = 16 * MAX_CHARS
 """A line longer than this gets a warning (every line over `MAX_CHARS` is split inside, as before)."""
-UNTITLED_HEADING = "文档正文"
 
-_PREAMBLE_TOPIC = "\x00导语"  # grouping key of the preamble; normalised headings never contain NUL
+_PREAMBLE_TOPIC = "\x00preamble"  # grouping key of the preamble; normalised headings never contain NUL
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from petrichor_core.text.lang import CJK, LATIN, has_cjk
+from petrichor_core.text.lang.numbers import SECTION_NUMBER
 from petrichor_core.text.markdown import LineKind, drop_code_blocks, is_table_rule, scan_lines
 
 _CELL_SEP = re.compile(r"\t+|(?<!\\)\|")
@@ -19,12 +20,9 @@ _SENTENCE_END = re.compile(r"(?:[。！？；]+|[.!?;]+(?=\s|$))[”’\"'』」
 _MARKERS = re.compile(r"^(?:[-*+][ \t]+|\d{1,3}[.)、][ \t]*|>[ \t]*|\[[ xX]\][ \t]+)+")
 
 
-_SECTION_NUMBER = re.compile(r"^\s*(?:\d{1,2}(?:\.\d{1,2})*(?:[.、)](?!\d)\s*|\s+)|[一二三四五六七八九十]+[、.]\s*)(?=\S)")
-
-
 def strip_section_number(heading: str) -> str:
     """ "5.1 参数" → "参数", "三、部署" → "部署": numbering is layout, not the topic's name."""
-    return _SECTION_NUMBER.sub("", heading).strip()
+    return SECTION_NUMBER.sub("", heading).strip()
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,18 @@
 """A light English stemmer: enough for overlap scoring between a question and a passage, no dictionary.
 
 One rule for the build's offline model and the serving agent; they differ only in which suffixes they strip
-(the agent's list has no bare "e", so a heading word like "release" stays whole there).
+(`lang.suffixes`: the agent's list has no bare "e", so a heading word like "release" stays whole there).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-SUFFIXES = ("ing", "ed", "es", "s", "e")
-"""The offline model's suffixes: "configure" and "configured" both become "configur"."""
+from petrichor_core.text.lang.suffixes import STEM_SUFFIXES
 
 
 @lru_cache(maxsize=1 << 15)
-def stem(word: str, suffixes: tuple[str, ...] = SUFFIXES) -> str:
+def stem(word: str, suffixes: tuple[str, ...] = STEM_SUFFIXES) -> str:
     """`word` without the first matching suffix, keeping at least three letters; non-alphabetic words stay."""
     if not word.isalpha():
         return word

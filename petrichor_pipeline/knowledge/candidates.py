@@ -11,7 +11,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from petrichor_core.models.prompts import ALIASES_LABEL, FOLDER_LABEL, NO_EXISTING_PAGES, SUMMARY_LABEL
 from petrichor_core.models.protocols import CallContext, CandidateRequest, ChatModel, ModelError
+from petrichor_core.text.lang.texts import RELATION_RELATED
 from petrichor_pipeline.knowledge.document import SUMMARY_MAX_CHARS, local_document_summary
 from petrichor_pipeline.knowledge.page_keys import candidate_page_key, normalize_any_page_key
 from petrichor_pipeline.knowledge.strings import cut, name_identity, normalize_string_list
@@ -22,10 +24,9 @@ CANDIDATE_SUMMARY_CHARS = 500
 RELATION_LIMIT = 160
 RELATION_TYPE_CHARS = 60
 RELATION_DESCRIPTION_CHARS = 300
-DEFAULT_RELATION_TYPE = "关联"
+DEFAULT_RELATION_TYPE = RELATION_RELATED["zh"]
 CATALOG_LINES = 300
 CATALOG_SUMMARY_CHARS = 180
-NO_EXISTING_PAGES = "（暂无既有页面）"
 
 
 @dataclass(frozen=True)
@@ -164,11 +165,11 @@ def existing_pages_catalog(pages: Sequence[ExistingPage]) -> str:
     for p in sorted(pages, key=lambda p: (p.kind, p.page_key))[:CATALOG_LINES]:
         parts = [p.page_key, p.kind, p.title]
         if p.aliases:
-            parts.append("别名：" + "、".join(p.aliases))
+            parts.append(ALIASES_LABEL + "、".join(p.aliases))
         if p.summary:
-            parts.append("摘要：" + cut(p.summary, CATALOG_SUMMARY_CHARS))
+            parts.append(SUMMARY_LABEL + cut(p.summary, CATALOG_SUMMARY_CHARS))
         if p.category_path:
-            parts.append("目录：" + " / ".join(p.category_path))
+            parts.append(FOLDER_LABEL + " / ".join(p.category_path))
         lines.append("- " + " | ".join(parts))
     return "\n".join(lines) or NO_EXISTING_PAGES
 

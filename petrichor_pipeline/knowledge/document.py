@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 
+from petrichor_core.text.lang.texts import OMISSION_MARKER
 from petrichor_core.text.markdown import drop_code_blocks
 from petrichor_pipeline.knowledge.wiki_links import WIKI_LINK
 
 DOCUMENT_MAX_CHARS = 72000
 HEAD_SHARE_PERCENT = 62
-OMISSION_MARKER = "\n\n<!-- 文档过长，中间内容已省略；以下继续保留文档末尾 -->\n\n"
 SUMMARY_MAX_CHARS = 800
 LOCAL_SUMMARY_CHARS = 260
 

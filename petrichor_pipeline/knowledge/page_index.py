@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from petrichor_core.models.protocols import CallContext, ChatModel, ModelError, TreeNodeText
+from petrichor_core.text.lang.texts import UNTITLED_DOCUMENT, UNTITLED_SECTION
 from petrichor_core.text.markdown import Line, scan_lines
 from petrichor_core.text.normalize import sha256_hex
 from petrichor_pipeline.knowledge.document import clip, plain_text
 
-UNTITLED_DOCUMENT = "（无标题文档）"
 MODEL_SUMMARY_MAX_NODES = 40
 LOCAL_SUMMARY_CHARS = 120
 
@@ -70,7 +70,7 @@ def parse_markdown_tree(markdown: str, root_title: str, article_id: str) -> list
         while stack and stack[-1][0] >= heading.level:
             stack.pop()
         parent = stack[-1][1] if stack else 0
-        title = heading.title or f"章节 {position}"
+        title = heading.title or UNTITLED_SECTION.format(position=position)
         stack.append((heading.level, position, title))
         path = tuple(t for _, _, t in stack)
         occurrence = seen.get(path, 0)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import partial
 
 from petrichor_core.models.protocols import CallContext, ChatModel, ModelError, PageRequest
+from petrichor_core.text.lang.cues import PROCESS_NOTE_LEAD
+from petrichor_core.text.lang.texts import NO_DETAIL, NO_SOURCE_TEXT, RELATED_SECTION
 from petrichor_core.text.markdown import has_title_heading
 from petrichor_pipeline.knowledge.batching import map_ordered
 from petrichor_pipeline.knowledge.candidates import CANDIDATE_SUMMARY_CHARS, Candidate, Relation
@@ -21,9 +23,6 @@ from petrichor_pipeline.knowledge.strings import capped_warnings, cut
 from petrichor_pipeline.knowledge.wiki_links import resolve_links, wiki_link
 
 PAGE_BATCH_SIZE = 4
-NO_DETAIL = "暂无详细说明。"
-NO_SOURCE_TEXT = "暂无足够的原文信息生成详细页面。"
-RELATED_SECTION = "## 相关知识"
 
 _SUMMARY_LINE = re.compile(r"^\s*SUMMARY:", re.IGNORECASE)
 _CHUNK_REF = re.compile(r"`?chunk-\d+`?")
@@ -60,7 +59,7 @@ def normalize_generated_page_content(content: str, name: str, summary: str) -> s
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and _SUMMARY_LINE.match(lines[first]):
         del lines[first]
-    text = "\n".join(line for line in lines if not line.lstrip().startswith("依据切片"))
+    text = "\n".join(line for line in lines if not line.lstrip().startswith(PROCESS_NOTE_LEAD))
     text = _BLANK_RUN.sub("\n\n", _CHUNK_REF.sub("", text)).strip()
     if not text:
         return f"# {name}\n\n{summary or NO_DETAIL}"
@@ -69,14 +68,14 @@ def normalize_generated_page_content(content: str, name: str, summary: str) -> s
 
 def fallback_page(candidate: Candidate, relations: Sequence[Relation], names: Mapping[str, str]) -> str:
     """The candidate summary page, with a `## 相关知识` list of its relations in either direction."""
-    body = f"# {candidate.name}\n\n{candidate.summary or NO_SOURCE_TEXT}"
+    body = f"# {candidate.name}\n\n{candidate.summary or NO_SOURCE_TEXT['zh']}"
     related = []
     for r in relations:
         if candidate.page_key not in (r.from_key, r.to_key):
             continue
         other = r.to_key if r.from_key == candidate.page_key else r.from_key
         related.append(f"- {wiki_link(other, names.get(other, other))}：{r.description or r.relation_type}")
-    return body + (f"\n\n{RELATED_SECTION}\n\n" + "\n".join(related) if related else "")
+    return body + (f"\n\n{RELATED_SECTION['zh']}\n\n" + "\n".join(related) if related else "")
 
 
 def generate_pages(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from petrichor_core.models.protocols import CallContext, ChatModel, ModelError, QuestionChunk
+from petrichor_core.text.lang.texts import TEMPLATE_QUESTIONS_EN, TEMPLATE_QUESTIONS_ZH
 from petrichor_pipeline.knowledge.batching import batch_by_budget, map_ordered
 from petrichor_pipeline.knowledge.chunk_view import ChunkLike, heading_label
 from petrichor_pipeline.knowledge.strings import capped_warnings, is_cjk, normalize_string_list
@@ -20,8 +21,6 @@ BATCH_MAX_CHARS = 4000
 BATCH_MAX_ITEMS = 4
 QUESTIONS_PER_CHUNK = 3
 
-_ZH_TEMPLATES = ("{h} 主要讲了什么？", "{h} 中有哪些关键结论？", "如何理解并应用 {h}？")
-_EN_TEMPLATES = ("What is {h} mainly about?", "What are the key conclusions of {h}?", "How do I understand and apply {h}?")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 
@@ -45,7 +44,7 @@ def template_questions(heading: str, text: str = "") -> list[str]:
     """
     sample = heading + "\n" + text
     cjk = sum(1 for ch in sample if is_cjk(ch))
-    templates = _EN_TEMPLATES if len(_LATIN_WORD.findall(sample)) > cjk else _ZH_TEMPLATES
+    templates = TEMPLATE_QUESTIONS_EN if len(_LATIN_WORD.findall(sample)) > cjk else TEMPLATE_QUESTIONS_ZH
     return [t.format(h=heading) for t in templates]
 
 

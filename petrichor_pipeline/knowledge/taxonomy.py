@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from petrichor_core.models.protocols import CallContext, ChatModel, ModelError
+from petrichor_core.text.lang.texts import KIND_FOLDER_NAMES
 from petrichor_pipeline.knowledge.candidates import Candidate, ExistingPage
 from petrichor_pipeline.knowledge.page_keys import normalize_any_page_key
 
@@ -18,7 +19,6 @@ MAX_DEPTH = 2
 EXISTING_FOLDERS_LIMIT = 120
 
 _PATH_SPLIT = re.compile(r"[/／|｜>]")
-_CLASS_NAMES = {"实体", "概念", "entity", "concept"}
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def normalize_category_path(value: object) -> tuple[str, ...]:
         parts = [p for p in value if isinstance(p, str)]
     else:
         return ()
-    kept = [p.strip() for p in parts if p.strip() and p.strip().lower() not in _CLASS_NAMES]
+    kept = [p.strip() for p in parts if p.strip() and p.strip().lower() not in KIND_FOLDER_NAMES]
     return tuple(kept[:MAX_DEPTH])
 
 

@@ -15,6 +15,16 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from petrichor_core.models.protocols import CallContext, ChatModel
+from petrichor_core.text.lang.texts import (
+    BUILD_NOTE,
+    KIND_HEADINGS,
+    NO_SUMMARY,
+    QUESTIONS_HEADING,
+    RELATIONS_HEADING,
+    SOURCE_HEADING,
+    SOURCE_LINES,
+    SUMMARY_HEADING,
+)
 from petrichor_pipeline.knowledge.candidates import Candidate, ExistingPage, Extraction, Relation, extract_candidates
 from petrichor_pipeline.knowledge.chunk_view import ChunkLike, heading_label
 from petrichor_pipeline.knowledge.document import whole_document_context
@@ -28,7 +38,6 @@ SOURCE_KIND = "source"
 EXTRACTS = "extracts"
 RELATED = "related"
 SOURCE_CHUNKS_PER_PAGE = 3
-_KIND_HEADINGS = {"entity": "## 实体", "concept": "## 概念"}
 
 
 def source_page_key(article_id: str) -> str:
@@ -172,7 +181,7 @@ def build_article_knowledge(
     pages: list[PageContribution] = []
     links: list[LinkContribution] = []
     sources: list[SourceRef] = []
-    note = f"构建知识：{article.title}"
+    note = BUILD_NOTE.format(title=article.title)
     if extraction.candidates:
         taxonomy = plan_categories(extraction.candidates, existing_pages, model, ctx)
         generated = generate_pages(
@@ -242,17 +251,17 @@ def _page_links(extraction: Extraction, pages: Sequence[PageContribution]) -> li
 def render_source_page(article: ArticleInput, extraction: Extraction, chunks: Sequence[ChunkLike], questions: Mapping[str, Sequence[str]]) -> str:
     """The `source-{articleId}` body: summary, extracted pages, relations, questions, source."""
     names = {c.page_key: c.name for c in extraction.candidates}
-    parts = [f"# {article.title}", "## 文档摘要", extraction.summary or "暂无摘要。"]
+    parts = [f"# {article.title}", SUMMARY_HEADING, extraction.summary or NO_SUMMARY]
     for kind in KINDS:
         items = [f"- {wiki_link(c.page_key, c.name)}：{c.summary}".rstrip("：") for c in extraction.candidates if c.kind == kind]
         if items:
-            parts += [_KIND_HEADINGS[kind], "\n".join(items)]
+            parts += [KIND_HEADINGS[kind], "\n".join(items)]
     if extraction.relations:
-        parts += ["## 知识关系", "\n".join(_relation_line(r, names) for r in extraction.relations)]
+        parts += [RELATIONS_HEADING, "\n".join(_relation_line(r, names) for r in extraction.relations)]
     question_blocks = _question_blocks(chunks, questions)
     if question_blocks:
-        parts += ["## 切片推荐问题", *question_blocks]
-    parts += ["## 来源", f"- 文章：{article.title}（{article.article_id}）\n- 版本：{article.article_version}"]
+        parts += [QUESTIONS_HEADING, *question_blocks]
+    parts += [SOURCE_HEADING, SOURCE_LINES.format(title=article.title, article_id=article.article_id, version=article.article_version)]
     return "\n\n".join(parts)
 
 

@@ -34,17 +34,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from petrichor_core.text.lang import CJK, has_cjk, init_posseg
+from petrichor_core.text.lang.question_words import ELLIPTICAL
+from petrichor_core.text.lang.stopwords import ANAPHOR_SHOULD, ANAPHORS, FUNCTION_WORDS
 from petrichor_serving.agent import structure, tools
 from petrichor_serving.agent.question import CONSTRAINT_KINDS, Constraint, Question, parse
-from petrichor_serving.agent.words import FUNCTION_WORDS, surface_words
+from petrichor_serving.agent.words import surface_words
 from petrichor_serving.recall.access import Scope
 from petrichor_serving.snapshot import Snapshot
 
-ANAPHORS = frozenset(
-    "it its itself they them their theirs this these those that he him his she her hers "
-    "它 它们 它的 其 该 此 这 那 这个 那个 这些 那些 这种 那种 这里 那里 这儿 那儿 他 她 他们 她们 其中 上述".split()
-)
-"""Third-person pronouns and demonstratives: words that stand for something said before."""
 MAX_ADDED_TERMS = 8
 """At most this many words of the previous turn join the query: enough for a subject and its constraints."""
 MAX_TURNS_BACK = 3
@@ -107,8 +104,6 @@ _EXPLETIVE_IT = re.compile(
     re.I,
 )
 """The "it" of "is it possible to…", "how long does it take": a placeholder subject that points at nothing."""
-_ELLIPTICAL = re.compile(r"^\s*(?:what|how)\s+about\b|^\s*and\s+(?:what|how|in|for|the)\b|呢\s*[？?]?\s*$", re.I)
-""""What about 2021?", "And for Splunk?", "上海呢？": the previous question again, with one thing changed."""
 
 
 def anaphor(text: str) -> str | None:
@@ -126,7 +121,7 @@ def anaphor(text: str) -> str | None:
             continue
         if t == "it" and expletive:
             continue
-        if t == "该" and not (after and _content(after)):
+        if t == ANAPHOR_SHOULD and not (after and _content(after)):
             continue
         return t
     return None
@@ -166,7 +161,7 @@ def leans_back(question: Question, vocabulary: frozenset[str]) -> str | None:
     word = anaphor(question.text)
     if word is not None and not _antecedent_before(question, word, vocabulary):
         return f'anaphor "{word}"'
-    if _ELLIPTICAL.search(question.text) and not _asked_words(question):
+    if ELLIPTICAL.search(question.text) and not _asked_words(question):
         return "elliptical"
     if not any(w.key in vocabulary for w in _own_words(question)):
         return "no named subject"

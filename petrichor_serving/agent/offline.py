@@ -23,6 +23,19 @@ from typing import Any
 
 from petrichor_core.models.protocols import CallContext, ModelError
 from petrichor_core.text.lang import NOT_FOUND
+from petrichor_core.text.lang.question_words import STEPS_ASKED
+from petrichor_core.text.lang.texts import (
+    ARTICLE_HEAD,
+    ENUMERATION_COMMA,
+    GREETING,
+    LABEL_COLON,
+    LISTED_KINDS,
+    LISTING,
+    LISTING_SEPARATOR,
+    NOTHING_FOUND_FOR_ITEM,
+    NOTHING_READ_MENTIONS,
+    SECTION_HEAD,
+)
 from petrichor_serving.agent import answerability, structure
 from petrichor_serving.agent.budget import BudgetExceeded
 from petrichor_serving.agent.question import Question, check, parse
@@ -39,8 +52,6 @@ FACT_KEEP_RATIO = 0.85
 costs more than a second quote gains (cmrc dev: three quotes at 0.6 gave citation precision 0.48)."""
 COMPARISON_READS = 2
 MAX_SUB_QUESTIONS = 6
-
-GREETING = {"zh": "你好！请直接提出关于知识库内容的问题。", "en": "Hello! Ask me anything about the knowledge base."}
 
 
 @dataclass
@@ -104,10 +115,10 @@ def nothing_found(run: Run, question: str | Question, verdict: answerability.Ver
     """The not-found text, naming what was searched for and not found in the user's own words."""
     lang = run.route.language
     q = record(run, question) if isinstance(question, str) else question
-    missing = ("、" if lang == "zh" else ", ").join(_missing(run, q, verdict))
+    missing = ENUMERATION_COMMA[lang].join(_missing(run, q, verdict))
     text = NOT_FOUND[lang]
     if missing:
-        text += f"没有读到与“{missing}”相关的内容。" if lang == "zh" else f" Nothing read mentions: {missing}."
+        text += NOTHING_READ_MENTIONS[lang].format(missing=missing)
     return Draft(text, [], StopReason.NOTHING_FOUND)
 
 
@@ -211,16 +222,11 @@ def structure_plan(run: Run, question: str) -> Draft:
     if not cited:
         return fact(run, question, cands)
     article = snap.articles[match.article_id]
-    steps = bool(re.search(r"步骤|\bsteps?\b", question, re.I))
-    if run.route.language == "zh":
-        kind = "步骤" if steps else "部分"
-        head = f"《{article['title']}》" + (f"的“{section}”" if match.heading is not None else "")
-        text = f"{head}包含以下{kind}（按顺序）：" + "；".join(parts) + "。"
-    else:
-        kind = "steps" if steps else "parts"
-        head = f"The “{section}” section of {article['title']}" if match.heading is not None else article["title"]
-        text = f"{head} has these {kind}, in order: " + "; ".join(parts) + "."
-    return Draft(text, cited)
+    steps = bool(STEPS_ASKED.search(question))
+    lang = run.route.language
+    head = (SECTION_HEAD if match.heading is not None else ARTICLE_HEAD)[lang].format(title=article["title"], section=section)
+    kind = LISTED_KINDS[lang]["steps" if steps else "parts"]
+    return Draft(LISTING[lang].format(head=head, kind=kind, parts=LISTING_SEPARATOR[lang].join(parts)), cited)
 
 
 def _names(item: str, text: str) -> bool:
@@ -284,10 +290,10 @@ def comparison(run: Run, question: str) -> Draft:
     parts: list[str] = []
     for item, side in zip(items, chosen):
         if side is None:
-            parts.append(f"{item}：知识库中没有找到相关内容" if lang == "zh" else f"{item}: nothing found in the knowledge base")
+            parts.append(NOTHING_FOUND_FOR_ITEM[lang].format(item=item))
             continue
         cited.append({"marker": len(cited) + 1, "evidence_id": side["evidence_id"], "quote": side["quote"]})
-        parts.append(f"{item}{'：' if lang == 'zh' else ': '}{side.get('text') or side['quote']} [{len(cited)}]")
+        parts.append(f"{item}{LABEL_COLON[lang]}{side.get('text') or side['quote']} [{len(cited)}]")
     return Draft("\n".join(f"- {p}" for p in parts), cited)
 
 

@@ -22,8 +22,34 @@ from functools import lru_cache
 from typing import Literal
 
 from petrichor_core.text.lang import Language, has_cjk, init_posseg, language_of
-from petrichor_core.text.stopwords import CHINESE, ENGLISH
-from petrichor_serving.agent.words import FUNCTION_WORDS, surface_words
+from petrichor_core.text.lang.numbers import (
+    CURRENCY_UNITS,
+    DATE,
+    DATE_SHOWN_ZH,
+    DOTTED_NUMBER,
+    MAGNITUDE_CHARS,
+    MAGNITUDES,
+    MONTH_ABBREVIATIONS,
+    NUMBER_WITH_UNIT,
+    YEAR,
+    YEAR_MARK,
+    cn_number,
+)
+from petrichor_core.text.lang.question_words import (
+    BETWEEN_EN,
+    COMPARE_EN,
+    COMPARISON_ASKED,
+    CONCEPT_ASKED,
+    DIFFER_EN,
+    GREETING_OR_THANKS,
+    MONEY_ASKED,
+    PAIR_ZH,
+    VERSION_ASKED,
+    VS_EN,
+    ZH_FUNCTION_WORDS,
+)
+from petrichor_core.text.lang.stopwords import CHINESE, ENGLISH, FUNCTION_WORDS
+from petrichor_serving.agent.words import surface_words
 from petrichor_serving.answer.answer_types import defined_term, is_yes_no, short_kind
 
 ConstraintKind = Literal["year", "date", "number", "entity", "quoted"]
@@ -41,15 +67,7 @@ class QuestionClass(str, Enum):
     COMPLEX = "complex"
 
 
-_DIRECT = re.compile(r"^\s*(hi|hello|hey|thanks?|thank you|你好|您好|谢谢|多谢|嗨)[\s!！。.?？]*$", re.I)
-_COMPARISON = re.compile(r"(区别|不同|差异|差别|对比|比较|相比|异同|\bvs\.?\b|\bversus\b|difference|differ|compare|comparison|contrast)", re.I)
-_CONCEPT = re.compile(
-    r"(什么是|是什么意思|的概念|的含义|的原理|如何工作|怎么工作|^\s*(what is|what are|explain|define)\b|\bhow does .+ work\b)", re.I
-)
 _QUESTION_MARKS = re.compile(r"[?？]")
-
-ZH_FUNCTION_WORDS = re.compile(r"(的|了|吗|呢|是|在|和|与|如何|怎么|怎样|什么|哪些|哪个|为什么|需要|可以|多少|几)")
-"""A question with Chinese function words is asked in Chinese, however much Latin it names (`Kubernetes`)."""
 
 
 def answer_language(question: str) -> Language:
@@ -63,21 +81,10 @@ def answer_language(question: str) -> Language:
     return language_of(question)
 
 
-_ZH_PAIR = re.compile(r"^(?:请问)?(?P<a>.+?)(?:和|与|跟|同|及|还是|、)(?P<b>.+?)(?:之间)?(?:的|有|在|相比|比较|对比|哪)")
-_EN_BETWEEN = re.compile(r"between (?:the )?(?P<a>.+?) and (?:the )?(?P<b>.+?)(?:[?.!]|$| in | for | when )", re.I)
-_EN_COMPARE = re.compile(
-    r"(?:compare|comparing|contrast) (?:the )?(?P<a>.+?) (?:and|with|to|vs\.?|versus) (?:the )?(?P<b>.+?)(?:[?.!]|$| in | for )", re.I
-)
-_EN_DIFFER = re.compile(
-    r"(?:how )?(?:does|do|is|are) (?:the )?(?P<a>.+?) (?:differ from|compare (?:to|with)|different from) (?:the )?(?P<b>.+?)(?:[?.!]|$)", re.I
-)
-_EN_VS = re.compile(r"(?P<a>[\w .\-]+?)\s+(?:vs\.?|versus)\s+(?P<b>[\w .\-]+)", re.I)
-
-
 def compared_items(question: str) -> tuple[str, ...]:
     """The two things a comparison question names, or () when no pattern finds them."""
     q = question.strip()
-    for pattern in (_EN_BETWEEN, _EN_COMPARE, _EN_DIFFER, _EN_VS, _ZH_PAIR):
+    for pattern in (BETWEEN_EN, COMPARE_EN, DIFFER_EN, VS_EN, PAIR_ZH):
         m = pattern.search(q)
         if m:
             items = tuple(s.strip(" ，,。？?“”\"'《》") for s in (m.group("a"), m.group("b")))
@@ -88,13 +95,13 @@ def compared_items(question: str) -> tuple[str, ...]:
 
 def question_class(q: str) -> tuple[QuestionClass, tuple[str, ...]]:
     """The class the question's wording gives it, and a comparison's compared items."""
-    if not q or _DIRECT.match(q):
+    if not q or GREETING_OR_THANKS.match(q):
         kind = QuestionClass.DIRECT
-    elif _COMPARISON.search(q) and compared_items(q):
+    elif COMPARISON_ASKED.search(q) and compared_items(q):
         kind = QuestionClass.COMPARISON
     elif len(_QUESTION_MARKS.findall(q)) >= 2:
         kind = QuestionClass.COMPLEX
-    elif _CONCEPT.search(q):
+    elif CONCEPT_ASKED.search(q):
         kind = QuestionClass.CONCEPT
     else:
         kind = QuestionClass.FACT
@@ -103,58 +110,8 @@ def question_class(q: str) -> tuple[QuestionClass, tuple[str, ...]]:
 
 # ------------------------------------------------------------------------------------------- numbers
 
-_CN_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_CN_SMALL = {"十": 10, "百": 100, "千": 1000}
-_CN_BIG = {"万": 10_000, "亿": 100_000_000}
-CN_NUMERAL = "零〇一二三四五六七八九十百千万亿两"
 
-
-def cn_number(text: str) -> float | None:
-    """The value of a Chinese numeral ("十三" 13, "两千零二十一" 2021, "一万四" 14000), or of a digit-by-digit
-    one ("二〇二一" 2021); None when `text` is not one."""
-    if not text or any(c not in CN_NUMERAL for c in text):
-        return None
-    if all(c in _CN_DIGIT for c in text) and len(text) > 1:
-        return float("".join(str(_CN_DIGIT[c]) for c in text))
-    total, section, digit, last_unit = 0, 0, None, 1
-    for c in text:
-        if c in _CN_DIGIT:
-            digit = _CN_DIGIT[c]
-        elif c in _CN_SMALL:
-            section += (1 if digit is None else digit) * _CN_SMALL[c]
-            digit, last_unit = None, _CN_SMALL[c]
-        else:
-            section += digit or 0
-            total += (section or 1) * _CN_BIG[c]
-            section, digit, last_unit = 0, None, _CN_BIG[c]
-    if digit is not None:  # "一万四" is 14000: a trailing digit counts in the unit below the last one
-        section += digit * (last_unit // 10 if last_unit >= 10 and not section and total else 1)
-    return float(total + section)
-
-
-_MAGNITUDE = {"万": 1e4, "亿": 1e8, "千": 1e3, "百": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "k": 1e3, "m": 1e6, "bn": 1e9}
-_UNITS = (
-    r"%|‰|percent|平方公里|平方千米|平方米|公里|千米|公顷|公斤|千克|毫米|厘米|万亿|美元|欧元|英镑|日元|港元|人民币|元|块|"
-    r"[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克吨亩度分秒周号期代枚块颗篇章节版线路]|"
-    r"kb|mb|gb|tb|ms|seconds?|minutes?|hours?|days?|weeks?|months?|years?|km|kg|dollars?|usd|eur|rmb|yuan|times|people|percent"
-)
-_NUMBER = re.compile(
-    rf"(?P<ord>第|No\.?\s?)?(?P<cur>[$€£¥])?(?P<num>\d+(?:,\d{{3}})*(?:\.\d+)?|[{CN_NUMERAL}]+)"
-    rf"\s?(?P<mag>万|亿|千|百|thousand|million|billion|bn|k\b|m\b)?\s?(?P<unit>{_UNITS})?",
-    re.I,
-)
-_YEAR = re.compile(
-    rf"(?<!\d)(?<!\d[.,])(?P<y>1[5-9]\d\d|20\d\d)(?!\d|[.,]\d|\s?(?:[万亿千百%‰余多个人次元米吨辆件]|million|billion|thousand|percent))|(?P<cn>[{''.join(_CN_DIGIT)}]{{4}})年"
-)
-_DATE = re.compile(
-    r"(?:(?P<y>\d{4})\s?年\s?)?(?P<m>\d{1,2})\s?月\s?(?P<d>\d{1,2})\s?[日号]"
-    r"|(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})"
-    r"|\b(?P<em>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<ed>\d{1,2})(?:st|nd|rd|th)?\b"
-    r"|\b(?P<ed2>\d{1,2})(?:st|nd|rd|th)?\s+(?P<em2>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
-    re.I,
-)
 _COUNTED_NOUN = re.compile(r"\s?([a-z][a-z-]{2,})\b")
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 
 
 @dataclass(frozen=True)
@@ -177,15 +134,15 @@ def _number_value(num: str) -> float | None:
 def quantities(text: str) -> list[Quantity]:
     """Every number in `text` with its unit ("1.4万人" → 14000 people, "第三艘" → 3, ordinal)."""
     out: list[Quantity] = []
-    for m in _NUMBER.finditer(text):
+    for m in NUMBER_WITH_UNIT.finditer(text):
         num = m.group("num")
         value = _number_value(num)
         if value is None or (not num[0].isdigit() and not (m.group("unit") or m.group("ord") or len(num) > 1)):
             continue  # a lone Han numeral without a measure word is a word ("一起", "万一"), not a number
-        if not num[0].isdigit() and all(c in "百千万亿" for c in num):
+        if not num[0].isdigit() and all(c in MAGNITUDE_CHARS for c in num):
             continue  # magnitudes without a digit: "百分之", "千万" are words
         mag = (m.group("mag") or "").lower()
-        value *= _MAGNITUDE.get(mag, 1.0)
+        value *= MAGNITUDES.get(mag, 1.0)
         unit = (m.group("unit") or "").lower()
         end = m.end()
         if not unit and num[0].isdigit():  # "512 windows": an English count's noun is its unit
@@ -201,7 +158,7 @@ def quantities(text: str) -> list[Quantity]:
 def years(text: str) -> set[int]:
     """The years `text` names (2021, 2021年, 二〇二一年)."""
     found: set[int] = set()
-    for m in _YEAR.finditer(text):
+    for m in YEAR.finditer(text):
         found.add(int(m.group("y")) if m.group("y") else int(cn_number(m.group("cn")) or 0))
     return {y for y in found if y}
 
@@ -209,14 +166,14 @@ def years(text: str) -> set[int]:
 def dates(text: str) -> set[tuple[int, int]]:
     """The (month, day) pairs `text` names (1月5日, 2022-01-05, January 5, 5 Jan)."""
     found: set[tuple[int, int]] = set()
-    for m in _DATE.finditer(text):
+    for m in DATE.finditer(text):
         if m.group("m"):
             found.add((int(m.group("m")), int(m.group("d"))))
         elif m.group("im"):
             found.add((int(m.group("im")), int(m.group("id"))))
         else:
             month = (m.group("em") or m.group("em2")).lower()[:3]
-            found.add((_MONTHS.index(month) + 1, int(m.group("ed") or m.group("ed2"))))
+            found.add((MONTH_ABBREVIATIONS.index(month) + 1, int(m.group("ed") or m.group("ed2"))))
     return {(mo, d) for mo, d in found if 1 <= mo <= 12 and 1 <= d <= 31}
 
 
@@ -354,13 +311,6 @@ class Question:
         return self.of_kind("date") or self.of_kind("year")
 
 
-MONEY_ASKED = re.compile(
-    r"多少钱|价格|价钱|售价|定价|费用|收费|年费|起售价|\bhow\s+much\b.*\b(?:cost|costs|pay|charge|price)\b|\b(?:price|cost|fee|fees|pricing)\b", re.I
-)
-VERSION_ASKED = re.compile(r"哪个版本|什么版本|版本号|\b(?:which|what)\s+version\b|\bversion\s+number\b", re.I)
-"""Wording asking for an amount of money or a version: a number of a particular kind (`holds_asked`)."""
-
-
 def _asked(text: str) -> str | None:
     kind = short_kind(text)
     if VERSION_ASKED.search(text):
@@ -381,7 +331,7 @@ def _constraints(text: str) -> list[Constraint]:
         inner = next(g for g in m.groups() if g is not None).strip()
         if inner:
             found.append((m.start(), Constraint("quoted", inner, inner.casefold())))
-    for m in _DATE.finditer(text):
+    for m in DATE.finditer(text):
         parsed = dates(m.group(0))
         if parsed:
             month, day = next(iter(parsed))
@@ -390,12 +340,12 @@ def _constraints(text: str) -> list[Constraint]:
                 y = m.group("y") or m.group("iy")
                 found.append((m.start(), Constraint("year", y, float(y))))
             taken.append(m.span())
-    for m in _YEAR.finditer(text):
+    for m in YEAR.finditer(text):
         if overlaps(*m.span()):
             continue
         year = years(m.group(0))
         if year:
-            end = m.end() + (1 if text[m.end() : m.end() + 1] == "年" and m.group("y") else 0)
+            end = m.end() + (1 if text[m.end() : m.end() + 1] == YEAR_MARK and m.group("y") else 0)
             found.append((m.start(), Constraint("year", text[m.start() : end], float(next(iter(year))))))
             taken.append((m.start(), end))
     names = _han_names(text) if has_cjk(text) else _latin_names(text)
@@ -462,10 +412,6 @@ def parse(text: str) -> Question:
 
 Status = Literal["met", "conflict", "absent"]
 
-CURRENCY_UNITS = frozenset(
-    {"元", "块", "美元", "欧元", "英镑", "日元", "港元", "人民币", "dollar", "dollars", "usd", "eur", "rmb", "yuan", "$", "€", "£", "¥"}
-)
-
 
 def _folded(text: str) -> str:
     """Case-folded with spaces, hyphens and the middle dot removed: "Bankman-Fried" meets "bankman fried"."""
@@ -477,7 +423,7 @@ def _mentions(text: str, constraint: Constraint) -> list[str]:
     if constraint.kind == "year":
         return [str(y) for y in sorted(years(text))]
     if constraint.kind == "date":
-        return [f"{m}月{d}日" for m, d in sorted(dates(text))]
+        return [DATE_SHOWN_ZH.format(month=m, day=d) for m, d in sorted(dates(text))]
     if constraint.kind == "number":
         return [text[q.start : q.end].strip() for q in quantities(text) if q.unit == constraint.unit]
     return []
@@ -558,9 +504,6 @@ def check(question: Question, units: list[str]) -> ConstraintCheck:
     return ConstraintCheck(tuple(met), tuple(conflict), tuple(absent), spoken)
 
 
-_DOTTED_NUMBER = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b|版本\s*\d+")
-
-
 def holds_asked(question: Question, text: str) -> bool | None:
     """Whether `text` holds an answer of the asked kind the question does not itself name (None: the
     question asks for no particular kind). Money needs a currency beside the number, a version a dotted
@@ -574,7 +517,7 @@ def holds_asked(question: Question, text: str) -> bool | None:
         return any(q.unit in CURRENCY_UNITS and q.value not in named for q in quantities(text))
     if question.asked == "version":
         asked = {c.surface for c in question.constraints}
-        return any(m.group(0) not in asked for m in _DOTTED_NUMBER.finditer(text))
+        return any(m.group(0) not in asked for m in DOTTED_NUMBER.finditer(text))
     kind = next((t for t in ANSWER_TYPES if t.name == question.asked), None)
     if kind is not None:
         return holds_answer(kind, text, question.text)

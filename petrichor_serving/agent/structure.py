@@ -18,7 +18,8 @@ from typing import Any
 
 from rapidfuzz.distance import OSA
 
-from petrichor_core.text.lang import CJK_CLASS, Language, has_cjk, language_of
+from petrichor_core.text.lang import CJK_CLASS, Language, has_cjk, language_of, question_words
+from petrichor_core.text.lang.question_words import ASKS_FOR_PARTS, COVER_PHRASES
 from petrichor_core.text.limits import ELLIPSIS
 from petrichor_core.text.markdown import heading_of
 from petrichor_serving.agent.words import agent_stem as stem
@@ -30,34 +31,15 @@ def _stems(words: str) -> frozenset[str]:
     return frozenset(stem(w) if w.isascii() else w for w in words.split())
 
 
-PART_WORDS = _stems(
-    "section sections subsection subsections part parts chapter chapters topic topics step steps item items option options "
-    "way ways area areas aspect aspects group groups kind kinds type types category categories list lists overview "
-    "outline contents under "
-    "章节 小节 步骤 部分 目录 大纲 结构 方面 内容 几部分"
-)
+PART_WORDS = _stems(question_words.PART_WORDS)
 """Nouns for the parts of a document, its subdivisions and a listing of them, and "under" (what sits under a
 heading). Ablation (`benchmarks/outline_intent.py`): without them 9 of the rhdh structure set's 33 are outlined,
 not 30; no fact question of rhdh, cmrc, multihop, rgb_zh_reject or the bundled set is outlined either way but
 rhdh's six "what are the steps" how-tos (6 → 0)."""
-COVER_WORDS = _stems(
-    "cover covers covered covering include includes contain contains explain explains describe describes discuss discusses "
-    "mention mentions address addresses say says summarise summarize organised organized list listed "
-    "包括 包含 列出 列举 涵盖 讲了 介绍 讲"
-)
+COVER_WORDS = _stems(question_words.COVER_WORDS)
 """Verbs of what a text covers (its discourse verbs), the other side of asking for an outline. Ablation: 20 of
 33 structure questions outlined without them, not 30; every fact set unchanged."""
-COVER_PHRASES = re.compile(
-    r"\b(?:break|breaks)\s+(?:it\s+|this\s+)?down\b|\b(?:walk|walks|go|goes|talk|talks)\s+(?:me\s+|us\s+)?(?:through|over|about)\b", re.I
-)
-"""Phrasal verbs that say the same ("break down", "walk me through", "go over", "talk about"), matched as
-phrases: their words alone ("down", "go") say nothing of the kind. Ablation: no question of the dev sets uses
-one (30 of 33 either way, every fact set unchanged); the bundled corpus's own "walk through" question does."""
-FRAME_WORDS = _stems(
-    "guide guides reference doc docs documentation article page manual appendix what which whats about over through "
-    "have has tell give show see find know learn get there me break breaks walk walks go goes talk talks down us "
-    "文档 指南 手册 这篇 文章 一文 一下 什么 哪些 几个 需要 有"
-)
+FRAME_WORDS = _stems(question_words.FRAME_WORDS)
 """Words that frame such a question without naming its subject: the document's kind, question and light verbs.
 Ablation: 17 of 33 structure questions outlined without them, not 30; every fact set unchanged."""
 STRUCTURE_WORDS = PART_WORDS | COVER_WORDS | FRAME_WORDS
@@ -228,17 +210,6 @@ def scope_articles(snap: Snapshot, scope: Any) -> frozenset[str]:
     if scope.article_id:
         allowed = allowed & {scope.article_id}
     return frozenset(allowed)
-
-
-_PART_NOUNS = "sections|subsections|parts|chapters|topics|steps|items|options|ways|areas|aspects"
-ASKS_FOR_PARTS = re.compile(
-    rf"\b(?:which|what)\s+(?:[\w-]+\s+){{0,2}}?(?:{_PART_NOUNS})\b|(?:哪些|哪几|几个)(?:章节|小节|步骤|部分|方面)",
-    re.I,
-)
-"""A question word governing a plural part noun ("which sections", "what steps", "哪些步骤"): the question asks
-for the parts themselves, so a word of its own may name the section in other words ("快速开始" for 快速上手).
-A singular one ("what deployment option") asks for one thing: a fact. Ablation: 28 of 33 structure questions
-outlined without it, not 30, and rhdh's six "what are the steps" how-tos not outlined (6 → 0)."""
 
 
 def asks_for_outline(snap: Snapshot, question: str, allowed: frozenset[str], lang: Language) -> SectionMatch | None:

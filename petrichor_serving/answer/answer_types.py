@@ -11,7 +11,38 @@ import re
 from dataclasses import dataclass
 
 from petrichor_core.text.lang import CJK_CLASS, has_cjk
-from petrichor_core.text.stopwords import ENGLISH
+from petrichor_core.text.lang.cues import ALIAS_HELD, DEFINITION_VERBS_EN, DEFINITION_VERBS_ZH, PLACE_HELD
+from petrichor_core.text.lang.numbers import (
+    CURRENCY_AFTER,
+    DATE_PART,
+    MONEY_MARK,
+    NUMBER_HELD,
+    NUMBER_SPAN,
+    TIME_HELD,
+    TIME_SPAN,
+)
+from petrichor_core.text.lang.question_words import (
+    ALIAS_ASKED,
+    ALTERNATIVE_EN,
+    COUNTS_TIME,
+    DEFINE_EN,
+    DEFINE_ZH,
+    ENTITY_ASKED,
+    HOW_TO,
+    MAIN_CLAUSE_EN,
+    NOT_HOW_TO_ZH,
+    NUMBER_ASKED,
+    PERSON_ASKED,
+    PLACE_ASKED,
+    REQUEST_EN,
+    REQUEST_ZH,
+    TIME_ASKED,
+    WH_CLAUSE_EN,
+    WH_DIRECT_EN,
+    YES_NO_EN,
+    YES_NO_ZH,
+)
+from petrichor_core.text.lang.stopwords import ENGLISH, FUNCTION_CHARS
 
 
 @dataclass(frozen=True)
@@ -23,57 +54,11 @@ class AnswerType:
     """Text that can be an answer of this kind."""
 
 
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
-_CN_DIGITS = "一二三四五六七八九十百千万亿两〇零"
-
 ANSWER_TYPES: tuple[AnswerType, ...] = (
-    AnswerType(
-        "time",
-        re.compile(
-            r"何时|什么时[候间期代]|哪一?年|哪[一个]?(?:时期|时代|年代|朝代|世纪)|何年|哪一?天|哪一?日|几月|几年|几号"
-            r"|(?:时间|日期|年份)[?？]?\s*$"
-            r"|\bwhen\b|\b(?:what|which)\s+(?:year|date|day|month|decade|century)\b|\bin what year\b|\bdates?\s*\??\s*$",
-            re.I,
-        ),
-        re.compile(
-            rf"\d{{1,4}}\s*[年月日]|\d[\d.]*\s?[万亿]?年前|[{_CN_DIGITS}]{{2,4}}年|世纪|年代|朝|\b1[0-9]{{3}}\b|\b20[0-9]{{2}}\b|\b(?:{_MONTHS})\b|\byears?\s+ago\b",
-            re.I,
-        ),
-    ),
-    AnswerType(
-        "number",
-        re.compile(
-            r"多少|几[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘]|多[大高长远重久深宽厚]"
-            r"|\bhow\s+(?:many|much|long|old|far|big|large|tall|high|often|fast)\b|\bwhat\s+(?:percentage|number|amount)\b|\bnumber of\b",
-            re.I,
-        ),
-        re.compile(
-            rf"\d+(?:[.,]\d+)*|[{_CN_DIGITS}]+[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克元]|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b",
-            re.I,
-        ),
-    ),
-    AnswerType(
-        "place",
-        re.compile(
-            r"哪里|哪儿|何处|何地|在哪|什么地方|哪[个座一]?(?:国家|城市|地区|省|州|县|市|国)|哪国"
-            r"|(?:地点|地址|举办地|所在地|位置)[?？]?\s*$"
-            r"|\bwhere\b|\b(?:what|which)\s+(?:country|city|state|region|place|town|province)\b|\b(?:location|venue)\s*\??\s*$",
-            re.I,
-        ),
-        re.compile(r"位于|坐落|地处|分布|[省市县州国镇村岛洋洲区]|\b(?:in|at|near|from)\s+[A-Z]"),
-    ),
-    AnswerType(
-        "alias",
-        re.compile(
-            r"又(?:被)?(?:叫|称|名)|别[称名]是|被称为什么|称作什么|也叫什么"
-            r"|\b(?:also|otherwise)\s+(?:known\s+as|called|named)\b|\b(?:what|which)\s+(?:other|another)\s+names?\b",
-            re.I,
-        ),
-        re.compile(
-            r"又[名称叫]|亦[称名]|别[称名]|简称|俗称|也[叫称]|[被又]?称为|称作|叫做|\ba\.?k\.?a\.?(?=\s)|\b(?:also\s+)?(?:known\s+as|called)\b",
-            re.I,
-        ),
-    ),
+    AnswerType("time", TIME_ASKED, TIME_HELD),
+    AnswerType("number", NUMBER_ASKED, NUMBER_HELD),
+    AnswerType("place", PLACE_ASKED, PLACE_HELD),
+    AnswerType("alias", ALIAS_ASKED, ALIAS_HELD),
 )
 """Checked in order: "哪一年" asks for a time before "几" could make it a number. `alias` asks for another
 name of what the question names ("又叫什么", "also known as"): a unit holding an alias cue (又名, 亦称, "known
@@ -91,14 +76,10 @@ def asked_type(question: str) -> AnswerType | None:
     return next((t for t in ANSWER_TYPES if t.asked.search(question)), None)
 
 
-_DATE_PART = re.compile(r"\d{1,4}\s*[年月日号]")
-_COUNTS_TIME = re.compile(r"(?:多少|几)(?:个)?(?:年|月|天|日|周|小时|分钟|秒)|多久|how\s+long|how\s+old", re.I)
-
-
 def date_parts(text: str, question: str) -> list[tuple[int, int]]:
     """Where `text` has a date's parts (2021年, 12月, 10日) that a count question cannot take as its number:
     none when the question counts time ("多少年", "how long")."""
-    return [] if _COUNTS_TIME.search(question) else [m.span() for m in _DATE_PART.finditer(text)]
+    return [] if COUNTS_TIME.search(question) else [m.span() for m in DATE_PART.finditer(text)]
 
 
 def holds_answer(kind: AnswerType, text: str, question: str) -> bool:
@@ -122,13 +103,6 @@ def holds_answer(kind: AnswerType, text: str, question: str) -> bool:
 # units, date shapes, capitalised or quoted names, the part-of-speech tagger's person, place and organisation
 # names for Chinese), never by lists of the answers expected.
 
-PERSON_ASKED = re.compile(r"谁|哪[一]?位|什么人|\bwho(?:m|se)?\b", re.I)
-ENTITY_ASKED = re.compile(
-    r"什么名字|叫什么|名[字称]是什么|名[字称]叫|哪[个家支所部本首款只]"
-    r"|\bwhat\s+(?:is|was|are|were)\s+(?:the\s+)?names?\b|\bwhich\s+[a-z]+|\bwhat\s+(?:company|team|organi[sz]ation|group|firm|brand|product|film|movie|book|song|album|game|app|platform)\b",
-    re.I,
-)
-"""A named thing: "which <noun>" asks for one of a kind, "what is the name" / 叫什么 for its name."""
 
 SPAN_KINDS = ("time", "number", "place", "person", "entity")
 
@@ -146,28 +120,9 @@ def short_kind(question: str) -> str | None:
     return None
 
 
-_NUM = r"\d+(?:[.,:]\d+)*"
-_CN_UNIT = r"平方公里|平方千米|平方米|公里|千米|公顷|公斤|千克|毫米|厘米|字节|[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克元吨亩度分秒年月日周]"
-_EN_UNIT = r"%|percent|per cent|[kmgt]i?b|bytes?|ms|seconds?|minutes?|hours?|days?|weeks?|months?|years?|km|kg|mb|gb"
-_EN_NUMBER_WORD = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion"
-NUMBER_SPAN = re.compile(
-    rf"(?:{_NUM}|[{_CN_DIGITS}]+)\s?[万亿千百]?(?:余|多)?\s?(?:{_CN_UNIT})[‰%]?"
-    rf"|[$€£¥]?{_NUM}\s?(?:(?:{_EN_UNIT}|million|billion|thousand)\b|[万亿]|[‰%])?"
-    rf"|\b(?:{_EN_NUMBER_WORD})\b",
-    re.I,
-)
-TIME_SPAN = re.compile(
-    rf"\d[\d.]*\s?[万亿]?年前|(?:公元前?)?\d{{1,4}}\s?年(?:\s?\d{{1,2}}\s?月(?:\s?\d{{1,2}}\s?[日号])?)?|\d{{1,2}}\s?月\s?\d{{1,2}}\s?[日号]|\d{{1,2}}\s?月"
-    rf"|[{_CN_DIGITS}]{{2,4}}年|\d{{1,2}}\s?世纪|\d{{2,4}}\s?年代|[{CJK_CLASS}]{{1,2}}[朝代]"
-    rf"|\b(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\b\d{{1,2}}\s+(?:{_MONTHS})\s+\d{{4}}|\b(?:{_MONTHS})\s+\d{{4}}"
-    rf"|\b(?:1[0-9]|20)\d{{2}}s?\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b",
-    re.I,
-)
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|von|van|and|&)\s+)?[A-Z][\w'’.-]*)*")
 _QUOTED = re.compile(r"《[^》]{1,30}》|「[^」]{1,30}」|“[^”]{1,30}”|\"[^\"\n]{1,40}\"|'[A-Z][^'\n]{1,40}'|`[^`\n]{1,60}`")
 _TRANSLITERATED = re.compile(f"[{CJK_CLASS}]{{1,8}}(?:[·•][{CJK_CLASS}]{{1,8}})+")
-_FUNCTION_CHARS = "的是了在和与及有为被把由于将对从向之也都就而"
-"""One-character function words: a transliterated name's outer parts stop at one."""
 _NAME_FLAGS = {"person": ("nr",), "place": ("ns",), "entity": ("nr", "ns", "nt", "nz", "j")}
 _PLACE_LEAD = re.compile(r"\b(?:in|at|near|from|to)\s+(?:the\s+)?$", re.I)
 
@@ -195,8 +150,6 @@ def name_start(text: str, start: int, end: int) -> int:
     return start + len(lower_run.group(0))
 
 
-_CURRENCY = re.compile(r"^[$€£¥]|(?:元|美元|欧元|英镑|日元|港元|人民币|\s?(?:dollars?|usd|eur|euros?|rmb|yuan|cents?))$", re.I)
-_CURRENCY_AFTER = re.compile(r"\s?(?:元|美元|欧元|英镑|日元|港元|人民币|dollars?\b|usd\b|eur\b|euros?\b|rmb\b|yuan\b)", re.I)
 VERSION_SPAN = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b")
 
 
@@ -217,9 +170,9 @@ def find_spans(kind: str, text: str) -> list[Span]:
             start, end = m.start(), m.end()
             if start and text[start - 1] in "$€£¥":
                 start -= 1
-            after = _CURRENCY_AFTER.match(text, end)
+            after = CURRENCY_AFTER.match(text, end)
             end = after.end() if after else end
-            if _CURRENCY.search(text[start:end].strip()):
+            if MONEY_MARK.search(text[start:end].strip()):
                 spans.append(Span(start, end, text[start:end].strip()))
         return spans
     if kind == "version":
@@ -273,7 +226,7 @@ def _names(kind: str, text: str) -> list[Span]:
     for m in _TRANSLITERATED.finditer(text):
         start, end = m.start(), m.end()
         first, last = m.group(0).split("·")[0] if "·" in m.group(0) else m.group(0).split("•")[0], re.split("[·•]", m.group(0))[-1]
-        cut = max((first.rfind(c) for c in _FUNCTION_CHARS), default=-1)
+        cut = max((first.rfind(c) for c in FUNCTION_CHARS), default=-1)
         start += max(cut + 1, len(first) - 4)
         head = _name_head(last)
         end -= len(last) - head if head else len(last) + 1  # nothing of a name after the dot: stop before it
@@ -313,94 +266,46 @@ def _names(kind: str, text: str) -> list[Span]:
 
 # ----------------------------------------------------------------------------------------- yes / no
 
-_AUX = r"(?:is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|shall|may|might|must)"
-_YES_NO_EN = re.compile(rf"^\s*{_AUX}\b", re.I)
-_MAIN_CLAUSE_EN = re.compile(rf",\s*{_AUX}\s+[^?]*\?\s*$", re.I)
-"""An auxiliary opening the last clause after an opening phrase: "Between A and B, was there a change…?".
-Holds on all four dev sets: 21 multihop questions get the undecided line instead of a bare quote, no figure moves."""
-_WH_CLAUSE_EN = re.compile(r"(?:^|[,;]\s*)(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
-YES_NO_FRAME = re.compile(r"是不是|是否|有没有|能不能|会不会|可不可以|对不对")
-_YES_NO_ZH = re.compile(rf"{YES_NO_FRAME.pattern}|吗\s*[？?]?\s*$")
-NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b|不|没有|没|未|无|非|别|否", re.I)
-"""Negation cues: a unit negates a claim when one sits in the clause holding the claim's words."""
 CLAUSE = re.compile(r"[,;:，；：。！？!?]")
-
-
-_SPEECH_VERBS_EN = (
-    r"tell|explain|describe|outline|show|list|give|provide|walk|guide|help|clarify|elaborate|summari[sz]e|detail|"
-    r"share|go|break|point|suggest|recommend|advise|compare|define|document|write|draft"
-)
-_REQUEST_EN = re.compile(
-    rf"\b(?:can|could|would|will)\s+you\s+(?:please\s+|kindly\s+)?(?:(?:{_SPEECH_VERBS_EN})\b|\w+\s+(?:me|us)\b)|\bplease\b", re.I
-)
-"""A request put as a question ("Could you outline…", "can you tell me…", "…, please?"): the user asks the
-assistant to speak, about whatever follows, so it is answered as that, never with Yes or No. The verbs are
-English's speech-act verbs (telling, explaining, listing…), a closed class, not the phrasing of one set."""
-_REQUEST_ZH = re.compile(
-    r"[你您](?:能|可以|能不能|可不可以|能否)?(?:帮我|给我|为我)?(?:告诉|介绍|解释|说明|讲讲|讲一下|讲解|列出|描述|概括|总结|演示)|请(?:你|您)?(?:告诉|介绍|解释|说明|列出|描述|概括|总结)"
-)
-"""The Chinese requests of the same verbs ("你能介绍一下…吗", "请说明…")."""
-_ALTERNATIVE_EN = re.compile(rf"\bor\s+{_AUX}\b(?!\s+not\b)", re.I)
-"""An alternative question ("Are the plugins preinstalled, or do we need to get them…?"): it asks which, not
-whether ("…or not?" still asks whether)."""
-_WH_DIRECT_EN = re.compile(rf"\bhow\s+(?:{_AUX}|to)\b", re.I)
-"""A how-question anywhere ("so how do I manage roles…, is it all done in the UI?", "…explain how to
-install…"): "how" is never a relative pronoun, so before an auxiliary or an infinitive it always asks."""
 
 
 def is_request(question: str) -> bool:
     """A request put as a question: answered with what it asks for, not Yes or No."""
-    return bool(_REQUEST_EN.search(question) or _REQUEST_ZH.search(question))
+    return bool(REQUEST_EN.search(question) or REQUEST_ZH.search(question))
 
 
 def is_yes_no(question: str) -> bool:
     """English questions whose main clause is led by an auxiliary ("Is…", "Does…", "After A and B, was
     there…?") and no clause by a question word; Chinese 是不是 / 是否 / 吗 forms. Requests ("Can you explain
     how…?"), alternative questions ("…, or do we need…?") and direct how-questions are not yes/no questions."""
-    if is_request(question) or _ALTERNATIVE_EN.search(question) or _WH_DIRECT_EN.search(question):
+    if is_request(question) or ALTERNATIVE_EN.search(question) or WH_DIRECT_EN.search(question):
         return False
-    if _YES_NO_EN.match(question) or _YES_NO_ZH.search(question):
+    if YES_NO_EN.match(question) or YES_NO_ZH.search(question):
         return True
-    return bool(_MAIN_CLAUSE_EN.search(question)) and not _WH_CLAUSE_EN.search(question)
+    return bool(MAIN_CLAUSE_EN.search(question)) and not WH_CLAUSE_EN.search(question)
 
 
 # ------------------------------------------------------------------------------------------- how-to
-
-_HOW_TO = re.compile(
-    r"\bhow\s+(?:(?:do|can|could|should|would|shall|may|might|must)\s+(?:i|we|you|one|users?|developers?|admins?|administrators?)|to)\b"
-    r"|\b(?:steps?|procedure|instructions?)\s+(?:to|for)\b"
-    r"|如何|怎么|怎样|步骤|方法是什么|怎么办",
-    re.I,
-)
-"""How-to wording: "how do I / how can we / how to …" (a person as the doer), "steps to …", 如何 / 怎么 / 怎样 /
-步骤. "How does X simplify / work / differ" asks for an explanation, not for steps (rhdh_docs_en: such
-questions quoted a prerequisites list); 怎么样 asks for an opinion (`is_how_to`)."""
 
 
 def is_how_to(question: str) -> bool:
     """Whether the question asks how to do something: answered by the steps, commands or code of the
     section that matches, whole. Count and measure questions ("how many", "多少") and 怎么样 are not."""
-    if asked_type(question) is not None or "怎么样" in question or "为什么" in question:
+    if asked_type(question) is not None or any(w in question for w in NOT_HOW_TO_ZH):
         return False
-    return bool(_HOW_TO.search(question))
+    return bool(HOW_TO.search(question))
 
 
 # ---------------------------------------------------------------------------------------- definitions
-
-_DEFINE_EN = re.compile(
-    r"^\s*(?:what|who)\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(?P<term>[^?]{1,60}?)\s*(?:(?:,|\s+and)\s+(?:why|how|what|where|when|who)\b[^?]*)?\??\s*$",
-    re.I,
-)
-_DEFINE_ZH = re.compile(r"^\s*(?:什么是|何为|何谓)(?P<a>[^？?，,]{1,20})|^\s*(?P<b>[^？?，,]{1,20}?)(?:是什么|指的?是什么|是指什么|是什么意思)")
 
 
 def defined_term(question: str) -> str | None:
     """The term a definition question asks about ("What is RRF and why is it used?" → "RRF",
     "什么是主节点？" → "主节点"), or None."""
-    m = _DEFINE_EN.match(question)
+    m = DEFINE_EN.match(question)
     if m and len(m.group("term").split()) <= 5:
         return m.group("term").strip()
-    m = _DEFINE_ZH.match(question)
+    m = DEFINE_ZH.match(question)
     if m:
         return (m.group("a") or m.group("b")).strip()
     return None
@@ -412,9 +317,9 @@ def defines(term: str, text: str, expansion: str | None = None) -> bool:
     for name in filter(None, (term, expansion)):
         n = re.escape(name)
         paren = r"\s*(?:\([^)]{1,80}\)|（[^）]{1,40}）)?\s*,?\s*"
-        if re.search(rf"(?<!\w){n}{paren}(?:is|are|was|were|stands for|means|refers to|denotes)\b", text, re.I):
+        if re.search(rf"(?<!\w){n}{paren}{DEFINITION_VERBS_EN}", text, re.I):
             return True
-        if re.search(rf"{n}{paren}(?:是|指|即|意为|就是|为)", text):
+        if re.search(rf"{n}{paren}{DEFINITION_VERBS_ZH}", text):
             return True
     if expansion and re.search(
         rf"{re.escape(expansion)}\s*[（(]\s*{re.escape(term)}\s*[)）]|{re.escape(term)}\s*[（(]\s*{re.escape(expansion)}", text, re.I

@@ -16,17 +16,29 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from petrichor_core.models.protocols import EvidenceText
-from petrichor_core.text.lang import CJK_CLASS, CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
+from petrichor_core.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
+from petrichor_core.text.lang.cues import NEGATION, REASON
+from petrichor_core.text.lang.numbers import GENERIC_MEASURE_WORD, UNIT_AT_END
+from petrichor_core.text.lang.question_words import (
+    COUNTED_EN,
+    COUNTED_EN_LOOSE,
+    COUNTED_ZH,
+    GLUE_ZH,
+    MEASURE_ASKED,
+    QUESTION_WORDS_ZH,
+    WH_ZH,
+    WHY_ASKED,
+    YES_NO_FRAME,
+)
+from petrichor_core.text.lang.stopwords import CHINESE
+from petrichor_core.text.lang.texts import SEPARATOR, UNDECIDED, YES_NO
 from petrichor_core.text.markdown import Line, LineKind, is_table_rule, scan_lines
 from petrichor_core.text.prose import Sentence, informative, split_sentences
-from petrichor_core.text.stopwords import CHINESE
 from petrichor_serving.agent.question import Question, meets
 from petrichor_serving.agent.question import parse as parse_question
 from petrichor_serving.answer.address import addresses_the_assistant
 from petrichor_serving.answer.answer_types import (
     CLAUSE,
-    NEGATION,
-    YES_NO_FRAME,
     Span,
     asked_type,
     date_parts,
@@ -51,8 +63,6 @@ Measured with `petrichor eval --answers` against 0, 0.15 and 0.3: citations from
 0.844 to 0.954 (cmrc) and from 0.686 to 0.761 (rhdh)."""
 SHORT_LINE = {"en": 240, "zh": 100}
 """Lines up to this many code points are quoted whole; longer ones sentence by sentence."""
-QUESTION_WORDS = frozenset("多少 什么 怎么 怎样 如何 哪些 哪个 哪里 是否 为什么 几个 几种 可以 能否 需要".split())
-"""Words that shape a Chinese question but say nothing about its subject."""
 _LEAD = re.compile(r"^[\t ]*(?:[-*+][ \t]+|\d{1,3}[.)、][ \t]*|>[ \t]*|\|[ \t]*)*")
 
 
@@ -274,10 +284,6 @@ def _whole_sentences(pieces: Sequence[Sentence]) -> Iterator[tuple[int, int]]:
             start = None
 
 
-_WH = re.compile(r"哪[里儿些个位种]|多少|什么(?:地方|样)?|怎么样?|怎样|为什么|如何|谁|哪|几|何|怎|[这那][个张位种本部首座条次项家所]")
-"""Chinese question words: a token holding one (由谁来, 哪一年) names no subject."""
-_GLUE = re.compile(r"多[大高长远重久深宽厚]|[的是了在和与及有为被把由于将对从向之其也都就而吗呢]")
-"""Wh-phrases and one-character function words: a phrase across them says nothing about the subject."""
 HEADING_WEIGHT = 2.0
 """Points per question term in the passage's title or section path (which passage is about the question),
 scaled by how much of that heading the question names (`_Named`). Unscaled, news headlines that share a few
@@ -309,13 +315,9 @@ key" answers with its commands, not a checklist line that only uses the words. r
 document 0.865 → 0.874; token F1 against the reference answers 0.393 → 0.392; false not-found 2 → 2.
 rgb_zh_reject: no answer moves."""
 REASON_WEIGHT = 1.3
-"""A why-question scores a unit that gives a reason (`_REASON`: because, so that, 因为, 因此…) this many times:
+"""A why-question scores a unit that gives a reason (`REASON`: because, so that, 因为, 因此…) this many times:
 "Why is X used?" is answered by the sentence saying why, not one that only uses X. rhdh_docs_en and
 rgb_zh_reject (replayed on recorded evidence): no answer moves."""
-_REASON = re.compile(
-    r"\b(?:because|since|so that|therefore|thus|hence|which is why|in order to|the reason)\b|因为|所以|因此|由于|为了|以便|从而|以免", re.I
-)
-_WHY = re.compile(r"\bwhy\b|为什么|为何|何以|原因", re.I)
 _MD_HEADING_LINE = re.compile(r"^(?:#{1,6}|//+|--)\s*\S")
 _EMPHASIS_LINE = re.compile(r"^(?:\*\*|__)[^*_]+(?:\*\*|__):?$")
 _BARE = re.compile(r"[\W_]+")
@@ -345,7 +347,7 @@ def _question_terms(question: str) -> list[str]:
     """Content tokens of the question, then the one-character nouns the tagger reads in it (卵 in
     鱼的卵有什么特征): `search_tokens` drops one-character words, yet a one-character noun is often the very
     thing asked about."""
-    terms = list(dict.fromkeys(t for t in search_tokens(question) if t not in QUESTION_WORDS and not _WH.search(t)))
+    terms = list(dict.fromkeys(t for t in search_tokens(question) if t not in QUESTION_WORDS_ZH and not WH_ZH.search(t)))
     return terms + list(dict.fromkeys(_one_character_nouns(question)))
 
 
@@ -357,7 +359,7 @@ def _one_character_nouns(question: str) -> list[str]:
 
 def _phrases(text: str) -> set[str]:
     """Character bigrams of the Han runs and consecutive content-word pairs of the Latin text."""
-    lowered = _GLUE.sub(" ", _WH.sub(" ", text.lower()))
+    lowered = GLUE_ZH.sub(" ", WH_ZH.sub(" ", text.lower()))
     grams = {run[i : i + 2] for run in CJK_RUN.findall(lowered) for i in range(len(run) - 1)}
     words = search_tokens(re.sub(CJK_RUN, " ", lowered))
     return grams | {f"{a} {b}" for a, b in zip(words, words[1:])}
@@ -428,7 +430,7 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
     term = defined_term(question)
     expansion = _expansion(term, evidence) if term else None
     how_to = is_how_to(question)
-    why = bool(_WHY.search(question))
+    why = bool(WHY_ASKED.search(question))
     pool: list[tuple[int, Unit, str, set[str], float, str]] = []
     for n, item in enumerate(evidence, start=1):
         title = item.title.lower()
@@ -453,7 +455,7 @@ def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]
             score *= TYPE_MISSING
         if term and defines(term, unit.scored, expansion):
             score *= DEFINITION_WEIGHT
-        if why and _REASON.search(unit.scored):
+        if why and REASON.search(unit.scored):
             score *= REASON_WEIGHT
         if how_to and (unit.block or unit.lead) and _section_terms(unit, wanted):
             score *= HOW_TO_WEIGHT
@@ -539,12 +541,6 @@ the question without its answer: "How many old snapshots are kept is set with…
 noun ("the newest 5 snapshots") from any of the `SPAN_UNITS` best."""
 SPAN_UNITS = 8
 """How many of the best units are searched for a short answer."""
-UNDECIDED = {
-    "en": "The evidence read bears on this but settles it neither way; the closest statement is:",
-    "zh": "证据未直接回答；最相关的陈述：",
-}
-YES_NO = {"en": ("Yes", "No"), "zh": ("是", "否")}
-SEPARATOR = {"en": " — ", "zh": "——"}
 
 
 @dataclass(frozen=True)
@@ -566,14 +562,13 @@ def _expansion(term: str, evidence: Sequence[EvidenceText]) -> str | None:
 
 def _focus(question: str) -> str | None:
     """The noun a count question counts ("How many snapshots…" → snapshot, "多少个版本" → 版本)."""
-    m = re.search(r"\bhow\s+(?:many|much)\s+(?:[a-z]+\s+)?([a-z][a-z-]+)\s+(?:are|is|were|was|do|does|did|can|will|have|has)\b", question, re.I)
-    m = m or re.search(r"\bhow\s+(?:many|much)\s+([a-z][a-z-]+)", question, re.I)
+    m = COUNTED_EN.search(question) or COUNTED_EN_LOOSE.search(question)
     if m:
         found = search_tokens(m.group(1))
         return found[0] if found else None
-    m = re.search(rf"(?:多少|几)[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘]?([{CJK_CLASS}]{{2,}})", question)
+    m = COUNTED_ZH.search(question)
     if m:
-        words = [w for w in search_tokens(m.group(1)) if w not in QUESTION_WORDS]
+        words = [w for w in search_tokens(m.group(1)) if w not in QUESTION_WORDS_ZH]
         return words[0] if words else None
     return None
 
@@ -791,18 +786,15 @@ def _meets_constraints(parsed: Question, s: Scored, evidence: Sequence[EvidenceT
     return all(meets(c, context) != "conflict" for c in parsed.constraints)
 
 
-_MEASURE_ASKED = re.compile(r"(?:多少|几)([个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘])")
-
-
 def _measure_word(question: str) -> str | None:
     """The measure word a Chinese count question asks with ("多少人" 人, "几项" 项), None otherwise."""
-    m = _MEASURE_ASKED.search(question)
-    return m.group(1) if m and m.group(1) != "个" else None
+    m = MEASURE_ASKED.search(question)
+    return m.group(1) if m and m.group(1) != GENERIC_MEASURE_WORD else None
 
 
 def _measured(span: Span, text: str, measure: str) -> bool:
     """A count span that carries a measure word carries the asked one ("七项" does not answer "多少人")."""
-    said = re.search(r"[个种次位名条本部座人项家所只天岁倍卷届层级场首集张台辆架艘米里克元吨亩度分秒年月日周]$", span.text)
+    said = UNIT_AT_END.search(span.text)
     return not said or said.group(0) == measure
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from petrichor_core.text.lang import CJK_RUN, has_cjk, init_jieba
+from petrichor_core.text.lang.stopwords import CHINESE, ENGLISH
 from petrichor_core.text.stem import stem
-from petrichor_core.text.stopwords import CHINESE, ENGLISH
 
 _LATIN_TOKEN = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
 

@@ -19,6 +19,7 @@ import pyarrow as pa
 from petrichor_core.contract.schemas import SCHEMAS
 from petrichor_core.text.bm25 import BM25Index
 from petrichor_core.text.lang import has_cjk
+from petrichor_core.text.lang.texts import ASKED_AS
 from petrichor_core.text.lexical import build_indexes, render_path
 from petrichor_core.text.tokenize import Tokenizer, get_tokenizer
 from petrichor_serving.recall.access import Access, ReadableNow, Scope, compute_access, page_readable
@@ -168,7 +169,7 @@ class RecallIndex:
             window, snippet = self._window_display(window_row)
         elif question_row is not None:
             question = self.questions.questions[question_row]
-            label = "用户问法：" if has_cjk(question) else "Asked as: "
+            label = ASKED_AS["zh" if has_cjk(question) else "en"]
             snippet = compact_text(label + question)
         return Hit(
             kb_id=kb_id,

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from petrichor_core.text.lang.cues import CLAUSE_CONJUNCTION
+from petrichor_core.text.lang.question_words import CLAUSE_QUESTION_WORDS, QUESTION_PREFIXES
 from petrichor_serving.recall.query import Query
 
 MAX_CLAUSES = 3
@@ -18,16 +20,13 @@ MAX_CLAUSES = 3
 MIN_REWRITE_CHARS = 18
 MIN_CLAUSE_CHARS = 4
 
-# RE2's `\s` is ASCII whitespace only, hence the explicit class; `\b` is ASCII too (re.ASCII).
+# RE2's `\s` is ASCII whitespace only, hence the explicit class (`lang.cues.CLAUSE_CONJUNCTION`'s word boundaries are ASCII too).
 _QUESTION_SPLIT = re.compile(r"[，,；;。？?！!]+[\t\n\f\r ]*")
-_CONJUNCTION = re.compile(r"(，以及|，还有|，并且|，同时|以及|、并|；|;|，再|，然后|\band\b)", re.IGNORECASE | re.ASCII)
 _CLAUSE_SPLIT = re.compile(r"[|，,；;。？?！!]+")
-_QUESTION_WORDS = re.compile(r"(是什么|为什么|怎么样|怎么办|如何|怎样|哪些|哪个|多少|吗|呢|？|\?)")
-_PREFIXES = ("请问", "想知道", "帮我", "麻烦", "我想", "能否", "可以", "请", "那么", "另外", "以及", "还有")
 
 
 def _trim_prefix(clause: str) -> str:
-    for prefix in _PREFIXES:
+    for prefix in QUESTION_PREFIXES:
         if clause.startswith(prefix):
             return clause[len(prefix) :].strip()
     return clause
@@ -39,12 +38,12 @@ def rewrite_query(query: str) -> list[str]:
     if len(text) < MIN_REWRITE_CHARS:
         return []
     long_parts = sum(1 for part in _QUESTION_SPLIT.split(text) if len(part.strip()) >= MIN_CLAUSE_CHARS)
-    if long_parts < 2 and not _CONJUNCTION.search(text):
+    if long_parts < 2 and not CLAUSE_CONJUNCTION.search(text):
         return []
     out: list[str] = []
-    for clause in _CLAUSE_SPLIT.split(_CONJUNCTION.sub("|", text)):
+    for clause in _CLAUSE_SPLIT.split(CLAUSE_CONJUNCTION.sub("|", text)):
         clause = _trim_prefix(clause.strip())
-        clause = _QUESTION_WORDS.sub(" ", clause).strip()
+        clause = CLAUSE_QUESTION_WORDS.sub(" ", clause).strip()
         if len(clause) < MIN_CLAUSE_CHARS or clause == text or clause in out:
             continue
         out.append(clause)

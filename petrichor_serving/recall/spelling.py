@@ -19,6 +19,8 @@ import numpy as np
 from rapidfuzz.distance import OSA
 from rapidfuzz.process import extract
 
+from petrichor_core.text.lang.suffixes import SPELLING_SUFFIXES
+
 MIN_LENGTH = 4
 _WORD = re.compile(r"[a-z]+")
 
@@ -58,16 +60,13 @@ class Vocabulary:
         return best[2] if best else None
 
 
-_SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ly")
-
-
 def _inflection(a: str, b: str) -> bool:
     """Whether one word is the other plus an English ending, or both share a stem (indicates/indicated)."""
     for x, y in ((a, b), (b, a)):
-        if any(x == y + s for s in _SUFFIXES):
+        if any(x == y + s for s in SPELLING_SUFFIXES):
             return True
     stem = a[: min(len(a), len(b)) - 2]
-    endings = (*_SUFFIXES, "", "e", "y")
+    endings = (*SPELLING_SUFFIXES, "", "e", "y")
     return len(stem) >= 3 and b.startswith(stem) and a[len(stem) :] in endings and b[len(stem) :] in endings
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from petrichor_core.models.protocols import EvidenceText
+from petrichor_core.text.lang.texts import UNDECIDED
 from petrichor_serving.answer.answer_types import defined_term, expand_acronym, find_spans, is_yes_no, short_kind
-from petrichor_serving.answer.answers import UNDECIDED, answer
+from petrichor_serving.answer.answers import answer
 
 
 def _best(reply: dict) -> str:

@@ -2,8 +2,7 @@ import threading
 
 import pytest
 
-from petrichor_core.text import lang
-from petrichor_core.text.lang import NOT_FOUND, has_cjk, init_jieba, language_of
+from petrichor_core.text.lang import NOT_FOUND, has_cjk, init_jieba, language_of, segmenter
 
 
 @pytest.mark.parametrize(
@@ -43,7 +42,7 @@ def test_jieba_is_initialised_once_across_threads(monkeypatch: pytest.MonkeyPatc
 
     calls: list[int] = []
     real = jieba.initialize
-    monkeypatch.setattr(lang, "_jieba", None)
+    monkeypatch.setattr(segmenter, "_jieba", None)
     monkeypatch.setattr(jieba, "initialize", lambda *a, **k: (calls.append(1), real(*a, **k)))
     results: list[object] = []
     threads = [threading.Thread(target=lambda: results.append(init_jieba())) for _ in range(8)]

@@ -10,6 +10,8 @@ from typing import Any
 from petrichor_core.models.offline.terms import CONCEPT, ENTITY, Term, is_identifier, name_identity, salient_terms
 from petrichor_core.models.protocols import CandidateRequest
 from petrichor_core.text.lang import CJK, CJK_RUN, language_of
+from petrichor_core.text.lang.cues import DEFINITION_CUE, DEFINITION_LEAD, DEFINITION_TAIL
+from petrichor_core.text.lang.texts import RELATION_RELATED
 from petrichor_core.text.prose import Sentence, cut, is_prose, split_sentences
 
 MAX_CANDIDATES = 20
@@ -18,20 +20,10 @@ ITEM_LIMIT = 24
 SUMMARY_MAX = 500
 RELATION_DESCRIPTION_MAX = 300
 DOCUMENT_SUMMARY_MAX = {"zh": 260, "en": 600}
-RELATED = {"zh": "关联", "en": "related"}
 
-_DEFINITION_CUE = re.compile(r"\s(?:is|are|means|refers to|stands for|holds|stores)\s|是|指|用于|负责|表示|：|:")
 _ACRONYM = re.compile(r"([^\s（(]{2,40}?(?:\s+[^\s（(]+){0,5})\s*[（(]([A-Z][A-Za-z0-9]{1,9})[)）]")
 _ACRONYM_TAIL = re.compile(r"[（(][A-Z][A-Za-z0-9]{1,9}[)）]")
 _SPACE_RUN = re.compile(r"\s+")
-_DEFINITION_LEAD = re.compile(r"[\s*_`\"'“‘「【\[(（-]*(?:(?:the|an?)\s+)?", re.IGNORECASE)
-"""What may come before a term a sentence defines: markers, quotes, bold, an article."""
-_DEFINITION_TAIL = re.compile(
-    r"[*_`\"'”’」】\]]*\s*(?:[（(][^）)\n]{0,60}[)）])?[*_`]*\s*"
-    r"(?:(?:is|are|means|refers to|stands for|denotes)\s|是|指|即|用于|负责|表示|[：:]|[—–]|-\s)",
-    re.IGNORECASE,
-)
-"""What follows a defined term: "X is a …", "X（…）是…", "X：…", "X — …", parenthetical aside allowed."""
 MIN_SECTIONS = 2
 MIN_MENTIONS = 3
 """A name no sentence defines earns a page by recurring: in `MIN_SECTIONS` sections of the article, or
@@ -143,11 +135,11 @@ def defines(term: Term, text: str) -> bool:
     """Whether `text` defines the term: it leads the sentence (after markers or an article) and a
     definition cue follows, or it is the bold head of the sentence ("**X** …")."""
     match = term.pattern.search(text)
-    if match is None or not _DEFINITION_LEAD.fullmatch(text[: match.start()]):
+    if match is None or not DEFINITION_LEAD.fullmatch(text[: match.start()]):
         return False
     after = text[match.end() :]
     bold = text[: match.start()].lstrip().startswith("**") and after.startswith("**")
-    return bold or _DEFINITION_TAIL.match(after) is not None
+    return bold or DEFINITION_TAIL.match(after) is not None
 
 
 def _defining_sentence(term: Term, sentences: Sequence[Sentence]) -> Sentence | None:
@@ -159,7 +151,7 @@ def _defining_sentence(term: Term, sentences: Sequence[Sentence]) -> Sentence | 
         if at < 0 or not is_prose(sentence.text):
             continue
         after = sentence.text[at + len(term.text) : at + len(term.text) + 24]
-        score = (2 if at <= 2 else 0) + (2 if _DEFINITION_CUE.search(after) else 0)
+        score = (2 if at <= 2 else 0) + (2 if DEFINITION_CUE.search(after) else 0)
         score += 1 if len(sentence.text) <= 200 else 0
         if best is None or score > best[0]:
             best = (score, i)
@@ -200,7 +192,7 @@ def _relations(
                 pairs[pair] = {
                     "fromPageKey": keys[a.text],
                     "toPageKey": keys[b.text],
-                    "relationType": RELATED[lang],
+                    "relationType": RELATION_RELATED[lang],
                     "description": text[:RELATION_DESCRIPTION_MAX],
                 }
 

@@ -9,14 +9,13 @@ from typing import Any
 
 from petrichor_core.models.offline.terms import name_identity, term_for
 from petrichor_core.text.lang import language_of
+from petrichor_core.text.lang.texts import KIND_FOLDER_NAMES, OTHER_FOLDER
 from petrichor_core.text.prose import strip_section_number
 
 MAX_TOP_FOLDERS = 6
 HUB_MAX_SHARE = 2 / 3
 """A name mentioned by nearly every page (the article's own subject) is no way to tell pages apart."""
-OTHER_FOLDER = {"zh": "其他", "en": "Other"}
 _FOLDER_SPLIT = re.compile(r"\s*[/／|｜>]\s*")
-_KIND_FOLDERS = frozenset({"实体", "概念", "entity", "concept"})
 
 
 def plan_catalog(candidates: Sequence[dict[str, Any]], existing_folders: Sequence[str]) -> dict[str, Any]:
@@ -107,11 +106,11 @@ def _existing(existing_folders: Sequence[str]) -> dict[str, list[str]]:
 def _section_path(candidate: dict[str, Any]) -> list[str]:
     raw = candidate.get("headingPath") or candidate.get("section") or []
     parts = _folder_parts(raw) if isinstance(raw, str) else [strip_section_number(str(p)) for p in raw]
-    return [p for p in parts if p and p.lower() not in _KIND_FOLDERS]
+    return [p for p in parts if p and p.lower() not in KIND_FOLDER_NAMES]
 
 
 def _folder_parts(folder: str) -> list[str]:
-    return [p for p in _FOLDER_SPLIT.split(folder.strip()) if p and p.lower() not in _KIND_FOLDERS]
+    return [p for p in _FOLDER_SPLIT.split(folder.strip()) if p and p.lower() not in KIND_FOLDER_NAMES]
 
 
 def _common_prefix(paths: Sequence[list[str]]) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 from petrichor_core.models.offline.terms import term_for
 from petrichor_core.models.protocols import PageRequest
 from petrichor_core.text.lang import language_of
+from petrichor_core.text.lang.texts import IN_THE_SOURCE_SECTION, LABEL_COLON, NO_SOURCE_TEXT, RELATED_SECTION
 from petrichor_core.text.prose import Sentence, cut, is_prose, split_sentences
 
 PAGE_SUMMARY_MAX = {"zh": 80, "en": 200}
@@ -89,17 +90,17 @@ def _page_links(
 
 
 def _page_markdown(name: str, summary: str, about: Sequence[Sentence], links: Sequence[tuple[str, str, str]], lang: str) -> str:
-    zh = lang == "zh"
-    empty = "暂无足够的原文信息生成详细页面。" if zh else "The source has little to say about this yet."
+    language = "zh" if lang == "zh" else "en"
+    empty = NO_SOURCE_TEXT[language]
     blocks = [f"# {name}", summary or empty]
     points = [s.text for s in about if s.text != summary][:MAX_PAGE_POINTS]
     if points:
-        blocks.append(("## 原文要点" if zh else "## In the source") + "\n\n" + "\n".join(f"- {p}" for p in points))
+        blocks.append(IN_THE_SOURCE_SECTION[language] + "\n\n" + "\n".join(f"- {p}" for p in points))
     if links:
         shown: set[str] = set(points) | {summary}
         lines = []
         for key, label, why in links:  # a sentence naming several pages is quoted once, not once per link
-            lines.append(f"- [[{key}|{label}]]" + (f"{'：' if zh else ': '}{why}" if why and why not in shown else ""))
+            lines.append(f"- [[{key}|{label}]]" + (f"{LABEL_COLON[language]}{why}" if why and why not in shown else ""))
             shown.add(why)
-        blocks.append(("## 相关知识" if zh else "## Related") + "\n\n" + "\n".join(lines))
+        blocks.append(RELATED_SECTION[language] + "\n\n" + "\n".join(lines))
     return "\n\n".join(blocks)

@@ -11,98 +11,16 @@ from petrichor_core.models.offline.terms import CONCEPT, ENTITY, Term, salient_t
 from petrichor_core.models.prompts import heading_label
 from petrichor_core.models.protocols import QuestionChunk
 from petrichor_core.text.lang import has_cjk, language_of
+from petrichor_core.text.lang.cues import CHUNK_SIGNALS, TASK_LEADS_ZH, TASK_VERBS_EN, TASK_VERBS_ZH
+from petrichor_core.text.lang.question_words import QUESTION_LIKE
+from petrichor_core.text.lang.texts import QUESTION_FORMS_EN, QUESTION_FORMS_ZH, TASK_HEADING_QUESTION_ZH
 from petrichor_core.text.prose import Sentence, cut, split_sentences, strip_section_number
 
 TOPIC_MAX = 30
 HEADING_QUESTION_MAX = 120
 """Longest heading turned into a question of its own; longer ones are sentences, not section names."""
 
-_EN_VERBS = (
-    "set up",
-    "install",
-    "configure",
-    "deploy",
-    "run",
-    "start",
-    "enable",
-    "disable",
-    "create",
-    "build",
-    "add",
-    "remove",
-    "update",
-    "upgrade",
-    "connect",
-    "publish",
-    "migrate",
-    "rebuild",
-    "call",
-    "use",
-)
-_ZH_VERBS = (
-    "安装",
-    "配置",
-    "部署",
-    "启动",
-    "启用",
-    "关闭",
-    "创建",
-    "设置",
-    "构建",
-    "添加",
-    "删除",
-    "更新",
-    "升级",
-    "连接",
-    "发布",
-    "迁移",
-    "运行",
-    "调用",
-    "接入",
-    "使用",
-)
-_EN_INSTRUCTION = {verb: re.compile(rf"(?:^|\bto |\b(?:can|should|must|then|and) ){re.escape(verb)}(?![a-z])") for verb in _EN_VERBS}
-_ZH_LEADS = frozenset({"请", "先", "再", "然后", "可以", "需要", "并", "即可", "要", "，", "；", "：", "、"})
-_SIGNALS = {
-    "default": re.compile(r"\bdefaults?\b|默认", re.IGNORECASE),
-    "reason": re.compile(r"\b(?:because|so that|in order to|why|otherwise|avoids?)\b|因为|为了|原因|所以|以便|避免|否则", re.IGNORECASE),
-    "settings": re.compile(
-        r"\b(?:settings?|options?|config(?:uration)?|flags?|parameters?|environment variables?)\b"
-        r"|配置|参数|选项|设置|环境变量",
-        re.IGNORECASE,
-    ),
-}
-
-_EN_FORMS = {
-    "what": "What is {x}?",
-    "what_plural": "What are {x}?",
-    "what_in": "What is {x} in {topic}?",
-    "does": "What does {x} do?",
-    "how_do": "How do I {verb} {x}?",
-    "how_work": "How does {x} work?",
-    "how_work_plural": "How do {x} work?",
-    "why": "Why is {x} used in {topic}?",
-    "why_self": "Why is {x} needed?",
-    "settings": "Which settings control {x}?",
-    "default": "What is the default of {x}?",
-    "role": "What role does {x} play in {topic}?",
-    "relation": "How is {x} related to {y}?",
-    "about": "What does the {topic} section say about {x}?",
-}
-_ZH_FORMS = {
-    "what": "什么是{x}？",
-    "what_in": "{topic}中的{x}指什么？",
-    "does": "{x}有什么作用？",
-    "how_do": "如何{verb}{x}？",
-    "how_work": "{x}是如何工作的？",
-    "why": "为什么{topic}需要{x}？",
-    "why_self": "为什么需要{x}？",
-    "settings": "哪些配置控制{x}？",
-    "default": "{x}的默认值是什么？",
-    "role": "{x}在{topic}中起什么作用？",
-    "relation": "{x}和{y}之间有什么关系？",
-    "about": "{topic}对{x}有哪些说明？",
-}
+_EN_INSTRUCTION = {verb: re.compile(rf"(?:^|\bto |\b(?:can|should|must|then|and) ){re.escape(verb)}(?![a-z])") for verb in TASK_VERBS_EN}
 
 
 @dataclass(frozen=True)
@@ -123,14 +41,14 @@ class _ChunkView:
 def chunk_questions(chunk: QuestionChunk) -> list[str]:
     """Exactly three distinct questions about the chunk, in its language, each naming one of its terms."""
     view = _view(chunk)
-    forms = _ZH_FORMS if view.lang == "zh" else _EN_FORMS
+    forms = QUESTION_FORMS_ZH if view.lang == "zh" else QUESTION_FORMS_EN
     terms = list(view.terms)
     heading = heading_question(chunk, view.lang)
     out: list[str] = [heading] if heading else []
 
     def add(form: str, **values: str) -> None:
         x = values.get("x")
-        if "{topic}" in forms[form] and (x == view.topic or _QUESTION_LIKE.search(view.topic)):
+        if "{topic}" in forms[form] and (x == view.topic or QUESTION_LIKE.search(view.topic)):
             return  # "What role does Installation play in Installation?", "… in What each locator reads?"
         if x == values.get("y"):
             return
@@ -188,20 +106,19 @@ def heading_question(chunk: QuestionChunk, lang: str) -> str:
     question, or too long to be a section name.
     """
     heading = strip_section_number(chunk.heading_path[-1] if chunk.heading_path else chunk.heading)
-    if not heading or len(heading) > HEADING_QUESTION_MAX or _QUESTION_LIKE.search(heading):
+    if not heading or len(heading) > HEADING_QUESTION_MAX or QUESTION_LIKE.search(heading):
         return ""
     if lang == "zh":
-        task = heading.startswith(_ZH_VERBS)
-        return _fill("如何{x}？" if task else _ZH_FORMS["what"], x=heading)
+        task = heading.startswith(TASK_VERBS_ZH)
+        return _fill(TASK_HEADING_QUESTION_ZH if task else QUESTION_FORMS_ZH["what"], x=heading)
     gerund = _EN_GERUND.match(heading)
     if gerund and re.search(r"[aeiouy]", gerund.group(1).lower()):
         return f"What are the steps for {heading[0].lower()}{heading[1:]}?"
     topic = _EN_ABOUT.sub("", heading, count=1)
-    return _fill(_EN_FORMS["what_plural" if _PLURAL_PHRASE.fullmatch(topic.lower()) else "what"], x=topic)
+    return _fill(QUESTION_FORMS_EN["what_plural" if _PLURAL_PHRASE.fullmatch(topic.lower()) else "what"], x=topic)
 
 
 _ASCII = re.compile(r"[!-~]")
-_QUESTION_LIKE = re.compile(r"[?？]\s*$|^(?:what|how|why|when|which|who)\b|^(?:什么|如何|为什么|怎么|怎样|哪些)", re.IGNORECASE)
 _PLURAL_PHRASE = re.compile(r"[a-z][a-z ]*[^s]s")
 _OBJECT_REACH = {"zh": 6, "en": 30}
 """How far after a task verb its object may start ("启动 Redis", "configure the data folder")."""
@@ -221,7 +138,7 @@ def _view(chunk: QuestionChunk) -> _ChunkView:
     commands = frozenset(term.text for term in ranked if term.kind == ENTITY and (" " in term.text or term.text.startswith("--")))
     concept = next((term.text for term in ranked if term.kind == CONCEPT and term.text != topic), topic)
     concepts = frozenset(term.text for term in ranked if term.kind == CONCEPT and term.text[:1].islower())
-    signals = {name for name, pattern in _SIGNALS.items() if pattern.search(chunk.content)}
+    signals = {name for name, pattern in CHUNK_SIGNALS.items() if pattern.search(chunk.content)}
     if any(not name[0].islower() for name in settings):
         signals.add("settings")  # flags and environment variables are settings by their looks
     verb, verb_object = _action(sentences, ranked, lang)
@@ -243,7 +160,7 @@ def _looks_like_setting(name: str) -> bool:
 def _default_setting(sentences: Sequence[Sentence], settings: Sequence[str]) -> str:
     """The setting a "default" is stated for: named near the cue in the same paragraph (a sentence before it,
     or a few after, as in a table whose header has a 默认值 / Default column)."""
-    cue = _SIGNALS["default"]
+    cue = CHUNK_SIGNALS["default"]
     for i, sentence in enumerate(sentences):
         match = cue.search(sentence.text)
         if not match:
@@ -284,13 +201,13 @@ def _task_verbs(text: str, lang: str) -> list[tuple[int, str]]:
     """
     if lang == "en":
         lowered = text.lower()
-        found = [(m.end() - len(verb), verb) for verb in _EN_VERBS if verb in lowered and (m := _EN_INSTRUCTION[verb].search(lowered))]
+        found = [(m.end() - len(verb), verb) for verb in TASK_VERBS_EN if verb in lowered and (m := _EN_INSTRUCTION[verb].search(lowered))]
         return sorted(found)
-    if not any(verb in text for verb in _ZH_VERBS):
+    if not any(verb in text for verb in TASK_VERBS_ZH):
         return []  # no verb to find: spare the segmentation
     out, pos, previous = [], 0, ""
     for word in zh_words(text):
-        if word in _ZH_VERBS and (not previous or previous.isspace() or previous in _ZH_LEADS):
+        if word in TASK_VERBS_ZH and (not previous or previous.isspace() or previous in TASK_LEADS_ZH):
             out.append((pos, word))
         pos += len(word)
         previous = word

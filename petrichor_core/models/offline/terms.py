@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from petrichor_core.text.lang import CJK, CJK_RUN, idf_table, init_jieba, init_posseg
+from petrichor_core.text.lang.stopwords import CHINESE, ENGLISH, GENERIC_ZH
 from petrichor_core.text.prose import Sentence, informative
 from petrichor_core.text.stem import stem
-from petrichor_core.text.stopwords import CHINESE, ENGLISH
 
 ENTITY = "entity"
 CONCEPT = "concept"
@@ -39,7 +39,6 @@ _WORD = re.compile(r"[a-z][a-z0-9-]*[a-z0-9]|[a-z]|[^\sa-z]")
 _NOUNISH = frozenset({"n", "nz", "vn", "nr", "ns", "nt", "nrt", "nw", "an", "nrfg", "ng"})
 _MODIFIERS = frozenset({"b"})
 """Distinguishing words (主, 从, 热): never terms alone, but they start compounds such as 主节点."""
-_GENERIC_ZH = frozenset({"问题", "内容", "方法", "东西", "情况", "部分", "方式", "过程", "结果"})
 
 
 @dataclass(frozen=True)
@@ -285,7 +284,7 @@ def _chinese_concepts(text: str) -> list[Term]:
         for part in parts[compound]:
             own[part] -= n
     total = max(sum(counts.values()), 1)
-    scores = {w: n / total * idf(w) for w, n in own.items() if n > 0 and w not in _GENERIC_ZH}
+    scores = {w: n / total * idf(w) for w, n in own.items() if n > 0 and w not in GENERIC_ZH}
     for compound, n in kept.items():
         scores[compound] = n / total * (sum(idf(w) for w in parts[compound]) if parts[compound] else idf(compound))
     return [Term(w, CONCEPT, s, first.get(w, 0)) for w, s in scores.items()]

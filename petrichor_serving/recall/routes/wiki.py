@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from petrichor_core.text.lang import CJK_CLASS
+from petrichor_core.text.lang.question_words import WHAT_IS_PHRASING
 from petrichor_serving.recall.hits import Hit, normalize_knowledge_text
 from petrichor_serving.recall.routes.base import Route, RouteContext, RouteQuery
 
@@ -28,14 +29,6 @@ SOURCE_CHUNKS_PER_ARTICLE = 3
 """Chunks a page credits per article it was built from: the first that name it, as the build's
 `knowledge.wiki.SOURCE_CHUNKS_PER_PAGE` source refs are chosen."""
 
-_CONCEPT_CUES = re.compile(
-    r"什么是|是什么|什么叫|何为|何谓|是指什么|指的是什么|指什么|是啥|啥是|的定义|定义|的含义|含义|的概念|概念|"
-    r"的意思|意思|的作用|作用|介绍一下|介绍|解释一下|解释|请问|吗|呢|"
-    r"\b(?:what|who)(?:'s|\s+(?:is|are|was|were))\b|\b(?:define|definition of|meaning of|explain|describe|"
-    r"tell me about|overview of|the|an?)\b",
-    re.IGNORECASE,
-)
-"""Phrasing that asks what something is; what remains of such a question is the subject's name."""
 _STANDALONE_ALIAS = re.compile(f"[A-Z][A-Z0-9]+|.*[{CJK_CLASS}].*")
 """Alias pieces that name the page on their own: acronyms (RRF) and anything with CJK (哨兵)."""
 
@@ -54,7 +47,7 @@ def score_knowledge_fields(title: str, summary: str, content: str, extra: str, q
 
 def question_subject(query: str) -> str:
     """The normalised query without what-is phrasing: equal to a page's name when the query asks about it."""
-    return normalize_knowledge_text(_CONCEPT_CUES.sub(" ", query))
+    return normalize_knowledge_text(WHAT_IS_PHRASING.sub(" ", query))
 
 
 def names_page(subject: str, title: str, extra: str) -> bool:

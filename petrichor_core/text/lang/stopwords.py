@@ -1,8 +1,12 @@
-"""Function words the offline model never treats as terms, in English and Chinese.
+"""Function words: words that say how a text is put, not what it is about, in English and Chinese.
 
-Kept short on purpose: the lists only need to stop question words, pronouns, auxiliaries, glue words
-and a few common verbs and adjectives (which end a noun phrase) from becoming "salient"; domain words
-must never be listed here.
+`ENGLISH` and `CHINESE` are the offline model's (it never treats them as terms) and what most readers of
+questions and passages leave out. Kept short on purpose: the lists only need to stop question words,
+pronouns, auxiliaries, glue words and a few common verbs and adjectives (which end a noun phrase) from
+becoming "salient"; domain words must never be listed here.
+
+The other lists are each their own reader's, kept apart because their members differ from the two above
+and merging them would change what those readers keep.
 """
 
 from __future__ import annotations
@@ -37,3 +41,29 @@ CHINESE: frozenset[str] = frozenset(
     时间 地方 其他 其它 进行 通过 使用 没有 不是 就是 只是 已经 所有 每个 各自 不同 相同 同时 一起 以下 以上
     """.split()
 )
+
+FUNCTION_WORDS: frozenset[str] = frozenset(
+    (
+        "a an the of in on at for to and or with by from as is are was were be been being do does did what which who whom whose "
+        "how why when where this that these those it its your my our their i me we you they can could should would will shall "
+        "may might must have has had there here about into than then so if not no any all some me"
+    ).split()
+) | frozenset("的 了 吗 呢 是 在 和 与 及 如何 怎么 怎样 什么 哪些 哪个 哪里 为什么 需要 可以 多少 几个 几种 是否 能否 请问".split())
+"""The agent's function words (`petrichor_serving.agent.words`): left out of the content words its plans
+compare, in either language. Shorter than `ENGLISH | CHINESE`: common verbs and nouns ("use", "方式") stay
+content words for the agent."""
+
+ANAPHORS = frozenset(
+    "it its itself they them their theirs this these those that he him his she her hers "
+    "它 它们 它的 其 该 此 这 那 这个 那个 这些 那些 这种 那种 这里 那里 这儿 那儿 他 她 他们 她们 其中 上述".split()
+)
+"""Third-person pronouns and demonstratives: words that stand for something said before (a follow-up's)."""
+ANAPHOR_SHOULD = "该"
+"""The anaphor that is also the modal "should" (我该怎么配置): one only before a content word."""
+
+GENERIC_ZH = frozenset({"问题", "内容", "方法", "东西", "情况", "部分", "方式", "过程", "结果"})
+"""Chinese nouns too generic to be a term of the offline model on their own."""
+
+FUNCTION_CHARS = "的是了在和与及有为被把由于将对从向之也都就而"
+"""One-character Chinese function words: a transliterated name's outer parts stop at one (the answerer's
+name spans)."""

@@ -1,8 +1,8 @@
-"""Language helpers shared by the build and serving: CJK detection, the language guess, jieba, fixed texts.
+"""jieba, started once per process: its dictionary, its part-of-speech tagger and its IDF table, each read
+from a cache where jieba's own loader is slow.
 
-The language decides which fixed text a reader gets and how the offline model shapes its output, so one
-rule decides it everywhere: a text is Chinese when Han characters carry it, judged against its Latin
-letters, so that identifiers inside Chinese prose (`使用 PETRICHOR_DATA 环境变量`) do not flip it.
+Nothing here segments by itself: `petrichor_core.text.tokenize` and the readers of Chinese text call
+`init_jieba` / `init_posseg` / `idf_table` and use what they return.
 """
 
 from __future__ import annotations
@@ -14,43 +14,13 @@ import logging
 import marshal
 import os
 import pickle
-import re
 import sys
 import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, BinaryIO, Literal, TypeVar, cast
-
-Language = Literal["zh", "en"]
-
-CJK_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
-"""CJK ideographs (first and last code point): Extension A, the unified block and the compatibility block."""
-CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)
-"""The same ranges as a regex class body."""
-CJK = re.compile(f"[{CJK_CLASS}]")
-CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-LATIN = re.compile(r"[A-Za-z]")
-CJK_TO_LATIN_RATIO = 3
-"""One Han character weighs as much as three Latin letters in the language guess."""
-
-NOT_FOUND: dict[Language, str] = {
-    "zh": "知识库中没有找到能回答这个问题的内容。",
-    "en": "The knowledge base has nothing that answers this question.",
-}
-"""The answer when the evidence answers nothing: the agent's and the offline model's, in each language."""
-
-
-def has_cjk(text: str) -> bool:
-    return CJK.search(text) is not None
-
-
-def language_of(text: str) -> Language:
-    """ "zh" when the text has Han characters and they outweigh its Latin letters 1:3, else "en"."""
-    cjk = len(CJK.findall(text))
-    return "zh" if cjk and cjk * CJK_TO_LATIN_RATIO >= len(LATIN.findall(text)) else "en"
-
+from typing import Any, BinaryIO, TypeVar, cast
 
 _jieba_lock = threading.Lock()
 _jieba: ModuleType | None = None
