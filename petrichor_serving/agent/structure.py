@@ -45,10 +45,19 @@ Ablation: 17 of 33 structure questions outlined without them, not 30; every fact
 STRUCTURE_WORDS = PART_WORDS | COVER_WORDS | FRAME_WORDS
 """Left out when a question is matched against headings: they say "this asks for structure", not which section."""
 MIN_COVERAGE = 0.5
-"""A section is named when the question holds at least half of its heading (idf-weighted), or two of its words."""
+"""A section (or an article by its title) is named when the question holds at least half of its heading
+(idf-weighted), or two of its words."""
 MAX_CHILDREN = 15
 TITLE_WORD_SHARE = 0.3
 """How much a heading word that is also in the article title counts towards naming the section."""
+OTHER_LANGUAGE_SHARE = 0.5
+"""An article in another language than the question's counts half towards being the one named."""
+TITLE_HIT_SHARE = 0.5
+"""Each candidate section's score carries half its article title's match: the section of the named guide wins
+over an equally named section of another guide."""
+TIE_WORD_POINTS = 0.1
+"""Per raw word (stopwords included) a heading shares with the question beyond its guide's title: a tie-break
+between a section and its child that only adds "Using", never more than one content word is worth."""
 
 
 @dataclass(frozen=True)
@@ -175,7 +184,7 @@ def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: l
         title_hit = index.weight(wanted & title)
         article_score = (title_hit / max(index.weight(title), 1e-9)) + min(votes[aid], 1.0)
         if index.languages.get(aid) != lang:
-            article_score *= 0.5
+            article_score *= OTHER_LANGUAGE_SHARE
         candidates: list[tuple[float, Heading | None]] = []
 
         def weight(tokens: frozenset[str]) -> float:
@@ -183,8 +192,8 @@ def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: l
             return sum(index.idf.get(t, 1.0) * (TITLE_WORD_SHARE if t in title else 1.0) for t in tokens)
 
         title_cover = title_hit / max(index.weight(title), 1e-9)
-        if title_hit and (title_cover >= 0.5 or len(wanted & title) >= 2 or wanted <= title):
-            candidates.append((TITLE_WORD_SHARE * title_hit * math.sqrt(title_cover) + 0.5 * title_hit + article_score, None))
+        if title_hit and (title_cover >= MIN_COVERAGE or len(wanted & title) >= 2 or wanted <= title):
+            candidates.append((TITLE_WORD_SHARE * title_hit * math.sqrt(title_cover) + TITLE_HIT_SHARE * title_hit + article_score, None))
         title_raw = _raw_words(snap.articles[aid]["title"]) if aid in snap.articles else frozenset()
         for h in index.headings.get(aid, []):
             if not h.children or not h.tokens or h.depth == 0:
@@ -195,8 +204,8 @@ def find_section(snap: Snapshot, question: str, allowed: frozenset[str], hits: l
             coverage = weight(matched) / weight(h.tokens)
             if coverage < MIN_COVERAGE and len(matched - title) < 2 and matched != wanted:
                 continue
-            score = weight(matched) * math.sqrt(coverage) + 0.5 * title_hit + article_score
-            score += 0.1 * len(raw & (_raw_words(h.title) - title_raw))
+            score = weight(matched) * math.sqrt(coverage) + TITLE_HIT_SHARE * title_hit + article_score
+            score += TIE_WORD_POINTS * len(raw & (_raw_words(h.title) - title_raw))
             candidates.append((score, h))
         for score, section in candidates:
             if best is None or score > best.score + 1e-9:
