@@ -597,21 +597,27 @@ def _nearest(spans: Sequence[Span], text: str, wanted: Sequence[str]) -> Span:
 CLEAR_LEADS = True
 
 
+def _clause_of(span: Span, text: str) -> tuple[int, int]:
+    bounds = [0, *(m.end() for m in _CLAUSE_CUT.finditer(text)), len(text) + 1]
+    return next(((a, b) for a, b in zip(bounds, bounds[1:]) if a <= span.start < b), (0, len(text)))
+
+
 def _clause_terms(span: Span, text: str, wanted: Sequence[str]) -> frozenset[str]:
     """The question's words in the clause holding `span`."""
-    bounds = [0, *(m.end() for m in _CLAUSE_CUT.finditer(text)), len(text) + 1]
-    a, b = next(((a, b) for a, b in zip(bounds, bounds[1:]) if a <= span.start < b), (0, len(text)))
+    a, b = _clause_of(span, text)
     piece = text[a:b].lower()
     toks = set(search_tokens(piece))
     return frozenset(t for t in wanted if _matches(t, piece, toks))
 
 
 def _clear(spans: Sequence[Span], chosen: Span, text: str, wanted: Sequence[str]) -> bool:
-    """Whether `chosen` is the only span of the asked kind in its unit, or the question's words in its clause
-    hold every other span's clause's words and more: where a sentence names several places, counts or dates in
-    clauses that each meet the question in their own way ("全长1834米，主桥504米" for a bridge's length), a
-    lead-in is a guess."""
-    others = [sp for sp in spans if sp.text != chosen.text]
+    """Whether no span of the asked kind in another clause of the unit meets the question as well as `chosen`'s
+    clause does: `chosen`'s clause must hold every question word another such clause holds, and more. Where
+    clauses meet the question each in their own way ("全长1834米，主桥504米" for a bridge's main span, "在哈尔滨
+    开幕，此前三届在北京举办" for this year's venue), a lead-in is a guess. Spans of one clause are told apart by
+    their distance to the question's words (`_nearest`), as before."""
+    home = _clause_of(chosen, text)
+    others = [sp for sp in spans if sp.text != chosen.text and _clause_of(sp, text) != home]
     if not others:
         return True
     mine = _clause_terms(chosen, text, wanted)
