@@ -595,6 +595,9 @@ def _nearest(spans: Sequence[Span], text: str, wanted: Sequence[str]) -> Span:
 
 
 CLEAR_LEADS = True
+CLEAR_LEAD = 2.0
+"""Within one clause, how much nearer the question's words the chosen span must sit than any other span of the
+asked kind (`_clear`)."""
 
 
 def _clause_of(span: Span, text: str) -> tuple[int, int]:
@@ -614,14 +617,23 @@ def _clear(spans: Sequence[Span], chosen: Span, text: str, wanted: Sequence[str]
     """Whether no span of the asked kind in another clause of the unit meets the question as well as `chosen`'s
     clause does: `chosen`'s clause must hold every question word another such clause holds, and more. Where
     clauses meet the question each in their own way ("全长1834米，主桥504米" for a bridge's main span, "在哈尔滨
-    开幕，此前三届在北京举办" for this year's venue), a lead-in is a guess. Spans of one clause are told apart by
-    their distance to the question's words (`_nearest`), as before."""
+    开幕，此前三届在北京举办" for this year's venue), a lead-in is a guess. Within one clause, `chosen` must sit
+    `CLEAR_LEAD` times nearer the question's words than any other span ("420 workers on two shifts", but not
+    "分别在北京、广州")."""
     home = _clause_of(chosen, text)
-    others = [sp for sp in spans if sp.text != chosen.text and _clause_of(sp, text) != home]
+    others = [sp for sp in spans if sp.text != chosen.text]
     if not others:
         return True
+    lowered = text.lower()
+    places = [m.start() for t in wanted for m in re.finditer(re.escape(t), lowered)]
     mine = _clause_terms(chosen, text, wanted)
-    return all(_clause_terms(sp, text, wanted) < mine for sp in others)
+    for sp in others:
+        if _clause_of(sp, text) == home:
+            if not places or _distance(sp, places) < CLEAR_LEAD * max(_distance(chosen, places), 1.0):
+                return False
+        elif not _clause_terms(sp, text, wanted) < mine:
+            return False
+    return True
 
 
 def _span_answer(
