@@ -17,7 +17,7 @@ from typing import Any
 
 from petrichor_core.models.protocols import EvidenceText
 from petrichor_core.text.lang import CJK_RUN, NOT_FOUND, has_cjk, init_posseg, language_of
-from petrichor_core.text.lang.cues import NEGATION, REASON
+from petrichor_core.text.lang.cues import NEGATION, REASON, STATE_OFF, STATE_ON
 from petrichor_core.text.lang.numbers import GENERIC_MEASURE_WORD, UNIT_AT_END
 from petrichor_core.text.lang.question_words import (
     COUNTED_EN,
@@ -740,6 +740,24 @@ def _agreed_name(options: Sequence[tuple[bool, Scored, Span]], evidence: Sequenc
     return ShortAnswer(full, unit)
 
 
+def _fullest(clauses: Sequence[str], wanted: Sequence[str]) -> list[str]:
+    """The clauses holding the most of the question's words: where the claim itself is stated."""
+    counts = [sum(_matches(t, c, set(search_tokens(c))) for t in wanted) for c in clauses]
+    top = max(counts, default=0)
+    return [c for c, n in zip(clauses, counts) if n == top]
+
+
+def _other_state(question: str, clauses: Sequence[str]) -> bool:
+    """Whether the question asks if something is in one state (on, enabled, 开着, 启用) and the clauses stating
+    the claim (`_fullest`) put it in the other one only (off, disabled, 关闭, 禁用): the claim is then the question's negation. The state
+    words are stopwords to the claim's words, so without this "默认是开着的吗" read "默认处于关闭状态" as Yes."""
+    for asked, other in ((STATE_ON, STATE_OFF), (STATE_OFF, STATE_ON)):
+        if asked.search(question) and not other.search(question):
+            said = " ".join(clauses)
+            return bool(other.search(said)) and not asked.search(said)
+    return False
+
+
 def _yes_no(question: str, scored: Sequence[Scored], wanted: Sequence[str], lang: str) -> ShortAnswer:
     """Yes or No when one unit states or negates the claim: it holds every content word of the question, and
     a negation cue in the clause holding them says No (unless the question negates too). Otherwise the
@@ -754,7 +772,7 @@ def _yes_no(question: str, scored: Sequence[Scored], wanted: Sequence[str], lang
         if not wanted or not all(_matches(t, text, toks) for t in wanted):
             continue
         clauses = [c for c in CLAUSE.split(text) if any(_matches(t, c, set(search_tokens(c))) for t in wanted)]
-        negated = any(NEGATION.search(c) for c in clauses)
+        negated = any(NEGATION.search(c) for c in clauses) != _other_state(question, _fullest(clauses, wanted))
         return ShortAnswer(YES_NO[lang][negated != asked_negated], s)
     return ShortAnswer(UNDECIDED[lang], scored[0])
 

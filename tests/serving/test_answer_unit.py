@@ -221,6 +221,21 @@ def test_a_lead_in_only_where_the_questions_words_single_out_one_span_of_its_uni
     assert reply["citations"]
 
 
+@pytest.mark.parametrize(
+    ("question", "passage", "short"),
+    [
+        ("夜间全量重建默认是开着的吗？", "也可以在界面中启用夜间全量重建调度。夜间全量重建调度默认处于关闭状态，打开后每天运行一次。", "否"),
+        ("发布传感器默认开启吗？", "发布传感器默认开启，每五秒检查一次。", "是"),
+        ("Is the nightly rebuild schedule on by default?", "The nightly rebuild schedule is off by default; turn it on in the UI.", "No"),
+        ("Is the nightly rebuild schedule off by default?", "The nightly rebuild schedule is off by default.", "Yes"),
+        ("Is the publish sensor enabled by default?", "The publish sensor is enabled by default and ticks every 5 s.", "Yes"),
+    ],
+)
+def test_a_claim_that_puts_the_asked_thing_in_the_other_state_answers_no(question, passage, short):
+    """Observed: "是" for 夜间全量重建默认是开着的吗 from 默认处于关闭状态 (the state words are no claim words)."""
+    assert _ask(question, passage)["short_answer"] == short
+
+
 def test_money_and_version_spans():
     assert [s.text for s in find_spans("money", "It costs $30 a month, 200 元 a year or 5 dollars; four keys.")] == ["$30", "200 元", "5 dollars"]
     assert [s.text for s in find_spans("version", "Developer Hub 1.8 and v2.3.1, port 8000")] == ["1.8", "v2.3.1"]

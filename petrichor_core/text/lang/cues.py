@@ -17,6 +17,10 @@ ALIAS_HELD = re.compile(
 """An alias cue (又名, 亦称, 简称, "also known as"): the unit that gives another name."""
 NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|without|cannot)\b|n't\b|不|没有|没|未|无|非|别|否", re.I)
 """Negation cues: a unit negates a claim when one sits in the clause holding the claim's words."""
+STATE_ON = re.compile(r"\b(?:on|enabled?|active|allowed|turned on|switched on)\b|开着|开启|打开|启用|开放|允许", re.I)
+STATE_OFF = re.compile(r"\b(?:off|disabled?|inactive|denied|turned off|switched off)\b|关着|关闭|禁用|停用|禁止", re.I)
+"""A setting's two states as text says them: a yes/no question that asks whether something is in one state is
+answered No by a clause that puts it in the other (`answers._yes_no`: 默认处于关闭状态 for "默认是开着的吗")."""
 REASON = re.compile(
     r"\b(?:because|since|so that|therefore|thus|hence|which is why|in order to|the reason)\b|因为|所以|因此|由于|为了|以便|从而|以免", re.I
 )
