@@ -24,6 +24,11 @@ set asked of another set's corpus; `petrichor.evaluation.answerability_sweep` re
 - `type_held`: whether a cited quote holds an answer of the kind the question asks for (a number, a date, a
   place), where its wording says.
 - `retrieval`: the search score of the best cited chunk.
+- `unknown_share`: the share of the question's content words the knowledge base never uses (no BM25 index
+  of the snapshot holds any of the word's tokens or a word they misspell, `RecallIndex.knows`). Cited
+  evidence always shares *some* words with a question, but a question half of whose words the knowledge
+  base has never written is about something else (another product's configuration asked of this one's
+  manual, `UNKNOWN_SHARE_MAX`).
 - constraints (`question.check`): how many of what the question pins down (years, dates, numbers with units,
   names, quoted terms) the cited units meet, contradict (another year, another count of the same thing) or
   leave unsaid; `type_held` asks the same of the asked answer kind, money and versions included
@@ -78,6 +83,12 @@ more than one passage holds (0.2 already costs 15 % of multihop's answerable que
 stops a passage that shares none of the question's subject."""
 TYPE_SEMANTIC_MIN: float | None = None
 """When set: a cited quote lacking the asked kind of answer still passes only at this cosine or above."""
+UNKNOWN_SHARE_MAX: float | None = 0.5
+"""At this share of the question's content words unknown to the whole knowledge base (`Signals.unknown_share`)
+or above, the question is about something the knowledge base never speaks of, however close the cited
+passage: half the question's subject is no near miss. Chosen as the majority point, not swept; its ablation
+over every set's signals is in `docs/evaluation.md` (a question of two words, one a name the knowledge base
+spells otherwise, sits on it: "被扁尾海蛇咬伤后怎么办"). None: not applied."""
 OTHER_TIME_REFUSED = True
 """Evidence about another point in time than the one the question pins down (`Signals.other_time`) is refused
 whatever its closeness: "2022年春节档首日票房冠军" cited from 2023's. Questions pinning several times (a
@@ -100,9 +111,10 @@ class Thresholds:
     type_semantic: float | None = None
     margin: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     margin_waived_at: float | None = None
+    unknown_share: float | None = None
 
 
-DEFAULT_THRESHOLDS = Thresholds(SEMANTIC_MIN, COVERAGE_MIN, TYPE_SEMANTIC_MIN, MARGIN_MIN, MARGIN_WAIVED_AT)
+DEFAULT_THRESHOLDS = Thresholds(SEMANTIC_MIN, COVERAGE_MIN, TYPE_SEMANTIC_MIN, MARGIN_MIN, MARGIN_WAIVED_AT, UNKNOWN_SHARE_MAX)
 
 
 @dataclass(frozen=True)
@@ -144,6 +156,10 @@ class Signals:
     quote_semantic: float | None = None
     """The best cosine of the question's vector with the quoted sentences' passage vectors: the passage may be
     on the subject while the sentence quoted states a neighbouring fact."""
+    unknown_share: float | None = None
+    """The share of the question's content words no index of the knowledge base holds (None: not measured)."""
+    unknown_words: tuple[str, ...] = ()
+    """Those words as the user wrote them."""
     other_time: bool = False
     """The question pins down one point in time (`Question.time_points`) and the cited units speak of other
     times only: evidence about another year's or another day's event, however close in meaning."""
@@ -185,6 +201,8 @@ class Verdict:
         if self.signal == "combined":
             told = self.told()
             return f"{told} (combined score {shown} below {self.threshold})" if told else text
+        if self.signal == "unknown_share":
+            return f"the knowledge base never mentions {', '.join(self.signals.unknown_words)}"
         if self.signal == "coverage" and self.signals.missing_words:
             text += f" (missing: {', '.join(self.signals.missing_words)})"
         return text
@@ -208,6 +226,7 @@ class Verdict:
         out = asdict(self)
         out["signals"]["missing"] = list(self.signals.missing)
         out["signals"]["missing_words"] = list(self.signals.missing_words)
+        out["signals"]["unknown_words"] = list(self.signals.unknown_words)
         out["reason"] = self.reason()
         return out
 
@@ -240,6 +259,9 @@ def judge(signals: Signals, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Verd
         return Verdict(False, "margin", signals.margin, margin_min, signals)
     if signals.coverage is not None and signals.coverage < thresholds.coverage:
         return Verdict(False, "coverage", signals.coverage, thresholds.coverage, signals)
+    unknown_max = thresholds.unknown_share
+    if unknown_max is not None and signals.unknown_share is not None and signals.unknown_share >= unknown_max:
+        return Verdict(False, "unknown_share", signals.unknown_share, unknown_max, signals)
     if thresholds.type_semantic is not None and signals.type_held is False:
         if signals.semantic is None or signals.semantic < thresholds.type_semantic:
             return Verdict(False, "type_held", signals.semantic, thresholds.type_semantic, signals)
@@ -263,6 +285,7 @@ def clears_by(signals: Signals, by: float, thresholds: Thresholds = DEFAULT_THRE
         round(thresholds.coverage + by, 4),
         round(thresholds.type_semantic + by, 4) if thresholds.type_semantic is not None else None,
         {model: {signals.script or "": round(margin_min + by, 4)}},
+        unknown_share=round(thresholds.unknown_share - by, 4) if thresholds.unknown_share is not None else None,
     )
     verdict = judge(signals, raised)
     held_min = round(thresholds.margin_waived_at + by, 4) if thresholds.margin_waived_at is not None else None
@@ -453,7 +476,7 @@ def signals_of(raw: Mapping[str, Any]) -> Signals:
     """`Signals` from a verdict's JSON (`Verdict.to_json`), for refitting and sweeping."""
     known = {f for f in Signals.__dataclass_fields__}
     values = {k: v for k, v in raw.items() if k in known}
-    for key in ("missing", "missing_words"):
+    for key in ("missing", "missing_words", "unknown_words"):
         values[key] = tuple(values.get(key) or ())
     return Signals(
         **{"semantic": None, "embedder": None, "coverage": None, "missing": (), "asked": None, "type_held": None, "retrieval": None, **values}
@@ -576,6 +599,23 @@ def weighted_coverage(index: Any, words: Sequence[str], missing: Sequence[str]) 
     return round(1 - sum(v for w, v in weights.items() if w in lost) / total, 4)
 
 
+def unknown_words(index: Any, question: Question) -> tuple[float | None, tuple[str, ...]]:
+    """The share of the question's content words the knowledge base never uses, and those words as written:
+    a word is known when the index holds every token its tokenizer gives (`RecallIndex.knows`)."""
+    if not hasattr(index, "knows") or not question.words:
+        return None, ()  # no recall index (a snapshot without one, a test's stand-in): not measured
+    counted = 0
+    unknown: list[str] = []
+    for word in question.words:
+        tokens = index.tokenizer.query(word.surface)
+        if not tokens:
+            continue
+        counted += 1
+        if not all(index.knows(t) for t in tokens):
+            unknown.append(word.surface)
+    return (round(len(unknown) / counted, 4) if counted else None), tuple(unknown)
+
+
 def unit_text(item: Mapping[str, Any]) -> str:
     """A cited unit as the constraints are checked against it: its article title, heading path and text."""
     heading = " ".join(item.get("heading_path") or ())
@@ -608,6 +648,7 @@ def measure(
     surface = {w.key: w.surface for w in record.words}
     points = record.time_points
     other_time = len(points) == 1 and points[0] in checked.conflict
+    unknown_share, unknown = unknown_words(getattr(snap, "recall", None), record)
     return Signals(
         semantic,
         embedder.fingerprint if semantic is not None else None,
@@ -628,6 +669,8 @@ def measure(
         quote_weighted,
         len(check(record, quoted).met) if quoted else 0,
         quote_agreement(embedder, record.text, quoted) if semantic is not None else None,
+        unknown_share,
+        unknown,
         other_time,
     )
 

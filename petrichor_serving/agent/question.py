@@ -378,9 +378,9 @@ def _words(text: str, constraints: list[Constraint]) -> tuple[Word, ...]:
     for surface, key in surface_words(text):
         if key in ENGLISH or key in CHINESE or surface.lower() in ENGLISH:
             continue
-        at = folded.find(surface.casefold())
-        if at >= 0 and len(text) == len(folded):  # the tokenizer lower-cases: the user's capitals back
-            surface = text[at : at + len(surface)]
+        found = re.search(rf"(?<![a-z0-9]){re.escape(surface.casefold())}(?![a-z0-9])", folded)
+        if found and len(text) == len(folded):  # the tokenizer lower-cases: the user's capitals back
+            surface = text[found.start() : found.end()]
         weight = 2.0 if surface.casefold() in pinned else 1.0
         out.setdefault(key, Word(surface, key, weight))
     return tuple(out.values())

@@ -25,7 +25,7 @@ from petrichor_core.text.tokenize import Tokenizer, get_tokenizer
 from petrichor_serving.recall.access import Access, ReadableNow, Scope, compute_access, page_readable
 from petrichor_serving.recall.dense import maybe_dense, share_identical
 from petrichor_serving.recall.hits import Hit, Window, compact_text
-from petrichor_serving.recall.spelling import Vocabulary
+from petrichor_serving.recall.spelling import Vocabulary, corrected
 from petrichor_serving.recall.tables import Articles, Chunks, Questions, TreeNodes, VectorTable, WikiPages, Windows
 
 _ACCESS_CACHE_SIZE = 256
@@ -71,6 +71,13 @@ class RecallIndex:
             spelling = Vocabulary(chunk.vocab, chunk.indptr)
             object.__setattr__(self, "_spelling", spelling)
         return spelling
+
+    def knows(self, term: str) -> bool:
+        """Whether any of the snapshot's BM25 indexes holds `term` (an index tokenizer's token), or, for a
+        Latin word, an indexed word it misspells (`spelling.corrected`)."""
+        if any(term in index.vocab for index in self.bm25.values()):
+            return True
+        return len(corrected([term], self.spelling)) > 1
 
     @classmethod
     def build(

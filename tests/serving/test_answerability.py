@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -227,3 +228,35 @@ def test_clearing_the_gate_by_a_margin_needs_every_threshold_and_the_margin_rais
     ).answerable
     uncalibrated = answerability.clears_by(Signals(0.99, "other:384:1", 1.0, (), None, None, None, 0.3, "latin", 1.0), 0.03, thresholds)
     assert not uncalibrated.answerable and "no threshold calibrated" in uncalibrated.reason()
+
+
+class _Vocabulary:
+    """The part of `RecallIndex` `unknown_words` reads: its tokenizer and `knows`."""
+
+    def __init__(self, passages: list[str]):
+        self._lexical = _lexical(passages)
+        self.tokenizer = self._lexical.tokenizer
+
+    def knows(self, term: str) -> bool:
+        return term in self._lexical.bm25["chunk"].vocab
+
+
+def test_words_the_knowledge_base_never_uses_are_counted_as_the_user_wrote_them():
+    index = _Vocabulary(["Snapshots are kept as long as seven days after a build.", "快照默认保留七天。"])
+    share, unknown = answerability.unknown_words(index, parse("How long are Zeppelin snapshots kept?"))
+    assert unknown == ("Zeppelin",) and share is not None and 0 < share < 0.5
+    share, unknown = answerability.unknown_words(index, parse("What does the Zeppelin licence cost?"))
+    assert set(unknown) == {"Zeppelin", "licence", "cost"} and share == 1.0
+    share, unknown = answerability.unknown_words(index, parse("快照保留几天？"))
+    assert unknown == ("几天",) and share is not None and share < 0.5
+    assert answerability.unknown_words(SimpleNamespace(), parse("anything")) == (None, ())
+
+
+def test_a_question_mostly_in_words_the_knowledge_base_never_uses_is_not_answered():
+    signals = Signals(0.95, FixedEmbedder.fingerprint, 1.0, (), None, None, None, unknown_share=0.5, unknown_words=("licence", "cost"))
+    verdict = judge(signals, Thresholds({MODEL: 0.8}, 0.5, unknown_share=0.5))
+    assert not verdict.answerable and verdict.signal == "unknown_share"
+    assert verdict.reason() == "the knowledge base never mentions licence, cost"
+    assert judge(replace(signals, unknown_share=0.49), Thresholds({MODEL: 0.8}, 0.5, unknown_share=0.5)).answerable
+    assert judge(signals, Thresholds({MODEL: 0.8}, 0.5)).answerable  # no threshold: not applied
+    assert answerability.DEFAULT_THRESHOLDS.unknown_share == answerability.UNKNOWN_SHARE_MAX

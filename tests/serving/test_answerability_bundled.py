@@ -50,3 +50,16 @@ def test_ordinary_questions_still_answer_with_citations(served_snapshot, chat, q
     doc = loop.answer(snap, question, Scope(), chat=chat, embedder=embedder)
     assert doc["citations"] and doc["stop_reason"] == "answered"
     assert doc["trace"]["answerability"]["answerable"] is True
+
+
+def test_a_question_about_another_product_is_refused_naming_the_words_the_knowledge_base_never_uses(served_snapshot, chat):
+    """Another product's configuration question shares the genre and the common words with any manual, and
+    passes the closeness thresholds; half its words are ones the knowledge base has never written."""
+    snap, embedder = served_snapshot
+    question = "What kind of plugins is preinstalled with Red Hat Developer Hub and how do I turn them off?"
+    doc = loop.answer(snap, question, Scope(), chat=chat, embedder=embedder)
+    assert doc["answer"].startswith(NOT_FOUND["en"]) and doc["citations"] == []
+    verdict = doc["trace"]["answerability"]
+    assert verdict["signal"] == "unknown_share"
+    assert {"Red", "Hat"} <= set(verdict["signals"]["unknown_words"])
+    assert "the knowledge base never mentions" in verdict["reason"]
