@@ -73,6 +73,7 @@ def variants() -> list[Variant]:
             "the previous defaults: lexical rerank, 3 articles, wiki route on, no fresh tail",
             replace(DEFAULT_CONFIG, rerank_dense=0.0, article_top_k=3, enabled_routes=routes.default_off(), fresh_tail=0),
         ),
+        Variant("no_coordinated", "coordinated values are not searched each on its own", replace(DEFAULT_CONFIG, coordinated=False)),
         Variant("rewrite", "the reference's rule-based clauses searched beside the question", replace(DEFAULT_CONFIG, rewrite=True)),
         Variant("hand_ranker", "each rerank pool ordered by the hand-tuned points", replace(DEFAULT_CONFIG, ranker="hand"))
         if DEFAULT_CONFIG.ranker == "learned"

@@ -24,8 +24,8 @@ set asked of another set's corpus; `petrichor.evaluation.answerability_sweep` re
 - `type_held`: whether a cited quote holds an answer of the kind the question asks for (a number, a date, a
   place), where its wording says.
 - `retrieval`: the search score of the best cited chunk.
-- `unknown_share`: the share of the question's content words the knowledge base never uses (no BM25 index
-  of the snapshot holds any of the word's tokens or a word they misspell, `RecallIndex.knows`). Cited
+- `unknown_share`: the share of the question's tokens the knowledge base never uses (no BM25 index of the
+  snapshot holds the token or a word it misspells, `RecallIndex.knows`). Cited
   evidence always shares *some* words with a question, but a question half of whose words the knowledge
   base has never written is about something else (another product's configuration asked of this one's
   manual, `UNKNOWN_SHARE_MAX`).
@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -84,11 +85,10 @@ stops a passage that shares none of the question's subject."""
 TYPE_SEMANTIC_MIN: float | None = None
 """When set: a cited quote lacking the asked kind of answer still passes only at this cosine or above."""
 UNKNOWN_SHARE_MAX: float | None = 0.5
-"""At this share of the question's content words unknown to the whole knowledge base (`Signals.unknown_share`)
-or above, the question is about something the knowledge base never speaks of, however close the cited
-passage: half the question's subject is no near miss. Chosen as the majority point, not swept; its ablation
-over every set's signals is in `docs/evaluation.md` (a question of two words, one a name the knowledge base
-spells otherwise, sits on it: "被扁尾海蛇咬伤后怎么办"). None: not applied."""
+"""At this share of the question's tokens unknown to the whole knowledge base (`Signals.unknown_share`) or
+above, the question is about something the knowledge base never speaks of, however close the cited passage:
+half the question's subject is no near miss. Chosen as the majority point, not swept; its ablation over
+every set is in `docs/evaluation.md`. None: not applied."""
 OTHER_TIME_REFUSED = True
 """Evidence about another point in time than the one the question pins down (`Signals.other_time`) is refused
 whatever its closeness: "2022年春节档首日票房冠军" cited from 2023's. Questions pinning several times (a
@@ -157,9 +157,9 @@ class Signals:
     """The best cosine of the question's vector with the quoted sentences' passage vectors: the passage may be
     on the subject while the sentence quoted states a neighbouring fact."""
     unknown_share: float | None = None
-    """The share of the question's content words no index of the knowledge base holds (None: not measured)."""
+    """The share of the question's tokens no index of the knowledge base holds (None: not measured)."""
     unknown_words: tuple[str, ...] = ()
-    """Those words as the user wrote them."""
+    """The words holding them, as the user wrote them."""
     other_time: bool = False
     """The question pins down one point in time (`Question.time_points`) and the cited units speak of other
     times only: evidence about another year's or another day's event, however close in meaning."""
@@ -599,21 +599,32 @@ def weighted_coverage(index: Any, words: Sequence[str], missing: Sequence[str]) 
     return round(1 - sum(v for w, v in weights.items() if w in lost) / total, 4)
 
 
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
 def unknown_words(index: Any, question: Question) -> tuple[float | None, tuple[str, ...]]:
-    """The share of the question's content words the knowledge base never uses, and those words as written:
-    a word is known when the index holds every token its tokenizer gives (`RecallIndex.knows`)."""
+    """The share of the question's tokens (its content words through the index tokenizer, each once) that
+    the knowledge base never uses (`RecallIndex.knows`), and the words holding them as written. Tokens, not
+    words, are counted: a Chinese word the segmenter cut across a boundary ("尉时") is one unknown bigram
+    beside its known ones, not an unknown word. A word in camel case the index knows as separate words
+    ("MarkdownCard") is known."""
     if not hasattr(index, "knows") or not question.words:
         return None, ()  # no recall index (a snapshot without one, a test's stand-in): not measured
-    counted = 0
+    known: dict[str, bool] = {}
     unknown: list[str] = []
     for word in question.words:
         tokens = index.tokenizer.query(word.surface)
-        if not tokens:
-            continue
-        counted += 1
         if not all(index.knows(t) for t in tokens):
+            split = index.tokenizer.query(_CAMEL.sub(" ", word.surface))
+            tokens = split if split != tokens and all(index.knows(t) for t in split) else tokens
+        for t in tokens:
+            if t not in known:
+                known[t] = index.knows(t)
+        if not all(known[t] for t in tokens):
             unknown.append(word.surface)
-    return (round(len(unknown) / counted, 4) if counted else None), tuple(unknown)
+    if not known:
+        return None, ()
+    return round(sum(not k for k in known.values()) / len(known), 4), tuple(unknown)
 
 
 def unit_text(item: Mapping[str, Any]) -> str:

@@ -30,6 +30,9 @@ class RecallConfig:
     """True also searches the reference's rule-based clauses of a compound question. Off by
     default: the clauses are sentence fragments that each weigh as much as the question and cost recall on
     multi-document questions (docs/evaluation.md); a caller's own `sub_queries` are always searched."""
+    coordinated: bool = True
+    """Values of one kind joined by a conjunction ("2022年和2023年", "香港和澳门") are each searched in a
+    sub-query without the others (`coordinated`); False searches the question alone."""
     spelling: bool = True
     """True adds, to each unknown Latin query word, the indexed word it misspells (`spelling.py`)."""
     disabled_routes: frozenset[str] = frozenset()

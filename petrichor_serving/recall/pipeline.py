@@ -337,7 +337,7 @@ class SearchState:
 def plan(state: SearchState) -> None:
     """The queries to search (the question and its rewrites), the caller's access and the routes to run."""
     index, config = state.index, state.config
-    state.texts = build_queries(state.query, state.sub_queries, clauses=config.rewrite)
+    state.texts = build_queries(state.query, state.sub_queries, clauses=config.rewrite, coordinated=config.coordinated)
     fingerprint = state.embedder.fingerprint if state.embedder else None
     state.ctx = RouteContext(index, index.access(state.scope, state.now), fingerprint, config.parent_score)
     model_questions = index.articles.model_questions

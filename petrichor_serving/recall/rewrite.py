@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from petrichor_core.text.lang.cues import CLAUSE_CONJUNCTION
 from petrichor_core.text.lang.question_words import CLAUSE_QUESTION_WORDS, QUESTION_PREFIXES
+from petrichor_serving.recall.coordinated import coordinated_queries
 from petrichor_serving.recall.query import Query
 
 MAX_CLAUSES = 3
@@ -52,11 +53,12 @@ def rewrite_query(query: str) -> list[str]:
     return out
 
 
-def build_queries(primary: Query, sub_queries: Sequence[str] | None = None, *, clauses: bool = True) -> list[str]:
+def build_queries(primary: Query, sub_queries: Sequence[str] | None = None, *, clauses: bool = True, coordinated: bool = False) -> list[str]:
     """`[primary, *extra]`: explicit sub-queries (as many as the caller gives, each trimmed) win over the
-    clause rule's (only when switched on); repeats (ignoring case) and one-character values are dropped.
-    `queries[1:]` are the rewritten ones."""
-    extra = list(sub_queries or ()) or (rewrite_query(primary) if clauses else [])
+    clause rule's (only when switched on), which wins over one query per coordinated value
+    (`coordinated.coordinated_queries`, when switched on); repeats (ignoring case) and one-character values
+    are dropped. `queries[1:]` are the rewritten ones."""
+    extra = list(sub_queries or ()) or (rewrite_query(primary) if clauses else []) or (coordinated_queries(primary) if coordinated else [])
     queries: list[str] = [primary]
     seen = {primary.lower()}
     for value in extra:

@@ -250,6 +250,8 @@ def test_words_the_knowledge_base_never_uses_are_counted_as_the_user_wrote_them(
     share, unknown = answerability.unknown_words(index, parse("快照保留几天？"))
     assert unknown == ("几天",) and share is not None and share < 0.5
     assert answerability.unknown_words(SimpleNamespace(), parse("anything")) == (None, ())
+    cards = _Vocabulary(["The Markdown card can show a page of text."])
+    assert answerability.unknown_words(cards, parse("What does the MarkdownCard show?")) == (0.0, ())
 
 
 def test_a_question_mostly_in_words_the_knowledge_base_never_uses_is_not_answered():
