@@ -36,6 +36,9 @@ CLAUSE_CONJUNCTION = re.compile(r"(，以及|，还有|，并且|，同时|以�
 """Conjunctions that join the clauses of a compound question, each searched on its own; its word boundaries
 are ASCII (re.ASCII), as RE2's are."""
 
+DISTRIBUTIVE = re.compile(r"分别|各自|\s*\brespectively\b", re.IGNORECASE)
+"""Words that distribute a question over its coordinated values ("分别是多少", "respectively"): meaningless
+once each value is asked about alone (`recall.coordinated`)."""
 COORDINATOR = re.compile(r"\s*(?:和|与|及|以及|跟|同|、|,|，|/|&|\band(?:\s+the)?\b|\bor\b)\s*", re.IGNORECASE)
 """What alone may stand between two values of one kind for them to be coordinated ("2022年和2023年",
 "香港、澳门", "Fortune and TechCrunch"; `recall.coordinated`): the coordinating conjunctions, a closed class."""
