@@ -83,9 +83,6 @@ class CallContext:
     article_id: str = ""
     kb_id: str = ""
     guide: str = ""
-    shown: tuple[str, ...] = ()
-    """What the user was already shown in this conversation (a follow-up's previous answer, sentence by
-    sentence): an answer says something new where the evidence holds it."""
 
 
 class AnswerModel(Protocol):

@@ -82,8 +82,6 @@ class FollowUp:
     """Chunk ids the previous answer quoted, read first."""
     reason: str
     """Why the question leans back: `anaphor "that"` or `no named subject`."""
-    shown: tuple[str, ...] = ()
-    """The previous answer's quoted text, sentence by sentence (`_pieces`): what the user has read already."""
 
 
 def _vocabulary(snap: Snapshot) -> frozenset[str]:
@@ -302,7 +300,7 @@ def _resolve(snap: Snapshot, scope: Scope, question: str, turns: list[tuple[str,
     if not terms and not prefer:
         return None
     query = f"{question} {' '.join(terms)}" if terms else question
-    return FollowUp(query, tuple(terms), prefer, reason, tuple(_pieces(prev_answer)) if prev_answer else ())
+    return FollowUp(query, tuple(terms), prefer, reason)
 
 
 def resolve(snap: Snapshot, scope: Scope, question: str, history: Sequence[dict[str, str]]) -> FollowUp | None:

@@ -62,16 +62,7 @@ def answer(
     route = _route(snap, scope, question)
     extractor = chat if chat is not None and not uses_tools(chat) else OFFLINE
     follow = followup.resolve(snap, scope, question, history)
-    run = Run(
-        snap,
-        scope,
-        route,
-        budget_for(route.kind, public=public),
-        embedder,
-        extractor,
-        prefer=follow.prefer if follow else (),
-        shown=follow.shown if follow else (),
-    )
+    run = Run(snap, scope, route, budget_for(route.kind, public=public), embedder, extractor, prefer=follow.prefer if follow else ())
     if follow is not None:
         run.trace.notes.append(
             f"follow-up ({follow.reason}): searched with {', '.join(follow.terms)}; {len(follow.prefer)} chunk(s) of the previous answer read first"

@@ -130,7 +130,7 @@ def _quote(run: Run, question: str, ids: list[str], *, max_units: int = 2) -> Dr
     if run.extractor is None:
         return None
     try:
-        reply = run.extractor.answer(question, texts, CallContext(kb_id=str(run.evidence.items[ids[0]].get("kb_id") or ""), shown=run.shown))
+        reply = run.extractor.answer(question, texts, CallContext(kb_id=str(run.evidence.items[ids[0]].get("kb_id") or "")))
     except ModelError as exc:
         run.trace.notes.append(f"extractor: {exc}")
         return None
@@ -251,9 +251,7 @@ def _side(run: Run, item: str, question: str, ids: list[str], first: dict[str, A
     if not ids or run.extractor is None:
         return None
     try:
-        reply = run.extractor.answer(
-            question, run.evidence.texts(ids), CallContext(kb_id=str(run.evidence.items[ids[0]].get("kb_id") or ""), shown=run.shown)
-        )
+        reply = run.extractor.answer(question, run.evidence.texts(ids), CallContext(kb_id=str(run.evidence.items[ids[0]].get("kb_id") or "")))
     except ModelError as exc:
         run.trace.notes.append(f"extractor: {exc}")
         return None

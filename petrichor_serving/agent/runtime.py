@@ -41,8 +41,6 @@ class Run:
     """What quotes answers from evidence offline (the offline answerer), for the plans and the model's fallback."""
     prefer: tuple[str, ...] = ()
     """Chunk ids to read first: what the previous answer of a follow-up question quoted (`followup`)."""
-    shown: tuple[str, ...] = ()
-    """The previous answer's text a follow-up's answer should not repeat (`followup.FollowUp.shown`)."""
     trace: Trace = field(init=False)
     meter: Meter = field(init=False)
     evidence: Evidence = field(default_factory=Evidence)

@@ -35,7 +35,7 @@ class OfflineAnswerer:
     def answer(self, question: str, evidence: Sequence[EvidenceText], ctx: CallContext) -> dict[str, Any]:
         started = time.perf_counter()
         try:
-            return answer(question, evidence, shown=ctx.shown)
+            return answer(question, evidence)
         finally:
             if self._meter is not None:
                 with _lock:

@@ -314,11 +314,6 @@ key" answers with its commands, not a checklist line that only uses the words. r
 (a real run): of its 32 how-to questions, answers quoting steps or commands 5 → 22; citations from a gold
 document 0.865 → 0.874; token F1 against the reference answers 0.393 → 0.392; false not-found 2 → 2.
 rgb_zh_reject: no answer moves."""
-SHOWN_WEIGHT = 0.5
-"""A unit the user was already shown (a follow-up's previous answer quoted it: `CallContext.shown`) scores
-this many times: "How do I change that?" after "What is the default concurrency?" asks for what the reader
-has not read yet, while a unit that still answers best on its own words can stay first. Measured on the
-follow-up pairs of bundled_eval, cmrc and rhdh (docs/evaluation.md)."""
 REASON_WEIGHT = 1.3
 """A why-question scores a unit that gives a reason (`REASON`: because, so that, 因为, 因此…) this many times:
 "Why is X used?" is answered by the sentence saying why, not one that only uses X. rhdh_docs_en and
@@ -419,23 +414,15 @@ class Scored:
     unit: Unit
 
 
-def _shown(text: str, shown: Sequence[str]) -> bool:
-    """Whether a unit's text was shown already: it and a shown sentence hold one another, punctuation and
-    case aside."""
-    bare = _bare(text)
-    return bool(bare) and any(bare in piece or piece in bare for piece in shown)
-
-
-def score_units(question: str, evidence: Sequence[EvidenceText], shown: Sequence[str] = ()) -> list[Scored]:
+def score_units(question: str, evidence: Sequence[EvidenceText]) -> list[Scored]:
     """Every unit sharing a content word with the question, best first.
 
     Score: the idf-weighted question terms it holds (idf over the units read; a term of the passage's title
     at `SUBJECT_WEIGHT`), plus `HEADING_WEIGHT` per question term of its title and section, by the share of
     that heading the question names; raised by its share of the question's phrases not in the title;
     lowered when the question asks for a kind of answer (number, date, place) the unit does not hold, when the
-    unit is itself a question, when the user was `shown` it already, and by its evidence's rank; raised when
-    a definition question's unit defines the term."""
-    shown_bare = [b for b in map(_bare, shown) if b]
+    unit is itself a question, and by its evidence's rank; raised when a definition question's unit defines
+    the term."""
     wanted = _question_terms(question)
     phrases = _phrases(question)
     kind = asked_type(question)
@@ -474,8 +461,6 @@ def score_units(question: str, evidence: Sequence[EvidenceText], shown: Sequence
             score *= HOW_TO_WEIGHT
         if _ASKS.search(unit.scored):
             score *= ASKING_WEIGHT
-        if shown_bare and _shown(unit.text, shown_bare):
-            score *= SHOWN_WEIGHT
         if unit.code:
             score *= 0.6
         if len(unit.scored) < 8:
@@ -913,7 +898,7 @@ def _adds(s: Scored, picked: Sequence[Scored], wanted: Sequence[str], evidence: 
     return bool(held(s) - have)
 
 
-def answer(question: str, evidence: Sequence[EvidenceText], shown: Sequence[str] = ()) -> dict[str, Any]:
+def answer(question: str, evidence: Sequence[EvidenceText]) -> dict[str, Any]:
     """The short answer when the question asks for one (`short_answer`), then up to three passages with the
     best scores (`score_units`), each cited; or an explicit not-found. A passage after the first joins only if
     it holds a question word the others lack (`_adds`) or sits next to one of them (`_next_to`: neighbours are
@@ -925,7 +910,7 @@ def answer(question: str, evidence: Sequence[EvidenceText], shown: Sequence[str]
     own score; `short_answer` is the short answer alone and `opening` the text the answer starts with before its
     quotes ("" when none), for callers that compose their own text."""
     lang = language_of(question)
-    scored = score_units(question, evidence, shown)
+    scored = score_units(question, evidence)
     if not scored:
         return {"answer": NOT_FOUND[lang], "citations": []}
     short = short_answer(question, scored, evidence)

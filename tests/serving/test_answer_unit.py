@@ -270,20 +270,3 @@ def test_the_bundled_corpus_answers_a_definition_with_a_body_not_a_heading(serve
 )
 def test_a_network_address_is_no_version(text, versions):
     assert [s.text for s in find_spans("version", text)] == versions
-
-
-def test_a_unit_the_user_was_shown_gives_way_to_one_that_adds_to_it():
-    """After "What is the default concurrency?" was answered with the sentences naming 64, the follow-up "How
-    do I change that?" (searched with the earlier subject) is answered with what the reader has not read yet."""
-    said = "The default model concurrency is 64. It is one global limit shared by every build of the knowledge base."
-    evidence = [EvidenceText("e1", "Model concurrency", (), f"{said} To change it for a build, set PETRICHOR_MODEL_CONCURRENCY.")]
-    question = "How do I change that? default model concurrency"
-    assert answer(question, evidence)["citations"][0]["quote"].startswith("The default")
-    shown = ("The default model concurrency is 64.", "It is one global limit shared by every build of the knowledge base.")
-    assert "PETRICHOR_MODEL_CONCURRENCY" in answer(question, evidence, shown=shown)["citations"][0]["quote"]
-
-
-def test_a_unit_shown_before_still_answers_when_nothing_else_does():
-    passage = "The default model concurrency is 64."
-    reply = answer("What is the default model concurrency?", [EvidenceText("e1", "t", (), passage)], shown=(passage,))
-    assert reply["citations"] and reply["citations"][0]["quote"] == passage
