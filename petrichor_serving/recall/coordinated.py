@@ -32,6 +32,8 @@ _CAPITALISED = re.compile(r"\b[A-Z][\w.'’+-]*(?:\s+[A-Z][\w.'’+-]*)*")
 
 @dataclass(frozen=True)
 class Value:
+    """A year, Han content word or capitalised name of the question: its kind, and where it stands."""
+
     kind: str
     start: int
     end: int
