@@ -614,13 +614,13 @@ def unknown_words(index: Any, question: Question) -> tuple[float | None, tuple[s
     unknown: list[str] = []
     for word in question.words:
         tokens = index.tokenizer.query(word.surface)
-        if not all(index.knows(t) for t in tokens):
+        held = [index.knows(t) for t in tokens]
+        if not all(held):
             split = index.tokenizer.query(_CAMEL.sub(" ", word.surface))
-            tokens = split if split != tokens and all(index.knows(t) for t in split) else tokens
-        for t in tokens:
-            if t not in known:
-                known[t] = index.knows(t)
-        if not all(known[t] for t in tokens):
+            if split != tokens and all(index.knows(t) for t in split):
+                tokens, held = split, [True] * len(split)
+        known.update(zip(tokens, held))
+        if not all(held):
             unknown.append(word.surface)
     if not known:
         return None, ()

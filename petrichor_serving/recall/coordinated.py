@@ -3,7 +3,7 @@
 "上海和北京2021年的GDP分别是多少", "《人世间》的导演和编剧是谁", "2022年和2023年春运首日", "the Verge and the
 Guardian": one passage rarely holds both, and a search for the whole question finds the better-matched
 value's passages first. Each value is searched as well in a sub-query that leaves the others out
-("上海2021年的GDP分别是多少", "北京2021年的GDP分别是多少"), and balancing keeps each sub-query's first article
+("上海2021年的GDP是多少", "北京2021年的GDP是多少": a distributive word, 分别, has nothing left to distribute), and balancing keeps each sub-query's first article
 (`balance.sub_query_leads`).
 
 Values are recognised by their grammar, not by any question's wording: years (`lang.numbers.YEAR`), the
